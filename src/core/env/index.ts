@@ -1,0 +1,3 @@
+export * from './environment.ts';
+export * from './state.ts';
+export * from './write-log.ts';

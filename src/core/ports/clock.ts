@@ -1,0 +1,25 @@
+/**
+ * Injected time. Core code never reads the wall clock: a rollout with a fixed clock and seed
+ * replays bit-for-bit.
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+}
+
+/** A clock that starts at `startMs` and advances `stepMs` on every read (deterministic). */
+export function steppingClock(startMs: number, stepMs = 1000): Clock {
+  let t = startMs;
+  return {
+    now() {
+      const current = t;
+      t += stepMs;
+      return current;
+    },
+  };
+}
+
+/** A clock that always reads the same instant (a domain's "current time" of the policy). */
+export function fixedClock(atMs: number): Clock {
+  return { now: () => atMs };
+}

@@ -1,0 +1,3 @@
+export * from './sql-db.ts';
+export * from './clock.ts';
+export * from './rng.ts';

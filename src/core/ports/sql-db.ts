@@ -1,0 +1,46 @@
+/**
+ * The database port. Every domain database — agent side and user side — lives behind this
+ * interface, so the same environment code runs over sql.js in-process, in a Node
+ * `worker_threads` Worker, or in a browser Web Worker (through comlink).
+ *
+ * All methods are async because the database may live in another thread.
+ */
+
+/** A value SQLite can bind or return. Booleans are stored as 0/1 by the tools themselves. */
+export type SqlValue = string | number | null | Uint8Array;
+
+/** Positional (`?`) or named (`:name`, `$name`, `@name`) parameters. */
+export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
+
+/** One result row: column name → value. */
+export type SqlRow = Record<string, SqlValue>;
+
+/** Result of a statement that changes rows. */
+export interface RunResult {
+  /** Rows changed by this statement (`sqlite3_changes`). */
+  changes: number;
+}
+
+/** Asynchronous SQL database port. */
+export interface SqlDb {
+  /** Run one or more statements without parameters (DDL, seed scripts). */
+  exec(sql: string): Promise<void>;
+  /** Run one parameterized statement that returns no rows. */
+  run(sql: string, params?: SqlParams): Promise<RunResult>;
+  /** Run one parameterized query and return every row. */
+  all(sql: string, params?: SqlParams): Promise<SqlRow[]>;
+  /**
+   * Run a batch of parameterized statements in one round trip (one message to a worker).
+   * Returns the rows of each statement in order (empty for statements that return none).
+   */
+  batch(statements: readonly { sql: string; params?: SqlParams }[]): Promise<SqlRow[][]>;
+  /** Serialize the whole database (an SQLite file image). */
+  snapshot(): Promise<Uint8Array>;
+  /** Replace the whole database with a file image from {@link SqlDb.snapshot}. */
+  restore(image: Uint8Array): Promise<void>;
+  /** Free the database. Further calls reject. */
+  close(): Promise<void>;
+}
+
+/** Opens a fresh database, optionally from a file image. */
+export type SqlDbFactory = (image?: Uint8Array) => Promise<SqlDb>;

@@ -1,0 +1,250 @@
+/**
+ * Domain and tool definitions. A domain folder's `domain.ts` calls {@link defineDomain} with its
+ * code (tools, rule checks, table options); its data files (policy.md, schema.sql, seed.json,
+ * tasks.json) are read by a platform adapter and joined with {@link buildDomain}, which
+ * validates them and names the file and field of anything malformed.
+ */
+import { z } from 'zod';
+import type { SqlParams, SqlRow, SqlValue } from '../ports/sql-db.ts';
+import { Task } from './task.ts';
+import type { Requestor } from './task.ts';
+import type { WriteEntry } from './trajectory.ts';
+import { parsePolicy, type PolicyRule } from './policy.ts';
+
+/** Tool kinds: `read` never writes; `write` changes state; `think` is a scratchpad; `generic` is anything else (transfer, calculate). */
+export type ToolKind = 'read' | 'write' | 'think' | 'generic';
+
+/**
+ * A failure the caller of a tool should see. It becomes the tool message `Error: <message>` and
+ * the call counts as failed. Any other exception thrown by a tool is a bug.
+ */
+export class ToolError extends Error {
+  override name = 'ToolError';
+}
+
+/** What a tool may do with the database: parameterized SQL only. */
+export interface ToolDb {
+  /** First row of a query, or `undefined`. */
+  one(sql: string, params?: SqlParams): Promise<SqlRow | undefined>;
+  /** All rows of a query. */
+  all(sql: string, params?: SqlParams): Promise<SqlRow[]>;
+  /** A statement that changes rows; returns the number changed. */
+  run(sql: string, params?: SqlParams): Promise<number>;
+}
+
+/** Everything a tool's `run` receives besides its arguments. */
+export interface ToolContext {
+  db: ToolDb;
+  /** The domain's "current time" (the policy clock), ms since the Unix epoch. */
+  now(): number;
+  /** Who is calling: the agent (`assistant`) or the caller (`user`, for user tools). */
+  actor: Requestor;
+}
+
+/** A tool definition. `params` is a zod object; its JSON Schema is what models see. */
+export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
+  name: string;
+  kind: ToolKind;
+  description: string;
+  params: P;
+  /**
+   * How the action is said aloud, e.g. "pay the bill from your wallet". The reference agent uses
+   * it to describe a write before asking for confirmation and to ask the caller to run a user
+   * tool; the scripted caller recognizes a request for a user tool by it.
+   */
+  spokenAs?: string;
+  /** Returns a string (shown as is) or a JSON-serializable value (shown as JSON). */
+  run(ctx: ToolContext, args: z.infer<P>): Promise<unknown>;
+}
+
+/** Identity helper that keeps the parameter type of `run` tied to `params`. */
+export function defineTool<P extends z.ZodObject>(def: ToolDefinition<P>): ToolDefinition<P> {
+  if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(def.name)) {
+    throw new Error(`tool name "${def.name}" must be an identifier`);
+  }
+  return def;
+}
+
+/** A tool in OpenAI's `tools` format (chat completions). */
+export interface OpenAiToolSchema {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** Export a tool's parameters as JSON Schema in OpenAI's `tools` format. */
+export function toolSchema(tool: ToolDefinition): OpenAiToolSchema {
+  const parameters = z.toJSONSchema(tool.params, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  delete parameters.$schema;
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
+}
+
+/**
+ * How the state export treats a table.
+ * - `unordered`: rows are a multiset (e.g. payments): compared after dropping `ignoreColumns`
+ *   (surrogate ids, generated timestamps) and sorting, so the same two payments made in the
+ *   opposite order compare equal.
+ * - `userSide`: the caller's own state (dual control); agent tools must not touch it.
+ */
+export interface TableOptions {
+  unordered?: boolean;
+  ignoreColumns?: string[];
+  userSide?: boolean;
+}
+
+/** What a rule check sees after one successful agent write. */
+export interface RuleCheckContext {
+  /** Read-only queries on the database after the write. */
+  db: Pick<ToolDb, 'one' | 'all'>;
+  tool: string;
+  args: Record<string, unknown>;
+  /** Column writes made by this call. */
+  writes: readonly WriteEntry[];
+  now(): number;
+}
+
+/**
+ * A policy rule written as code. Runs after every successful agent write (in the gate on every
+ * reference write, in scoring on every write the agent made). Returns a violation message, or
+ * `null` when the rule holds.
+ */
+export interface RuleCheck {
+  rule: string;
+  description: string;
+  check(ctx: RuleCheckContext): Promise<string | null>;
+}
+
+/** A function the evaluator may call on the final state (tau2 `env_assertions`). */
+export type EnvFunction = (db: Pick<ToolDb, 'one' | 'all'>, args: Record<string, unknown>) => Promise<unknown>;
+
+/** The code half of a domain, written in its `domain.ts`. */
+export interface DomainDefinition {
+  name: string;
+  /** BCP-47 language of the conversation, e.g. `zh-CN`, `en-US`. */
+  language: string;
+  roles: readonly ('inbound' | 'outbound')[];
+  /** The policy clock: what "now" is for the tools and rules, ms since the Unix epoch. */
+  now: number;
+  tools: readonly ToolDefinition[];
+  userTools?: readonly ToolDefinition[];
+  tables?: Readonly<Record<string, TableOptions>>;
+  ruleChecks?: readonly RuleCheck[];
+  envFunctions?: Readonly<Record<string, EnvFunction>>;
+  /** The agent's first words on an inbound call. */
+  greeting: string;
+}
+
+export function defineDomain(def: DomainDefinition): DomainDefinition {
+  const names = new Set<string>();
+  for (const t of [...def.tools, ...(def.userTools ?? [])]) {
+    if (names.has(t.name)) throw new Error(`domain ${def.name}: tool "${t.name}" is defined twice`);
+    names.add(t.name);
+  }
+  return def;
+}
+
+/** The data half of a domain, as texts read from its folder. */
+export interface DomainSources {
+  policy: string;
+  schema: string;
+  /** seed.json: table → rows. */
+  seed: string;
+  tasks: string;
+}
+
+/** A loaded, validated domain. */
+export interface Domain extends DomainDefinition {
+  policy: string;
+  rules: PolicyRule[];
+  schema: string;
+  seed: Record<string, SqlRow[]>;
+  tasks: Task[];
+}
+
+/** A malformed domain file: names the file and the field path. */
+export class DomainFileError extends Error {
+  override name = 'DomainFileError';
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${file}: ${field ? `${field}: ` : ''}${detail}`);
+  }
+}
+
+/** Render a zod issue path as `[3].user_scenario.instructions`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
+}
+
+function parseJson(file: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new DomainFileError(file, '', `not valid JSON (${(e as Error).message})`);
+  }
+}
+
+const SeedFile = z.record(z.string(), z.array(z.record(z.string(), z.union([z.string(), z.number(), z.null()]))));
+
+/**
+ * Parse and validate tasks. Throws {@link DomainFileError} naming `file` and the first bad field.
+ */
+export function parseTasks(file: string, text: string): Task[] {
+  const raw = parseJson(file, text);
+  const parsed = z.array(Task).safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new DomainFileError(file, fieldPath(issue.path), issue.message);
+  }
+  const seen = new Set<string>();
+  parsed.data.forEach((t, i) => {
+    if (seen.has(t.id)) throw new DomainFileError(file, `[${i}].id`, `duplicate task id "${t.id}"`);
+    seen.add(t.id);
+  });
+  return parsed.data;
+}
+
+/**
+ * Join a domain's code and files. Validates the seed and the tasks, checks that every tool a
+ * task's reference solution names exists, and that the policy has rule ids.
+ *
+ * @param files file names used in error messages (defaults: policy.md, schema.sql, seed.json, tasks.json)
+ * @throws DomainFileError naming the file and field of the first problem.
+ */
+export function buildDomain(
+  def: DomainDefinition,
+  src: DomainSources,
+  files: Partial<Record<keyof DomainSources, string>> = {},
+): Domain {
+  const f = { policy: 'policy.md', schema: 'schema.sql', seed: 'seed.json', tasks: 'tasks.json', ...files };
+  const seedParsed = SeedFile.safeParse(parseJson(f.seed, src.seed));
+  if (!seedParsed.success) {
+    const issue = seedParsed.error.issues[0]!;
+    throw new DomainFileError(f.seed, fieldPath(issue.path), issue.message);
+  }
+  const tasks = parseTasks(f.tasks, src.tasks);
+  const agentTools = new Set(def.tools.map((t) => t.name));
+  const userTools = new Set((def.userTools ?? []).map((t) => t.name));
+  tasks.forEach((task, i) => {
+    (task.evaluation_criteria?.actions ?? []).forEach((a, j) => {
+      const pool = a.requestor === 'user' ? userTools : agentTools;
+      if (!pool.has(a.name)) {
+        throw new DomainFileError(
+          f.tasks,
+          `[${i}].evaluation_criteria.actions[${j}].name`,
+          `unknown ${a.requestor === 'user' ? 'user ' : ''}tool "${a.name}" (task ${task.id})`,
+        );
+      }
+    });
+  });
+  if (!src.schema.trim()) throw new DomainFileError(f.schema, '', 'empty schema');
+  return { ...def, policy: src.policy, rules: parsePolicy(src.policy), schema: src.schema, seed: seedParsed.data, tasks };
+}
+
+/** Tools callable by `actor`. */
+export function toolsFor(domain: DomainDefinition, actor: Requestor): readonly ToolDefinition[] {
+  return actor === 'user' ? (domain.userTools ?? []) : domain.tools;
+}
+
+export type { SqlValue };

@@ -1,0 +1,4 @@
+export * from './task.ts';
+export * from './trajectory.ts';
+export * from './domain.ts';
+export * from './policy.ts';

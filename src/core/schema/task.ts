@@ -1,0 +1,199 @@
+/**
+ * Task schema. The baseline is tau2-bench's task shape (`Task` in tau2/data_model/tasks.py):
+ * `id`, `description`, `user_scenario`, `initial_state`, `evaluation_criteria`. Unknown keys are
+ * dropped, so tau2-bench task files parse as they are. Our additions are marked "ours".
+ */
+import { z } from 'zod';
+
+/** A scalar a whitelist or a fact may hold. */
+export const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/** Reward components. tau2-bench's five, then ours. */
+export const RewardComponent = z.enum([
+  'DB',
+  'COMMUNICATE',
+  'ENV_ASSERTION',
+  'NL_ASSERTION',
+  'ACTION',
+  'WRITE_WHITELIST',
+  'QUALITY',
+  'ASSERTIONS',
+]);
+export type RewardComponent = z.infer<typeof RewardComponent>;
+
+/** Who makes a call: the agent (`assistant`) or the caller (`user`), as tau2's `requestor`. */
+export const Requestor = z.enum(['assistant', 'user']);
+export type Requestor = z.infer<typeof Requestor>;
+
+/** One step of a reference solution (tau2 `Action`). */
+export const Action = z.object({
+  action_id: z.string().optional(),
+  requestor: Requestor.default('assistant'),
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  info: z.string().nullish(),
+  /** Argument names compared by the ACTION component; all when absent (tau2 `compare_args`). */
+  compare_args: z.array(z.string()).nullish(),
+  /**
+   * Ours: which of the caller's requests (index into `user_scenario.requests`) this step serves.
+   * The reference agent finishes one intent before the caller states the next. Default 0.
+   */
+  intent: z.number().int().min(0).optional(),
+});
+export type Action = z.infer<typeof Action>;
+
+/** A check of the final environment through a domain function (tau2 `EnvAssertion`). */
+export const EnvAssertion = z.object({
+  env_type: Requestor.default('assistant'),
+  func_name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  assert_value: z.unknown().default(true),
+  message: z.string().nullish(),
+});
+export type EnvAssertion = z.infer<typeof EnvAssertion>;
+
+/** Deterministic behaviour-check kinds (ours). */
+export const CheckKind = z.enum([
+  'confirm_before_write',
+  'tool_called',
+  'tool_not_called',
+  'read_before_write',
+]);
+export type CheckKind = z.infer<typeof CheckKind>;
+
+/**
+ * A behaviour assertion tied to a policy rule (ours). Without `check` it is judged by the Judge.
+ * - `confirm_before_write`: every agent write follows a caller turn agreeing to the action the
+ *   agent described just before (optionally only writes of `tool`).
+ * - `tool_called` / `tool_not_called`: the agent made / never made a successful call of `tool`
+ *   whose arguments include `args`.
+ * - `read_before_write`: a successful call of `tool` (a read) precedes every agent write.
+ */
+export const Assertion = z.object({
+  id: z.string().min(1),
+  rule: z.string().min(1),
+  text: z.string().min(1),
+  check: z
+    .object({
+      kind: CheckKind,
+      tool: z.string().optional(),
+      args: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
+});
+export type Assertion = z.infer<typeof Assertion>;
+
+/**
+ * Which writes a task may make (ours). A write is allowed when some entry names its table, its
+ * operation (all when `ops` is absent), its column (all when `columns` is absent; inserts and
+ * deletes are row-level and ignore `columns`) and its row matches every `where` pair (the row
+ * after the write; before it for deletes).
+ */
+export const WhitelistEntry = z.object({
+  table: z.string().min(1),
+  ops: z.array(z.enum(['insert', 'update', 'delete'])).optional(),
+  columns: z.array(z.string()).optional(),
+  where: z.record(z.string(), Scalar).optional(),
+});
+export type WhitelistEntry = z.infer<typeof WhitelistEntry>;
+
+/**
+ * A fact the caller knows and gives when asked (ours): `cues` are words in the agent's question
+ * that ask for it (case-insensitive substrings).
+ */
+export const Fact = z.object({
+  key: z.string().min(1),
+  value: z.string(),
+  cues: z.array(z.string().min(1)).min(1),
+  /** What the reference agent says to ask for it; default: a question built from `cues[0]`. */
+  ask: z.string().optional(),
+});
+export type Fact = z.infer<typeof Fact>;
+
+/** tau2's structured user instructions. */
+export const UserInstructions = z.object({
+  domain: z.string().nullish(),
+  reason_for_call: z.string(),
+  known_info: z.string().nullish(),
+  unknown_info: z.string().nullish(),
+  task_instructions: z.string().nullish(),
+});
+export type UserInstructions = z.infer<typeof UserInstructions>;
+
+export const UserScenario = z.object({
+  persona: z.string().nullish(),
+  instructions: z.union([UserInstructions, z.string()]),
+  /** Ours: facts the scripted caller reveals only when asked. */
+  facts: z.array(Fact).optional(),
+  /** Ours: what the caller says for each intent, in order; the first opens the call. */
+  requests: z.array(z.string().min(1)).optional(),
+  /** Ours: what the caller will not go below / above. */
+  bottom_line: z.string().nullish(),
+  /** Ours (outbound callees): money the callee is willing to spend, in the domain's currency. */
+  budget: z.number().nullish(),
+  /** Ours (outbound callees): when the callee agrees. */
+  accept_if: z.string().nullish(),
+  /** Ours (outbound callees): when the callee hangs up. */
+  hang_up_if: z.string().nullish(),
+  /** Ours: replies the scripted caller gives to a confirmation question, in order (default yes). */
+  confirmations: z.array(z.enum(['yes', 'no'])).optional(),
+});
+export type UserScenario = z.infer<typeof UserScenario>;
+
+/** Rows to upsert into tables before the episode: table → rows (ours, for SQL domains). */
+export const TableRows = z.record(z.string(), z.array(z.record(z.string(), z.unknown())));
+
+export const InitialState = z.object({
+  initialization_data: z
+    .object({
+      agent_data: z.unknown().nullish(),
+      user_data: z.unknown().nullish(),
+    })
+    .nullish(),
+  initialization_actions: z.array(z.unknown()).nullish(),
+  message_history: z.array(z.unknown()).nullish(),
+  /** Ours: rows upserted after the seed, for SQL domains. */
+  rows: TableRows.optional(),
+});
+export type InitialState = z.infer<typeof InitialState>;
+
+export const EvaluationCriteria = z.object({
+  actions: z.array(Action).nullish(),
+  env_assertions: z.array(EnvAssertion).nullish(),
+  communicate_info: z.array(z.string()).nullish(),
+  nl_assertions: z.array(z.string()).nullish(),
+  reward_basis: z.array(RewardComponent).default(['DB', 'COMMUNICATE']),
+  /** Ours. */
+  assertions: z.array(Assertion).optional(),
+  /** Ours. Absent: no whitelist check (tau2 tasks). Present and empty: no write allowed. */
+  write_whitelist: z.array(WhitelistEntry).nullish(),
+  /** Ours. The QUALITY and WRITE_WHITELIST vetoes apply unless this is false. */
+  vetoes: z.boolean().default(true),
+});
+export type EvaluationCriteria = z.infer<typeof EvaluationCriteria>;
+
+export const Task = z.object({
+  id: z.union([z.string(), z.number()]).transform(String),
+  description: z
+    .object({
+      purpose: z.string().nullish(),
+      relevant_policies: z.string().nullish(),
+      notes: z.string().nullish(),
+    })
+    .nullish(),
+  /** Ours: who places the call. Outbound: the agent calls the customer. */
+  role: z.enum(['inbound', 'outbound']).default('inbound'),
+  /** Ours, outbound only: the agent's first words (who calls and why). */
+  opening: z.string().optional(),
+  user_scenario: UserScenario,
+  initial_state: InitialState.nullish(),
+  evaluation_criteria: EvaluationCriteria.nullish(),
+});
+export type Task = z.infer<typeof Task>;
+export type TaskInput = z.input<typeof Task>;
+
+/** The reason for call of a task, whichever instruction shape it uses. */
+export function reasonForCall(task: Task): string {
+  const ins = task.user_scenario.instructions;
+  return typeof ins === 'string' ? ins : ins.reason_for_call;
+}

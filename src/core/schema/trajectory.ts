@@ -1,0 +1,146 @@
+/**
+ * Turns, trajectories and reward records. These are plain data (JSON-serializable) so that a
+ * trajectory written by the CLI and one stored by the page are the same document.
+ */
+import { z } from 'zod';
+import { Requestor, RewardComponent } from './task.ts';
+
+/** One tool call as a model or a scripted participant emits it. */
+export const ToolCall = z.object({
+  id: z.string(),
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+/** A value as SQLite stores it, in JSON. */
+const JsonScalar = z.union([z.string(), z.number(), z.null()]);
+
+/**
+ * One column changed by one write, captured by a database trigger (not by the tool).
+ * Inserts log every column with `before: null`; deletes log every column with `after: null`.
+ */
+export const WriteEntry = z.object({
+  /** Position in the episode's write log (1-based, increasing). */
+  seq: z.number().int(),
+  /** Index of the tool turn whose call made the write; -1 for setup writes. */
+  turn: z.number().int(),
+  actor: Requestor,
+  /** Tool that made the write. */
+  tool: z.string(),
+  table: z.string(),
+  op: z.enum(['insert', 'update', 'delete']),
+  /** Primary-key columns → values of the written row. */
+  key: z.record(z.string(), JsonScalar),
+  column: z.string(),
+  before: JsonScalar,
+  after: JsonScalar,
+});
+export type WriteEntry = z.infer<typeof WriteEntry>;
+
+export const AssistantTurn = z.object({
+  role: z.literal('assistant'),
+  text: z.string().default(''),
+  tool_calls: z.array(ToolCall).default([]),
+  /** Milliseconds since the Unix epoch, from the injected clock. */
+  t_ms: z.number(),
+});
+export const UserTurn = z.object({
+  role: z.literal('user'),
+  text: z.string().default(''),
+  tool_calls: z.array(ToolCall).default([]),
+  t_ms: z.number(),
+});
+export const ToolTurn = z.object({
+  role: z.literal('tool'),
+  requestor: Requestor,
+  tool_call_id: z.string(),
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  /** Exactly what the caller of the tool sees: a string, a JSON document, or `Error: …`. */
+  content: z.string(),
+  error: z.boolean(),
+  writes: z.array(WriteEntry).default([]),
+  t_ms: z.number(),
+});
+export const Turn = z.discriminatedUnion('role', [AssistantTurn, UserTurn, ToolTurn]);
+export type AssistantTurn = z.infer<typeof AssistantTurn>;
+export type UserTurn = z.infer<typeof UserTurn>;
+export type ToolTurn = z.infer<typeof ToolTurn>;
+export type Turn = z.infer<typeof Turn>;
+
+/** Why an episode ended (tau2-bench `TerminationReason`, plus ours). */
+export const TerminationReason = z.enum([
+  'user_stop',
+  'agent_stop',
+  'transfer',
+  'out_of_scope',
+  'max_steps',
+  'too_many_errors',
+  'infrastructure_error',
+]);
+export type TerminationReason = z.infer<typeof TerminationReason>;
+
+/** Result of one reward component. `score` is in [0, 1]; `null` when it could not be computed. */
+export const ComponentResult = z.object({
+  score: z.number().nullable(),
+  /** Human-readable lines explaining the score (diff rows, offending writes, failed checks). */
+  details: z.array(z.string()).default([]),
+  /** False when the component needs a judge that was not configured. */
+  judged: z.boolean().default(true),
+});
+export type ComponentResult = z.infer<typeof ComponentResult>;
+
+/** Verdict of one behaviour assertion. */
+export const AssertionVerdict = z.object({
+  id: z.string(),
+  rule: z.string(),
+  status: z.enum(['passed', 'failed', 'skipped', 'not_judged']),
+  reason: z.string(),
+  /** Index of the turn the verdict points at, when there is one. */
+  turn: z.number().int().nullable().default(null),
+});
+export type AssertionVerdict = z.infer<typeof AssertionVerdict>;
+
+/** The scored outcome of one episode. */
+export const RewardInfo = z.object({
+  /** Product of the basis components' scores; 0 on any veto. */
+  reward: z.number(),
+  /** True when a basis component was not judged: the reward covers the others only. */
+  partial: z.boolean(),
+  basis: z.array(RewardComponent),
+  components: z.partialRecord(RewardComponent, ComponentResult),
+  assertions: z.array(AssertionVerdict).default([]),
+  /** Per-step process rewards (one step per assistant turn) with the final reward on the last. */
+  step_rewards: z.array(z.number()).default([]),
+  /** Discounted returns G_t of `step_rewards`. */
+  returns: z.array(z.number()).default([]),
+});
+export type RewardInfo = z.infer<typeof RewardInfo>;
+
+/** A recorded episode. */
+export const Trajectory = z.object({
+  schema_version: z.literal(1),
+  id: z.string(),
+  domain: z.string(),
+  task_id: z.string(),
+  trial: z.number().int(),
+  seed: z.number().int(),
+  participants: z.object({ agent: z.string(), user: z.string() }),
+  termination: TerminationReason,
+  /** False for an episode broken by infrastructure: excluded from scores and resampled. */
+  valid: z.boolean(),
+  invalid_reason: z.string().nullable().default(null),
+  turns: z.array(Turn),
+  started_at_ms: z.number(),
+  ended_at_ms: z.number(),
+  reward_info: RewardInfo.nullable().default(null),
+});
+export type Trajectory = z.infer<typeof Trajectory>;
+
+/** All writes of a trajectory, in order. */
+export function trajectoryWrites(turns: readonly Turn[]): WriteEntry[] {
+  const out: WriteEntry[] = [];
+  for (const t of turns) if (t.role === 'tool') out.push(...t.writes);
+  return out;
+}
