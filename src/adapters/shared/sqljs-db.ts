@@ -19,23 +19,63 @@ export function loadSqlJs(locateFile?: (file: string) => string): Promise<SqlJsS
 /** Statement cache size per database; domains use a few dozen distinct statements. */
 const CACHE_LIMIT = 256;
 
+/**
+ * sql.js throws a few plain strings ("Database closed", "Nothing to prepare") where SQLite errors
+ * are `Error`s; make every failure an `Error` so it keeps its message across comlink.
+ */
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/**
+ * Open a database from an image and check that it is one: SQLite reads the file lazily, so a
+ * bad image would otherwise fail only at the first query.
+ */
+function openImage(SQL: SqlJsStatic, image?: Uint8Array): Database {
+  const db = new SQL.Database(image);
+  if (image) {
+    try {
+      db.exec('PRAGMA schema_version');
+    } catch (e) {
+      db.close();
+      throw asError(e);
+    }
+  }
+  return db;
+}
+
 /** A synchronous sql.js database with a prepared-statement cache, wrapped as {@link SqlDb}. */
 export class SqlJsDb implements SqlDb {
   private db: Database;
   private readonly statements = new Map<string, Statement>();
+  private closed = false;
 
+  /**
+   * @param image an SQLite file image to open (copied); a fresh empty database when absent.
+   * @throws Error "file is not a database" when `image` is not an SQLite file.
+   */
   constructor(
     private readonly SQL: SqlJsStatic,
     image?: Uint8Array,
   ) {
-    this.db = new SQL.Database(image);
+    this.db = openImage(SQL, image);
+  }
+
+  private open(): Database {
+    if (this.closed) throw new Error('database is closed');
+    return this.db;
   }
 
   private prepared(sql: string): Statement {
+    this.open();
     let st = this.statements.get(sql);
     if (!st) {
       if (this.statements.size >= CACHE_LIMIT) this.clearCache();
-      st = this.db.prepare(sql);
+      try {
+        st = this.db.prepare(sql);
+      } catch (e) {
+        throw asError(e);
+      }
       this.statements.set(sql, st);
     }
     return st;
@@ -59,7 +99,13 @@ export class SqlJsDb implements SqlDb {
     }
   }
 
+  /**
+   * Synchronous statement. `changes` is `sqlite3_changes` when the statement changed rows and 0
+   * otherwise (SQLite leaves `sqlite3_changes` at the last INSERT/UPDATE/DELETE's count after DDL,
+   * SAVEPOINT or SELECT; `total_changes()` tells whether this statement changed anything).
+   */
   runSync(sql: string, params?: SqlParams): RunResult {
+    const before = this.totalChanges();
     const st = this.prepared(sql);
     try {
       if (params) st.bind(params as never);
@@ -67,11 +113,19 @@ export class SqlJsDb implements SqlDb {
     } finally {
       st.reset();
     }
-    return { changes: this.db.getRowsModified() };
+    return { changes: this.totalChanges() === before ? 0 : this.db.getRowsModified() };
+  }
+
+  private totalChanges(): number {
+    return this.allSync('SELECT total_changes() AS n')[0]!.n as number;
   }
 
   async exec(sql: string): Promise<void> {
-    this.db.exec(sql);
+    try {
+      this.open().exec(sql);
+    } catch (e) {
+      throw asError(e);
+    }
   }
 
   async run(sql: string, params?: SqlParams): Promise<RunResult> {
@@ -87,18 +141,28 @@ export class SqlJsDb implements SqlDb {
   }
 
   async snapshot(): Promise<Uint8Array> {
-    // sql.js's export() frees every prepared statement; drop our references first.
-    this.statements.clear();
-    return this.db.export();
+    // sql.js 1.17's export() keeps the connection open and its prepared statements valid, so the
+    // statement cache stays (older sql.js closed and reopened the connection, freeing them).
+    try {
+      return this.open().export();
+    } catch (e) {
+      throw asError(e);
+    }
   }
 
   async restore(image: Uint8Array): Promise<void> {
+    this.open();
+    // Open the new image first: if it is not a database, this one stays as it was.
+    const next = openImage(this.SQL, image);
     this.clearCache();
     this.db.close();
-    this.db = new this.SQL.Database(image);
+    this.db = next;
   }
 
+  /** Free the database; closing twice is a no-op. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     this.clearCache();
     this.db.close();
   }

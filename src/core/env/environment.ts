@@ -84,12 +84,17 @@ export class DomainRuntime {
     const env = new Environment(this, db, options.now ?? this.domain.now);
     const rows = task?.initial_state?.rows;
     if (rows) {
-      for (const [table, list] of Object.entries(rows)) {
-        const info = this.tables.find((t) => t.name === table);
-        if (!info) throw new Error(`task ${task.id}: initial_state.rows names unknown table "${table}"`);
-        await insertRows(db, info, list as SqlRow[], 'INSERT OR REPLACE');
+      try {
+        for (const [table, list] of Object.entries(rows)) {
+          const info = this.tables.find((t) => t.name === table);
+          if (!info) throw new Error(`task ${task.id}: initial_state.rows names unknown table "${table}"`);
+          await insertRows(db, info, list as SqlRow[], 'INSERT OR REPLACE');
+        }
+        await env.markSetupDone();
+      } catch (e) {
+        await db.close();
+        throw e;
       }
-      await env.markSetupDone();
     }
     return env;
   }
@@ -179,7 +184,7 @@ export class Environment {
   /**
    * Run one tool call. Unknown tools, arguments that fail the tool's schema and {@link ToolError}s
    * become error outcomes (`Error: …`); a failed write is rolled back. Any other exception is a
-   * bug in the tool and is rethrown.
+   * bug in the tool and is rethrown, as is an agent tool writing a `userSide` table.
    *
    * @param turn index of the tool turn in the trajectory, recorded on each write.
    */
@@ -209,6 +214,10 @@ export class Environment {
     }
     if (guarded) await this.db.run('RELEASE sb_call');
     const writes = await this.collectWrites(turn, actor, tool.name);
+    if (actor === 'assistant') {
+      const userSide = writes.find((w) => this.domain.tables?.[w.table]?.userSide);
+      if (userSide) throw new Error(`agent tool ${tool.name} wrote the caller-side table ${userSide.table}: a bug in the domain`);
+    }
     const violations =
       actor === 'assistant' && writes.length > 0 ? await this.checkRules(tool.name, parsed.data, writes) : [];
     const content = typeof result === 'string' ? result : JSON.stringify(result ?? null);

@@ -9,7 +9,11 @@
 /** A value SQLite can bind or return. Booleans are stored as 0/1 by the tools themselves. */
 export type SqlValue = string | number | null | Uint8Array;
 
-/** Positional (`?`) or named (`:name`, `$name`, `@name`) parameters. */
+/**
+ * Positional (`?`, `?NNN`) or named (`:name`, `$name`, `@name`) parameters. Named keys carry
+ * their prefix as written in the SQL (`{ ':id': 7 }`); a key the statement does not name is
+ * ignored and an unbound parameter is NULL (SQLite's rules).
+ */
 export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
 
 /** One result row: column name → value. */
@@ -17,7 +21,10 @@ export type SqlRow = Record<string, SqlValue>;
 
 /** Result of a statement that changes rows. */
 export interface RunResult {
-  /** Rows changed by this statement (`sqlite3_changes`). */
+  /**
+   * Rows changed by this statement (`sqlite3_changes`; rows changed by triggers do not count).
+   * 0 for statements that change no rows (DDL, SAVEPOINT, SELECT).
+   */
   changes: number;
 }
 
@@ -36,11 +43,18 @@ export interface SqlDb {
   batch(statements: readonly { sql: string; params?: SqlParams }[]): Promise<SqlRow[][]>;
   /** Serialize the whole database (an SQLite file image). */
   snapshot(): Promise<Uint8Array>;
-  /** Replace the whole database with a file image from {@link SqlDb.snapshot}. */
+  /**
+   * Replace the whole database with a file image from {@link SqlDb.snapshot}. The image is not
+   * consumed (it may be restored again). Rejects, leaving the database as it was, when the image
+   * is not an SQLite file.
+   */
   restore(image: Uint8Array): Promise<void>;
-  /** Free the database. Further calls reject. */
+  /** Free the database. Further calls reject with `Error("database is closed")`; a second `close` is a no-op. */
   close(): Promise<void>;
 }
 
-/** Opens a fresh database, optionally from a file image. */
+/**
+ * Opens a fresh database, optionally from a file image (copied: the caller keeps it). Rejects
+ * when the image is not an SQLite file.
+ */
 export type SqlDbFactory = (image?: Uint8Array) => Promise<SqlDb>;

@@ -207,7 +207,8 @@ export function parseTasks(file: string, text: string): Task[] {
 
 /**
  * Join a domain's code and files. Validates the seed and the tasks, checks that every tool a
- * task's reference solution names exists, and that the policy has rule ids.
+ * task's reference solution names exists, and parses the policy's rule ids (a policy without
+ * ids, such as tau2-bench's, gives no rules; the gate then skips rule binding).
  *
  * @param files file names used in error messages (defaults: policy.md, schema.sql, seed.json, tasks.json)
  * @throws DomainFileError naming the file and field of the first problem.
@@ -239,7 +240,13 @@ export function buildDomain(
     });
   });
   if (!src.schema.trim()) throw new DomainFileError(f.schema, '', 'empty schema');
-  return { ...def, policy: src.policy, rules: parsePolicy(src.policy), schema: src.schema, seed: seedParsed.data, tasks };
+  let rules: PolicyRule[];
+  try {
+    rules = parsePolicy(src.policy);
+  } catch (e) {
+    throw new DomainFileError(f.policy, '', (e as Error).message.replace(/^policy: /, ''));
+  }
+  return { ...def, policy: src.policy, rules, schema: src.schema, seed: seedParsed.data, tasks };
 }
 
 /** Tools callable by `actor`. */

@@ -1,0 +1,10 @@
+// Entry of a Node worker thread whose body is TypeScript. Loader hooks registered in the parent
+// thread with tsx's `register()` (bin/switchboard.mjs) or by vitest's transform do not apply
+// inside a `new Worker` (only --import/--loader flags in execArgv carry over), so this plain
+// JavaScript file registers tsx in the new thread and then imports the module named by
+// `workerData.entry` (a file: URL).
+import { workerData } from 'node:worker_threads';
+import { register } from 'tsx/esm/api';
+
+register();
+await import(workerData.entry);

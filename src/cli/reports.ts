@@ -1,0 +1,38 @@
+/** Text renderings of gate reports and batch summaries. */
+import type { GateReport } from '../core/gate/gate.ts';
+import type { BatchSummary } from '../core/rollout/batch.ts';
+import { num, table } from './format.ts';
+
+/** The gate's per-task verdict table, refusal reasons and information lines. */
+export function renderGate(report: GateReport): string {
+  const rows = report.tasks.map((t) => [t.task_id, t.accepted ? 'accepted' : 'REFUSED', num(t.reference_reward), num(t.noop_reward)]);
+  const out = [`Gate: ${report.domain}`, table(['task', 'verdict', 'reference', 'do-nothing'], rows, new Set(['reference', 'do-nothing']))];
+  for (const p of report.domain_problems) out.push(`domain: ${p}`);
+  for (const t of report.tasks) {
+    for (const r of t.reasons) out.push(`refused ${t.task_id}: ${r}`);
+  }
+  const infos = report.tasks.flatMap((t) => t.info.map((i) => `info ${t.task_id}: ${i}`));
+  if (infos.length) out.push(...infos);
+  const refused = report.tasks.filter((t) => !t.accepted).length;
+  out.push(
+    `${report.accepted ? 'ACCEPTED' : 'REFUSED'}: ${report.tasks.length - refused} of ${report.tasks.length} tasks accepted` +
+      (report.domain_problems.length ? `, ${report.domain_problems.length} domain problem(s)` : ''),
+  );
+  return out.join('\n');
+}
+
+/** The score table of a batch: per task rewards, mean and pass^k; then totals. */
+export function renderSummary(s: BatchSummary): string {
+  const ks = Array.from({ length: s.trials }, (_, i) => String(i + 1));
+  const headers = ['task', 'rewards', 'mean', ...ks.map((k) => `pass^${k}`), 'invalid'];
+  const rows = s.tasks.map((t) => [
+    t.task_id,
+    t.rewards.map((r) => r.toFixed(2)).join(' ') + (t.partial ? ' (partial)' : ''),
+    num(t.mean),
+    ...ks.map((k) => num(t.pass_hat[k])),
+    String(t.invalid),
+  ]);
+  rows.push(['ALL', '', num(s.totals.mean_reward), ...ks.map((k) => num(s.totals.pass_hat[k])), String(s.totals.invalid)]);
+  const numeric = new Set(['mean', 'invalid', ...ks.map((k) => `pass^${k}`)]);
+  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial(s) · seed ${s.seed}`, table(headers, rows, numeric)].join('\n');
+}

@@ -1,0 +1,140 @@
+/**
+ * The admission gate: a domain and its tasks enter the task bank only if they are solvable,
+ * bound to the policy, and discriminating. See {@link gateDomain} for the checks.
+ */
+import type { DomainRuntime } from '../env/environment.ts';
+import { fixedClock } from '../ports/clock.ts';
+import type { Task } from '../schema/task.ts';
+import { toolsFor } from '../schema/domain.ts';
+import { NoopAgent, ReferenceAgent, ScriptedUser } from '../participants/scripted.ts';
+import type { Agent } from '../participants/types.ts';
+import { runEpisode } from '../rollout/episode.ts';
+import { evaluate, replayGold, whitelistViolations, type GoldResult } from '../scoring/index.ts';
+
+/** Verdict on one task. */
+export interface TaskVerdict {
+  task_id: string;
+  accepted: boolean;
+  /** Why the task is refused (empty when accepted). */
+  reasons: string[];
+  /** Findings that do not refuse the task (e.g. a reference lookup that fails on purpose). */
+  info: string[];
+  /** Reward of the scripted caller + reference agent (must be 1). */
+  reference_reward: number | null;
+  /** Reward of the do-nothing agent (must be 0). */
+  noop_reward: number | null;
+}
+
+/** The gate's report on a domain. */
+export interface GateReport {
+  domain: string;
+  accepted: boolean;
+  /** Problems of the domain as a whole (unbound rules). */
+  domain_problems: string[];
+  tasks: TaskVerdict[];
+}
+
+/** Options of {@link gateDomain}. */
+export interface GateOptions {
+  /** Only these tasks (all when absent). */
+  taskIds?: readonly string[];
+  /** Check rule ↔ assertion binding (off for imported domains whose policy has no rule ids). */
+  ruleBinding?: boolean;
+  /** Run the scripted episodes (reference must score 1, do-nothing 0). Default true. */
+  episodes?: boolean;
+  /** Called after each task. */
+  onTask?: (verdict: TaskVerdict) => void;
+}
+
+/**
+ * Gate a domain. A task is refused unless:
+ * 1. its reference solution replays on a fresh database with no failed write (a failed read is
+ *    reported as information: tau2 reference solutions contain deliberate failed lookups);
+ * 2. a reference with writes leaves a non-empty gold diff, one without writes an empty one;
+ * 3. every gold write by the agent is inside the task's write whitelist;
+ * 4. no reference write breaks an executable rule check of the domain;
+ * 5. every assertion cites an existing policy rule;
+ * 6. the do-nothing agent scores 0 and the reference agent with the scripted caller scores 1.
+ * The domain is refused when any task is, or when a policy rule is cited by no assertion.
+ */
+export async function gateDomain(runtime: DomainRuntime, options: GateOptions = {}): Promise<GateReport> {
+  const domain = runtime.domain;
+  const ruleBinding = options.ruleBinding ?? domain.rules.length > 0;
+  const ruleIds = new Set(domain.rules.map((r) => r.id));
+  const cited = new Set<string>();
+  const wanted = options.taskIds ? new Set(options.taskIds) : null;
+  const tasks = domain.tasks.filter((t) => !wanted || wanted.has(t.id));
+  const verdicts: TaskVerdict[] = [];
+
+  for (const task of tasks) {
+    const reasons: string[] = [];
+    const info: string[] = [];
+    const gold = await replayGold(runtime, task);
+    checkReplay(runtime, task, gold, reasons, info);
+
+    for (const a of task.evaluation_criteria?.assertions ?? []) {
+      cited.add(a.rule);
+      if (ruleBinding && !ruleIds.has(a.rule)) reasons.push(`assertion ${a.id} cites unknown rule ${a.rule}`);
+    }
+
+    let reference: number | null = null;
+    let noop: number | null = null;
+    if (options.episodes ?? true) {
+      reference = await score(runtime, task, new ReferenceAgent(), gold);
+      noop = await score(runtime, task, new NoopAgent(), gold);
+      if (reference !== 1) reasons.push(`reference agent with scripted caller scores ${reference}, not 1`);
+      if (noop !== 0) reasons.push(`do-nothing agent scores ${noop}, not 0`);
+    }
+    const verdict = { task_id: task.id, accepted: reasons.length === 0, reasons, info, reference_reward: reference, noop_reward: noop };
+    verdicts.push(verdict);
+    options.onTask?.(verdict);
+  }
+
+  const domainProblems: string[] = [];
+  if (ruleBinding && !wanted) {
+    for (const r of domain.rules) if (!cited.has(r.id)) domainProblems.push(`policy rule ${r.id} is cited by no assertion`);
+  }
+  return {
+    domain: domain.name,
+    accepted: domainProblems.length === 0 && verdicts.every((v) => v.accepted),
+    domain_problems: domainProblems,
+    tasks: verdicts,
+  };
+}
+
+function checkReplay(runtime: DomainRuntime, task: Task, gold: GoldResult, reasons: string[], info: string[]): void {
+  const actions = task.evaluation_criteria?.actions ?? [];
+  for (const e of gold.errors) {
+    const a = actions[e.index]!;
+    const kind = toolsFor(runtime.domain, a.requestor).find((t) => t.name === a.name)?.kind;
+    const line = `reference action #${e.index} ${a.name}(${JSON.stringify(a.arguments)}) fails: ${e.content}`;
+    if (kind === 'write') reasons.push(line);
+    else info.push(line);
+  }
+  const expectsWrites = actions.some(
+    (a) => toolsFor(runtime.domain, a.requestor).find((t) => t.name === a.name)?.kind === 'write',
+  );
+  if (expectsWrites && gold.writes.length === 0) reasons.push('reference solution has writes but leaves the database unchanged');
+  if (!expectsWrites && gold.writes.length > 0) reasons.push('reference solution has no write tool but changes the database');
+  const whitelist = task.evaluation_criteria?.write_whitelist;
+  if (whitelist) {
+    for (const line of whitelistViolations(gold.writes, whitelist)) reasons.push(`gold write outside the whitelist: ${line}`);
+  }
+  for (const v of gold.violations) {
+    reasons.push(`reference action #${v.index} ${actions[v.index]?.name ?? '?'} breaks ${v.rule}: ${v.message}`);
+  }
+}
+
+async function score(runtime: DomainRuntime, task: Task, agent: Agent, gold: GoldResult): Promise<number | null> {
+  const trajectory = await runEpisode({
+    runtime,
+    task,
+    agent,
+    user: new ScriptedUser(),
+    seed: 0,
+    clock: fixedClock(runtime.domain.now),
+  });
+  if (!trajectory.valid) return null;
+  const info = await evaluate(runtime, task, trajectory.turns, { gold });
+  return info.reward;
+}

@@ -1,0 +1,4 @@
+export * from './types.ts';
+export * from './phrases.ts';
+export * from './reference-plan.ts';
+export * from './scripted.ts';

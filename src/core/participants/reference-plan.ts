@@ -1,0 +1,69 @@
+/**
+ * The reference agent's plan for a task: what to say and which tool to call, step by step,
+ * derived from the task's reference solution (`evaluation_criteria.actions`).
+ */
+import { toolsFor, type Domain } from '../schema/domain.ts';
+import type { Action, Fact, Task } from '../schema/task.ts';
+import type { ToolCall } from '../schema/trajectory.ts';
+import { phrasesFor } from './phrases.ts';
+
+/** One step: say something (then the caller speaks) or call a tool (then the agent goes on). */
+export type PlanStep = { say: string } | { call: ToolCall };
+
+/** Every scalar inside an argument value, as strings. */
+function scalars(value: unknown, out: Set<string> = new Set()): Set<string> {
+  if (value === null || value === undefined) return out;
+  if (Array.isArray(value)) value.forEach((v) => scalars(v, out));
+  else if (typeof value === 'object') Object.values(value).forEach((v) => scalars(v, out));
+  else out.add(String(value));
+  return out;
+}
+
+/** Facts the agent must ask for: those whose value some agent action uses as an argument. */
+export function neededFacts(task: Task): Fact[] {
+  const used = new Set<string>();
+  for (const a of task.evaluation_criteria?.actions ?? []) {
+    if (a.requestor === 'assistant') scalars(a.arguments, used);
+  }
+  return (task.user_scenario.facts ?? []).filter((f) => used.has(f.value));
+}
+
+function spokenDetails(args: Record<string, unknown>, sep: string): string {
+  return [...scalars(args)].join(sep);
+}
+
+/**
+ * Build the plan: greeting (or the outbound opening), one question per needed fact, then the
+ * actions intent by intent — reads called directly, each write preceded by a confirmation
+ * question, each caller-side action requested aloud — with "anything else?" between intents,
+ * and finally every `communicate_info` item followed by "anything else?".
+ */
+export function referencePlan(domain: Domain, task: Task): PlanStep[] {
+  const p = phrasesFor(domain.language);
+  const steps: PlanStep[] = [];
+  steps.push({ say: task.role === 'outbound' && task.opening ? task.opening : domain.greeting });
+  for (const f of neededFacts(task)) steps.push({ say: f.ask ?? p.askFact(f.cues[0]!) });
+  const actions = task.evaluation_criteria?.actions ?? [];
+  const intents = Math.max(1, ...actions.map((a) => (a.intent ?? 0) + 1), task.user_scenario.requests?.length ?? 1);
+  let callNo = 0;
+  for (let intent = 0; intent < intents; intent++) {
+    if (intent > 0) steps.push({ say: p.anythingElse });
+    for (const a of actions.filter((x) => (x.intent ?? 0) === intent)) {
+      const tool = toolsFor(domain, a.requestor).find((t) => t.name === a.name);
+      const spoken = tool?.spokenAs ?? a.name;
+      if (a.requestor === 'user') {
+        steps.push({ say: p.askUserAction(spoken) });
+        continue;
+      }
+      if (tool?.kind === 'write') steps.push({ say: p.confirmWrite(spoken, spokenDetails(a.arguments, p.listSep)) });
+      steps.push({ call: toCall(a, `ref-${++callNo}`) });
+    }
+  }
+  const info = task.evaluation_criteria?.communicate_info ?? [];
+  steps.push({ say: info.length > 0 ? `${p.tell(info)}${p.sentenceSep}${p.anythingElse}` : p.anythingElse });
+  return steps;
+}
+
+function toCall(a: Action, id: string): ToolCall {
+  return { id, name: a.name, arguments: structuredClone(a.arguments) };
+}

@@ -1,0 +1,123 @@
+/**
+ * Scripted participants: deterministic test doubles for the gate, tests and demos.
+ * - {@link ReferenceAgent} converses and executes the task's reference solution, asking for
+ *   confirmation before each write.
+ * - {@link NoopAgent} greets and never calls a tool (the gate's do-nothing agent).
+ * - {@link ScriptedUser} states its requests, reveals facts only when asked, answers
+ *   confirmations, runs its own user-tool actions when asked, and ends with `###STOP###`.
+ *
+ * All three derive what to do next from the turns so far (no hidden state), so an episode forked
+ * from a saved point continues exactly as the original would.
+ */
+import type { Action } from '../schema/task.ts';
+import type { Turn } from '../schema/trajectory.ts';
+import { toolsFor } from '../schema/domain.ts';
+import { hasCue, phrasesFor } from './phrases.ts';
+import { referencePlan } from './reference-plan.ts';
+import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply, type UserSimulator } from './types.ts';
+
+/** Executes the reference solution; one plan step per assistant turn. */
+export class ReferenceAgent implements Agent {
+  readonly id = 'reference';
+
+  async respond(view: EpisodeView): Promise<ParticipantReply> {
+    const plan = referencePlan(view.domain, view.task);
+    const done = view.turns.filter((t) => t.role === 'assistant').length;
+    const step = plan[done];
+    if (!step) return { text: `${phrasesFor(view.domain.language).done}${STOP_TOKENS.stop}` };
+    return 'say' in step ? { text: step.say } : { text: '', tool_calls: [step.call] };
+  }
+}
+
+/** Greets (or opens an outbound call), then only acknowledges. Never calls a tool. */
+export class NoopAgent implements Agent {
+  readonly id = 'noop';
+
+  async respond(view: EpisodeView): Promise<ParticipantReply> {
+    const first = !view.turns.some((t) => t.role === 'assistant');
+    if (!first) return { text: phrasesFor(view.domain.language).noop };
+    const { task, domain } = view;
+    return { text: task.role === 'outbound' && task.opening ? task.opening : domain.greeting };
+  }
+}
+
+/** How many consecutive content-free replies the scripted caller gives before hanging up. */
+const MAX_ACKS = 3;
+
+/** The scripted caller. See the module comment for its behaviour. */
+export class ScriptedUser implements UserSimulator {
+  readonly id = 'scripted';
+
+  async respond(view: EpisodeView): Promise<ParticipantReply> {
+    const { task, domain, turns } = view;
+    const p = phrasesFor(domain.language);
+    const scenario = task.user_scenario;
+    const requests = scenario.requests?.length ? scenario.requests : [reasonText(view)];
+    const userTexts = turns.filter((t): t is Extract<Turn, { role: 'user' }> => t.role === 'user').map((t) => t.text);
+    const lastTurn = turns[turns.length - 1];
+
+    // Just ran a user tool: report it.
+    if (lastTurn?.role === 'tool' && lastTurn.requestor === 'user') {
+      const tool = toolsFor(domain, 'user').find((t) => t.name === lastTurn.name);
+      return { text: p.didUserAction(tool?.spokenAs ?? lastTurn.name) };
+    }
+    const agentText = lastAssistantText(turns);
+    const said = (s: string) => userTexts.includes(s);
+
+    // First words: the first request (inbound reason for call, or the callee's reply).
+    if (userTexts.length === 0) return { text: requests[0]! };
+
+    // Facts asked for and not yet given.
+    const asked = (scenario.facts ?? []).filter((f) => hasCue(agentText, f.cues) && !userTexts.some((u) => u.includes(f.value)));
+    if (asked.length > 0) return { text: asked.map((f) => f.value).join('，') };
+
+    // A caller-side action the agent asks for.
+    const next = nextUserAction(task.evaluation_criteria?.actions ?? [], turns);
+    if (next) {
+      const spoken = toolsFor(domain, 'user').find((t) => t.name === next.name)?.spokenAs;
+      if (spoken && agentText.includes(spoken)) {
+        const n = turns.filter((t) => t.role === 'tool' && t.requestor === 'user').length;
+        return { text: '', tool_calls: [{ id: `user-${n + 1}`, name: next.name, arguments: structuredClone(next.arguments) }] };
+      }
+    }
+
+    // A confirmation question.
+    if (hasCue(agentText, p.confirmCues)) {
+      const answered = userTexts.filter((u) => u === p.yes || u === p.no).length;
+      const answer = scenario.confirmations?.[answered] ?? 'yes';
+      return { text: answer === 'yes' ? p.yes : p.no };
+    }
+
+    // "Anything else?": the next request, or goodbye.
+    if (hasCue(agentText, p.moreCues)) {
+      const pending = requests.find((r) => !said(r));
+      return { text: pending ?? `${p.done}${STOP_TOKENS.stop}` };
+    }
+
+    // Nothing to answer: acknowledge, and hang up when the call goes nowhere.
+    let acks = 0;
+    for (let i = userTexts.length - 1; i >= 0 && userTexts[i] === p.ack; i--) acks++;
+    if (acks >= MAX_ACKS - 1) return { text: `${p.giveUp}${STOP_TOKENS.stop}` };
+    return { text: p.ack };
+  }
+}
+
+function reasonText(view: EpisodeView): string {
+  const ins = view.task.user_scenario.instructions;
+  return typeof ins === 'string' ? ins : ins.reason_for_call;
+}
+
+function lastAssistantText(turns: readonly Turn[]): string {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const t = turns[i]!;
+    if (t.role === 'assistant' && t.text) return t.text;
+    if (t.role === 'user') break;
+  }
+  return '';
+}
+
+/** The caller's next reference action: the n-th user action, n = user tool calls made so far. */
+function nextUserAction(actions: readonly Action[], turns: readonly Turn[]): Action | undefined {
+  const done = turns.filter((t) => t.role === 'tool' && t.requestor === 'user').length;
+  return actions.filter((a) => a.requestor === 'user')[done];
+}

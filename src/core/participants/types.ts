@@ -1,0 +1,93 @@
+/**
+ * Participant interfaces. An episode has an {@link Agent} (the voice agent under test), a
+ * {@link UserSimulator} (the caller) and, for scoring, an optional {@link Judge}. Scripted,
+ * remote-model and on-device implementations all sit behind these.
+ */
+import type { Domain, OpenAiToolSchema } from '../schema/domain.ts';
+import type { Task } from '../schema/task.ts';
+import type { ToolCall, Turn } from '../schema/trajectory.ts';
+import type { Rng } from '../ports/rng.ts';
+
+/** A piece of message content. Text now; audio parts arrive with the phone channel. */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  /** 16 kHz mono 16-bit WAV, by reference (a file name or an IndexedDB key) or inline base64. */
+  | { type: 'audio'; ref?: string; base64?: string; transcript?: string };
+
+/** What a participant says or does in one turn. */
+export interface ParticipantReply {
+  /** Spoken text. May end with a stop token such as `###STOP###`. */
+  text: string;
+  /** Tool calls (agent tools for the agent, user tools for the caller). */
+  tool_calls?: ToolCall[];
+  /** Extra content parts (audio) besides the text. */
+  parts?: ContentPart[];
+}
+
+/** Everything a participant may look at when deciding its next turn. */
+export interface EpisodeView {
+  domain: Domain;
+  task: Task;
+  /** The turns so far (tool turns included). Each participant reads its own side's view of it. */
+  turns: readonly Turn[];
+  /** Tool schemas this participant may call. */
+  tools: readonly OpenAiToolSchema[];
+  /** Seeded randomness for this participant. */
+  rng: Rng;
+}
+
+/** The agent under test. */
+export interface Agent {
+  /** Short description written into trajectories, e.g. `reference` or `openai:qwen3-omni`. */
+  readonly id: string;
+  /**
+   * Produce the next assistant turn. Called at the start of an episode (for the greeting or
+   * outbound opening), after every caller turn, and after the results of the agent's own tool
+   * calls. Throw {@link InfrastructureError} when the model endpoint fails.
+   */
+  respond(view: EpisodeView): Promise<ParticipantReply>;
+}
+
+/** The simulated caller (or callee on an outbound call). */
+export interface UserSimulator {
+  readonly id: string;
+  /** Produce the next caller turn, after every agent text turn and after the caller's own tool results. */
+  respond(view: EpisodeView): Promise<ParticipantReply>;
+}
+
+/** One item for a judge: a natural-language assertion to check against the conversation. */
+export interface JudgeItem {
+  id: string;
+  text: string;
+}
+
+/** A judge's verdict on one item. */
+export interface JudgeVerdict {
+  id: string;
+  met: boolean;
+  /** Index of the turn that is the evidence, or null. */
+  turn: number | null;
+  reason: string;
+}
+
+/** Judges NL assertions and behaviour assertions that have no deterministic check. */
+export interface Judge {
+  readonly id: string;
+  /** Judge every item in one call. Throw {@link InfrastructureError} when the judge is unreachable. */
+  judge(items: readonly JudgeItem[], view: { domain: Domain; task: Task; turns: readonly Turn[] }): Promise<JudgeVerdict[]>;
+}
+
+/**
+ * A failure of infrastructure (endpoint down, worker crash), not of the agent's behaviour. An
+ * episode that ends on one is invalid: excluded from scores and resampled, never scored 0.
+ */
+export class InfrastructureError extends Error {
+  override name = 'InfrastructureError';
+}
+
+/** Stop tokens (tau2-bench's user-simulator tokens). The text before a token is still delivered. */
+export const STOP_TOKENS = {
+  stop: '###STOP###',
+  transfer: '###TRANSFER###',
+  outOfScope: '###OUT-OF-SCOPE###',
+} as const;

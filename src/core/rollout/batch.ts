@@ -1,0 +1,157 @@
+/**
+ * Batches of rollouts: K trials of each task, run with bounded concurrency, each scored, with
+ * invalid rollouts resampled and excluded from the summary.
+ */
+import type { DomainRuntime } from '../env/environment.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Task } from '../schema/task.ts';
+import type { Trajectory } from '../schema/trajectory.ts';
+import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
+import { evaluate, passHatK } from '../scoring/index.ts';
+import { runEpisode } from './episode.ts';
+
+/** Settings of a batch. */
+export interface BatchOptions {
+  runtime: DomainRuntime;
+  tasks: readonly Task[];
+  /** Participants for one rollout; called once per rollout so stateful participants stay apart. */
+  agent: () => Agent;
+  user: () => UserSimulator;
+  judge?: Judge;
+  /** Trials per task (K). */
+  trials: number;
+  /** Base seed; trial t of every task uses seed + t (resamples add 1,000,003 × attempt). */
+  seed: number;
+  /** Rollouts in flight at once. */
+  concurrency: number;
+  /** Clock for one rollout. */
+  clock: (seed: number) => Clock;
+  /** Extra attempts for a rollout that ends invalid (infrastructure). Default 2. */
+  resamples?: number;
+  maxSteps?: number;
+  /** Called with every finished trajectory, scored or invalid, in completion order. */
+  onTrajectory?: (t: Trajectory) => void;
+  /** Cancels the batch: no new rollout starts once aborted. */
+  signal?: AbortSignal;
+}
+
+/** Per-task results of a batch. */
+export interface TaskSummary {
+  task_id: string;
+  /** Final reward of each valid trial, in trial order. */
+  rewards: number[];
+  invalid: number;
+  mean: number | null;
+  /** True when some reward was computed without a judge it needed. */
+  partial: boolean;
+  /** pass^k for k = 1…trials (tau2-bench): C(s,k)/C(n,k). */
+  pass_hat: Record<string, number>;
+}
+
+/** Summary of a batch. */
+export interface BatchSummary {
+  domain: string;
+  agent: string;
+  user: string;
+  trials: number;
+  seed: number;
+  tasks: TaskSummary[];
+  totals: {
+    episodes: number;
+    valid: number;
+    invalid: number;
+    mean_reward: number | null;
+    /** pass^k averaged over tasks with at least k valid trials. */
+    pass_hat: Record<string, number>;
+  };
+}
+
+const RESAMPLE_STRIDE = 1_000_003;
+
+/** Run a batch; returns every trajectory (scored when valid) and the summary. */
+export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Trajectory[]; summary: BatchSummary }> {
+  const jobs = opts.tasks.flatMap((task) => Array.from({ length: opts.trials }, (_, trial) => ({ task, trial })));
+  const done: Trajectory[] = [];
+  const finals = new Map<string, Trajectory>();
+  let cursor = 0;
+  let agentId = '';
+  let userId = '';
+
+  const worker = async () => {
+    while (cursor < jobs.length && !opts.signal?.aborted) {
+      const { task, trial } = jobs[cursor++]!;
+      for (let attempt = 0; attempt <= (opts.resamples ?? 2); attempt++) {
+        const seed = opts.seed + trial + attempt * RESAMPLE_STRIDE;
+        const agent = opts.agent();
+        const user = opts.user();
+        agentId = agent.id;
+        userId = user.id;
+        const t = await runEpisode({
+          runtime: opts.runtime,
+          task,
+          agent,
+          user,
+          seed,
+          trial,
+          clock: opts.clock(seed),
+          ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+        });
+        if (t.valid) {
+          try {
+            t.reward_info = await evaluate(opts.runtime, task, t.turns, opts.judge ? { judge: opts.judge } : {});
+          } catch (e) {
+            t.valid = false;
+            t.termination = 'infrastructure_error';
+            t.invalid_reason = `scoring failed: ${(e as Error).message}`;
+          }
+        }
+        done.push(t);
+        opts.onTrajectory?.(t);
+        finals.set(`${task.id}\u0000${trial}`, t);
+        if (t.valid) break;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
+
+  const summary = summarize(opts, [...finals.values()], done.length, agentId, userId);
+  return { trajectories: done, summary };
+}
+
+function summarize(opts: BatchOptions, finals: Trajectory[], episodes: number, agent: string, user: string): BatchSummary {
+  const tasks: TaskSummary[] = opts.tasks.map((task) => {
+    const mine = finals.filter((t) => t.task_id === task.id).sort((a, b) => a.trial - b.trial);
+    const valid = mine.filter((t) => t.valid && t.reward_info);
+    const rewards = valid.map((t) => t.reward_info!.reward);
+    const results = mine.map((t) => ({ taskId: task.id, valid: t.valid, success: (t.reward_info?.reward ?? 0) >= 1 - 1e-6 }));
+    const pass_hat: Record<string, number> = {};
+    for (let k = 1; k <= valid.length; k++) pass_hat[k] = passHatK(results, k);
+    return {
+      task_id: task.id,
+      rewards,
+      invalid: mine.length - valid.length,
+      mean: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
+      partial: valid.some((t) => t.reward_info!.partial),
+      pass_hat,
+    };
+  });
+  const all = finals.filter((t) => t.valid && t.reward_info);
+  const results = finals.map((t) => ({ taskId: t.task_id, valid: t.valid, success: (t.reward_info?.reward ?? 0) >= 1 - 1e-6 }));
+  const pass_hat: Record<string, number> = {};
+  for (let k = 1; k <= opts.trials; k++) pass_hat[k] = passHatK(results, k);
+  return {
+    domain: opts.runtime.domain.name,
+    agent,
+    user,
+    trials: opts.trials,
+    seed: opts.seed,
+    tasks,
+    totals: {
+      episodes,
+      valid: all.length,
+      invalid: episodes - all.length,
+      mean_reward: all.length ? all.reduce((a, t) => a + t.reward_info!.reward, 0) / all.length : null,
+      pass_hat,
+    },
+  };
+}

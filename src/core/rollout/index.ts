@@ -1,0 +1,2 @@
+export * from './episode.ts';
+export * from "./batch.ts";

@@ -1,0 +1,129 @@
+/**
+ * The scorer: turns one recorded episode into a {@link RewardInfo}. Follows tau2-bench's
+ * evaluator (tau2/evaluator/evaluator.py: components by `reward_basis`, reward = product, DB by
+ * gold replay) and adds our vetoes (`WRITE_WHITELIST`, `QUALITY`) and behaviour `ASSERTIONS`.
+ */
+import type { DomainRuntime } from '../env/environment.ts';
+import type { Judge, JudgeVerdict } from '../participants/types.ts';
+import type { RewardComponent, Task } from '../schema/task.ts';
+import type { ComponentResult, RewardInfo, Turn } from '../schema/trajectory.ts';
+import { scoreActions } from './action-match.ts';
+import { checkAssertion, hasCheck, ruleVerdicts, scoreAssertions } from './behaviour-checks.ts';
+import { scoreCommunicate } from './communicate.ts';
+import { passFail } from './component.ts';
+import { scoreEnvAssertions } from './env-assertions.ts';
+import { assertionItems, judgeAll, judgedAssertionVerdicts, nlItems, scoreNlAssertions } from './judging.ts';
+import { processRewards, type ProcessRewardOptions } from './process-reward.ts';
+import { scoreQuality } from './quality.ts';
+import { replayGold, replayTrajectory, type GoldResult } from './replay.ts';
+import { scoreDb } from './state-match.ts';
+import { scoreWriteWhitelist } from './write-whitelist.ts';
+
+/** Options of {@link evaluate}. */
+export interface EvaluateOptions {
+  /** Judges NL assertions and assertions without `check`. Without one they are not judged. */
+  judge?: Judge;
+  /** Process-reward shaping (defaults +0.1, −0.1, γ = 0.99). */
+  process?: ProcessRewardOptions;
+  /** A precomputed {@link replayGold} of the same task, to skip replaying it again. */
+  gold?: GoldResult;
+}
+
+/**
+ * The components whose product is the reward: the task's `reward_basis`; then, unless
+ * `vetoes` is false, `WRITE_WHITELIST` (only when the task has a whitelist) and `QUALITY`; then
+ * `ASSERTIONS` when the task has assertions or the domain has rule checks. No duplicates.
+ */
+export function rewardBasis(task: Task, hasRuleChecks: boolean): RewardComponent[] {
+  const c = task.evaluation_criteria;
+  if (!c) return [];
+  const basis = new Set<RewardComponent>(c.reward_basis);
+  if (c.vetoes) {
+    if (c.write_whitelist != null) basis.add('WRITE_WHITELIST');
+    basis.add('QUALITY');
+  }
+  if ((c.assertions?.length ?? 0) > 0 || hasRuleChecks) basis.add('ASSERTIONS');
+  return [...basis];
+}
+
+/**
+ * Score one episode of `task`.
+ *
+ * 1. Replays the trajectory's tool turns on a fresh environment (predicted state, writes, rule
+ *    violations) and the reference solution on another (gold state; or `options.gold`).
+ * 2. Computes `DB`, `COMMUNICATE`, `ENV_ASSERTION`, `ACTION`, `QUALITY`, `WRITE_WHITELIST` (when
+ *    the task has a whitelist), `ASSERTIONS` (when there are assertions or rule checks) and
+ *    `NL_ASSERTION` (when in the basis; it is the only one that costs a judge call).
+ * 3. Reward = product of the {@link rewardBasis} components' scores. A component that needed a
+ *    judge and had none is skipped and makes the reward `partial` (never a pass).
+ * 4. Process rewards and returns over the replayed trajectory.
+ *
+ * A task without `evaluation_criteria` scores 1 with an empty basis, as in tau2-bench.
+ *
+ * @throws whatever the judge throws (an infrastructure failure: mark the rollout invalid).
+ */
+export async function evaluate(
+  runtime: DomainRuntime,
+  task: Task,
+  turns: readonly Turn[],
+  options: EvaluateOptions = {},
+): Promise<RewardInfo> {
+  const criteria = task.evaluation_criteria;
+  if (!criteria) {
+    const p = processRewards(turns, 1, options.process);
+    return { reward: 1, partial: false, basis: [], components: {}, assertions: [], step_rewards: p.step_rewards, returns: p.returns };
+  }
+  const domain = runtime.domain;
+  const basis = rewardBasis(task, (domain.ruleChecks?.length ?? 0) > 0);
+  const gold = options.gold ?? (await replayGold(runtime, task));
+  const predicted = await replayTrajectory(runtime, task, turns);
+  const components: Partial<Record<RewardComponent, ComponentResult>> = {};
+  try {
+    components.DB = scoreDb(runtime, task, gold, predicted.state);
+    components.COMMUNICATE = scoreCommunicate(turns, criteria.communicate_info ?? []);
+    components.ENV_ASSERTION = await scoreEnvAssertions(predicted.env, criteria.env_assertions ?? []);
+  } finally {
+    await predicted.env.close();
+  }
+  components.ACTION = scoreActions(turns, criteria.actions ?? []);
+  if (criteria.write_whitelist != null) {
+    components.WRITE_WHITELIST = scoreWriteWhitelist(predicted.writes, criteria.write_whitelist);
+  } else if (basis.includes('WRITE_WHITELIST')) {
+    components.WRITE_WHITELIST = passFail(true, ['task has no write_whitelist: nothing to check']);
+  }
+  components.QUALITY = scoreQuality(turns);
+
+  const assertions = criteria.assertions ?? [];
+  const checked = assertions.filter(hasCheck);
+  const unchecked = assertions.filter((a) => !hasCheck(a));
+  const nl = basis.includes('NL_ASSERTION') ? nlItems(criteria.nl_assertions ?? []) : [];
+  const verdicts: Map<string, JudgeVerdict> | null = options.judge
+    ? await judgeAll(options.judge, [...nl, ...assertionItems(unchecked)], { domain, task, turns })
+    : null;
+  if (basis.includes('NL_ASSERTION')) components.NL_ASSERTION = scoreNlAssertions(nl, verdicts);
+  const assertionVerdicts = [
+    ...checked.map((a) => checkAssertion(a, predicted.turns, domain)),
+    ...judgedAssertionVerdicts(unchecked, verdicts),
+    ...ruleVerdicts(domain, predicted.violations, predicted.turns),
+  ];
+  if (basis.includes('ASSERTIONS')) components.ASSERTIONS = scoreAssertions(assertionVerdicts);
+
+  let reward = 1;
+  let partial = false;
+  for (const name of basis) {
+    const c = components[name];
+    if (!c) throw new Error(`scoring: basis component ${name} was not computed`);
+    if (!c.judged) partial = true;
+    if (c.score !== null) reward *= c.score;
+  }
+  const p = processRewards(predicted.turns, reward, options.process);
+  return {
+    reward,
+    partial,
+    basis,
+    components,
+    assertions: assertionVerdicts,
+    step_rewards: p.step_rewards,
+    returns: p.returns,
+  };
+}

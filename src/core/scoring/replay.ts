@@ -1,0 +1,150 @@
+/**
+ * Replays for scoring. The predicted state comes from replaying the trajectory's tool turns on a
+ * fresh environment (so a score depends only on the recorded trajectory, as in tau2-bench's
+ * environment evaluator), the gold state from replaying the task's reference solution
+ * (`evaluation_criteria.actions`) on another fresh environment.
+ */
+import type { DomainRuntime, Environment } from '../env/environment.ts';
+import { canonicalJson, type DbState } from '../env/state.ts';
+import { ident } from '../env/write-log.ts';
+import type { SqlRow } from '../ports/sql-db.ts';
+import type { Action, Task } from '../schema/task.ts';
+import type { Turn, WriteEntry } from '../schema/trajectory.ts';
+
+/** Result of replaying a task's reference solution on a fresh environment. */
+export interface GoldResult {
+  /** Exported state after the last action: the gold state. */
+  state: DbState;
+  /** Every write of the replay, in order, with its row (`turn` is the action's index). */
+  writes: ReplayedWrite[];
+  /** Actions that failed (`content` is the `Error: …` message). A sound task has none. */
+  errors: { index: number; action: Action; content: string }[];
+  /** Rules broken by the reference's agent writes. A sound task has none. */
+  violations: { index: number; action: Action; rule: string; message: string }[];
+}
+
+/** A column write of the predicted replay, with the whole row it belongs to. */
+export interface ReplayedWrite extends WriteEntry {
+  /**
+   * The written row: after the tool call for inserts and updates, before the write for deletes
+   * (whitelist `where` pairs are matched against it).
+   */
+  row: Readonly<SqlRow>;
+}
+
+/** A rule broken by an agent write during the predicted replay. */
+export interface ReplayedViolation {
+  /** Index of the tool turn whose call broke the rule. */
+  turn: number;
+  tool: string;
+  rule: string;
+  message: string;
+}
+
+/** Result of replaying a trajectory's tool turns. */
+export interface TrajectoryReplay {
+  /**
+   * The trajectory with each tool turn's `content`, `error` and `writes` replaced by the
+   * replay's: every later check reads these, never the recorded outcome.
+   */
+  turns: Turn[];
+  writes: ReplayedWrite[];
+  violations: ReplayedViolation[];
+  /** Exported state after the last tool turn: the predicted state. */
+  state: DbState;
+  /** Tool turns whose replayed outcome differs from the recorded one (content or error flag). */
+  diverged: number[];
+  /** The replayed environment, still open for env assertions. The caller closes it. */
+  env: Environment;
+}
+
+/**
+ * Replay the reference solution of `task` (each action with its `requestor`) on a fresh
+ * environment and export the gold state. The environment is closed before returning.
+ */
+export async function replayGold(runtime: DomainRuntime, task: Task): Promise<GoldResult> {
+  const env = await runtime.open(task);
+  try {
+    const writes: ReplayedWrite[] = [];
+    const errors: GoldResult['errors'] = [];
+    const violations: GoldResult['violations'] = [];
+    const actions = task.evaluation_criteria?.actions ?? [];
+    for (const [index, action] of actions.entries()) {
+      const call = { id: action.action_id ?? `gold-${index}`, name: action.name, arguments: action.arguments };
+      const outcome = await env.call(call, action.requestor, index);
+      if (outcome.error) errors.push({ index, action, content: outcome.content });
+      writes.push(...(await withRows(env, outcome.writes)));
+      for (const v of outcome.violations) violations.push({ index, action, rule: v.rule, message: v.message });
+    }
+    return { state: await env.exportState(), writes, errors, violations };
+  } finally {
+    await env.close();
+  }
+}
+
+/**
+ * Replay every tool turn of `turns`, in order, with its requestor and turn index, on a fresh
+ * environment for `task`. The returned `env` is left open; close it when done.
+ */
+export async function replayTrajectory(runtime: DomainRuntime, task: Task, turns: readonly Turn[]): Promise<TrajectoryReplay> {
+  const env = await runtime.open(task);
+  try {
+    const out: Turn[] = [];
+    const writes: ReplayedWrite[] = [];
+    const violations: ReplayedViolation[] = [];
+    const diverged: number[] = [];
+    for (const [index, turn] of turns.entries()) {
+      if (turn.role !== 'tool') {
+        out.push(turn);
+        continue;
+      }
+      const call = { id: turn.tool_call_id, name: turn.name, arguments: turn.arguments };
+      const outcome = await env.call(call, turn.requestor, index);
+      if (outcome.error !== turn.error || outcome.content !== turn.content) diverged.push(index);
+      out.push({ ...turn, content: outcome.content, error: outcome.error, writes: outcome.writes });
+      writes.push(...(await withRows(env, outcome.writes)));
+      for (const v of outcome.violations) violations.push({ turn: index, tool: turn.name, rule: v.rule, message: v.message });
+    }
+    return { turns: out, writes, violations, state: await env.exportState(), diverged, env };
+  } catch (e) {
+    await env.close();
+    throw e;
+  }
+}
+
+const keyText = (w: WriteEntry) => `${w.table}:${canonicalJson(w.key)}`;
+
+/** Attach the whole row to each column write of one tool call. */
+async function withRows(env: Environment, writes: readonly WriteEntry[]): Promise<ReplayedWrite[]> {
+  const current = new Map<string, SqlRow | undefined>();
+  for (const w of writes) {
+    const k = keyText(w);
+    if (!current.has(k)) current.set(k, await currentRow(env, w));
+  }
+  return writes.map((w) => {
+    const logged = loggedImage(writes, w);
+    const row = w.op === 'delete' ? logged : (current.get(keyText(w)) ?? logged);
+    return { ...w, row };
+  });
+}
+
+/** The row with `w`'s key as it is now, or `undefined` when it no longer exists. */
+async function currentRow(env: Environment, w: WriteEntry): Promise<SqlRow | undefined> {
+  const cols = Object.keys(w.key);
+  const where = cols.map((c) => `${ident(c)} IS ?`).join(' AND ');
+  const rows = await env.query(`SELECT * FROM ${ident(w.table)} WHERE ${where}`, cols.map((c) => w.key[c] ?? null));
+  return rows[0];
+}
+
+/**
+ * The row image the write log holds for `w`'s row and operation within one call: before-values
+ * for deletes, after-values otherwise (complete for inserts and deletes, which log every column).
+ */
+function loggedImage(writes: readonly WriteEntry[], w: WriteEntry): SqlRow {
+  const row: SqlRow = {};
+  const k = keyText(w);
+  for (const e of writes) {
+    if (e.op === w.op && keyText(e) === k) row[e.column] = w.op === 'delete' ? e.before : e.after;
+  }
+  return row;
+}

@@ -1,0 +1,90 @@
+/**
+ * Read-only views of a trajectory shared by the scoring components: who issued a tool call,
+ * which calls were agent writes, what the agent said. Kept in one place so every component
+ * agrees on what "a successful agent write" or "an assistant text turn" is.
+ */
+import { canonicalJson } from '../env/state.ts';
+import { STOP_TOKENS } from '../participants/types.ts';
+import type { DomainDefinition } from '../schema/domain.ts';
+import type { Requestor } from '../schema/task.ts';
+import type { ToolTurn, Turn } from '../schema/trajectory.ts';
+
+/** A tool turn together with its index in the trajectory. */
+export interface IndexedToolTurn {
+  index: number;
+  turn: ToolTurn;
+  /** Index of the assistant or user turn that issued the call; -1 when there is none. */
+  callerIndex: number;
+}
+
+/** A non-empty spoken text with its turn index. */
+export interface IndexedText {
+  index: number;
+  text: string;
+}
+
+/**
+ * Every tool turn in order, each with the index of the turn that issued it: the last earlier
+ * turn whose role is the call's requestor (an assistant turn for agent tools, a user turn for
+ * user tools).
+ */
+export function toolTurns(turns: readonly Turn[], requestor?: Requestor): IndexedToolTurn[] {
+  const out: IndexedToolTurn[] = [];
+  const lastOf: Record<Requestor, number> = { assistant: -1, user: -1 };
+  turns.forEach((turn, index) => {
+    if (turn.role !== 'tool') {
+      lastOf[turn.role] = index;
+      return;
+    }
+    if (requestor && turn.requestor !== requestor) return;
+    out.push({ index, turn, callerIndex: lastOf[turn.requestor] });
+  });
+  return out;
+}
+
+/** Successful tool calls made by the agent. */
+export function successfulAgentCalls(turns: readonly Turn[]): IndexedToolTurn[] {
+  return toolTurns(turns, 'assistant').filter((t) => !t.turn.error);
+}
+
+/**
+ * Successful agent calls that wrote: the call changed rows, or the tool is of kind `write`
+ * (a write tool that happened to change nothing still performed the action the caller hears).
+ */
+export function agentWrites(turns: readonly Turn[], domain: DomainDefinition): IndexedToolTurn[] {
+  const writeTools = new Set(domain.tools.filter((t) => t.kind === 'write').map((t) => t.name));
+  return successfulAgentCalls(turns).filter((t) => t.turn.writes.length > 0 || writeTools.has(t.turn.name));
+}
+
+/** Remove the simulator's stop tokens (`###STOP###` …) from spoken text. */
+export function spokenText(text: string): string {
+  let out = text;
+  for (const token of Object.values(STOP_TOKENS)) out = out.split(token).join('');
+  return out.trim();
+}
+
+/** Non-empty spoken texts of one side, stop tokens removed, with their turn indices. */
+export function textTurns(turns: readonly Turn[], role: 'assistant' | 'user'): IndexedText[] {
+  const out: IndexedText[] = [];
+  turns.forEach((turn, index) => {
+    if (turn.role !== role) return;
+    const text = spokenText(turn.text);
+    if (text) out.push({ index, text });
+  });
+  return out;
+}
+
+/** Deep equality of JSON values (object key order ignored). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/** True when `args` has every key of `subset` with a deep-equal value. */
+export function argsInclude(args: Readonly<Record<string, unknown>>, subset: Readonly<Record<string, unknown>> = {}): boolean {
+  return Object.entries(subset).every(([k, v]) => Object.hasOwn(args, k) && jsonEqual(args[k], v));
+}
+
+/** `name({"a":1})`: a call as it appears in details. */
+export function showCall(name: string, args: Readonly<Record<string, unknown>>): string {
+  return `${name}(${canonicalJson(args)})`;
+}

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { DomainRuntime } from '../../../src/core/env/environment.ts';
+import { fixedClock, steppingClock } from '../../../src/core/ports/clock.ts';
+import { runEpisode, splitStopToken } from '../../../src/core/rollout/episode.ts';
+import { NoopAgent, ReferenceAgent, ScriptedUser } from '../../../src/core/participants/scripted.ts';
+import { InfrastructureError, type Agent, type UserSimulator } from '../../../src/core/participants/types.ts';
+import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
+import { MINI_NOW, miniDomain } from '../../fixtures/mini-domain.ts';
+
+async function runtime() {
+  return DomainRuntime.create(miniDomain(), await sqlJsFactory());
+}
+
+function transcript(turns: { role: string; text?: string; name?: string; content?: string }[]) {
+  return turns.map((t) => (t.role === 'tool' ? `tool ${t.name} -> ${t.content}` : `${t.role}: ${t.text}`));
+}
+
+describe('splitStopToken', () => {
+  it('keeps the text before a token and names the token', () => {
+    expect(splitStopToken('Thanks, bye. ###STOP###')).toEqual({ text: 'Thanks, bye.', token: 'stop' });
+    expect(splitStopToken('###TRANSFER###')).toEqual({ text: '', token: 'transfer' });
+    expect(splitStopToken('hello')).toEqual({ text: 'hello', token: null });
+  });
+});
+
+describe('runEpisode with scripted participants', () => {
+  it('runs the reference solution turn by turn and ends on the caller stop token', async () => {
+    const rt = await runtime();
+    const task = rt.domain.tasks[0]!;
+    const t = await runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 3, clock: steppingClock(MINI_NOW, 1000) });
+    expect(t.valid).toBe(true);
+    expect(t.termination).toBe('user_stop');
+    expect(transcript(t.turns)).toEqual([
+      'assistant: Hello, how can I help you today?',
+      'user: I would like to pay ten dollars off my balance.',
+      'assistant: Could you give me your phone, please?',
+      'user: 5550001',
+      'assistant: ',
+      'tool find_account -> {"account_id":"A1","name":"Ada","balance":30}',
+      'assistant: I will pay off the balance: A1, 10. Do you confirm?',
+      'user: Yes, please go ahead.',
+      'assistant: ',
+      'tool pay -> {"account_id":"A1","paid":10}',
+      'assistant: Just so you know: 20. Is there anything else I can help you with?',
+      'user: No, that is all. Thank you, goodbye.',
+    ]);
+    const pay = t.turns[9]!;
+    expect(pay.role === 'tool' && pay.writes.map((w) => [w.table, w.op, w.column, w.before, w.after, w.turn])).toEqual([
+      ['accounts', 'update', 'balance', 30, 20, 9],
+      ['payments', 'insert', 'payment_id', null, 1, 9],
+      ['payments', 'insert', 'account_id', null, 'A1', 9],
+      ['payments', 'insert', 'amount', null, 10, 9],
+    ]);
+    expect(t.turns.map((x) => x.t_ms)).toEqual(Array.from({ length: 12 }, (_, i) => MINI_NOW + 1000 * (i + 1)));
+  });
+
+  it('replays bit-for-bit with the same seed and clock', async () => {
+    const rt = await runtime();
+    const task = rt.domain.tasks[0]!;
+    const once = () => runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 11, clock: steppingClock(MINI_NOW, 250) });
+    expect(JSON.stringify(await once())).toBe(JSON.stringify(await once()));
+  });
+
+  it('lets the do-nothing agent talk until the caller gives up', async () => {
+    const rt = await runtime();
+    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: new NoopAgent(), user: new ScriptedUser(), seed: 0, clock: fixedClock(MINI_NOW) });
+    expect(t.termination).toBe('user_stop');
+    expect(transcript(t.turns)).toEqual([
+      'assistant: Hello, how can I help you today?',
+      'user: I would like to pay ten dollars off my balance.',
+      'assistant: I see.',
+      'user: Okay.',
+      'assistant: I see.',
+      'user: Okay.',
+      'assistant: I see.',
+      'user: Never mind, I will leave it there. Goodbye.',
+    ]);
+  });
+
+  it('marks an episode whose agent endpoint fails as invalid, not scored', async () => {
+    const rt = await runtime();
+    const broken: Agent = { id: 'broken', respond: async () => { throw new InfrastructureError('endpoint returned 503 three times'); } };
+    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: broken, user: new ScriptedUser(), seed: 0, clock: fixedClock(0) });
+    expect(t).toMatchObject({ valid: false, termination: 'infrastructure_error', invalid_reason: 'endpoint returned 503 three times', turns: [] });
+  });
+
+  it('ends on too_many_errors after repeated failing tool calls', async () => {
+    const rt = await runtime();
+    let n = 0;
+    const flailing: Agent = { id: 'flailing', respond: async () => ({ text: '', tool_calls: [{ id: `c${n++}`, name: 'find_account', arguments: { phone: 'nope' } }] }) };
+    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: flailing, user: new ScriptedUser(), seed: 0, clock: fixedClock(0), maxErrors: 3 });
+    expect(t.termination).toBe('too_many_errors');
+    expect(t.turns.filter((x) => x.role === 'tool').map((x) => x.role === 'tool' && x.content)).toEqual([
+      'Error: no account with phone nope',
+      'Error: no account with phone nope',
+      'Error: no account with phone nope',
+    ]);
+  });
+
+  it('ends on max_steps and on an agent stop token, delivering the text before it', async () => {
+    const rt = await runtime();
+    const chatty: UserSimulator = { id: 'chatty', respond: async () => ({ text: 'and another thing' }) };
+    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: new NoopAgent(), user: chatty, seed: 0, clock: fixedClock(0), maxSteps: 5 });
+    expect(t.termination).toBe('max_steps');
+    expect(t.turns).toHaveLength(5);
+    const quitter: Agent = { id: 'quitter', respond: async () => ({ text: 'Goodbye now. ###STOP###' }) };
+    const s = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: quitter, user: chatty, seed: 0, clock: fixedClock(0) });
+    expect(s.termination).toBe('agent_stop');
+    expect(s.turns).toMatchObject([{ role: 'assistant', text: 'Goodbye now.' }]);
+  });
+
+  it('runs caller-side user tools when the agent asks for them', async () => {
+    const task = {
+      id: 'wallet',
+      user_scenario: { instructions: 'You want to know your wallet balance.', requests: ['What is in my wallet?'] },
+      evaluation_criteria: { actions: [{ requestor: 'user' as const, name: 'check_wallet', arguments: {} }], communicate_info: [] },
+    };
+    const rt = await DomainRuntime.create(miniDomain([task]), await sqlJsFactory());
+    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 0, clock: fixedClock(0) });
+    expect(transcript(t.turns)).toEqual([
+      'assistant: Hello, how can I help you today?',
+      'user: What is in my wallet?',
+      'assistant: Could you please check your wallet now and tell me when it is done?',
+      'user: ',
+      'tool check_wallet -> wallet: 50',
+      'user: Okay, done: check your wallet.',
+      'assistant: Is there anything else I can help you with?',
+      'user: No, that is all. Thank you, goodbye.',
+    ]);
+    expect(t.turns[4]).toMatchObject({ role: 'tool', requestor: 'user' });
+  });
+});
