@@ -39,7 +39,9 @@ function intOption(name: string, min: number) {
 }
 
 async function openDomain(name: string): Promise<{ domain: Domain; runtime: DomainRuntime }> {
-  const domain = await loadBuiltinDomain(name);
+  const domain = await loadBuiltinDomain(name).catch((e: unknown) => {
+    throw e instanceof DomainFileError ? e : new UsageError((e as Error).message);
+  });
   return { domain, runtime: await DomainRuntime.create(domain, await sqlJsFactory()) };
 }
 

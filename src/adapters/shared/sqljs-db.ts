@@ -92,7 +92,15 @@ export class SqlJsDb implements SqlDb {
     try {
       if (params) st.bind(params as never);
       const rows: SqlRow[] = [];
-      while (st.step()) rows.push(st.getAsObject() as SqlRow);
+      let names: string[] | undefined;
+      while (st.step()) {
+        // getAsObject() re-reads the column names on every row; read them once per query.
+        names ??= st.getColumnNames();
+        const values = st.get();
+        const row: SqlRow = {};
+        for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlRow[string];
+        rows.push(row);
+      }
       return rows;
     } finally {
       st.reset();

@@ -1,0 +1,94 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main, type CliIo } from '../../src/cli/main.ts';
+import { Trajectory } from '../../src/core/schema/trajectory.ts';
+
+function capture(): CliIo & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    progress: false,
+    out(t: string) {
+      io.stdout += t.endsWith('\n') ? t : `${t}\n`;
+    },
+    err(t: string) {
+      io.stderr += t.endsWith('\n') ? t : `${t}\n`;
+    },
+  };
+  return io;
+}
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('switchboard CLI', () => {
+  it('gate --json prints one document with per-task verdicts', async () => {
+    const io = capture();
+    expect(await main(['gate', 'carrier', '--json'], io)).toBe(0);
+    const report = JSON.parse(io.stdout);
+    expect(report).toMatchObject({ domain: 'carrier', accepted: true, domain_problems: [] });
+    expect(report.tasks).toHaveLength(13);
+    expect(report.tasks[0]).toEqual({ task_id: 'carrier-pay-balance-1', accepted: true, reasons: [], info: [], reference_reward: 1, noop_reward: 0 });
+  });
+
+  it('run writes one trajectory per line and a summary with pass^k', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'sb-run-'));
+    dirs.push(out);
+    const io = capture();
+    const ids = 'carrier-pay-balance-1,carrier-claimed-payment-1';
+    const code = await main(['run', '--domain', 'carrier', '--agent', 'reference', '--trials', '2', '--concurrency', '3', '--seed', '5', '--task-ids', ids, '--out', out, '--json'], io);
+    expect(code).toBe(0);
+    const summary = JSON.parse(io.stdout);
+    expect(summary.totals).toEqual({ episodes: 4, valid: 4, invalid: 0, mean_reward: 1, pass_hat: { 1: 1, 2: 1 } });
+    expect(summary.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])).toEqual([
+      ['carrier-pay-balance-1', [1, 1]],
+      ['carrier-claimed-payment-1', [1, 1]],
+    ]);
+    expect(JSON.parse(await readFile(join(out, 'summary.json'), 'utf8'))).toEqual(summary);
+    const lines = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(4);
+    const trajectories = lines.map((l) => Trajectory.parse(JSON.parse(l)));
+    expect(trajectories.map((t) => `${t.task_id}#${t.trial}@${t.seed}`).sort()).toEqual([
+      'carrier-claimed-payment-1#0@5',
+      'carrier-claimed-payment-1#1@6',
+      'carrier-pay-balance-1#0@5',
+      'carrier-pay-balance-1#1@6',
+    ]);
+    expect(trajectories.every((t) => t.reward_info?.reward === 1 && t.termination === 'user_stop')).toBe(true);
+  });
+
+  it('prints a readable score table without --json', async () => {
+    const io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--agent', 'noop', '--task-ids', 'carrier-change-plan-1'], io)).toBe(0);
+    expect(io.stdout).toContain('Run: carrier · agent noop · user scripted · 1 trial(s) · seed 0');
+    expect(io.stdout).toMatch(/carrier-change-plan-1\s+0\.00\s+0\.000\s+0\.000\s+0/);
+  });
+
+  it('rejects bad input with exit code 2 and a clear message', async () => {
+    let io = capture();
+    expect(await main(['gate', 'atlantis'], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: unknown domain "atlantis"; known domains: carrier\n');
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: unknown agent "gpt-9" (known: reference, noop)\n');
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--task-ids', 'nope'], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: unknown task id(s) in carrier: nope\n');
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--trials', '0'], io)).toBe(2);
+    expect(io.stderr).toContain('--trials must be an integer ≥ 1');
+  });
+
+  it('demo gates carrier and checks reference 1.0 / do-nothing 0.0 on every task', async () => {
+    const io = capture();
+    expect(await main(['demo', '--json'], io)).toBe(0);
+    const doc = JSON.parse(io.stdout);
+    expect(doc.ok).toBe(true);
+    expect(doc.reference.totals.mean_reward).toBe(1);
+    expect(doc.noop.totals.mean_reward).toBe(0);
+  });
+});
