@@ -135,6 +135,6 @@ async function score(runtime: DomainRuntime, task: Task, agent: Agent, gold: Gol
     clock: fixedClock(runtime.domain.now),
   });
   if (!trajectory.valid) return null;
-  const info = await evaluate(runtime, task, trajectory.turns, { gold });
+  const info = await evaluate(runtime, task, trajectory.turns, { gold, termination: trajectory.termination });
   return info.reward;
 }

@@ -7,7 +7,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
-import { evaluate, passHatK } from '../scoring/index.ts';
+import { evaluate, isSuccess, passHatK } from '../scoring/index.ts';
 import { runEpisode } from './episode.ts';
 
 /** Settings of a batch. */
@@ -98,7 +98,7 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
         });
         if (t.valid) {
           try {
-            t.reward_info = await evaluate(opts.runtime, task, t.turns, opts.judge ? { judge: opts.judge } : {});
+            t.reward_info = await evaluate(opts.runtime, task, t.turns, { termination: t.termination, ...(opts.judge ? { judge: opts.judge } : {}) });
           } catch (e) {
             t.valid = false;
             t.termination = 'infrastructure_error';
@@ -123,7 +123,7 @@ function summarize(opts: BatchOptions, finals: Trajectory[], episodes: number, a
     const mine = finals.filter((t) => t.task_id === task.id).sort((a, b) => a.trial - b.trial);
     const valid = mine.filter((t) => t.valid && t.reward_info);
     const rewards = valid.map((t) => t.reward_info!.reward);
-    const results = mine.map((t) => ({ taskId: task.id, valid: t.valid, success: (t.reward_info?.reward ?? 0) >= 1 - 1e-6 }));
+    const results = mine.map((t) => ({ taskId: task.id, valid: t.valid, success: t.reward_info ? isSuccess(t.reward_info) : false }));
     const pass_hat: Record<string, number> = {};
     for (let k = 1; k <= valid.length; k++) pass_hat[k] = passHatK(results, k);
     return {
@@ -136,7 +136,7 @@ function summarize(opts: BatchOptions, finals: Trajectory[], episodes: number, a
     };
   });
   const all = finals.filter((t) => t.valid && t.reward_info);
-  const results = finals.map((t) => ({ taskId: t.task_id, valid: t.valid, success: (t.reward_info?.reward ?? 0) >= 1 - 1e-6 }));
+  const results = finals.map((t) => ({ taskId: t.task_id, valid: t.valid, success: t.reward_info ? isSuccess(t.reward_info) : false }));
   const pass_hat: Record<string, number> = {};
   for (let k = 1; k <= opts.trials; k++) pass_hat[k] = passHatK(results, k);
   return {

@@ -58,6 +58,7 @@ export const CheckKind = z.enum([
   'tool_called',
   'tool_not_called',
   'read_before_write',
+  'plain_speech',
 ]);
 export type CheckKind = z.infer<typeof CheckKind>;
 
@@ -68,6 +69,8 @@ export type CheckKind = z.infer<typeof CheckKind>;
  * - `tool_called` / `tool_not_called`: the agent made / never made a successful call of `tool`
  *   whose arguments include `args`.
  * - `read_before_write`: a successful call of `tool` (a read) precedes every agent write.
+ * - `plain_speech`: no assistant turn has written formatting, repetition or garbled text (the
+ *   same detectors as the QUALITY veto), for rules about speaking style.
  */
 export const Assertion = z.object({
   id: z.string().min(1),

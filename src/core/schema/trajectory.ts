@@ -115,6 +115,8 @@ export const RewardInfo = z.object({
   step_rewards: z.array(z.number()).default([]),
   /** Discounted returns G_t of `step_rewards`. */
   returns: z.array(z.number()).default([]),
+  /** Why the reward was overridden, e.g. an episode that hit `max_steps` scores 0. */
+  notes: z.array(z.string()).default([]),
 });
 export type RewardInfo = z.infer<typeof RewardInfo>;
 

@@ -8,6 +8,7 @@ import type { Assertion } from '../schema/task.ts';
 import type { AssertionVerdict, ComponentResult, Turn } from '../schema/trajectory.ts';
 import { notJudged, passFail } from './component.ts';
 import { asksForConfirmation, isAgreement } from './dialogue-acts.ts';
+import { qualityFindings } from './quality.ts';
 import type { ReplayedViolation } from './replay.ts';
 import { agentWrites, argsInclude, showCall, successfulAgentCalls, textTurns, type IndexedText } from './turns.ts';
 
@@ -98,6 +99,12 @@ export function checkAssertion(a: CheckedAssertion, turns: readonly Turn[], doma
 
 function runCheck(check: CheckedAssertion['check'], turns: readonly Turn[], domain: DomainDefinition): Outcome {
   if (check.kind === 'confirm_before_write') return confirmBeforeWrite(check, turns, domain);
+  if (check.kind === 'plain_speech') {
+    const first = qualityFindings(turns)[0];
+    return first
+      ? failed(`turn ${first.turn}: ${first.rule} (${first.detail})`, first.turn)
+      : passed('every agent turn is plain speech');
+  }
   const tool = check.tool;
   if (!tool) return failed(`malformed check: ${check.kind} needs "tool"`);
   const wanted = showCall(tool, check.args ?? {});

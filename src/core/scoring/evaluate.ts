@@ -6,7 +6,7 @@
 import type { DomainRuntime } from '../env/environment.ts';
 import type { Judge, JudgeVerdict } from '../participants/types.ts';
 import type { RewardComponent, Task } from '../schema/task.ts';
-import type { ComponentResult, RewardInfo, Turn } from '../schema/trajectory.ts';
+import type { ComponentResult, RewardInfo, TerminationReason, Turn } from '../schema/trajectory.ts';
 import { scoreActions } from './action-match.ts';
 import { checkAssertion, hasCheck, ruleVerdicts, scoreAssertions } from './behaviour-checks.ts';
 import { scoreCommunicate } from './communicate.ts';
@@ -27,6 +27,11 @@ export interface EvaluateOptions {
   process?: ProcessRewardOptions;
   /** A precomputed {@link replayGold} of the same task, to skip replaying it again. */
   gold?: GoldResult;
+  /**
+   * How the episode ended. `max_steps` and `too_many_errors` score 0 whatever the components
+   * say (tau2-bench's evaluator does the same); absent: not checked.
+   */
+  termination?: TerminationReason;
 }
 
 /**
@@ -70,8 +75,9 @@ export async function evaluate(
 ): Promise<RewardInfo> {
   const criteria = task.evaluation_criteria;
   if (!criteria) {
-    const p = processRewards(turns, 1, options.process);
-    return { reward: 1, partial: false, basis: [], components: {}, assertions: [], step_rewards: p.step_rewards, returns: p.returns };
+    const { reward, notes } = terminationOverride(1, options.termination);
+    const p = processRewards(turns, reward, options.process);
+    return { reward, partial: false, basis: [], components: {}, assertions: [], step_rewards: p.step_rewards, returns: p.returns, notes };
   }
   const domain = runtime.domain;
   const basis = rewardBasis(task, (domain.ruleChecks?.length ?? 0) > 0);
@@ -116,6 +122,9 @@ export async function evaluate(
     if (!c.judged) partial = true;
     if (c.score !== null) reward *= c.score;
   }
+  const overridden = terminationOverride(reward, options.termination);
+  reward = overridden.reward;
+  const notes = overridden.notes;
   const p = processRewards(predicted.turns, reward, options.process);
   return {
     reward,
@@ -125,5 +134,14 @@ export async function evaluate(
     assertions: assertionVerdicts,
     step_rewards: p.step_rewards,
     returns: p.returns,
+    notes,
   };
+}
+
+/** Endings after which an episode is scored on its merits; any other valid ending scores 0. */
+const NORMAL_ENDINGS: ReadonlySet<TerminationReason> = new Set(['user_stop', 'agent_stop', 'transfer', 'out_of_scope']);
+
+function terminationOverride(reward: number, termination: TerminationReason | undefined): { reward: number; notes: string[] } {
+  if (!termination || NORMAL_ENDINGS.has(termination)) return { reward, notes: [] };
+  return { reward: 0, notes: [`episode ended on ${termination}: reward 0 (tau2-bench scores only episodes the agent or the caller ended)`] };
 }

@@ -453,7 +453,22 @@ describe('reward and process reward', () => {
     const r = await Recorder.open(bank, task);
     r.agent('Hello');
     const info = await evaluate(bank, task, await r.done());
-    expect(info).toEqual({ reward: 1, partial: false, basis: [], components: {}, assertions: [], step_rewards: [1], returns: [1] });
+    expect(info).toEqual({ reward: 1, partial: false, basis: [], components: {}, assertions: [], step_rewards: [1], returns: [1], notes: [] });
+  });
+
+  it('an episode that hit max_steps or too_many_errors scores 0 whatever its components (tau2-bench)', async () => {
+    const task = bankTask(null);
+    const r = await Recorder.open(bank, task);
+    r.agent('Hello');
+    const turns = await r.done();
+    const capped = await evaluate(bank, task, turns, { termination: 'max_steps' });
+    expect([capped.reward, capped.step_rewards, capped.notes]).toEqual([
+      0,
+      [0],
+      ['episode ended on max_steps: reward 0 (tau2-bench scores only episodes the agent or the caller ended)'],
+    ]);
+    expect((await evaluate(bank, task, turns, { termination: 'too_many_errors' })).reward).toBe(0);
+    expect((await evaluate(bank, task, turns, { termination: 'transfer' })).reward).toBe(1);
   });
 
   it('step rewards and returns of a scored episode', async () => {
@@ -474,5 +489,29 @@ describe('reward and process reward', () => {
     const shaped = await evaluate(bank, task, r.turns, { process: { success: 0.5, failure: -1, gamma: 0.5 } });
     expect(shaped.step_rewards).toEqual([0, -0.5, 0.5, 1]);
     expect(shaped.returns).toEqual([0, 0, 1, 1]);
+  });
+});
+
+describe('ASSERTIONS: plain_speech', () => {
+  const plain = { id: 'plain', rule: 'R1', text: 'Speaks plainly.', check: { kind: 'plain_speech' as const } };
+  const criteria: Criteria = { actions: [], communicate_info: [], reward_basis: ['COMMUNICATE'], assertions: [plain], vetoes: false };
+
+  it('fails on the first formatted agent turn and passes on plain speech', async () => {
+    const task = bankTask(criteria);
+    const r = await Recorder.open(bank, task);
+    r.agent('Hello, this is the bank.');
+    r.user('What do I owe?');
+    r.agent('You owe:\n- water 30\n- power 20');
+    const info = await evaluate(bank, task, await r.done());
+    expect(info.assertions[0]).toEqual({ id: 'plain', rule: 'R1', status: 'failed', reason: 'turn 2: formatting (bullet list)', turn: 2 });
+    expect(info.reward).toBe(0);
+
+    const ok = await Recorder.open(bank, task);
+    ok.agent('Hello, this is the bank.');
+    ok.user('What do I owe?');
+    ok.agent('You owe thirty for water and twenty for power.');
+    const good = await evaluate(bank, task, await ok.done());
+    expect(good.assertions[0]).toEqual({ id: 'plain', rule: 'R1', status: 'passed', reason: 'every agent turn is plain speech', turn: null });
+    expect(good.reward).toBe(1);
   });
 });

@@ -1,0 +1,303 @@
+/**
+ * Python's JSON and float behaviour, for tau2-bench compatibility (pure TypeScript).
+ *
+ * tau2-bench's records are pydantic models: a field typed `float` always holds a Python float,
+ * which `json.dumps` prints with a fractional part (`100.0`), while an `int` field prints as `100`.
+ * JavaScript has one number type, so a document that must keep the distinction marks floats with
+ * {@link PyFloat}; plain `number`s are Python ints.
+ *
+ * - {@link pyFloatRepr}: `repr(float)` (`3.0`, `1e-05`, `1.5e+16`, `inf`).
+ * - {@link pyRound}: `round(x, ndigits)` on a binary float (exact, ties to even: `2.675 → 2.67`).
+ * - {@link pyJsonDumps}: `json.dumps` (ASCII escapes, separators, `indent`, `sort_keys`).
+ * - {@link parsePyJson}: JSON text → {@link PyJson}, numbers written with `.`/`e` become floats.
+ */
+
+/** A Python float inside a {@link PyJson} document. `JSON.stringify` writes its bare value. */
+export class PyFloat {
+  constructor(readonly value: number) {}
+  toJSON(): number {
+    return this.value;
+  }
+}
+
+/** A JSON document that keeps Python's int/float distinction: `number` = int, {@link PyFloat} = float. */
+export type PyJson = null | boolean | number | string | PyFloat | PyJson[] | PyJsonObject;
+/** A JSON object of {@link PyJson} values; key order is insertion order (Python dict order). */
+export interface PyJsonObject {
+  [key: string]: PyJson;
+}
+
+/** Wrap a number as a Python float; `null` stays `null` (for Optional[float] fields). */
+export function pyFloat(value: number): PyFloat;
+export function pyFloat(value: number | null): PyFloat | null;
+export function pyFloat(value: number | null): PyFloat | null {
+  return value === null ? null : new PyFloat(value);
+}
+
+/** Shortest round-trip digits of a finite, non-zero |x|: digit string and decimal exponent of the first digit. */
+function shortestDigits(x: number): { digits: string; exp: number } {
+  // toExponential() without an argument gives the shortest digits that identify x (ECMA-262),
+  // as Python's repr does (both pick the candidate closest to x on a tie).
+  const [mantissa, exponent] = Math.abs(x).toExponential().split('e') as [string, string];
+  return { digits: mantissa.replace('.', ''), exp: Number(exponent) };
+}
+
+/**
+ * Python's `repr(x)` / `str(x)` of a float: shortest round-trip digits, fixed notation for
+ * decimal exponents -4…15 (always with a fractional part, `3.0`), scientific otherwise (`1e-05`,
+ * `1.5e+16`). Non-finite values print as `inf`, `-inf`, `nan`.
+ */
+export function pyFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return 'nan';
+  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
+  const sign = x < 0 || Object.is(x, -0) ? '-' : '';
+  if (x === 0) return `${sign}0.0`;
+  const { digits, exp } = shortestDigits(x);
+  if (exp < -4 || exp >= 16) {
+    const frac = digits.length > 1 ? `.${digits.slice(1)}` : '';
+    return `${sign}${digits[0]}${frac}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  const intLen = exp + 1;
+  const intPart = digits.length >= intLen ? digits.slice(0, intLen) : digits + '0'.repeat(intLen - digits.length);
+  const fracPart = digits.length > intLen ? digits.slice(intLen) : '0';
+  return `${sign}${intPart}.${fracPart}`;
+}
+
+/** The exact value of a finite double as `mantissa × 2^exponent` (integers). */
+function exactBinary(x: number): { mantissa: bigint; exponent: number } {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const hi = view.getUint32(0);
+  const lo = view.getUint32(4);
+  const biased = (hi >>> 20) & 0x7ff;
+  let mantissa = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+  if (biased !== 0) mantissa |= 1n << 52n;
+  return { mantissa, exponent: (biased === 0 ? 1 : biased) - 1075 };
+}
+
+/**
+ * Python's `round(x, ndigits)` for a float: the exact binary value rounded to `ndigits` decimals,
+ * ties to even, read back as the nearest double (`round(2.675, 2) == 2.67`, `round(0.125, 2) ==
+ * 0.12`). Non-finite values and zero are returned unchanged (the sign of zero is kept).
+ *
+ * @param ndigits decimals to keep, 0…300.
+ */
+export function pyRound(x: number, ndigits: number): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  if (!Number.isInteger(ndigits) || ndigits < 0 || ndigits > 300) throw new RangeError(`pyRound: ndigits ${ndigits}`);
+  const { mantissa, exponent } = exactBinary(x);
+  if (exponent >= 0) return x; // an integer already
+  // |x| = mantissa / 2^k = mantissa·5^k / 10^k, so |x|·10^ndigits = mantissa·5^k / 10^(k-ndigits).
+  const k = -exponent;
+  const scaled = mantissa * 5n ** BigInt(k);
+  let q: bigint;
+  if (k <= ndigits) {
+    q = scaled * 10n ** BigInt(ndigits - k);
+  } else {
+    const divisor = 10n ** BigInt(k - ndigits);
+    q = scaled / divisor;
+    const twice = (scaled % divisor) * 2n;
+    if (twice > divisor || (twice === divisor && q % 2n === 1n)) q += 1n;
+  }
+  const text = q.toString().padStart(ndigits + 1, '0');
+  const decimal = ndigits === 0 ? text : `${text.slice(0, -ndigits)}.${text.slice(-ndigits)}`;
+  const value = Number.parseFloat(decimal);
+  return x < 0 ? -value : value;
+}
+
+/** Options of {@link pyJsonDumps}, as Python's `json.dumps`. */
+export interface PyJsonDumpsOptions {
+  /** Pretty-print with this many spaces per level (`indent=`); compact one-line output when absent. */
+  indent?: number;
+  /** `[item separator, key separator]`; default `[', ', ': ']`, or `[',', ': ']` with `indent`. */
+  separators?: readonly [string, string];
+  /** Sort object keys (`sort_keys=True`, by UTF-16 code unit; tau2 keys are ASCII). */
+  sortKeys?: boolean;
+}
+
+const ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+};
+
+/** A string as Python's `json.dumps` writes it with `ensure_ascii=True`. */
+function pyJsonString(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return `"${s.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+}
+
+/** A float as `json.dumps` writes it (`NaN`, `Infinity`, `-Infinity` for non-finite values). */
+function pyJsonFloat(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
+  return pyFloatRepr(x);
+}
+
+/**
+ * Serialize like Python's `json.dumps(value, indent=…, separators=…, sort_keys=…)` with the
+ * defaults `ensure_ascii=True`, `allow_nan=True`. Plain numbers must be integers (Python ints);
+ * floats are {@link PyFloat}s.
+ *
+ * @throws TypeError for a non-integer plain number, `undefined` or another non-JSON value.
+ */
+export function pyJsonDumps(value: PyJson, options: PyJsonDumpsOptions = {}): string {
+  const indent = options.indent;
+  const [itemSep, keySep] = options.separators ?? (indent === undefined ? [', ', ': '] : [',', ': ']);
+  const out: string[] = [];
+  const write = (v: PyJson, level: number): void => {
+    if (v === null) out.push('null');
+    else if (v === true) out.push('true');
+    else if (v === false) out.push('false');
+    else if (typeof v === 'string') out.push(pyJsonString(v));
+    else if (typeof v === 'number') {
+      if (!Number.isSafeInteger(v)) throw new TypeError(`pyJsonDumps: ${v} is not an int; wrap floats in PyFloat`);
+      out.push(String(v));
+    } else if (v instanceof PyFloat) out.push(pyJsonFloat(v.value));
+    else if (Array.isArray(v)) {
+      if (v.length === 0) return void out.push('[]');
+      const pad = indent === undefined ? null : ' '.repeat(indent * (level + 1));
+      out.push('[');
+      v.forEach((item, i) => {
+        if (i > 0) out.push(itemSep);
+        if (pad !== null) out.push('\n', pad);
+        write(item, level + 1);
+      });
+      if (pad !== null) out.push('\n', ' '.repeat(indent! * level));
+      out.push(']');
+    } else if (typeof v === 'object') {
+      const keys = Object.keys(v);
+      if (options.sortKeys) keys.sort();
+      if (keys.length === 0) return void out.push('{}');
+      const pad = indent === undefined ? null : ' '.repeat(indent * (level + 1));
+      out.push('{');
+      keys.forEach((k, i) => {
+        if (i > 0) out.push(itemSep);
+        if (pad !== null) out.push('\n', pad);
+        out.push(pyJsonString(k), keySep);
+        write(v[k]!, level + 1);
+      });
+      if (pad !== null) out.push('\n', ' '.repeat(indent! * level));
+      out.push('}');
+    } else {
+      throw new TypeError(`pyJsonDumps: unsupported value ${String(v)}`);
+    }
+  };
+  write(value, 0);
+  return out.join('');
+}
+
+/** Invalid JSON text given to {@link parsePyJson}; `offset` is the character index of the problem. */
+export class PyJsonSyntaxError extends SyntaxError {
+  override name = 'PyJsonSyntaxError';
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(`${message} at offset ${offset}`);
+  }
+}
+
+/**
+ * Parse JSON text keeping the int/float distinction of each number as Python's `json.loads`
+ * does: a number written with a fraction or an exponent (`100.0`, `1e3`) becomes a
+ * {@link PyFloat}, any other a plain (int) `number`. Also accepts `NaN`, `Infinity`, `-Infinity`.
+ *
+ * @throws PyJsonSyntaxError on invalid text or an int outside JavaScript's safe range.
+ */
+export function parsePyJson(text: string): PyJson {
+  let i = 0;
+  const fail = (msg: string): never => {
+    throw new PyJsonSyntaxError(msg, i);
+  };
+  const ws = () => {
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+      else break;
+    }
+  };
+  const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+  const value = (): PyJson => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const obj: PyJsonObject = {};
+      ws();
+      if (text[i] === '}') return i++, obj;
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail('expected a string key');
+        const key = str();
+        ws();
+        if (text[i] !== ':') fail("expected ':'");
+        i++;
+        obj[key] = value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') return i++, obj;
+        else fail("expected ',' or '}'");
+      }
+    }
+    if (c === '[') {
+      i++;
+      const arr: PyJson[] = [];
+      ws();
+      if (text[i] === ']') return i++, arr;
+      for (;;) {
+        arr.push(value());
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') return i++, arr;
+        else fail("expected ',' or ']'");
+      }
+    }
+    if (c === '"') return str();
+    for (const [word, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+      ['NaN', new PyFloat(NaN)],
+      ['Infinity', new PyFloat(Infinity)],
+      ['-Infinity', new PyFloat(-Infinity)],
+    ] as const) {
+      if (text.startsWith(word, i)) return (i += word.length), v;
+    }
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
+    if (!m) return fail('unexpected character');
+    i += m[0].length;
+    if (m[1] !== undefined || m[2] !== undefined) return new PyFloat(Number(m[0]));
+    const n = Number(m[0]);
+    if (!Number.isSafeInteger(n)) fail(`int ${m[0]} is outside the safe range`);
+    return n;
+  };
+  const str = (): string => {
+    const start = ++i;
+    let simple = true;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i] === '\\') {
+        simple = false;
+        i += 2;
+      } else i++;
+    }
+    if (i >= text.length) fail('unterminated string');
+    const raw = text.slice(start, i++);
+    if (simple) return raw;
+    try {
+      return JSON.parse(`"${raw}"`) as string;
+    } catch {
+      return fail('invalid string escape');
+    }
+  };
+  const result = value();
+  ws();
+  if (i !== text.length) fail('unexpected text after the value');
+  return result;
+}
