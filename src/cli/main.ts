@@ -12,7 +12,7 @@ import { gateDomain, type GateReport } from '../core/gate/gate.ts';
 import { runBatch, type BatchSummary } from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
 import { sqlJsFactory } from '../adapters/shared/sqljs-db.ts';
-import { loadBuiltinDomain } from '../adapters/node/load-domain.ts';
+import { loadDomain } from '../adapters/node/load-domain.ts';
 import { agentFactory, userFactory, UsageError } from './participants.ts';
 import { renderGate, renderSummary } from './reports.ts';
 
@@ -39,7 +39,7 @@ function intOption(name: string, min: number) {
 }
 
 async function openDomain(name: string): Promise<{ domain: Domain; runtime: DomainRuntime }> {
-  const domain = await loadBuiltinDomain(name).catch((e: unknown) => {
+  const domain = await loadDomain(name).catch((e: unknown) => {
     throw e instanceof DomainFileError ? e : new UsageError((e as Error).message);
   });
   return { domain, runtime: await DomainRuntime.create(domain, await sqlJsFactory()) };
@@ -133,7 +133,7 @@ function program(io: CliIo, setCode: (c: number) => void): Command {
   cmd
     .command('gate')
     .description('Admission check of a domain: reference solutions replay, rules bind, do-nothing fails, reference passes.')
-    .argument('<domain>', 'domain name (built-in: carrier)')
+    .argument('<domain>', 'built-in domain name (carrier) or path to a domain folder')
     .option('--task-ids <ids>', 'comma-separated task ids')
     .option('--json', 'print one JSON document')
     .action(async (name: string, opts: { taskIds?: string; json?: boolean }) => {
@@ -145,7 +145,7 @@ function program(io: CliIo, setCode: (c: number) => void): Command {
   cmd
     .command('run')
     .description('Run K rollouts of each task and score them.')
-    .requiredOption('--domain <name>', 'domain name')
+    .requiredOption('--domain <name>', 'built-in domain name (carrier) or path to a domain folder')
     .option('--agent <spec>', 'agent: reference | noop', 'reference')
     .option('--user <spec>', 'simulated caller: scripted', 'scripted')
     .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)

@@ -1,6 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { builtinDomainDir } from '../../src/adapters/node/load-domain.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main, type CliIo } from '../../src/cli/main.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
@@ -90,5 +92,24 @@ describe('switchboard CLI', () => {
     expect(doc.ok).toBe(true);
     expect(doc.reference.totals.mean_reward).toBe(1);
     expect(doc.noop.totals.mean_reward).toBe(0);
+  });
+
+  it('loads a domain from a folder and names the file and field of a malformed one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-domain-'));
+    dirs.push(dir);
+    const src = builtinDomainDir('carrier');
+    await writeFile(join(dir, 'domain.ts'), `export { carrier } from ${JSON.stringify(pathToFileURL(join(src, 'domain.ts')).href)};\n`);
+    for (const f of ['policy.md', 'schema.sql', 'seed.json', 'tasks.json']) await copyFile(join(src, f), join(dir, f));
+    let io = capture();
+    expect(await main(['gate', dir, '--task-ids', 'carrier-change-plan-1', '--json'], io)).toBe(0);
+    expect(JSON.parse(io.stdout).tasks.map((t: { task_id: string; accepted: boolean }) => [t.task_id, t.accepted])).toEqual([['carrier-change-plan-1', true]]);
+
+    const tasks = JSON.parse(await readFile(join(src, 'tasks.json'), 'utf8'));
+    tasks[4].evaluation_criteria.reward_basis = ['DB', 'VIBES'];
+    await writeFile(join(dir, 'tasks.json'), JSON.stringify(tasks));
+    io = capture();
+    expect(await main(['run', '--domain', dir], io)).toBe(2);
+    expect(io.stderr).toMatch(new RegExp(`^switchboard: ${join(dir, 'tasks.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\[4\\]\\.evaluation_criteria\\.reward_basis\\[1\\]: `));
+    expect(io.stdout).toBe('');
   });
 });

@@ -4,8 +4,9 @@
  * statically (see {@link builtinDomains}) and joined with the files by `buildDomain`.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildDomain, type Domain, type DomainDefinition, type DomainSources } from '../../core/schema/domain.ts';
 import { carrier } from '../../../domains/carrier/domain.ts';
 
@@ -59,4 +60,40 @@ export async function loadBuiltinDomain(name: string): Promise<Domain> {
     throw new Error(`unknown domain "${name}"; known domains: ${Object.keys(builtinDomains).sort().join(', ')}`);
   }
   return loadDomainDir(builtinDomainDir(name), def);
+}
+
+function isDomainDefinition(x: unknown): x is DomainDefinition {
+  const d = x as Partial<DomainDefinition> | null;
+  return !!d && typeof d === 'object' && typeof d.name === 'string' && Array.isArray(d.tools) && typeof d.greeting === 'string';
+}
+
+/**
+ * Load a domain from any folder laid out like `domains/<name>/`: its `domain.ts` (or
+ * `domain.js`) must export one {@link DomainDefinition} (default or named export).
+ *
+ * @throws Error naming the folder when it has no domain module or the module exports no domain.
+ */
+export async function loadDomainFolder(dir: string): Promise<Domain> {
+  const abs = resolve(dir);
+  const file = ['domain.ts', 'domain.js'].map((f) => join(abs, f)).find((f) => existsSync(f));
+  if (!file) throw new Error(`${abs}: not a domain folder (no domain.ts)`);
+  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const defs = Object.values(mod).filter(isDomainDefinition);
+  if (defs.length !== 1) {
+    throw new Error(`${file}: must export exactly one domain definition (found ${defs.length})`);
+  }
+  return loadDomainDir(abs, defs[0]!);
+}
+
+/**
+ * Resolve a `--domain` argument: a built-in domain name, or a path to a domain folder.
+ * @throws Error listing the built-in names when `spec` is neither.
+ */
+export async function loadDomain(spec: string): Promise<Domain> {
+  if (Object.hasOwn(builtinDomains, spec)) return loadBuiltinDomain(spec);
+  if (spec.includes('/') || spec.includes('\\') || existsSync(spec)) {
+    if (!existsSync(spec) || !statSync(spec).isDirectory()) throw new Error(`${resolve(spec)}: no such domain folder`);
+    return loadDomainFolder(spec);
+  }
+  return loadBuiltinDomain(spec);
 }
