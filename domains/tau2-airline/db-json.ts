@@ -14,17 +14,17 @@ import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import type { DbState } from '../../src/core/env/state.ts';
 import { DomainFileError, fieldPath } from '../../src/core/schema/domain.ts';
-import type { PyJsonObject } from '../../src/core/tau2/py-json.ts';
-import { absentFieldsColumn, groupByParent, inPositionOrder } from '../../src/core/tau2/rows.ts';
+import type { PyDict, PyJsonObject } from '../../src/core/tau2/py-json.ts';
+import { absentFieldsColumn, groupByParent, inPositionOrder, pyDocument, pyZod } from '../../src/core/tau2/rows.ts';
 import { flightRecord, reservationRecord, userRecord, type RecordForm } from './records.ts';
 
 const str = z.string();
-const int = z.number().int();
+const { int, float } = pyZod;
 const Cabin = z.enum(['business', 'economy', 'basic_economy']);
-const CabinInts = z.partialRecord(Cabin, int);
-const Passenger = z.strictObject({ first_name: str, last_name: str, dob: str });
+const CabinInts = pyZod.dict(int).refine((m) => [...m.keys()].every((k) => Cabin.safeParse(k).success), 'keys must be cabin classes');
+const Passenger = pyZod.record({ first_name: str, last_name: str, dob: str });
 
-const FlightDate = z.discriminatedUnion('status', [
+const FlightDate = pyZod.union('status', [
   z.strictObject({ status: z.literal('available'), available_seats: CabinInts, prices: CabinInts }),
   z.strictObject({ status: z.literal('landed'), actual_departure_time_est: str, actual_arrival_time_est: str }),
   z.strictObject({ status: z.literal('cancelled') }),
@@ -33,25 +33,25 @@ const FlightDate = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('on time'), estimated_departure_time_est: str, estimated_arrival_time_est: str }),
 ]);
 
-const Flight = z.strictObject({
+const Flight = pyZod.record({
   flight_number: str,
   origin: str,
   destination: str,
   scheduled_departure_time_est: str,
   scheduled_arrival_time_est: str,
-  dates: z.record(str, FlightDate),
+  dates: pyZod.dict(FlightDate),
 });
 
-const PaymentMethod = z.discriminatedUnion('source', [
+const PaymentMethod = pyZod.union('source', [
   z.strictObject({ source: z.literal('credit_card'), id: str, brand: str, last_four: str }),
-  z.strictObject({ source: z.literal('gift_card'), id: str, amount: z.number() }),
-  z.strictObject({ source: z.literal('certificate'), id: str, amount: z.number() }),
+  z.strictObject({ source: z.literal('gift_card'), id: str, amount: float }),
+  z.strictObject({ source: z.literal('certificate'), id: str, amount: float }),
 ]);
 
-const User = z.strictObject({
+const User = pyZod.record({
   user_id: str,
-  name: z.strictObject({ first_name: str, last_name: str }),
-  address: z.strictObject({
+  name: pyZod.record({ first_name: str, last_name: str }),
+  address: pyZod.record({
     address1: str,
     address2: str.nullable().optional(),
     city: str,
@@ -61,22 +61,22 @@ const User = z.strictObject({
   }),
   email: str,
   dob: str,
-  payment_methods: z.record(str, PaymentMethod),
+  payment_methods: pyZod.dict(PaymentMethod),
   saved_passengers: z.array(Passenger),
   membership: z.enum(['gold', 'silver', 'regular']),
   reservations: z.array(str),
 });
 
-const Reservation = z.strictObject({
+const Reservation = pyZod.record({
   reservation_id: str,
   user_id: str,
   origin: str,
   destination: str,
   flight_type: z.enum(['round_trip', 'one_way']),
   cabin: Cabin,
-  flights: z.array(z.strictObject({ flight_number: str, origin: str, destination: str, date: str, price: int })),
+  flights: z.array(pyZod.record({ flight_number: str, origin: str, destination: str, date: str, price: int })),
   passengers: z.array(Passenger),
-  payment_history: z.array(z.strictObject({ payment_id: str, amount: int })),
+  payment_history: z.array(pyZod.record({ payment_id: str, amount: int })),
   created_at: str,
   total_baggages: int,
   nonfree_baggages: int,
@@ -85,12 +85,12 @@ const Reservation = z.strictObject({
 });
 
 /** tau2's FlightDB document, validated (field names as in tau2-bench's airline data model). */
-export const FlightDb = z.strictObject({
-  flights: z.record(str, Flight),
-  users: z.record(str, User),
-  reservations: z.record(str, Reservation),
+export const FlightDb = pyZod.record({
+  flights: pyZod.dict(Flight),
+  users: pyZod.dict(User),
+  reservations: pyZod.dict(Reservation),
 });
-export type FlightDb = z.infer<typeof FlightDb>;
+export type FlightDb = z.output<typeof FlightDb>;
 
 /** Tables of the airline schema, in dependency order. */
 export const AIRLINE_TABLES = [
@@ -115,20 +115,22 @@ function keyMustMatch(file: string, path: string, key: string, id: string, field
 /**
  * Validate an airline db.json document and turn it into table rows.
  *
- * @param json the parsed db.json (`JSON.parse` is enough: int/float follow the field types).
+ * @param source db.json as text (preferred: parsed with `parsePyJson`, so dict order is exact) or
+ *   as a parsed value (a `parsePyJson` tree, or a `JSON.parse` result; int/float follow the field
+ *   types either way).
  * @param file the file name used in errors.
  * @returns table name → rows, for `buildDomain`'s seed.
  * @throws DomainFileError naming `file` and the first bad field (e.g. `users.mia_li_3668.membership`).
  */
-export function importTau2Db(json: unknown, file = 'db.json'): Record<string, SqlRow[]> {
-  const parsed = FlightDb.safeParse(json);
+export function importTau2Db(source: unknown, file = 'db.json'): Record<string, SqlRow[]> {
+  const parsed = FlightDb.safeParse(pyDocument(source));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new DomainFileError(file, fieldPath(issue.path), issue.message);
   }
   const db = parsed.data;
   const t: Record<(typeof AIRLINE_TABLES)[number], SqlRow[]> = Object.fromEntries(AIRLINE_TABLES.map((n) => [n, []])) as never;
-  Object.entries(db.flights).forEach(([key, f], position) => {
+  [...db.flights].forEach(([key, f], position) => {
     keyMustMatch(file, `flights.${key}`, key, f.flight_number, 'flight_number');
     t.flights.push({
       flight_number: key,
@@ -138,7 +140,7 @@ export function importTau2Db(json: unknown, file = 'db.json'): Record<string, Sq
       scheduled_departure_time_est: f.scheduled_departure_time_est,
       scheduled_arrival_time_est: f.scheduled_arrival_time_est,
     });
-    Object.entries(f.dates).forEach(([date, d], datePosition) => {
+    [...f.dates].forEach(([date, d], datePosition) => {
       const row: SqlRow = {
         flight_number: key,
         date,
@@ -150,11 +152,11 @@ export function importTau2Db(json: unknown, file = 'db.json'): Record<string, Sq
         estimated_arrival_time_est: null,
       };
       if (d.status === 'available') {
-        Object.entries(d.available_seats).forEach(([cabin, seats], i) =>
-          t.flight_date_seats.push({ flight_number: key, date, cabin, position: i, available_seats: seats! }),
+        [...d.available_seats].forEach(([cabin, seats], i) =>
+          t.flight_date_seats.push({ flight_number: key, date, cabin, position: i, available_seats: seats }),
         );
-        Object.entries(d.prices).forEach(([cabin, price], i) =>
-          t.flight_date_prices.push({ flight_number: key, date, cabin, position: i, price: price! }),
+        [...d.prices].forEach(([cabin, price], i) =>
+          t.flight_date_prices.push({ flight_number: key, date, cabin, position: i, price }),
         );
       } else {
         for (const [k, v] of Object.entries(d)) if (k !== 'status') row[k] = v as string;
@@ -162,7 +164,7 @@ export function importTau2Db(json: unknown, file = 'db.json'): Record<string, Sq
       t.flight_dates.push(row);
     });
   });
-  Object.entries(db.users).forEach(([key, u], position) => {
+  [...db.users].forEach(([key, u], position) => {
     keyMustMatch(file, `users.${key}`, key, u.user_id, 'user_id');
     t.users.push({
       user_id: key,
@@ -180,7 +182,7 @@ export function importTau2Db(json: unknown, file = 'db.json'): Record<string, Sq
       membership: u.membership,
       absent_fields: absentFieldsColumn(u, ['address.address2']),
     });
-    Object.entries(u.payment_methods).forEach(([pmKey, pm], i) => {
+    [...u.payment_methods].forEach(([pmKey, pm], i) => {
       keyMustMatch(file, `users.${key}.payment_methods.${pmKey}`, pmKey, pm.id, 'id');
       t.user_payment_methods.push({
         user_id: key,
@@ -195,7 +197,7 @@ export function importTau2Db(json: unknown, file = 'db.json'): Record<string, Sq
     u.saved_passengers.forEach((p, i) => t.user_saved_passengers.push({ user_id: key, position: i, ...p }));
     u.reservations.forEach((r, i) => t.user_reservation_ids.push({ user_id: key, position: i, reservation_id: r }));
   });
-  Object.entries(db.reservations).forEach(([key, r], position) => {
+  [...db.reservations].forEach(([key, r], position) => {
     keyMustMatch(file, `reservations.${key}`, key, r.reservation_id, 'reservation_id');
     t.reservations.push({
       reservation_id: key,
@@ -232,8 +234,8 @@ export interface ExportOptions {
 /**
  * Turn an exported environment state back into a FlightDB document.
  *
- * @returns `{flights, users, reservations}` with floats as `PyFloat` (serialize with
- *   `pyJsonDumps` to get Python's text, `100.0` included).
+ * @returns `{flights, users, reservations}` with dicts as `Map` (order kept) and floats as
+ *   `PyFloat` (serialize with `pyJsonDumps` to get Python's text, `100.0` included).
  * @throws Error when a table of the schema is missing from `state`.
  */
 export function exportTau2Db(state: DbState, options: ExportOptions = {}): PyJsonObject {
@@ -243,30 +245,30 @@ export function exportTau2Db(state: DbState, options: ExportOptions = {}): PyJso
   const cabinKey = (r: SqlRow) => `${String(r.flight_number)}\u0000${String(r.date)}`;
   const seats = groupRows(state.flight_date_seats!, cabinKey);
   const prices = groupRows(state.flight_date_prices!, cabinKey);
-  const flights: PyJsonObject = {};
+  const flights: PyDict = new Map();
   for (const f of inPositionOrder(state.flights)) {
     const dates = (datesByFlight.get(String(f.flight_number)) ?? []).map((row) => ({
       row,
       seats: seats.get(cabinKey(row)) ?? [],
       prices: prices.get(cabinKey(row)) ?? [],
     }));
-    flights[String(f.flight_number)] = flightRecord(f, dates);
+    flights.set(String(f.flight_number), flightRecord(f, dates));
   }
   const pms = groupByParent(state.user_payment_methods, 'user_id');
   const saved = groupByParent(state.user_saved_passengers, 'user_id');
   const resIds = groupByParent(state.user_reservation_ids, 'user_id');
-  const users: PyJsonObject = {};
+  const users: PyDict = new Map();
   for (const u of inPositionOrder(state.users)) {
     const id = String(u.user_id);
-    users[id] = userRecord(u, pms.get(id) ?? [], saved.get(id) ?? [], resIds.get(id) ?? [], form);
+    users.set(id, userRecord(u, pms.get(id) ?? [], saved.get(id) ?? [], resIds.get(id) ?? [], form));
   }
   const rFlights = groupByParent(state.reservation_flights, 'reservation_id');
   const rPax = groupByParent(state.reservation_passengers, 'reservation_id');
   const rPay = groupByParent(state.reservation_payments, 'reservation_id');
-  const reservations: PyJsonObject = {};
+  const reservations: PyDict = new Map();
   for (const r of inPositionOrder(state.reservations)) {
     const id = String(r.reservation_id);
-    reservations[id] = reservationRecord(r, rFlights.get(id) ?? [], rPax.get(id) ?? [], rPay.get(id) ?? [], form);
+    reservations.set(id, reservationRecord(r, rFlights.get(id) ?? [], rPax.get(id) ?? [], rPay.get(id) ?? [], form));
   }
   return { flights, users, reservations };
 }

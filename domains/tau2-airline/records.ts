@@ -7,7 +7,7 @@
  * out while still unset (a lossless round trip of db.json).
  */
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
-import { pyFloat, type PyJson, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
+import { pyFloat, type PyDict, type PyJson, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
 import { absentFields } from '../../src/core/tau2/rows.ts';
 
 /** Record form: `model` (all fields) or `source` (as the data file had them). */
@@ -48,8 +48,8 @@ export function userRecord(
   reservationIds: readonly SqlRow[],
   form: RecordForm,
 ): PyJsonObject {
-  const pms: PyJsonObject = {};
-  for (const pm of paymentMethods) pms[s(pm.payment_method_id)] = paymentMethodRecord(pm);
+  const pms: PyDict = new Map();
+  for (const pm of paymentMethods) pms.set(s(pm.payment_method_id), paymentMethodRecord(pm));
   return {
     user_id: s(u.user_id),
     name: { first_name: s(u.first_name), last_name: s(u.last_name) },
@@ -122,9 +122,9 @@ export function reservationRecord(
 }
 
 /** A cabin → number dict (`available_seats` or `prices`) from rows in position order. */
-export function cabinMap(rows: readonly SqlRow[], column: 'available_seats' | 'price'): PyJsonObject {
-  const out: PyJsonObject = {};
-  for (const r of rows) out[s(r.cabin)] = n(r[column]);
+export function cabinMap(rows: readonly SqlRow[], column: 'available_seats' | 'price'): PyDict {
+  const out: PyDict = new Map();
+  for (const r of rows) out.set(s(r.cabin), n(r[column]));
   return out;
 }
 
@@ -156,8 +156,8 @@ export function flightRecord(
   f: SqlRow,
   dates: readonly { row: SqlRow; seats: readonly SqlRow[]; prices: readonly SqlRow[] }[],
 ): PyJsonObject {
-  const byDate: PyJsonObject = {};
-  for (const d of dates) byDate[s(d.row.date)] = flightDateRecord(d.row, d.seats, d.prices);
+  const byDate: PyDict = new Map();
+  for (const d of dates) byDate.set(s(d.row.date), flightDateRecord(d.row, d.seats, d.prices));
   return {
     flight_number: s(f.flight_number),
     origin: s(f.origin),

@@ -10,6 +10,11 @@
  * - {@link pyRound}: `round(x, ndigits)` on a binary float (exact, ties to even: `2.675 → 2.67`).
  * - {@link pyJsonDumps}: `json.dumps` (ASCII escapes, separators, `indent`, `sort_keys`).
  * - {@link parsePyJson}: JSON text → {@link PyJson}, numbers written with `.`/`e` become floats.
+ *
+ * Dict order: a JavaScript object lists integer-like keys (`"1008292230"`) first, in numeric
+ * order, whatever the insertion order; a Python dict keeps insertion order. So a dict keyed by
+ * data (ids, dates, option names) is a {@link PyDict} (`Map`), and a plain object is only used
+ * for records whose keys are field names.
  */
 
 /** A Python float inside a {@link PyJson} document. `JSON.stringify` writes its bare value. */
@@ -20,9 +25,14 @@ export class PyFloat {
   }
 }
 
-/** A JSON document that keeps Python's int/float distinction: `number` = int, {@link PyFloat} = float. */
-export type PyJson = null | boolean | number | string | PyFloat | PyJson[] | PyJsonObject;
-/** A JSON object of {@link PyJson} values; key order is insertion order (Python dict order). */
+/**
+ * A JSON document that keeps Python's int/float distinction (`number` = int, {@link PyFloat} =
+ * float) and dict order ({@link PyDict}).
+ */
+export type PyJson = null | boolean | number | string | PyFloat | PyJson[] | PyDict | PyJsonObject;
+/** A Python dict: keys in insertion order, including integer-like keys. */
+export type PyDict = Map<string, PyJson>;
+/** A record (pydantic model dump): field names as keys, in declared order; never integer-like keys. */
 export interface PyJsonObject {
   [key: string]: PyJson;
 }
@@ -128,7 +138,6 @@ const ESCAPES: Readonly<Record<string, string>> = {
 
 /** A string as Python's `json.dumps` writes it with `ensure_ascii=True`. */
 function pyJsonString(s: string): string {
-  // eslint-disable-next-line no-control-regex
   return `"${s.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 
@@ -171,16 +180,17 @@ export function pyJsonDumps(value: PyJson, options: PyJsonDumpsOptions = {}): st
       if (pad !== null) out.push('\n', ' '.repeat(indent! * level));
       out.push(']');
     } else if (typeof v === 'object') {
-      const keys = Object.keys(v);
-      if (options.sortKeys) keys.sort();
-      if (keys.length === 0) return void out.push('{}');
+      const entries: [string, PyJson][] = v instanceof Map ? [...v] : Object.entries(v);
+      if (options.sortKeys) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      if (entries.length === 0) return void out.push('{}');
       const pad = indent === undefined ? null : ' '.repeat(indent * (level + 1));
       out.push('{');
-      keys.forEach((k, i) => {
+      entries.forEach(([k, item], i) => {
         if (i > 0) out.push(itemSep);
         if (pad !== null) out.push('\n', pad);
         out.push(pyJsonString(k), keySep);
-        write(v[k]!, level + 1);
+        if (item === undefined) throw new TypeError(`pyJsonDumps: key "${k}" is undefined`);
+        write(item, level + 1);
       });
       if (pad !== null) out.push('\n', ' '.repeat(indent! * level));
       out.push('}');
@@ -204,9 +214,10 @@ export class PyJsonSyntaxError extends SyntaxError {
 }
 
 /**
- * Parse JSON text keeping the int/float distinction of each number as Python's `json.loads`
- * does: a number written with a fraction or an exponent (`100.0`, `1e3`) becomes a
- * {@link PyFloat}, any other a plain (int) `number`. Also accepts `NaN`, `Infinity`, `-Infinity`.
+ * Parse JSON text as Python's `json.loads` does: every object becomes a {@link PyDict} (a `Map`,
+ * key order as written; a repeated key keeps its first position and last value), a number
+ * written with a fraction or an exponent (`100.0`, `1e3`) becomes a {@link PyFloat}, any other a
+ * plain (int) `number`. Also accepts `NaN`, `Infinity`, `-Infinity`.
  *
  * @throws PyJsonSyntaxError on invalid text or an int outside JavaScript's safe range.
  */
@@ -228,7 +239,7 @@ export function parsePyJson(text: string): PyJson {
     const c = text[i];
     if (c === '{') {
       i++;
-      const obj: PyJsonObject = {};
+      const obj: PyDict = new Map();
       ws();
       if (text[i] === '}') return i++, obj;
       for (;;) {
@@ -238,7 +249,7 @@ export function parsePyJson(text: string): PyJson {
         ws();
         if (text[i] !== ':') fail("expected ':'");
         i++;
-        obj[key] = value();
+        obj.set(key, value());
         ws();
         if (text[i] === ',') i++;
         else if (text[i] === '}') return i++, obj;

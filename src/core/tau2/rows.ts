@@ -2,7 +2,9 @@
  * Helpers for mapping tau2-bench JSON documents to relational rows and back: ordered grouping of
  * child rows, the `absent_fields` convention and JSON-list columns.
  */
+import { z } from 'zod';
 import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
+import { PyFloat, parsePyJson, type PyDict } from './py-json.ts';
 
 /** Rows of one table grouped by a parent key column, each group sorted by `position`. */
 export function groupByParent(rows: readonly SqlRow[] | undefined, parentColumn: string): Map<string, SqlRow[]> {
@@ -52,7 +54,49 @@ export function jsonList(value: SqlValue | undefined): string[] | null {
   return typeof value === 'string' ? (JSON.parse(value) as string[]) : null;
 }
 
-/** An object-valued JSON column → object (key order kept). */
-export function jsonObject(value: SqlValue | undefined): Record<string, string> {
-  return JSON.parse(String(value)) as Record<string, string>;
+/** An object-valued JSON column (e.g. `options`) → a dict, key order kept. */
+export function jsonDict(value: SqlValue | undefined): PyDict {
+  return parsePyJson(String(value)) as PyDict;
+}
+
+/** A dict → the text of a JSON column, key order kept. */
+export function dictColumn(dict: ReadonlyMap<string, string>): string {
+  return `{${[...dict].map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
+}
+
+/**
+ * zod building blocks that read both a {@link parsePyJson} tree (dicts as `Map`, floats as
+ * `PyFloat`) and a plain `JSON.parse` result, and output dicts as `Map` (order kept) and numbers
+ * as `number`. A plain object loses the order of integer-like keys; pass text when it matters.
+ */
+export const pyZod = {
+  /** A record (pydantic model): strict object, unknown fields refused. */
+  record<S extends z.ZodRawShape>(shape: S) {
+    return z.preprocess(mapToObject, z.strictObject(shape));
+  },
+  /** A tagged union of records, e.g. by `status` or `source`. */
+  union<T extends readonly [z.ZodObject, ...z.ZodObject[]]>(tag: string, options: T) {
+    return z.preprocess(mapToObject, z.discriminatedUnion(tag, options as never) as unknown as z.ZodType<z.output<T[number]>>);
+  },
+  /** A dict `Dict[str, X]`: a `Map` in insertion order. */
+  dict<V extends z.ZodType>(value: V) {
+    return z.preprocess(objectToMap, z.map(z.string(), value));
+  },
+  /** A float field (an int in the file is accepted, as pydantic does). */
+  float: z.preprocess((v) => (v instanceof PyFloat ? v.value : v), z.number()),
+  /** An int field (a float with no fraction is accepted, as pydantic does). */
+  int: z.preprocess((v) => (v instanceof PyFloat && Number.isInteger(v.value) ? v.value : v), z.number().int()),
+};
+
+function mapToObject(v: unknown): unknown {
+  return v instanceof Map ? Object.fromEntries(v) : v;
+}
+
+function objectToMap(v: unknown): unknown {
+  return v !== null && typeof v === 'object' && !(v instanceof Map) && !Array.isArray(v) ? new Map(Object.entries(v)) : v;
+}
+
+/** The document to validate: text is parsed with {@link parsePyJson} (order and floats kept). */
+export function pyDocument(source: unknown): unknown {
+  return typeof source === 'string' ? parsePyJson(source) : source;
 }

@@ -1,0 +1,23 @@
+/**
+ * tau2-bench's airline domain on our runtime (code half). Its data — db.json, tasks.json,
+ * policy.md, split_tasks.json — is not in this folder: `loadTau2Domain('tau2-airline', dir)`
+ * (src/adapters/node/tau2-loader.ts) reads it from a tau2-bench data folder the user points at.
+ */
+import { defineDomain } from '../../src/core/schema/domain.ts';
+import { tools } from './tools.ts';
+
+/** The policy clock: 2024-05-15 15:00 EST (UTC-5), as tau2's airline policy and tools fix it. */
+export const TAU2_AIRLINE_NOW_MS = Date.parse('2024-05-15T15:00:00-05:00');
+
+/** The tau2-airline domain definition (code half). */
+export const tau2Airline = defineDomain({
+  name: 'tau2-airline',
+  language: 'en-US',
+  roles: ['inbound'],
+  now: TAU2_AIRLINE_NOW_MS,
+  greeting: 'Hi! How can I help you today?',
+  tools,
+  // tau2 compares whole databases with lists in order, so every table stays ordered (no
+  // `unordered` multisets, no ignored columns).
+  tables: {},
+});

@@ -1,0 +1,26 @@
+/**
+ * tau2-bench's retail domain on our runtime (code half). Its data — db.json, tasks.json,
+ * policy.md, split_tasks.json — is not in this folder: `loadTau2Domain('tau2-retail', dir)`
+ * (src/adapters/node/tau2-loader.ts) reads it from a tau2-bench data folder the user points at.
+ */
+import { defineDomain } from '../../src/core/schema/domain.ts';
+import { tools } from './tools.ts';
+
+/**
+ * The policy clock. tau2's retail domain has none: no tool reads the time and the policy names
+ * no date. We use the airline clock (2024-05-15 15:00 EST) so both tau2 domains share one "now";
+ * nothing in this domain depends on it.
+ */
+export const TAU2_RETAIL_NOW_MS = Date.parse('2024-05-15T15:00:00-05:00');
+
+/** The tau2-retail domain definition (code half). */
+export const tau2Retail = defineDomain({
+  name: 'tau2-retail',
+  language: 'en-US',
+  roles: ['inbound'],
+  now: TAU2_RETAIL_NOW_MS,
+  greeting: 'Hi! How can I help you today?',
+  tools,
+  // tau2 compares whole databases with lists in order, so every table stays ordered.
+  tables: {},
+});

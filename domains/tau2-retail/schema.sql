@@ -1,0 +1,109 @@
+-- tau2-bench retail (RetailDB) as tables. `position` keeps the order of a JSON dict's keys or a
+-- list's items; `absent_fields` lists optional fields a source record left out (JSON array).
+-- Prices, amounts and balances are REAL because tau2 types them float. Small free-form values
+-- are JSON text: `options` (an ordered str → str dict) and lists of ids.
+
+CREATE TABLE products (
+  product_id TEXT PRIMARY KEY,
+  position INTEGER NOT NULL,
+  name TEXT NOT NULL
+);
+
+-- `Product.variants`, keyed by item id (item ids are unique across products).
+CREATE TABLE product_variants (
+  item_id TEXT PRIMARY KEY,
+  product_id TEXT NOT NULL REFERENCES products (product_id),
+  position INTEGER NOT NULL,
+  options TEXT NOT NULL,
+  available INTEGER NOT NULL,
+  price REAL NOT NULL
+);
+CREATE INDEX product_variants_by_product ON product_variants (product_id, position);
+
+CREATE TABLE users (
+  user_id TEXT PRIMARY KEY,
+  position INTEGER NOT NULL,
+  first_name TEXT NOT NULL,
+  last_name TEXT NOT NULL,
+  address1 TEXT NOT NULL,
+  address2 TEXT NOT NULL,
+  city TEXT NOT NULL,
+  country TEXT NOT NULL,
+  state TEXT NOT NULL,
+  zip TEXT NOT NULL,
+  email TEXT NOT NULL
+);
+CREATE INDEX users_by_zip ON users (zip);
+
+-- `User.payment_methods`, keyed by method id. credit_card: brand + last_four; gift_card:
+-- balance (float); paypal: nothing else.
+CREATE TABLE user_payment_methods (
+  user_id TEXT NOT NULL REFERENCES users (user_id),
+  payment_method_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  source TEXT NOT NULL,
+  brand TEXT,
+  last_four TEXT,
+  balance REAL,
+  PRIMARY KEY (user_id, payment_method_id)
+);
+
+-- `User.orders`: the order ids listed on the user, in order.
+CREATE TABLE user_order_ids (
+  user_id TEXT NOT NULL REFERENCES users (user_id),
+  position INTEGER NOT NULL,
+  order_id TEXT NOT NULL,
+  PRIMARY KEY (user_id, position)
+);
+
+-- exchange_items, exchange_new_items, return_items: JSON arrays of item ids, or NULL.
+CREATE TABLE orders (
+  order_id TEXT PRIMARY KEY,
+  position INTEGER NOT NULL,
+  user_id TEXT NOT NULL,
+  address1 TEXT NOT NULL,
+  address2 TEXT NOT NULL,
+  city TEXT NOT NULL,
+  country TEXT NOT NULL,
+  state TEXT NOT NULL,
+  zip TEXT NOT NULL,
+  status TEXT NOT NULL,
+  cancel_reason TEXT,
+  exchange_items TEXT,
+  exchange_new_items TEXT,
+  exchange_payment_method_id TEXT,
+  exchange_price_difference REAL,
+  return_items TEXT,
+  return_payment_method_id TEXT,
+  absent_fields TEXT
+);
+CREATE INDEX orders_by_user ON orders (user_id);
+
+CREATE TABLE order_items (
+  order_id TEXT NOT NULL REFERENCES orders (order_id),
+  position INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  product_id TEXT NOT NULL,
+  item_id TEXT NOT NULL,
+  price REAL NOT NULL,
+  options TEXT NOT NULL,
+  PRIMARY KEY (order_id, position)
+);
+
+-- tracking_id, item_ids: JSON arrays of strings.
+CREATE TABLE order_fulfillments (
+  order_id TEXT NOT NULL REFERENCES orders (order_id),
+  position INTEGER NOT NULL,
+  tracking_id TEXT NOT NULL,
+  item_ids TEXT NOT NULL,
+  PRIMARY KEY (order_id, position)
+);
+
+CREATE TABLE order_payment_history (
+  order_id TEXT NOT NULL REFERENCES orders (order_id),
+  position INTEGER NOT NULL,
+  transaction_type TEXT NOT NULL,
+  amount REAL NOT NULL,
+  payment_method_id TEXT NOT NULL,
+  PRIMARY KEY (order_id, position)
+);

@@ -1,0 +1,461 @@
+/**
+ * tau2-bench retail tools over the tables of `schema.sql`: same names, parameters, kinds,
+ * results (the pydantic records as JSON, see `records.ts`) and failure conditions as tau2-bench's
+ * `RetailTools`, quirks included:
+ * - `modify_pending_order_items`: every modified item takes the price and options of the *last*
+ *   new variant of the call; the price difference is recorded unrounded (`abs(diff)`), a zero
+ *   difference as a refund; only status `pending` qualifies (not `pending (item modified)`).
+ * - `exchange_delivered_order_items` refuses an order that is not delivered, and a gift card
+ *   with less balance than the (rounded) price difference.
+ * - Gift-card balances are rounded to cents after each change; refunds are not rounded.
+ * - Order lookups for address and payment changes accept any status containing "pending".
+ */
+import { z } from 'zod';
+import type { SqlRow } from '../../src/core/ports/sql-db.ts';
+import { ToolError, defineTool, type ToolDb, type ToolDefinition } from '../../src/core/schema/domain.ts';
+import { calculateTool, thinkTool, toolJson, transferToHumanAgentsTool } from '../../src/core/tau2/common-tools.ts';
+import { pyJsonDumps, pyRound } from '../../src/core/tau2/py-json.ts';
+import { orderRecord, productRecord, userRecord, variantRecord } from './records.ts';
+
+const ORDER_ID_DESC = "The order id, e.g. '#W0000000'; note the '#' at the start.";
+const PAYMENT_METHOD_DESC =
+  "The payment method that pays or receives the price difference, e.g. 'gift_card_0000000' or 'credit_card_0000000'; see the user's or the order's details.";
+const ITEM_IDS_DESC = "Item ids, each e.g. '1008292230'; the same id may appear more than once.";
+const ADDRESS_PARAMS = {
+  address1: z.string().describe("First address line, e.g. '123 Main St'."),
+  address2: z.string().describe("Second address line, e.g. 'Apt 1', or ''."),
+  city: z.string().describe("City, e.g. 'San Francisco'."),
+  state: z.string().describe("State, e.g. 'CA'."),
+  country: z.string().describe("Country, e.g. 'USA'."),
+  zip: z.string().describe("Zip code, e.g. '12345'."),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reads shared by the tools
+
+async function orderRow(db: ToolDb, orderId: string): Promise<SqlRow> {
+  const o = await db.one('SELECT * FROM orders WHERE order_id = ?', [orderId]);
+  if (!o) throw new ToolError('Order not found');
+  return o;
+}
+
+async function orderItems(db: ToolDb, orderId: string): Promise<SqlRow[]> {
+  return db.all('SELECT * FROM order_items WHERE order_id = ? ORDER BY position', [orderId]);
+}
+
+async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
+  return db.all('SELECT * FROM order_payment_history WHERE order_id = ? ORDER BY position', [orderId]);
+}
+
+/** The order as tau2 returns it (after any change made by the calling tool). */
+async function orderJson(db: ToolDb, orderId: string): Promise<string> {
+  const o = await orderRow(db, orderId);
+  const [items, fulfillments, payments] = await Promise.all([
+    orderItems(db, orderId),
+    db.all('SELECT * FROM order_fulfillments WHERE order_id = ? ORDER BY position', [orderId]),
+    orderPayments(db, orderId),
+  ]);
+  return toolJson(orderRecord(o, items, fulfillments, payments, 'model'));
+}
+
+async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
+  const u = await db.one('SELECT * FROM users WHERE user_id = ?', [userId]);
+  if (!u) throw new ToolError('User not found');
+  return u;
+}
+
+async function userJson(db: ToolDb, userId: string): Promise<string> {
+  const u = await userRow(db, userId);
+  const [pms, orders] = await Promise.all([
+    db.all('SELECT * FROM user_payment_methods WHERE user_id = ? ORDER BY position', [userId]),
+    db.all('SELECT * FROM user_order_ids WHERE user_id = ? ORDER BY position', [userId]),
+  ]);
+  return toolJson(userRecord(u, pms, orders));
+}
+
+/** tau2's `_get_payment_method`: the user must exist and own the method. */
+async function paymentMethodRow(db: ToolDb, userId: string, paymentMethodId: string): Promise<SqlRow> {
+  await userRow(db, userId);
+  const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [userId, paymentMethodId]);
+  if (!pm) throw new ToolError('Payment method not found');
+  return pm;
+}
+
+/** tau2's `_get_variant`: the product must exist and list the item. */
+async function variantRow(db: ToolDb, productId: string, itemId: string): Promise<SqlRow> {
+  if (!(await db.one('SELECT 1 AS x FROM products WHERE product_id = ?', [productId]))) throw new ToolError('Product not found');
+  const v = await db.one('SELECT * FROM product_variants WHERE product_id = ? AND item_id = ?', [productId, itemId]);
+  if (!v) throw new ToolError('Variant not found');
+  return v;
+}
+
+async function setBalance(db: ToolDb, pm: SqlRow, balance: number): Promise<void> {
+  await db.run('UPDATE user_payment_methods SET balance = ? WHERE user_id = ? AND payment_method_id = ?', [
+    balance,
+    pm.user_id as string,
+    pm.payment_method_id as string,
+  ]);
+}
+
+async function appendPayment(db: ToolDb, orderId: string, type: 'payment' | 'refund', amount: number, paymentMethodId: string): Promise<void> {
+  const r = await db.one('SELECT max(position) AS p FROM order_payment_history WHERE order_id = ?', [orderId]);
+  const position = r?.p == null ? 0 : (r.p as number) + 1;
+  await db.run(
+    'INSERT INTO order_payment_history (order_id, position, transaction_type, amount, payment_method_id) VALUES (?, ?, ?, ?, ?)',
+    [orderId, position, type, amount, paymentMethodId],
+  );
+}
+
+/** Python's `list.count` check: each id may be asked for at most as often as the order holds it. */
+function checkItemCounts(items: readonly SqlRow[], itemIds: readonly string[], message: (id: string) => string): void {
+  const held = new Map<string, number>();
+  for (const it of items) held.set(it.item_id as string, (held.get(it.item_id as string) ?? 0) + 1);
+  const asked = new Map<string, number>();
+  for (const id of itemIds) asked.set(id, (asked.get(id) ?? 0) + 1);
+  for (const id of itemIds) if (asked.get(id)! > (held.get(id) ?? 0)) throw new ToolError(message(id));
+}
+
+/** Python's `sorted` on strings (code point order; ids are ASCII). */
+function sortedIds(ids: readonly string[]): string[] {
+  return [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+const findUserIdByNameZip = defineTool({
+  name: 'find_user_id_by_name_zip',
+  kind: 'read',
+  description:
+    "Find a user's id from first name, last name and zip code (names match regardless of case). Prefer looking the user up by email; use this when the email is unknown or not found.",
+  params: z.strictObject({
+    first_name: z.string().describe("The customer's first name, e.g. 'John'."),
+    last_name: z.string().describe("The customer's last name, e.g. 'Doe'."),
+    zip: z.string().describe("The customer's zip code, e.g. '12345'."),
+  }),
+  async run({ db }, { first_name, last_name, zip }) {
+    const first = first_name.toLowerCase();
+    const last = last_name.toLowerCase();
+    const candidates = await db.all('SELECT user_id, first_name, last_name FROM users WHERE zip = ? ORDER BY position', [zip]);
+    const hit = candidates.find((u) => (u.first_name as string).toLowerCase() === first && (u.last_name as string).toLowerCase() === last);
+    if (!hit) throw new ToolError('User not found');
+    return hit.user_id as string;
+  },
+});
+
+const findUserIdByEmail = defineTool({
+  name: 'find_user_id_by_email',
+  kind: 'read',
+  description: "Find a user's id from their email address (matched regardless of case).",
+  params: z.strictObject({ email: z.string().describe("The user's email, e.g. 'something@example.com'.") }),
+  async run({ db }, { email }) {
+    const wanted = email.toLowerCase();
+    const users = await db.all('SELECT user_id, email FROM users ORDER BY position');
+    const hit = users.find((u) => (u.email as string).toLowerCase() === wanted);
+    if (!hit) throw new ToolError('User not found');
+    return hit.user_id as string;
+  },
+});
+
+const getOrderDetails = defineTool({
+  name: 'get_order_details',
+  kind: 'read',
+  description: 'Look up an order: items, status, shipping address, fulfillments and payment history.',
+  params: z.strictObject({ order_id: z.string().describe(ORDER_ID_DESC) }),
+  async run({ db }, { order_id }) {
+    return orderJson(db, order_id);
+  },
+});
+
+const getProductDetails = defineTool({
+  name: 'get_product_details',
+  kind: 'read',
+  description: 'Look up a product type and all its items (variants) with options, availability and price. A product id is not an item id.',
+  params: z.strictObject({
+    product_id: z.string().describe("The product id, e.g. '6086499569' (not an item id)."),
+  }),
+  async run({ db }, { product_id }) {
+    const p = await db.one('SELECT * FROM products WHERE product_id = ?', [product_id]);
+    if (!p) throw new ToolError('Product not found');
+    const variants = await db.all('SELECT * FROM product_variants WHERE product_id = ? ORDER BY position', [product_id]);
+    return toolJson(productRecord(p, variants));
+  },
+});
+
+const getItemDetails = defineTool({
+  name: 'get_item_details',
+  kind: 'read',
+  description: 'Look up one item (a product variant): its options, availability and price. An item id is not a product id.',
+  params: z.strictObject({
+    item_id: z.string().describe("The item id, e.g. '6086499569' (not a product id)."),
+  }),
+  async run({ db }, { item_id }) {
+    const v = await db.one('SELECT * FROM product_variants WHERE item_id = ?', [item_id]);
+    if (!v) throw new ToolError('Item not found');
+    return toolJson(variantRecord(v));
+  },
+});
+
+const getUserDetails = defineTool({
+  name: 'get_user_details',
+  kind: 'read',
+  description: "Look up a user's profile: name, address, email, payment methods and order ids.",
+  params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'.") }),
+  async run({ db }, { user_id }) {
+    return userJson(db, user_id);
+  },
+});
+
+const listAllProductTypes = defineTool({
+  name: 'list_all_product_types',
+  kind: 'read',
+  description: 'List every product type (there are 50) as a JSON object from product name to product id, sorted by name.',
+  params: z.strictObject({}),
+  async run({ db }) {
+    const products = await db.all('SELECT name, product_id FROM products ORDER BY position');
+    const byName = new Map<string, string>();
+    for (const p of products) byName.set(p.name as string, p.product_id as string);
+    return pyJsonDumps(byName, { sortKeys: true });
+  },
+});
+
+const cancelPendingOrder = defineTool({
+  name: 'cancel_pending_order',
+  kind: 'write',
+  description:
+    "Cancel an order that is still pending. Every payment is refunded: at once to a gift card, otherwise within 5-7 business days. Explain the details and get the user's explicit yes first.",
+  params: z.strictObject({
+    order_id: z.string().describe(ORDER_ID_DESC),
+    reason: z.string().describe("Why: 'no longer needed' or 'ordered by mistake'."),
+  }),
+  async run({ db }, { order_id, reason }) {
+    const o = await orderRow(db, order_id);
+    if (o.status !== 'pending') throw new ToolError('Non-pending order cannot be cancelled');
+    if (reason !== 'no longer needed' && reason !== 'ordered by mistake') throw new ToolError('Invalid reason');
+    const payments = await orderPayments(db, order_id);
+    for (const p of payments) {
+      const pm = await paymentMethodRow(db, o.user_id as string, p.payment_method_id as string);
+      if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) + (p.amount as number), 2));
+    }
+    await db.run("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", [reason, order_id]);
+    for (const p of payments) await appendPayment(db, order_id, 'refund', p.amount as number, p.payment_method_id as string);
+    return orderJson(db, order_id);
+  },
+});
+
+const modifyPendingOrderAddress = defineTool({
+  name: 'modify_pending_order_address',
+  kind: 'write',
+  description: "Change the shipping address of a pending order. Explain the change and get the user's explicit yes first.",
+  params: z.strictObject({ order_id: z.string().describe(ORDER_ID_DESC), ...ADDRESS_PARAMS }),
+  async run({ db }, args) {
+    const o = await orderRow(db, args.order_id);
+    if (!(o.status as string).includes('pending')) throw new ToolError('Non-pending order cannot be modified');
+    await db.run('UPDATE orders SET address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ? WHERE order_id = ?', [
+      args.address1,
+      args.address2,
+      args.city,
+      args.state,
+      args.country,
+      args.zip,
+      args.order_id,
+    ]);
+    return orderJson(db, args.order_id);
+  },
+});
+
+const modifyPendingOrderItems = defineTool({
+  name: 'modify_pending_order_items',
+  kind: 'write',
+  description:
+    "Swap items of a pending order for other items of the same product. Can be done only once per order. Explain the change and get the user's explicit yes first.",
+  params: z.strictObject({
+    order_id: z.string().describe(ORDER_ID_DESC),
+    item_ids: z.array(z.string()).describe(`The items to change. ${ITEM_IDS_DESC}`),
+    new_item_ids: z
+      .array(z.string())
+      .describe(`The new items, in the same positions as item_ids and of the same product. ${ITEM_IDS_DESC}`),
+    payment_method_id: z.string().describe(PAYMENT_METHOD_DESC),
+  }),
+  async run({ db }, { order_id, item_ids, new_item_ids, payment_method_id }) {
+    const o = await orderRow(db, order_id);
+    if (o.status !== 'pending') throw new ToolError('Non-pending order cannot be modified');
+    const items = await orderItems(db, order_id);
+    checkItemCounts(items, item_ids, (id) => `${id} not found`);
+    if (item_ids.length !== new_item_ids.length) throw new ToolError('The number of items to be exchanged should match');
+    let diff = 0;
+    let variant: SqlRow | undefined;
+    for (const [i, itemId] of item_ids.entries()) {
+      const newItemId = new_item_ids[i]!;
+      if (itemId === newItemId) throw new ToolError('The new item id should be different from the old item id');
+      const item = items.find((it) => it.item_id === itemId);
+      if (!item) throw new ToolError(`Item ${itemId} not found`);
+      variant = await variantRow(db, item.product_id as string, newItemId);
+      if (variant.available !== 1) throw new ToolError(`New item ${newItemId} not found or available`);
+      diff += (variant.price as number) - (item.price as number);
+    }
+    const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
+    if (pm.source === 'gift_card' && (pm.balance as number) < diff) throw new ToolError('Insufficient gift card balance to pay for the new item');
+    await appendPayment(db, order_id, diff > 0 ? 'payment' : 'refund', Math.abs(diff), payment_method_id);
+    if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) - diff, 2));
+    // Items change one after another, each time the first item still carrying the old id; all
+    // of them take the last new variant's price and options (tau2's behaviour).
+    const current = items.map((it) => ({ position: it.position as number, item_id: it.item_id as string }));
+    for (const [i, itemId] of item_ids.entries()) {
+      const target = current.find((it) => it.item_id === itemId)!;
+      target.item_id = new_item_ids[i]!;
+      await db.run('UPDATE order_items SET item_id = ?, price = ?, options = ? WHERE order_id = ? AND position = ?', [
+        target.item_id,
+        variant!.price as number,
+        variant!.options as string,
+        order_id,
+        target.position,
+      ]);
+    }
+    await db.run("UPDATE orders SET status = 'pending (item modified)' WHERE order_id = ?", [order_id]);
+    return orderJson(db, order_id);
+  },
+});
+
+const modifyPendingOrderPayment = defineTool({
+  name: 'modify_pending_order_payment',
+  kind: 'write',
+  description: "Pay a pending order with a different payment method of the user. Explain the change and get the user's explicit yes first.",
+  params: z.strictObject({
+    order_id: z.string().describe(ORDER_ID_DESC),
+    payment_method_id: z.string().describe(PAYMENT_METHOD_DESC),
+  }),
+  async run({ db }, { order_id, payment_method_id }) {
+    const o = await orderRow(db, order_id);
+    if (!(o.status as string).includes('pending')) throw new ToolError('Non-pending order cannot be modified');
+    const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
+    const payments = await orderPayments(db, order_id);
+    const first = payments[0];
+    if (payments.length !== 1 || first!.transaction_type !== 'payment') {
+      throw new ToolError('There should be exactly one payment for a pending order');
+    }
+    const oldMethodId = first!.payment_method_id as string;
+    if (oldMethodId === payment_method_id) throw new ToolError('The new payment method should be different from the current one');
+    const amount = first!.amount as number;
+    if (pm.source === 'gift_card' && (pm.balance as number) < amount) throw new ToolError('Insufficient gift card balance to pay for the order');
+    await appendPayment(db, order_id, 'payment', amount, payment_method_id);
+    await appendPayment(db, order_id, 'refund', amount, oldMethodId);
+    if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) - amount, 2));
+    const old = await paymentMethodRow(db, o.user_id as string, oldMethodId);
+    if (old.source === 'gift_card') await setBalance(db, old, pyRound((old.balance as number) + amount, 2));
+    return orderJson(db, order_id);
+  },
+});
+
+const modifyUserAddress = defineTool({
+  name: 'modify_user_address',
+  kind: 'write',
+  description: "Change a user's default address. Explain the change and get the user's explicit yes first.",
+  params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'."), ...ADDRESS_PARAMS }),
+  async run({ db }, args) {
+    await userRow(db, args.user_id);
+    await db.run('UPDATE users SET address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ? WHERE user_id = ?', [
+      args.address1,
+      args.address2,
+      args.city,
+      args.state,
+      args.country,
+      args.zip,
+      args.user_id,
+    ]);
+    return userJson(db, args.user_id);
+  },
+});
+
+const returnDeliveredOrderItems = defineTool({
+  name: 'return_delivered_order_items',
+  kind: 'write',
+  description:
+    "Request a return of items of a delivered order; the status becomes 'return requested' and the user gets an email on how to send them back. The refund goes to the original payment method or a gift card. Explain the details and get the user's explicit yes first.",
+  params: z.strictObject({
+    order_id: z.string().describe(ORDER_ID_DESC),
+    item_ids: z.array(z.string()).describe(`The items to return. ${ITEM_IDS_DESC}`),
+    payment_method_id: z
+      .string()
+      .describe("Where the refund goes: the order's original payment method or a gift card, e.g. 'gift_card_0000000'."),
+  }),
+  async run({ db }, { order_id, item_ids, payment_method_id }) {
+    const o = await orderRow(db, order_id);
+    if (o.status !== 'delivered') throw new ToolError('Non-delivered order cannot be returned');
+    const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
+    const payments = await orderPayments(db, order_id);
+    if (pm.source !== 'gift_card' && payment_method_id !== payments[0]?.payment_method_id) {
+      throw new ToolError('Payment method should be the original payment method');
+    }
+    checkItemCounts(await orderItems(db, order_id), item_ids, () => 'Some item not found');
+    await db.run("UPDATE orders SET status = 'return requested', return_items = ?, return_payment_method_id = ? WHERE order_id = ?", [
+      JSON.stringify(sortedIds(item_ids)),
+      payment_method_id,
+      order_id,
+    ]);
+    return orderJson(db, order_id);
+  },
+});
+
+const exchangeDeliveredOrderItems = defineTool({
+  name: 'exchange_delivered_order_items',
+  kind: 'write',
+  description:
+    "Exchange items of a delivered order for other items of the same product. A delivered order allows one return or exchange. Explain the details and get the user's explicit yes first.",
+  params: z.strictObject({
+    order_id: z.string().describe(ORDER_ID_DESC),
+    item_ids: z.array(z.string()).describe(`The items to exchange. ${ITEM_IDS_DESC}`),
+    new_item_ids: z
+      .array(z.string())
+      .describe(`The items to receive, in the same positions as item_ids and of the same product. ${ITEM_IDS_DESC}`),
+    payment_method_id: z.string().describe(PAYMENT_METHOD_DESC),
+  }),
+  async run({ db }, { order_id, item_ids, new_item_ids, payment_method_id }) {
+    const o = await orderRow(db, order_id);
+    if (o.status !== 'delivered') throw new ToolError('Non-delivered order cannot be exchanged');
+    const items = await orderItems(db, order_id);
+    checkItemCounts(items, item_ids, (id) => `Number of ${id} not found.`);
+    if (item_ids.length !== new_item_ids.length) throw new ToolError('The number of items to be exchanged should match.');
+    let diff = 0;
+    for (const [i, itemId] of item_ids.entries()) {
+      const newItemId = new_item_ids[i]!;
+      const item = items.find((it) => it.item_id === itemId);
+      if (!item) throw new ToolError(`Item ${itemId} not found`);
+      const variant = await variantRow(db, item.product_id as string, newItemId);
+      if (variant.available !== 1) throw new ToolError(`New item ${newItemId} not found or available`);
+      diff += (variant.price as number) - (item.price as number);
+    }
+    diff = pyRound(diff, 2);
+    const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
+    if (pm.source === 'gift_card' && (pm.balance as number) < diff) {
+      throw new ToolError('Insufficient gift card balance to pay for the price difference');
+    }
+    await db.run(
+      `UPDATE orders SET status = 'exchange requested', exchange_items = ?, exchange_new_items = ?,
+         exchange_payment_method_id = ?, exchange_price_difference = ? WHERE order_id = ?`,
+      [JSON.stringify(sortedIds(item_ids)), JSON.stringify(sortedIds(new_item_ids)), payment_method_id, diff, order_id],
+    );
+    return orderJson(db, order_id);
+  },
+});
+
+/** Every retail tool, in tau2-bench's order of definition. */
+export const tools: readonly ToolDefinition[] = [
+  calculateTool,
+  cancelPendingOrder,
+  exchangeDeliveredOrderItems,
+  findUserIdByNameZip,
+  findUserIdByEmail,
+  getOrderDetails,
+  getProductDetails,
+  getItemDetails,
+  getUserDetails,
+  listAllProductTypes,
+  modifyPendingOrderAddress,
+  modifyPendingOrderItems,
+  modifyPendingOrderPayment,
+  modifyUserAddress,
+  returnDeliveredOrderItems,
+  thinkTool,
+  transferToHumanAgentsTool,
+] as readonly ToolDefinition[];

@@ -1,0 +1,6 @@
+/** tau2-bench compatibility helpers shared by the tau2-airline and tau2-retail domains. */
+export * from './py-json.ts';
+export * from './py-calc.ts';
+export * from './common-tools.ts';
+export * from './rows.ts';
+export * from './db-hash.ts';

@@ -1,0 +1,71 @@
+/**
+ * Replays every reference solution of the 164 tau2 tasks (50 airline, 114 retail) on a fresh
+ * environment, in order, and checks which calls fail against the golden list
+ * test/golden/tau2-reference-failures.json (see test/golden/README.md for its provenance).
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { Tau2DomainName } from '../../src/adapters/node/tau2-loader.ts';
+import { call, tau2Runtime } from './tau2-helpers.ts';
+
+interface GoldenFailure {
+  task_id: string;
+  action_index: number;
+  action_id: string;
+  tool: string;
+  kind: 'read' | 'write';
+  on_purpose: boolean;
+  why: string;
+}
+
+const golden = JSON.parse(readFileSync(new URL('../golden/tau2-reference-failures.json', import.meta.url), 'utf8')) as {
+  airline: GoldenFailure[];
+  retail: GoldenFailure[];
+};
+
+async function replayFailures(name: Tau2DomainName) {
+  const { domain, runtime } = await tau2Runtime(name);
+  const failures: { task_id: string; action_index: number; action_id: string; tool: string; kind: string | null; error: string }[] = [];
+  let calls = 0;
+  for (const task of domain.tasks) {
+    const env = await runtime.open(task);
+    for (const [i, action] of (task.evaluation_criteria?.actions ?? []).entries()) {
+      const out = await call(env, action.name, action.arguments);
+      calls += 1;
+      if (out.error) {
+        failures.push({ task_id: task.id, action_index: i, action_id: action.action_id ?? '', tool: action.name, kind: out.kind, error: out.content });
+      }
+    }
+    await env.close();
+  }
+  return { failures, calls, tasks: domain.tasks.length };
+}
+
+describe('tau2 reference solutions replay', () => {
+  it('airline: all 50 reference solutions replay without a failed call', async () => {
+    const { failures, calls, tasks } = await replayFailures('tau2-airline');
+    expect(tasks).toBe(50);
+    expect(calls).toBe(142); // reference actions in airline tasks.json
+    expect(failures).toEqual(golden.airline);
+  });
+
+  it('retail: exactly the golden calls fail, reads on purpose and two writes', async () => {
+    const { failures, calls, tasks } = await replayFailures('tau2-retail');
+    expect(tasks).toBe(114);
+    expect(calls).toBe(550); // reference actions in retail tasks.json
+    expect(failures.map(({ task_id, action_index, action_id, tool, kind }) => ({ task_id, action_index, action_id, tool, kind }))).toEqual(
+      golden.retail.map(({ task_id, action_index, action_id, tool, kind }) => ({ task_id, action_index, action_id, tool, kind })),
+    );
+    // The golden list says why each fails; the messages agree with it.
+    const byKey = new Map(failures.map((f) => [`${f.task_id}/${f.action_index}`, f.error]));
+    for (const g of golden.retail) {
+      const error = byKey.get(`${g.task_id}/${g.action_index}`)!;
+      const expected = g.why.match(/(Product not found|User not found|Order not found|Non-delivered order cannot be exchanged|Insufficient gift card balance)/)![1]!;
+      expect(error.startsWith(`Error: ${expected}`)).toBe(true);
+    }
+    expect(golden.retail.filter((g) => !g.on_purpose).map((g) => `${g.task_id}/${g.tool}`)).toEqual([
+      '64/exchange_delivered_order_items',
+      '105/exchange_delivered_order_items',
+    ]);
+  });
+});
