@@ -1,19 +1,19 @@
 /**
  * `switchboard` command line: gate a domain, run batches of rollouts, and the demo.
- * Every command takes `--json` and then prints one machine-readable JSON document on stdout.
+ * Every command takes `--json` and then prints one machine-readable JSON document on stdout
+ * (on failure: `{"error": "…"}`).
  */
-import { mkdir, writeFile, appendFile } from 'node:fs/promises';
+import { mkdir, writeFile, appendFile, stat, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import cliProgress from 'cli-progress';
-import { DomainFileError, type Domain } from '../core/schema/domain.ts';
-import { DomainRuntime } from '../core/env/environment.ts';
+import { DomainFileError } from '../core/schema/domain.ts';
+import type { Trajectory } from '../core/schema/trajectory.ts';
 import { gateDomain, type GateReport } from '../core/gate/gate.ts';
 import { runBatch, type BatchSummary } from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
-import { sqlJsFactory } from '../adapters/shared/sqljs-db.ts';
-import { loadDomain } from '../adapters/node/load-domain.ts';
 import { agentFactory, userFactory, UsageError } from './participants.ts';
+import { openDomain, selectTasks } from './domains.ts';
 import { renderGate, renderSummary } from './reports.ts';
 
 /** Where the CLI writes: swapped in tests. */
@@ -30,28 +30,15 @@ const defaultIo: CliIo = {
   progress: Boolean(process.stderr.isTTY),
 };
 
+/** Parse a decimal integer option in [min, 2^31). */
 function intOption(name: string, min: number) {
   return (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n >= 2 ** 31) {
+      throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${2 ** 31 - 1}`);
+    }
     return n;
   };
-}
-
-async function openDomain(name: string): Promise<{ domain: Domain; runtime: DomainRuntime }> {
-  const domain = await loadDomain(name).catch((e: unknown) => {
-    throw e instanceof DomainFileError ? e : new UsageError((e as Error).message);
-  });
-  return { domain, runtime: await DomainRuntime.create(domain, await sqlJsFactory()) };
-}
-
-function pickTasks(domain: Domain, ids?: string): Domain['tasks'] {
-  if (!ids) return domain.tasks;
-  const wanted = ids.split(',').map((s) => s.trim()).filter(Boolean);
-  const known = new Set(domain.tasks.map((t) => t.id));
-  const unknown = wanted.filter((id) => !known.has(id));
-  if (unknown.length) throw new UsageError(`unknown task id(s) in ${domain.name}: ${unknown.join(', ')}`);
-  return domain.tasks.filter((t) => wanted.includes(t.id));
 }
 
 function bar(io: CliIo, total: number, label: string): { tick(): void; stop(): void } {
@@ -64,12 +51,19 @@ function bar(io: CliIo, total: number, label: string): { tick(): void; stop(): v
   return { tick: () => b.increment(), stop: () => b.stop() };
 }
 
-async function gateCommand(io: CliIo, name: string, opts: { taskIds?: string; json?: boolean }): Promise<{ report: GateReport; code: number }> {
-  const { domain, runtime } = await openDomain(name);
-  const tasks = pickTasks(domain, opts.taskIds);
-  const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length, `gate ${name}`);
+interface GateOpts {
+  data?: string;
+  split?: string;
+  taskIds?: string;
+  json?: boolean;
+}
+
+async function gateCommand(io: CliIo, name: string, opts: GateOpts): Promise<{ report: GateReport; code: number }> {
+  const { domain, runtime } = await openDomain({ domain: name, ...(opts.data ? { data: opts.data } : {}) });
+  const tasks = selectTasks(domain, opts);
+  const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length, `gate ${domain.name}`);
   const report = await gateDomain(runtime, {
-    ...(opts.taskIds ? { taskIds: tasks.map((t) => t.id) } : {}),
+    ...(tasks.length < domain.tasks.length ? { taskIds: tasks.map((t) => t.id) } : {}),
     onTask: () => progress.tick(),
   });
   progress.stop();
@@ -78,6 +72,8 @@ async function gateCommand(io: CliIo, name: string, opts: { taskIds?: string; js
 
 interface RunOpts {
   domain: string;
+  data?: string;
+  split?: string;
   agent: string;
   user: string;
   trials: number;
@@ -89,20 +85,42 @@ interface RunOpts {
   maxSteps?: number;
 }
 
-async function runCommand(io: CliIo, opts: RunOpts): Promise<BatchSummary> {
+/** The summary as written: the batch summary plus the settings that produced it. */
+export type RunReport = BatchSummary & {
+  settings: { split: string | null; task_ids: string[]; concurrency: number; max_steps: number };
+};
+
+/** Make `dir` an output folder up front, so a bad --out fails before the batch runs. */
+async function prepareOut(dir: string): Promise<void> {
+  const info = await stat(dir).catch(() => null);
+  if (info && !info.isDirectory()) throw new UsageError(`--out ${dir}: exists and is not a folder`);
+  try {
+    await mkdir(dir, { recursive: true });
+    for (const f of ['trajectories.jsonl', 'summary.json']) {
+      const st = await stat(join(dir, f)).catch(() => null);
+      if (st && !st.isFile()) throw new UsageError(`--out ${dir}: ${f} exists and is not a file`);
+    }
+    await writeFile(join(dir, 'trajectories.jsonl'), '');
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`--out ${dir}: cannot write there (${(e as Error).message})`);
+  }
+}
+
+const DEFAULT_MAX_STEPS = 100;
+
+async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; trajectories: Trajectory[] }> {
   const agent = agentFactory(opts.agent);
   const user = userFactory(opts.user);
-  const { domain, runtime } = await openDomain(opts.domain);
-  const tasks = pickTasks(domain, opts.taskIds);
+  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const tasks = selectTasks(domain, opts);
   const outDir = opts.out ? resolve(opts.out) : undefined;
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
-  if (outDir && lines) {
-    await mkdir(outDir, { recursive: true });
-    await writeFile(lines, '');
-  }
+  if (outDir) await prepareOut(outDir);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);
   let writing = Promise.resolve();
-  const { summary } = await runBatch({
+  const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
+  const { summary, trajectories } = await runBatch({
     runtime,
     tasks,
     agent,
@@ -111,32 +129,57 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<BatchSummary> {
     seed: opts.seed,
     concurrency: opts.concurrency,
     clock: () => steppingClock(domain.now, 1000),
-    ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+    maxSteps,
     onTrajectory: (t) => {
       if (t.valid) progress.tick();
+      // Streamed as they finish, so an interrupted run keeps what it did.
       if (lines) writing = writing.then(() => appendFile(lines, `${JSON.stringify(t)}\n`));
     },
   });
   await writing;
   progress.stop();
-  if (outDir) await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  if (!opts.json && outDir) io.err(`wrote ${lines} and ${join(outDir, 'summary.json')}`);
-  return summary;
+  // Rewritten in task, trial, attempt order: the file does not depend on --concurrency.
+  const order = new Map(tasks.map((t, i) => [t.id, i]));
+  trajectories.sort((a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed);
+  const report: RunReport = {
+    ...summary,
+    settings: { split: opts.split ?? null, task_ids: tasks.map((t) => t.id), concurrency: opts.concurrency, max_steps: maxSteps },
+  };
+  if (outDir && lines) {
+    await writeFile(lines, trajectories.map((t) => `${JSON.stringify(t)}\n`).join(''));
+    await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
+  }
+  return { report, trajectories };
 }
 
-function program(io: CliIo, setCode: (c: number) => void): Command {
+/** One line per invalid rollout: why it was not scored. */
+function invalidLines(trajectories: readonly Trajectory[]): string[] {
+  return trajectories.filter((t) => !t.valid).map((t) => `invalid ${t.id}: ${t.invalid_reason ?? t.termination}`);
+}
+
+async function packageVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+const DOMAIN_HELP = 'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)';
+
+function program(io: CliIo, setCode: (c: number) => void, version: string): Command {
   const cmd = new Command('switchboard')
     .description('Voice-agent sandbox: executable domains, simulated calls, automatic scoring.')
+    .version(version, '-V, --version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) });
 
   cmd
     .command('gate')
     .description('Admission check of a domain: reference solutions replay, rules bind, do-nothing fails, reference passes.')
-    .argument('<domain>', 'built-in domain name (carrier) or path to a domain folder')
+    .argument('<domain>', DOMAIN_HELP)
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--task-ids <ids>', 'comma-separated task ids')
     .option('--json', 'print one JSON document')
-    .action(async (name: string, opts: { taskIds?: string; json?: boolean }) => {
+    .action(async (name: string, opts: GateOpts) => {
       const { report, code } = await gateCommand(io, name, opts);
       io.out(opts.json ? JSON.stringify(report, null, 2) : renderGate(report));
       setCode(code);
@@ -145,19 +188,30 @@ function program(io: CliIo, setCode: (c: number) => void): Command {
   cmd
     .command('run')
     .description('Run K rollouts of each task and score them.')
-    .requiredOption('--domain <name>', 'built-in domain name (carrier) or path to a domain folder')
+    .requiredOption('--domain <name>', DOMAIN_HELP)
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--agent <spec>', 'agent: reference | noop', 'reference')
     .option('--user <spec>', 'simulated caller: scripted', 'scripted')
     .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
-    .option('--seed <n>', 'base seed', intOption('--seed', 0), 0)
-    .option('--max-steps <n>', 'participant turns per episode', intOption('--max-steps', 1))
+    .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
+    .option('--max-steps <n>', `participant turns per episode, tool calls not counted (default ${DEFAULT_MAX_STEPS})`, intOption('--max-steps', 1))
     .option('--task-ids <ids>', 'comma-separated task ids')
     .option('--out <dir>', 'write trajectories.jsonl and summary.json here')
     .option('--json', 'print the summary as one JSON document')
     .action(async (opts: RunOpts) => {
-      const summary = await runCommand(io, opts);
-      io.out(opts.json ? JSON.stringify(summary, null, 2) : renderSummary(summary));
+      const { report, trajectories } = await runCommand(io, opts);
+      if (opts.json) io.out(JSON.stringify(report, null, 2));
+      else {
+        const invalid = invalidLines(trajectories);
+        io.out([renderSummary(report), ...invalid.slice(0, 10), ...(invalid.length > 10 ? [`… and ${invalid.length - 10} more`] : [])].join('\n'));
+        if (opts.out) io.err(`wrote ${join(resolve(opts.out), 'trajectories.jsonl')} and summary.json`);
+      }
+      if (report.totals.valid === 0) {
+        io.err('switchboard: no rollout produced a valid, scored episode');
+        setCode(1);
+      }
     });
 
   cmd
@@ -168,34 +222,50 @@ function program(io: CliIo, setCode: (c: number) => void): Command {
       const quiet = { ...io, progress: opts.json ? false : io.progress };
       const { report } = await gateCommand(quiet, 'carrier', { json: opts.json ?? false });
       const base = { domain: 'carrier', user: 'scripted', trials: 1, concurrency: 4, seed: 0, json: true };
-      const reference = await runCommand(quiet, { ...base, agent: 'reference' });
-      const noop = await runCommand(quiet, { ...base, agent: 'noop' });
-      const ok =
-        report.accepted &&
-        reference.tasks.every((t) => t.mean === 1) &&
-        noop.tasks.every((t) => t.mean === 0);
+      const reference = (await runCommand(quiet, { ...base, agent: 'reference' })).report;
+      const noop = (await runCommand(quiet, { ...base, agent: 'noop' })).report;
+      const referenceOk = reference.tasks.every((t) => t.mean === 1);
+      const noopOk = noop.tasks.every((t) => t.mean === 0);
+      const ok = report.accepted && referenceOk && noopOk;
       if (opts.json) io.out(JSON.stringify({ gate: report, reference, noop, ok }, null, 2));
-      else io.out([renderGate(report), '', renderSummary(reference), '', renderSummary(noop)].join('\n'));
+      else {
+        const verdict = ok
+          ? 'DEMO OK: carrier admitted; reference agent 1.0 and do-nothing agent 0.0 on every task.'
+          : `DEMO FAILED:${report.accepted ? '' : ' gate refused carrier;'}${referenceOk ? '' : ' reference agent below 1.0;'}${noopOk ? '' : ' do-nothing agent above 0.0;'}`;
+        io.out([renderGate(report), '', renderSummary(reference), '', renderSummary(noop), '', verdict].join('\n'));
+      }
       setCode(ok ? 0 : 1);
     });
   return cmd;
 }
 
+/** Exit codes. */
+export const EXIT = { ok: 0, refused: 1, usage: 2, internal: 3 } as const;
+
 /**
  * Run the CLI with `argv` (without node and script). Returns the exit code: 0 success, 1 a
- * refusal or failed check, 2 a usage or input error.
+ * refusal or failed check, 2 a usage or input error, 3 an internal error (a bug: the message
+ * says so; set SWITCHBOARD_DEBUG=1 for the stack).
  */
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
-  let code = 0;
+  let code: number = EXIT.ok;
+  const json = argv.includes('--json');
+  const fail = (message: string, exit: number) => {
+    io.err(`switchboard: ${message}`);
+    if (json) io.out(JSON.stringify({ error: message }));
+    return exit;
+  };
   try {
-    await program(io, (c) => (code = c)).parseAsync([...argv], { from: 'user' });
+    await program(io, (c) => (code = c), await packageVersion()).parseAsync([...argv], { from: 'user' });
     return code;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    if (e instanceof UsageError || e instanceof DomainFileError) {
-      io.err(`switchboard: ${e.message}`);
-      return 2;
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return EXIT.ok;
+      if (json) io.out(JSON.stringify({ error: e.message.replace(/^error: /, '') }));
+      return EXIT.usage;
     }
-    throw e;
+    if (e instanceof UsageError || e instanceof DomainFileError) return fail(e.message, EXIT.usage);
+    if (process.env.SWITCHBOARD_DEBUG) io.err(String((e as Error)?.stack ?? e));
+    return fail(`internal error (a bug; please report it): ${e instanceof Error ? e.message : String(e)}`, EXIT.internal);
   }
 }

@@ -12,14 +12,14 @@ const USERS: Record<string, () => UserSimulator> = {
 
 /** A factory for the agent named by `spec`. Throws with the known names for an unknown one. */
 export function agentFactory(spec: string): () => Agent {
-  const f = AGENTS[spec];
+  const f = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
   if (!f) throw new UsageError(`unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')})`);
   return f;
 }
 
 /** A factory for the simulated caller named by `spec`. */
 export function userFactory(spec: string): () => UserSimulator {
-  const f = USERS[spec];
+  const f = Object.hasOwn(USERS, spec) ? USERS[spec] : undefined;
   if (!f) throw new UsageError(`unknown user "${spec}" (known: ${Object.keys(USERS).join(', ')})`);
   return f;
 }

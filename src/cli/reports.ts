@@ -14,10 +14,9 @@ export function renderGate(report: GateReport): string {
   const infos = report.tasks.flatMap((t) => t.info.map((i) => `info ${t.task_id}: ${i}`));
   if (infos.length) out.push(...infos);
   const refused = report.tasks.filter((t) => !t.accepted).length;
-  out.push(
-    `${report.accepted ? 'ACCEPTED' : 'REFUSED'}: ${report.tasks.length - refused} of ${report.tasks.length} tasks accepted` +
-      (report.domain_problems.length ? `, ${report.domain_problems.length} domain problem(s)` : ''),
-  );
+  const n = report.tasks.length;
+  const problems = report.domain_problems.length ? `; ${report.domain_problems.length} domain problem(s)` : '';
+  out.push(refused === 0 && !problems ? `ACCEPTED: all ${n} tasks` : `REFUSED: ${refused} of ${n} tasks refused${problems}`);
   return out.join('\n');
 }
 
@@ -34,5 +33,5 @@ export function renderSummary(s: BatchSummary): string {
   ]);
   rows.push(['ALL', '', num(s.totals.mean_reward), ...ks.map((k) => num(s.totals.pass_hat[k])), String(s.totals.invalid)]);
   const numeric = new Set(['mean', 'invalid', ...ks.map((k) => `pass^${k}`)]);
-  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial(s) · seed ${s.seed}`, table(headers, rows, numeric)].join('\n');
+  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}`, table(headers, rows, numeric)].join('\n');
 }

@@ -54,19 +54,21 @@ describe('switchboard CLI', () => {
     const lines = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(4);
     const trajectories = lines.map((l) => Trajectory.parse(JSON.parse(l)));
-    expect(trajectories.map((t) => `${t.task_id}#${t.trial}@${t.seed}`).sort()).toEqual([
-      'carrier-claimed-payment-1#0@5',
-      'carrier-claimed-payment-1#1@6',
+    // Task order of the domain, then trial: independent of --concurrency.
+    expect(trajectories.map((t) => `${t.task_id}#${t.trial}@${t.seed}`)).toEqual([
       'carrier-pay-balance-1#0@5',
       'carrier-pay-balance-1#1@6',
+      'carrier-claimed-payment-1#0@5',
+      'carrier-claimed-payment-1#1@6',
     ]);
+    expect(summary.settings).toEqual({ split: null, task_ids: ['carrier-pay-balance-1', 'carrier-claimed-payment-1'], concurrency: 3, max_steps: 100 });
     expect(trajectories.every((t) => t.reward_info?.reward === 1 && t.termination === 'user_stop')).toBe(true);
   });
 
   it('prints a readable score table without --json', async () => {
     const io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'noop', '--task-ids', 'carrier-change-plan-1'], io)).toBe(0);
-    expect(io.stdout).toContain('Run: carrier · agent noop · user scripted · 1 trial(s) · seed 0');
+    expect(io.stdout).toContain('Run: carrier · agent noop · user scripted · 1 trial · seed 0');
     expect(io.stdout).toMatch(/carrier-change-plan-1\s+0\.00\s+0\.000\s+0\.000\s+0/);
   });
 
@@ -82,7 +84,50 @@ describe('switchboard CLI', () => {
     expect(io.stderr).toBe('switchboard: unknown task id(s) in carrier: nope\n');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--trials', '0'], io)).toBe(2);
-    expect(io.stderr).toContain('--trials must be an integer ≥ 1');
+    expect(io.stderr).toContain('--trials must be a whole number from 1 to 2147483647');
+    for (const bad of [['--seed', '1e21'], ['--trials', '0x2'], ['--seed', '9007199254740993']]) {
+      io = capture();
+      expect(await main(['run', '--domain', 'carrier', ...bad], io)).toBe(2);
+    }
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--agent', 'toString'], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: unknown agent "toString" (known: reference, noop)\n');
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--user', '__proto__'], io)).toBe(2);
+    io = capture();
+    expect(await main(['gate', 'carrier', '--task-ids', ',,,'], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: --task-ids names no task\n');
+    io = capture();
+    expect(await main(['run', '--domain', 'tau2-airline'], io)).toBe(2);
+    expect(io.stderr).toContain('tau2-airline needs --data <dir>');
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--split', 'train'], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: --split needs a domain with task splits (tau2-airline, tau2-retail), not carrier\n');
+  });
+
+  it('--json failures print one JSON error document on stdout', async () => {
+    const io = capture();
+    expect(await main(['run', '--domain', 'atlantis', '--json'], io)).toBe(2);
+    expect(JSON.parse(io.stdout)).toEqual({ error: 'unknown domain "atlantis"; known domains: carrier' });
+  });
+
+  it('refuses an --out that is not a folder before running anything', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-out-'));
+    dirs.push(dir);
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'x');
+    let io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--out', file], io)).toBe(2);
+    expect(io.stderr).toBe(`switchboard: --out ${file}: exists and is not a folder\n`);
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--out', join(file, 'sub')], io)).toBe(2);
+    expect(io.stderr).toMatch(/^switchboard: --out .*a-file\/sub: cannot write there \(/);
+  });
+
+  it('prints the version', async () => {
+    const io = capture();
+    expect(await main(['--version'], io)).toBe(0);
+    expect(io.stdout).toBe(`${JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version}\n`);
   });
 
   it('demo gates carrier and checks reference 1.0 / do-nothing 0.0 on every task', async () => {

@@ -22,7 +22,8 @@ const KEYS = Object.keys(DOMAIN_FILES) as (keyof DomainSources)[];
 
 async function readText(path: string): Promise<string> {
   try {
-    return await readFile(path, 'utf8');
+    // A byte-order mark from a Windows editor is not part of the text.
+    return (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
   } catch (e) {
     throw new Error(`${path}: cannot read (${(e as Error).message})`);
   }
@@ -77,7 +78,14 @@ export async function loadDomainFolder(dir: string): Promise<Domain> {
   const abs = resolve(dir);
   const file = ['domain.ts', 'domain.js'].map((f) => join(abs, f)).find((f) => existsSync(f));
   if (!file) throw new Error(`${abs}: not a domain folder (no domain.ts)`);
-  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(
+      `${file}: cannot import (${(e as Error).message.split('\n')[0]}); a domain folder imports the core by relative path, so keep it inside a Switchboard checkout (e.g. domains/<name>/)`,
+    );
+  }
   const defs = Object.values(mod).filter(isDomainDefinition);
   if (defs.length !== 1) {
     throw new Error(`${file}: must export exactly one domain definition (found ${defs.length})`);

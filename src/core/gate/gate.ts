@@ -59,7 +59,10 @@ export interface GateOptions {
  */
 export async function gateDomain(runtime: DomainRuntime, options: GateOptions = {}): Promise<GateReport> {
   const domain = runtime.domain;
-  const ruleBinding = options.ruleBinding ?? domain.rules.length > 0;
+  // Binding is checked whenever the policy has rule ids or any assertion cites a rule; only a
+  // domain with neither (tau2-bench's) skips it.
+  const anyCitation = domain.tasks.some((t) => (t.evaluation_criteria?.assertions?.length ?? 0) > 0);
+  const ruleBinding = options.ruleBinding ?? (domain.rules.length > 0 || anyCitation);
   const ruleIds = new Set(domain.rules.map((r) => r.id));
   const cited = new Set<string>();
   const wanted = options.taskIds ? new Set(options.taskIds) : null;
@@ -67,23 +70,27 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
   const verdicts: TaskVerdict[] = [];
 
   for (const task of tasks) {
-    const reasons: string[] = [];
+    const reasons: string[] = lintTask(runtime, task);
     const info: string[] = [];
-    const gold = await replayGold(runtime, task);
-    checkReplay(runtime, task, gold, reasons, info);
-
+    let reference: number | null = null;
+    let noop: number | null = null;
     for (const a of task.evaluation_criteria?.assertions ?? []) {
       cited.add(a.rule);
       if (ruleBinding && !ruleIds.has(a.rule)) reasons.push(`assertion ${a.id} cites unknown rule ${a.rule}`);
     }
-
-    let reference: number | null = null;
-    let noop: number | null = null;
-    if (options.episodes ?? true) {
-      reference = await score(runtime, task, new ReferenceAgent(), gold);
-      noop = await score(runtime, task, new NoopAgent(), gold);
-      if (reference !== 1) reasons.push(`reference agent with scripted caller scores ${reference}, not 1`);
-      if (noop !== 0) reasons.push(`do-nothing agent scores ${noop}, not 0`);
+    try {
+      const gold = await replayGold(runtime, task);
+      checkReplay(runtime, task, gold, reasons, info);
+      if (options.episodes ?? true) {
+        reference = await score(runtime, task, new ReferenceAgent(), gold);
+        noop = await score(runtime, task, new NoopAgent(), gold);
+        if (reference !== 1) reasons.push(`reference agent with scripted caller scores ${reference}, not 1`);
+        if (noop !== 0) reasons.push(`do-nothing agent scores ${noop}, not 0`);
+      }
+    } catch (e) {
+      // A task whose setup or scoring throws (bad initial_state rows, an env function that
+      // rejects its arguments) is refused with the reason, not a crash of the whole gate.
+      reasons.push(`task cannot be run: ${e instanceof Error ? e.message : String(e)}`);
     }
     const verdict = { task_id: task.id, accepted: reasons.length === 0, reasons, info, reference_reward: reference, noop_reward: noop };
     verdicts.push(verdict);
@@ -100,6 +107,49 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     domain_problems: domainProblems,
     tasks: verdicts,
   };
+}
+
+/**
+ * Static checks of a task against its domain: assertion checks name known tools and have the
+ * fields their kind needs, assertion ids are unique, intents have a request to state them,
+ * whitelists name known tables and columns, env assertions name known functions.
+ */
+export function lintTask(runtime: DomainRuntime, task: Task): string[] {
+  const out: string[] = [];
+  const domain = runtime.domain;
+  const agentTools = new Set(domain.tools.map((t) => t.name));
+  const criteria = task.evaluation_criteria;
+  const ids = new Set<string>();
+  for (const a of criteria?.assertions ?? []) {
+    if (ids.has(a.id)) out.push(`assertion id ${a.id} is used twice`);
+    ids.add(a.id);
+    const check = a.check;
+    if (!check) continue;
+    const needsTool = check.kind === 'tool_called' || check.kind === 'tool_not_called' || check.kind === 'read_before_write';
+    if (needsTool && !check.tool) out.push(`assertion ${a.id}: check ${check.kind} needs "tool"`);
+    if (check.tool && !agentTools.has(check.tool)) out.push(`assertion ${a.id}: unknown agent tool "${check.tool}"`);
+  }
+  const requests = task.user_scenario.requests?.length ?? 1;
+  (criteria?.actions ?? []).forEach((a, i) => {
+    if ((a.intent ?? 0) >= requests) out.push(`action #${i} ${a.name}: intent ${a.intent} has no request (user_scenario.requests has ${requests})`);
+  });
+  const tables = new Map(runtime.tables.map((t) => [t.name, new Set(t.columns)]));
+  for (const w of criteria?.write_whitelist ?? []) {
+    const cols = tables.get(w.table);
+    if (!cols) {
+      out.push(`write_whitelist names unknown table "${w.table}"`);
+      continue;
+    }
+    for (const c of [...(w.columns ?? []), ...Object.keys(w.where ?? {})]) {
+      if (!cols.has(c)) out.push(`write_whitelist names unknown column ${w.table}.${c}`);
+    }
+  }
+  for (const e of criteria?.env_assertions ?? []) {
+    if (!domain.envFunctions || !Object.hasOwn(domain.envFunctions, e.func_name)) {
+      out.push(`env assertion names unknown function "${e.func_name}"`);
+    }
+  }
+  return out;
 }
 
 function checkReplay(runtime: DomainRuntime, task: Task, gold: GoldResult, reasons: string[], info: string[]): void {

@@ -8,14 +8,8 @@ import { seededRng, type Rng } from '../ports/rng.ts';
 import { toolSchema, toolsFor, type OpenAiToolSchema } from '../schema/domain.ts';
 import type { Requestor, Task } from '../schema/task.ts';
 import type { TerminationReason, ToolCall, Trajectory, Turn } from '../schema/trajectory.ts';
-import {
-  InfrastructureError,
-  STOP_TOKENS,
-  type Agent,
-  type EpisodeView,
-  type ParticipantReply,
-  type UserSimulator,
-} from '../participants/types.ts';
+import { InfrastructureError, STOP_TOKENS, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
+import { normalizeReply, thrownReason } from './normalize.ts';
 
 /** Settings of one episode. */
 export interface EpisodeOptions {
@@ -31,7 +25,7 @@ export interface EpisodeOptions {
   clock: Clock;
   /** Participant turns before `max_steps` (tau2-bench default: 100 steps). */
   maxSteps?: number;
-  /** Failed tool calls before `too_many_errors` (tau2-bench default: 10). */
+  /** Failed agent tool calls before `too_many_errors` (tau2-bench default: 10). */
   maxErrors?: number;
   /** Called after each turn is appended (live views). */
   onTurn?: (turn: Turn, index: number) => void;
@@ -54,8 +48,9 @@ const TOKEN_REASON: Record<keyof typeof STOP_TOKENS, TerminationReason> = {
 
 /**
  * Run one episode to its end and return its trajectory (without reward; score it with
- * `evaluate`). Never throws for participant failures: an {@link InfrastructureError} or any
- * other exception from a participant or a tool ends the episode as invalid, with the reason.
+ * `evaluate`). Never throws: malformed replies are normalized ({@link normalizeReply}) and bad
+ * tool calls become `Error: …` tool messages; an {@link InfrastructureError} or any other
+ * exception from a participant or a tool ends the episode as invalid, with the reason.
  */
 export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   const { runtime, task, agent, user, clock, seed } = opts;
@@ -95,16 +90,21 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         break;
       }
       const who: Requestor = next;
-      const reply: ParticipantReply = who === 'assistant' ? await agent.respond(view(who)) : await user.respond(view(who));
-      const { text, token } = splitStopToken(reply.text ?? '');
-      const calls: ToolCall[] = token ? [] : (reply.tool_calls ?? []);
+      const raw: unknown = who === 'assistant' ? await agent.respond(view(who)) : await user.respond(view(who));
+      const reply = normalizeReply(raw, turns.length);
+      const { text, token } = splitStopToken(reply.text);
+      // A stop token ends the episode: tool calls in the same turn are not executed.
+      const calls: ToolCall[] = token ? [] : reply.calls;
       push({ role: who, text, tool_calls: calls, t_ms: clock.now() } as Turn);
       if (token) {
         termination = who === 'assistant' && token === 'stop' ? 'agent_stop' : TOKEN_REASON[token];
         break;
       }
-      for (const call of calls) {
-        const outcome = await env.call(call, who, turns.length);
+      for (const [i, call] of calls.entries()) {
+        const problem = reply.problems[i];
+        const outcome = problem
+          ? { content: `Error: ${problem}`, error: true, writes: [] }
+          : await env.call(call, who, turns.length);
         push({
           role: 'tool',
           requestor: who,
@@ -116,7 +116,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
           writes: outcome.writes,
           t_ms: clock.now(),
         });
-        if (outcome.error) errors++;
+        // Only the agent's failures count towards too_many_errors (the caller's are not its fault).
+        if (outcome.error && who === 'assistant') errors++;
+        if (errors >= maxErrors) break;
       }
       if (errors >= maxErrors) {
         termination = 'too_many_errors';
@@ -127,10 +129,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     }
   } catch (e) {
     termination = 'infrastructure_error';
-    const err = e as Error;
-    invalidReason = e instanceof InfrastructureError ? err.message : `${err.name ?? 'Error'}: ${err.message}`;
+    invalidReason = e instanceof InfrastructureError ? e.message : thrownReason(e);
   } finally {
-    await env?.close();
+    await env?.close().catch(() => undefined);
   }
 
   return {

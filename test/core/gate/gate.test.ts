@@ -97,4 +97,39 @@ describe('gate on a hand-made domain', () => {
     expect(report.tasks.find((t) => t.task_id === 'pay-10')).toMatchObject({ accepted: true, reference_reward: 1, noop_reward: 0 });
     expect(report.accepted).toBe(false);
   });
+
+  it('refuses tasks with static defects or a setup that throws, without stopping the gate', async () => {
+    const sloppy = {
+      ...payTask,
+      id: 'sloppy',
+      evaluation_criteria: {
+        ...payTask.evaluation_criteria!,
+        assertions: [
+          { id: 'a', rule: 'R1', text: 'x', check: { kind: 'tool_called' as const, tool: 'teleport' } },
+          { id: 'a', rule: 'R2', text: 'y', check: { kind: 'read_before_write' as const } },
+        ],
+        write_whitelist: [{ table: 'ghosts' }, { table: 'accounts', columns: ['colour'] }],
+        env_assertions: [{ func_name: 'nope', arguments: {} }],
+      },
+    };
+    const broken = { ...payTask, id: 'broken', initial_state: { rows: { ghosts: [{ id: 1 }] } } };
+    const report = await gateDomain(await DomainRuntime.create(miniDomain([sloppy, broken, payTask]), factory));
+    expect(report.tasks.find((t) => t.task_id === 'sloppy')!.reasons.slice(0, 6)).toEqual([
+      'assertion a: unknown agent tool "teleport"',
+      'assertion id a is used twice',
+      'assertion a: check read_before_write needs "tool"',
+      'write_whitelist names unknown table "ghosts"',
+      'write_whitelist names unknown column accounts.colour',
+      'env assertion names unknown function "nope"',
+    ]);
+    expect(report.tasks.find((t) => t.task_id === 'broken')!.reasons).toEqual([
+      'task cannot be run: task broken: initial_state.rows names unknown table "ghosts"',
+    ]);
+    expect(report.tasks.find((t) => t.task_id === 'pay-10')!.accepted).toBe(true);
+  });
+
+  it('checks rule binding when the policy has no rule ids but assertions cite rules', async () => {
+    const report = await gateDomain(await DomainRuntime.create(miniDomain([payTask], '# no rules here\n'), factory));
+    expect(report.tasks[0]!.reasons).toEqual(['assertion confirm cites unknown rule R2', 'assertion identify cites unknown rule R1']);
+  });
 });

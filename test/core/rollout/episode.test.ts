@@ -129,4 +129,49 @@ describe('runEpisode with scripted participants', () => {
     ]);
     expect(t.turns[4]).toMatchObject({ role: 'tool', requestor: 'user' });
   });
+
+  it('turns malformed model replies into error tool messages and goes on', async () => {
+    const rt = await runtime();
+    const replies: unknown[] = [
+      null,
+      { text: 42 },
+      { text: '', tool_calls: { id: 'x', name: 'find_account', arguments: { phone: '5550001' } } },
+      { text: '', tool_calls: [null, { id: 'd', name: 'find_account', arguments: 'phone=5550001' }, { id: 'd', name: 'find_account', arguments: { phone: '5550001' } }] },
+      { text: '', tool_calls: [{ arguments: {} }] },
+      { text: 'Bye. ###STOP###' },
+    ];
+    let i = 0;
+    const sloppy: Agent = { id: 'sloppy', respond: async () => replies[i++] as never };
+    const silent: UserSimulator = { id: 'silent', respond: async () => ({ text: 'go on' }) };
+    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: sloppy, user: silent, seed: 0, clock: fixedClock(0) });
+    expect(t.valid).toBe(true);
+    expect(t.termination).toBe('agent_stop');
+    const tools = t.turns.filter((x) => x.role === 'tool').map((x) => x.role === 'tool' && [x.tool_call_id, x.name, x.arguments, x.content]);
+    expect(tools).toEqual([
+      ['x', 'find_account', { phone: '5550001' }, 'Error: tool_calls must be a list, got an object'],
+      ['call_6_0', '', {}, 'Error: invalid tool call: expected an object, got null'],
+      ['d', 'find_account', {}, 'Error: invalid arguments for find_account: expected an object, got a string'],
+      ['d_2', 'find_account', { phone: '5550001' }, '{"account_id":"A1","name":"Ada","balance":30}'],
+      ['call_10_0', '', {}, 'Error: invalid tool call: missing tool name'],
+    ]);
+    expect(t.turns.slice(0, 4).map((x) => [x.role, x.role !== 'tool' && x.text])).toEqual([
+      ['assistant', ''],
+      ['user', 'go on'],
+      ['assistant', ''],
+      ['user', 'go on'],
+    ]);
+  });
+
+  it('records a readable reason for anything a participant throws', async () => {
+    const rt = await runtime();
+    for (const [thrown, reason] of [
+      [null, 'non-error value thrown: null'],
+      ['socket hang up', 'socket hang up'],
+      [new TypeError('x is not a function'), 'TypeError: x is not a function'],
+    ] as const) {
+      const agent: Agent = { id: 'thrower', respond: async () => { throw thrown; } };
+      const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent, user: new ScriptedUser(), seed: 0, clock: fixedClock(0) });
+      expect([t.valid, t.termination, t.invalid_reason]).toEqual([false, 'infrastructure_error', reason]);
+    }
+  });
 });

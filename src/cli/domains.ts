@@ -1,0 +1,80 @@
+/**
+ * Domain resolution for every command: a built-in name, a domain folder, or a tau2-bench domain
+ * with its data folder (`--data`).
+ */
+import { DomainFileError, type Domain } from '../core/schema/domain.ts';
+import type { Task } from '../core/schema/task.ts';
+import { DomainRuntime } from '../core/env/environment.ts';
+import { sqlJsFactory } from '../adapters/shared/sqljs-db.ts';
+import { loadDomain } from '../adapters/node/load-domain.ts';
+import { loadTau2Domain, tasksInSplit, type Tau2Domain, type Tau2DomainName } from '../adapters/node/tau2-loader.ts';
+import { UsageError } from './participants.ts';
+
+const TAU2: readonly string[] = ['tau2-airline', 'tau2-retail'];
+
+/** Where a domain comes from on the command line. */
+export interface DomainSpec {
+  /** `carrier`, a domain folder path, or `tau2-airline` / `tau2-retail`. */
+  domain: string;
+  /** tau2-bench data folder (`data/tau2/domains/<name>/` of a checkout); tau2 domains only. */
+  data?: string;
+}
+
+/** A loaded domain ready for episodes. */
+export interface OpenDomain {
+  domain: Domain;
+  runtime: DomainRuntime;
+}
+
+/**
+ * Load and build a domain. Loader errors become {@link UsageError}s (one line, exit 2) unless
+ * they are {@link DomainFileError}s, which already name the file and field.
+ */
+export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
+  const isTau2 = TAU2.includes(spec.domain);
+  if (isTau2 && !spec.data) {
+    throw new UsageError(`${spec.domain} needs --data <dir>: a tau2-bench data folder (data/tau2/domains/${spec.domain.slice(5)}/ of a checkout)`);
+  }
+  if (!isTau2 && spec.data) throw new UsageError(`--data is only for tau2-airline and tau2-retail, not "${spec.domain}"`);
+  const domain = await (isTau2 ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data!) : loadDomain(spec.domain)).catch(
+    (e: unknown) => {
+      throw e instanceof DomainFileError ? e : new UsageError((e as Error).message);
+    },
+  );
+  let runtime: DomainRuntime;
+  try {
+    runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+  } catch (e) {
+    throw new UsageError(`domain ${domain.name}: building its database from the schema and seed failed: ${(e as Error).message}`);
+  }
+  return { domain, runtime };
+}
+
+/**
+ * The tasks a command works on: `--split` (tau2 domains: base, train, test) then `--task-ids`.
+ * @throws UsageError for an unknown split, unknown ids, or a selection that is empty.
+ */
+export function selectTasks(domain: Domain, opts: { taskIds?: string; split?: string }): Task[] {
+  let tasks: Task[] = domain.tasks;
+  if (opts.split !== undefined) {
+    const splits = (domain as Partial<Tau2Domain>).splits;
+    if (!splits) throw new UsageError(`--split needs a domain with task splits (tau2-airline, tau2-retail), not ${domain.name}`);
+    try {
+      tasks = tasksInSplit(tasks, splits, opts.split);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  }
+  if (opts.taskIds !== undefined) {
+    const wanted = [...new Set(opts.taskIds.split(',').map((s) => s.trim()).filter(Boolean))];
+    if (wanted.length === 0) throw new UsageError('--task-ids names no task');
+    const known = new Set(tasks.map((t) => t.id));
+    const unknown = wanted.filter((id) => !known.has(id));
+    if (unknown.length) {
+      throw new UsageError(`unknown task id(s) in ${domain.name}${opts.split ? ` split ${opts.split}` : ''}: ${unknown.join(', ')}`);
+    }
+    tasks = tasks.filter((t) => wanted.includes(t.id));
+  }
+  if (tasks.length === 0) throw new UsageError(`no task selected in ${domain.name}`);
+  return tasks;
+}

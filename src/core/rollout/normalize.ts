@@ -1,0 +1,78 @@
+/**
+ * Normalizing what participants return. Model adapters can hand back anything (a number for
+ * text, a tool-call list that is not a list, arguments that are not an object); the episode
+ * loop turns that into a well-formed reply so that bad model output becomes an error tool
+ * message and the episode goes on, and the recorded trajectory still validates.
+ */
+import type { ToolCall } from '../schema/trajectory.ts';
+
+/** A reply after normalization, plus why a call could not be taken as given. */
+export interface NormalizedReply {
+  text: string;
+  calls: ToolCall[];
+  /** For each call (same index): a problem that makes it fail without running, or null. */
+  problems: (string | null)[];
+}
+
+/** Longest argument value echoed back in an error message, in characters. */
+const ECHO_LIMIT = 200;
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function describe(x: unknown): string {
+  if (x === null) return 'null';
+  if (Array.isArray(x)) return 'an array';
+  return typeof x === 'object' ? 'an object' : `a ${typeof x}`;
+}
+
+/** Shorten a string for an error message. */
+export function clip(text: string, limit = ECHO_LIMIT): string {
+  return text.length > limit ? `${text.slice(0, limit)}… (${text.length} characters)` : text;
+}
+
+/**
+ * Normalize a participant's reply.
+ * - text: a string is kept; anything else becomes `''`.
+ * - tool calls: a non-array becomes one failed call; each entry gets a string `id` (generated
+ *   `call_<turn>_<i>` when missing or repeated in the turn), a string `name` and an object
+ *   `arguments` (`{}` when it was not an object — then the call fails with a clear error
+ *   instead of running).
+ *
+ * @param turn index the turn will have in the trajectory (used for generated ids)
+ */
+export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
+  const r = isPlainObject(reply) ? reply : {};
+  const text = typeof r.text === 'string' ? r.text : '';
+  const raw = r.tool_calls;
+  const calls: ToolCall[] = [];
+  const problems: (string | null)[] = [];
+  if (raw === undefined || raw === null) return { text, calls, problems };
+  const entries: unknown[] = Array.isArray(raw) ? raw : [raw];
+  const seen = new Set<string>();
+  entries.forEach((entry, i) => {
+    const e = isPlainObject(entry) ? entry : {};
+    let id = typeof e.id === 'string' && e.id !== '' ? e.id : `call_${turn}_${i}`;
+    if (seen.has(id)) id = `${id}_${i}`;
+    seen.add(id);
+    const name = typeof e.name === 'string' ? e.name : '';
+    let problem: string | null = null;
+    if (!Array.isArray(raw)) problem = `tool_calls must be a list, got ${describe(raw)}`;
+    else if (!isPlainObject(entry)) problem = `invalid tool call: expected an object, got ${describe(entry)}`;
+    else if (typeof e.name !== 'string' || e.name === '') problem = 'invalid tool call: missing tool name';
+    else if (e.arguments !== undefined && !isPlainObject(e.arguments)) {
+      problem = `invalid arguments for ${name}: expected an object, got ${describe(e.arguments)}`;
+    }
+    calls.push({ id, name, arguments: isPlainObject(e.arguments) ? e.arguments : {} });
+    problems.push(problem);
+  });
+  return { text, calls, problems };
+}
+
+/** A readable reason from anything thrown. */
+export function thrownReason(e: unknown): string {
+  if (e instanceof Error) return `${e.name}: ${e.message}`;
+  if (typeof e === 'string') return e;
+  return `non-error value thrown: ${String(e)}`;
+}
