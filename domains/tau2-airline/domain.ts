@@ -16,6 +16,8 @@ export const tau2Airline = defineDomain({
   roles: ['inbound'],
   now: TAU2_AIRLINE_NOW_MS,
   greeting: 'Hi! How can I help you today?',
+  // tau2-bench's tasks are run as they are: the gate reports tasks that do not discriminate.
+  taskOrigin: 'imported',
   tools,
   // tau2 compares whole databases with lists in order, so every table stays ordered (no
   // `unordered` multisets, no ignored columns).

@@ -20,6 +20,8 @@ export const tau2Retail = defineDomain({
   roles: ['inbound'],
   now: TAU2_RETAIL_NOW_MS,
   greeting: 'Hi! How can I help you today?',
+  // tau2-bench's tasks are run as they are: the gate reports tasks that do not discriminate.
+  taskOrigin: 'imported',
   tools,
   // tau2 compares whole databases with lists in order, so every table stays ordered.
   tables: {},

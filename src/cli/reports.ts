@@ -5,7 +5,12 @@ import { num, table } from './format.ts';
 
 /** The gate's per-task verdict table, refusal reasons and information lines. */
 export function renderGate(report: GateReport): string {
-  const rows = report.tasks.map((t) => [t.task_id, t.accepted ? 'accepted' : 'REFUSED', num(t.reference_reward), num(t.noop_reward)]);
+  const rows = report.tasks.map((t) => [
+    t.task_id,
+    t.accepted ? 'accepted' : 'REFUSED',
+    `${num(t.reference_reward)}${t.reference_partial ? ' (partial)' : ''}`,
+    num(t.noop_reward),
+  ]);
   const out = [`Gate: ${report.domain}`, table(['task', 'verdict', 'reference', 'do-nothing'], rows, new Set(['reference', 'do-nothing']))];
   for (const p of report.domain_problems) out.push(`domain: ${p}`);
   for (const t of report.tasks) {

@@ -34,7 +34,7 @@ describe('switchboard CLI', () => {
     const report = JSON.parse(io.stdout);
     expect(report).toMatchObject({ domain: 'carrier', accepted: true, domain_problems: [] });
     expect(report.tasks).toHaveLength(13);
-    expect(report.tasks[0]).toEqual({ task_id: 'carrier-pay-balance-1', accepted: true, reasons: [], info: [], reference_reward: 1, noop_reward: 0 });
+    expect(report.tasks[0]).toEqual({ task_id: 'carrier-pay-balance-1', accepted: true, reasons: [], info: [], reference_reward: 1, noop_reward: 0, reference_partial: false });
   });
 
   it('run writes one trajectory per line and a summary with pass^k', async () => {

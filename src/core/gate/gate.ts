@@ -23,6 +23,8 @@ export interface TaskVerdict {
   reference_reward: number | null;
   /** Reward of the do-nothing agent (must be 0). */
   noop_reward: number | null;
+  /** True when the reference reward left out components that need a judge (none configured). */
+  reference_partial: boolean;
 }
 
 /** The gate's report on a domain. */
@@ -54,7 +56,8 @@ export interface GateOptions {
  * 3. every gold write by the agent is inside the task's write whitelist;
  * 4. no reference write breaks an executable rule check of the domain;
  * 5. every assertion cites an existing policy rule;
- * 6. the do-nothing agent scores 0 and the reference agent with the scripted caller scores 1.
+ * 6. the do-nothing agent scores 0 and the reference agent with the scripted caller scores 1
+ *    (for `imported` domains a do-nothing pass is reported as information only).
  * The domain is refused when any task is, or when a policy rule is cited by no assertion.
  */
 export async function gateDomain(runtime: DomainRuntime, options: GateOptions = {}): Promise<GateReport> {
@@ -74,6 +77,7 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     const info: string[] = [];
     let reference: number | null = null;
     let noop: number | null = null;
+    let partial = false;
     for (const a of task.evaluation_criteria?.assertions ?? []) {
       cited.add(a.rule);
       if (ruleBinding && !ruleIds.has(a.rule)) reasons.push(`assertion ${a.id} cites unknown rule ${a.rule}`);
@@ -82,17 +86,31 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
       const gold = await replayGold(runtime, task);
       checkReplay(runtime, task, gold, reasons, info);
       if (options.episodes ?? true) {
-        reference = await score(runtime, task, new ReferenceAgent(), gold);
-        noop = await score(runtime, task, new NoopAgent(), gold);
+        const ref = await score(runtime, task, new ReferenceAgent(), gold);
+        reference = ref?.reward ?? null;
+        partial = ref?.partial ?? false;
+        noop = (await score(runtime, task, new NoopAgent(), gold))?.reward ?? null;
         if (reference !== 1) reasons.push(`reference agent with scripted caller scores ${reference}, not 1`);
-        if (noop !== 0) reasons.push(`do-nothing agent scores ${noop}, not 0`);
+        if (noop !== 0) {
+          const line = `do-nothing agent scores ${noop}, not 0`;
+          if (domain.taskOrigin === 'imported') info.push(`${line} (task does not discriminate; kept as imported)`);
+          else reasons.push(line);
+        }
       }
     } catch (e) {
       // A task whose setup or scoring throws (bad initial_state rows, an env function that
       // rejects its arguments) is refused with the reason, not a crash of the whole gate.
       reasons.push(`task cannot be run: ${e instanceof Error ? e.message : String(e)}`);
     }
-    const verdict = { task_id: task.id, accepted: reasons.length === 0, reasons, info, reference_reward: reference, noop_reward: noop };
+    const verdict: TaskVerdict = {
+      task_id: task.id,
+      accepted: reasons.length === 0,
+      reasons,
+      info,
+      reference_reward: reference,
+      noop_reward: noop,
+      reference_partial: partial,
+    };
     verdicts.push(verdict);
     options.onTask?.(verdict);
   }
@@ -175,7 +193,7 @@ function checkReplay(runtime: DomainRuntime, task: Task, gold: GoldResult, reaso
   }
 }
 
-async function score(runtime: DomainRuntime, task: Task, agent: Agent, gold: GoldResult): Promise<number | null> {
+async function score(runtime: DomainRuntime, task: Task, agent: Agent, gold: GoldResult): Promise<{ reward: number; partial: boolean } | null> {
   const trajectory = await runEpisode({
     runtime,
     task,
@@ -186,5 +204,5 @@ async function score(runtime: DomainRuntime, task: Task, agent: Agent, gold: Gol
   });
   if (!trajectory.valid) return null;
   const info = await evaluate(runtime, task, trajectory.turns, { gold, termination: trajectory.termination });
-  return info.reward;
+  return { reward: info.reward, partial: info.partial };
 }

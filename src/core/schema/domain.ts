@@ -131,6 +131,12 @@ export interface DomainDefinition {
   envFunctions?: Readonly<Record<string, EnvFunction>>;
   /** The agent's first words on an inbound call. */
   greeting: string;
+  /**
+   * Where the tasks come from. `imported` tasks (e.g. tau2-bench's, kept unmodified) are gated
+   * for solvability only: a task a do-nothing agent passes is reported, not refused. Default
+   * `native`: such a task is refused.
+   */
+  taskOrigin?: 'native' | 'imported';
 }
 
 export function defineDomain(def: DomainDefinition): DomainDefinition {

@@ -1,0 +1,114 @@
+/**
+ * Scoring tau2 tasks with tau2 semantics, on hand-made agent trajectories over the real airline
+ * data: a correct one, one with a wrong payment id, one that cancels when it must refuse.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DomainRuntime } from '../../src/core/env/environment.ts';
+import type { Task } from '../../src/core/schema/task.ts';
+import type { Turn } from '../../src/core/schema/trajectory.ts';
+import { evaluate } from '../../src/core/scoring/evaluate.ts';
+import { tau2Runtime } from './tau2-helpers.ts';
+
+let runtime: DomainRuntime;
+let tasks: Map<string, Task>;
+beforeAll(async () => {
+  const loaded = await tau2Runtime('tau2-airline');
+  runtime = loaded.runtime;
+  tasks = new Map(loaded.domain.tasks.map((t) => [t.id, t]));
+});
+
+/** Turns of a conversation: strings are spoken turns (alternating agent / caller), objects tool calls. */
+function conversation(steps: (string | { call: string; args: Record<string, unknown> })[]): Turn[] {
+  const turns: Turn[] = [];
+  let speaker: 'assistant' | 'user' = 'assistant';
+  steps.forEach((s, i) => {
+    if (typeof s === 'string') {
+      turns.push({ role: speaker, text: s, tool_calls: [], t_ms: i });
+      speaker = speaker === 'assistant' ? 'user' : 'assistant';
+      return;
+    }
+    const id = `c${i}`;
+    turns.push({ role: 'assistant', text: '', tool_calls: [{ id, name: s.call, arguments: s.args }], t_ms: i });
+    // The recorded result is not trusted: scoring replays every call.
+    turns.push({ role: 'tool', requestor: 'assistant', tool_call_id: id, name: s.call, arguments: s.args, content: '', error: false, writes: [], t_ms: i });
+  });
+  return turns;
+}
+
+const downgrade = (payment_id: string) => ({
+  call: 'update_reservation_flights',
+  args: {
+    reservation_id: 'GV1N64',
+    cabin: 'basic_economy',
+    flights: [
+      { flight_number: 'HAT003', date: '2024-05-19' },
+      { flight_number: 'HAT290', date: '2024-05-20' },
+    ],
+    payment_id,
+  },
+});
+
+describe('tau2 airline scoring (task 11: downgrade GV1N64 to basic economy, refund to the gift card)', () => {
+  it('a correct trajectory scores 1 on DB and COMMUNICATE', async () => {
+    const task = tasks.get('11')!;
+    const turns = conversation([
+      'Hi! How can I help you today?',
+      'I want to move my reservation GV1N64 to basic economy.',
+      { call: 'get_reservation_details', args: { reservation_id: 'GV1N64' } },
+      'I can change both flights to basic economy and refund the difference to gift card 1642017. Shall I proceed?',
+      'Yes please.',
+      downgrade('gift_card_1642017'),
+      'Done. The refund of 5244 dollars goes to your gift card.',
+    ]);
+    const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
+    expect(info.basis).toEqual(['DB', 'COMMUNICATE', 'QUALITY']);
+    expect(info.components.DB).toEqual({ score: 1, details: [], judged: true });
+    expect(info.components.COMMUNICATE).toEqual({ score: 1, details: [], judged: true });
+    expect([info.reward, info.partial]).toEqual([1, false]);
+  });
+
+  it('a wrong payment id fails the call and leaves DB at 0', async () => {
+    const task = tasks.get('11')!;
+    const turns = conversation([
+      'Hi! How can I help you today?',
+      'I want to move my reservation GV1N64 to basic economy.',
+      downgrade('credit_card_0000000'),
+      'Done. The refund of 5244 dollars goes to your card.',
+    ]);
+    const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
+    expect(info.components.DB?.score).toBe(0);
+    expect(info.components.DB?.details.length).toBeGreaterThan(0);
+    expect(info.components.COMMUNICATE?.score).toBe(1);
+    expect(info.reward).toBe(0);
+    // The failed call is a −0.1 process step; the final reward 0 goes on the last agent turn.
+    expect(info.step_rewards).toEqual([0, -0.1, 0]);
+  });
+});
+
+describe('tau2 airline scoring (task 0: the cancellation must be refused)', () => {
+  it('cancelling EHGLP3 anyway changes the database and scores 0', async () => {
+    const task = tasks.get('0')!;
+    const turns = conversation([
+      'Hi! How can I help you today?',
+      'Please cancel reservation EHGLP3.',
+      { call: 'cancel_reservation', args: { reservation_id: 'EHGLP3' } },
+      'Your reservation is cancelled.',
+    ]);
+    const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
+    expect(info.components.DB?.score).toBe(0);
+    expect(info.components.DB?.details.some((d) => d.includes('EHGLP3'))).toBe(true);
+    expect(info.reward).toBe(0);
+  });
+
+  it('refusing scores 1 (the NL assertion is not in the basis of this task)', async () => {
+    const task = tasks.get('0')!;
+    const turns = conversation([
+      'Hi! How can I help you today?',
+      'Please cancel reservation EHGLP3.',
+      { call: 'get_reservation_details', args: { reservation_id: 'EHGLP3' } },
+      'I am sorry, this booking is not eligible for cancellation with a refund.',
+    ]);
+    const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
+    expect([info.reward, info.partial, info.basis]).toEqual([1, false, ['DB', 'COMMUNICATE', 'QUALITY']]);
+  });
+});
