@@ -12,9 +12,12 @@ import type { Trajectory } from '../core/schema/trajectory.ts';
 import { gateDomain, type GateReport } from '../core/gate/gate.ts';
 import { runBatch, type BatchSummary } from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
-import { agentFactory, userFactory, UsageError } from './participants.ts';
+import { agentFactory, judgeFor, numberOption, userFactory, UsageError, type ModelSettings } from './participants.ts';
 import { openDomain, selectTasks } from './domains.ts';
 import { renderGate, renderSummary } from './reports.ts';
+import { registerReplay } from './commands/replay.ts';
+import { registerGroups } from './commands/groups.ts';
+import { registerExport } from './commands/export.ts';
 
 /** Where the CLI writes: swapped in tests. */
 export interface CliIo {
@@ -83,6 +86,31 @@ interface RunOpts {
   taskIds?: string;
   json?: boolean;
   maxSteps?: number;
+  /** Model participants (issue 4). */
+  judge?: string;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  maxTokens?: number;
+  teacherGuidance?: boolean;
+  modelTimeout?: number;
+  modelRetries?: number;
+}
+
+/** Model settings from the run options (sampling flags, timeouts, teacher guidance). */
+function modelSettings(opts: RunOpts): ModelSettings {
+  const sampling: ModelSettings['sampling'] = {
+    ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+    ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+    ...(opts.topK !== undefined ? { top_k: opts.topK } : {}),
+    ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}),
+  };
+  return {
+    sampling,
+    ...(opts.teacherGuidance ? { teacherGuidance: true } : {}),
+    ...(opts.modelTimeout !== undefined ? { timeoutMs: opts.modelTimeout } : {}),
+    ...(opts.modelRetries !== undefined ? { retries: opts.modelRetries } : {}),
+  };
 }
 
 /** The summary as written: the batch summary plus the settings that produced it. */
@@ -110,8 +138,10 @@ async function prepareOut(dir: string): Promise<void> {
 const DEFAULT_MAX_STEPS = 100;
 
 async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; trajectories: Trajectory[] }> {
-  const agent = agentFactory(opts.agent);
-  const user = userFactory(opts.user);
+  const models = modelSettings(opts);
+  const agent = agentFactory(opts.agent, models);
+  const user = userFactory(opts.user, models);
+  const judge = opts.judge ? judgeFor(opts.judge, models) : undefined;
   const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const tasks = selectTasks(domain, opts);
   const outDir = opts.out ? resolve(opts.out) : undefined;
@@ -130,6 +160,7 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
     concurrency: opts.concurrency,
     clock: () => steppingClock(domain.now, 1000),
     maxSteps,
+    ...(judge ? { judge } : {}),
     onTrajectory: (t) => {
       if (t.valid) progress.tick();
       // Streamed as they finish, so an interrupted run keeps what it did.
@@ -191,8 +222,16 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--split <name>', 'tau2 task split: base, train or test')
-    .option('--agent <spec>', 'agent: reference | noop', 'reference')
-    .option('--user <spec>', 'simulated caller: scripted', 'scripted')
+    .option('--agent <spec>', 'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY)', 'reference')
+    .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
+    .option('--judge <spec>', 'judge for NL and unchecked assertions: <flavor>:<model>@<base-url>')
+    .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
+    .option('--top-p <p>', 'model nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
+    .option('--top-k <k>', 'model top-k sampling, not sent to openai (default: not sent)', numberOption('--top-k', -1, 1_000_000, true))
+    .option('--max-tokens <n>', 'most tokens per model reply (default 1024)', numberOption('--max-tokens', 1, 1_000_000, true))
+    .option('--teacher-guidance', 'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)')
+    .option('--model-timeout <ms>', 'per-request model timeout (default 60000)', numberOption('--model-timeout', 1, 3_600_000, true))
+    .option('--model-retries <n>', 'model request retries on 429/5xx/network errors (default 4)', numberOption('--model-retries', 0, 20, true))
     .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
@@ -236,6 +275,9 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       }
       setCode(ok ? 0 : 1);
     });
+  registerReplay(cmd, io, setCode);
+  registerGroups(cmd, io, setCode);
+  registerExport(cmd, io, setCode);
   return cmd;
 }
 
