@@ -1,5 +1,9 @@
 /** `npm run bench`: prints medians and their ratio to each target. */
 import { coreCases } from './core.ts';
 import { runCases } from './harness.ts';
+import { formatTau2Bench, measureTau2 } from './tau2.ts';
 
 await runCases('Core (carrier domain, sql.js in-process)', await coreCases());
+console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');
+console.log(formatTau2Bench(await measureTau2()));
+await runCases('Audio (phone channel, node-web-audio-api; espeak-ng)', await (await import('./audio.ts')).audioCases());

@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile, appendFile, stat, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import cliProgress from 'cli-progress';
 import { DomainFileError } from '../core/schema/domain.ts';
 import type { Trajectory } from '../core/schema/trajectory.ts';
@@ -18,6 +18,8 @@ import { renderGate, renderSummary } from './reports.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerGroups } from './commands/groups.ts';
 import { registerExport } from './commands/export.ts';
+import { registerServe } from './commands/serve.ts';
+import { intOption } from './options.ts';
 
 /** Where the CLI writes: swapped in tests. */
 export interface CliIo {
@@ -33,16 +35,6 @@ const defaultIo: CliIo = {
   progress: Boolean(process.stderr.isTTY),
 };
 
-/** Parse a decimal integer option in [min, 2^31). */
-function intOption(name: string, min: number) {
-  return (value: string) => {
-    const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-    if (!Number.isSafeInteger(n) || n < min || n >= 2 ** 31) {
-      throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${2 ** 31 - 1}`);
-    }
-    return n;
-  };
-}
 
 function bar(io: CliIo, total: number, label: string): { tick(): void; stop(): void } {
   if (!io.progress) return { tick() {}, stop() {} };
@@ -278,6 +270,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
   registerReplay(cmd, io, setCode);
   registerGroups(cmd, io, setCode);
   registerExport(cmd, io, setCode);
+  registerServe(cmd, io);
   return cmd;
 }
 

@@ -1,6 +1,21 @@
-/** Participant specs on the command line (`--agent reference`, `--user scripted`). */
+/**
+ * Participant specs on the command line.
+ * - Scripted: `--agent reference | noop`, `--user scripted`.
+ * - Remote models: `<flavor>:<model>@<base-url>` with flavor `openai`, `vllm-omni` or `vllm`,
+ *   e.g. `--agent vllm-omni:Qwen/Qwen3-Omni-30B-A3B-Instruct@http://127.0.0.1:8091/v1`,
+ *   `--user openai:gpt-4o-mini@https://api.openai.com/v1`, `--judge openai:…`. A LoRA adapter
+ *   is chosen by its served model name. The API key comes from the environment
+ *   (`SWITCHBOARD_API_KEY`, else `OPENAI_API_KEY`) and is never written to trajectories.
+ * - `local:<model-id>` (on-device models) is not available in the Node CLI yet.
+ */
+import { InvalidArgumentError } from 'commander';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../core/participants/scripted.ts';
-import type { Agent, UserSimulator } from '../core/participants/types.ts';
+import type { Agent, Judge, UserSimulator } from '../core/participants/types.ts';
+import { ModelAgent } from '../core/participants/model-agent.ts';
+import { ModelUser } from '../core/participants/model-user.ts';
+import { ModelJudge } from '../core/participants/model-judge.ts';
+import { MODEL_FLAVORS, type ModelFlavor, type SamplingParams } from '../core/ports/model-client.ts';
+import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 
 const AGENTS: Record<string, () => Agent> = {
   reference: () => new ReferenceAgent(),
@@ -10,18 +25,105 @@ const USERS: Record<string, () => UserSimulator> = {
   scripted: () => new ScriptedUser(),
 };
 
+/** Settings shared by the model-backed participants of one run. */
+export interface ModelSettings {
+  /** Sampling flags given on the command line (the rest use the defaults). */
+  sampling?: Partial<Omit<SamplingParams, 'seed'>>;
+  /** Environment to read the API key from. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Give the agent the task's reference solution as teacher guidance (demonstrations only). */
+  teacherGuidance?: boolean;
+  /** Per-attempt timeout, ms. */
+  timeoutMs?: number;
+  /** Retries after the first attempt. */
+  retries?: number;
+  /** First backoff, ms. */
+  backoffMs?: number;
+}
+
+/** A parsed `<flavor>:<model>@<base-url>` spec. */
+export interface ModelSpec {
+  flavor: ModelFlavor;
+  model: string;
+  baseURL: string;
+}
+
+/**
+ * Parse `<flavor>:<model>@<base-url>`; the URL starts at the last `@http://` or `@https://`, so
+ * model names may hold `@` and `/`. Returns null when `spec` does not start with a flavor.
+ * @throws UsageError for a model spec without a model or an http(s) URL.
+ */
+export function parseModelSpec(spec: string): ModelSpec | null {
+  const colon = spec.indexOf(':');
+  const flavor = spec.slice(0, colon);
+  if (colon < 0 || !(MODEL_FLAVORS as readonly string[]).includes(flavor)) return null;
+  const rest = spec.slice(colon + 1);
+  const at = Math.max(rest.lastIndexOf('@http://'), rest.lastIndexOf('@https://'));
+  if (at <= 0) throw new UsageError(`model spec "${spec}" needs the form ${flavor}:<model>@<http(s) base URL>`);
+  return { flavor: flavor as ModelFlavor, model: rest.slice(0, at), baseURL: rest.slice(at + 1) };
+}
+
+function client(spec: ModelSpec, settings: ModelSettings): OpenAiModelClient {
+  const env = settings.env ?? process.env;
+  const apiKey = env.SWITCHBOARD_API_KEY || env.OPENAI_API_KEY || undefined;
+  return new OpenAiModelClient({
+    ...spec,
+    ...(apiKey ? { apiKey } : {}),
+    ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
+    ...(settings.retries !== undefined ? { maxRetries: settings.retries } : {}),
+    ...(settings.backoffMs !== undefined ? { backoffMs: settings.backoffMs } : {}),
+  });
+}
+
+function refuseLocal(spec: string): void {
+  if (spec.startsWith('local:')) throw new UsageError(`"${spec}": on-device models (local:) are not available in the Node CLI yet`);
+}
+
 /** A factory for the agent named by `spec`. Throws with the known names for an unknown one. */
-export function agentFactory(spec: string): () => Agent {
+export function agentFactory(spec: string, settings: ModelSettings = {}): () => Agent {
+  refuseLocal(spec);
+  const model = parseModelSpec(spec);
+  if (model) {
+    const c = client(model, settings);
+    return () => new ModelAgent(c, { ...(settings.sampling ? { sampling: settings.sampling } : {}), ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}) });
+  }
+  if (settings.teacherGuidance) throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url>)');
   const f = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
   if (!f) throw new UsageError(`unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')})`);
   return f;
 }
 
 /** A factory for the simulated caller named by `spec`. */
-export function userFactory(spec: string): () => UserSimulator {
+export function userFactory(spec: string, settings: ModelSettings = {}): () => UserSimulator {
+  refuseLocal(spec);
+  const model = parseModelSpec(spec);
+  if (model) {
+    const c = client(model, settings);
+    return () => new ModelUser(c, settings.sampling ? { sampling: settings.sampling } : {});
+  }
   const f = Object.hasOwn(USERS, spec) ? USERS[spec] : undefined;
   if (!f) throw new UsageError(`unknown user "${spec}" (known: ${Object.keys(USERS).join(', ')})`);
   return f;
+}
+
+/** The judge named by `spec` (model specs only; the judge samples at temperature 0). */
+export function judgeFor(spec: string, settings: ModelSettings = {}): Judge {
+  refuseLocal(spec);
+  const model = parseModelSpec(spec);
+  if (!model) throw new UsageError(`unknown judge "${spec}" (expected <flavor>:<model>@<url> with flavor ${MODEL_FLAVORS.join(', ')})`);
+  const max = settings.sampling?.max_tokens;
+  return new ModelJudge(client(model, settings), max !== undefined ? { sampling: { max_tokens: max } } : {});
+}
+
+/** A commander parser for a number option in [min, max]. */
+export function numberOption(name: string, min: number, max: number, integer = false) {
+  return (value: string) => {
+    const n = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value.trim()) : NaN;
+    if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+      throw new InvalidArgumentError(`${name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`);
+    }
+    return n;
+  };
 }
 
 /** A mistake in the command line: printed without a stack trace, exit code 2. */

@@ -1,3 +1,4 @@
 export * from './environment.ts';
 export * from './state.ts';
+export * from './changes.ts';
 export * from './write-log.ts';

@@ -19,7 +19,14 @@ export function canonicalJson(value: unknown): string {
 }
 
 function keyOf(row: SqlRow, cols: readonly string[]): string {
-  return canonicalJson(cols.map((c) => row[c] ?? null));
+  const values = cols.map((c) => row[c] ?? null);
+  // For strings, numbers and null, JSON.stringify of the array is the canonical text.
+  return values.some((v) => v !== null && typeof v === 'object') ? canonicalJson(values) : JSON.stringify(values);
+}
+
+/** `canonicalJson(x) === canonicalJson(y)`, without serializing when `x === y`. */
+function sameValue(x: SqlValue, y: SqlValue): boolean {
+  return x === y || canonicalJson(x) === canonicalJson(y);
 }
 
 function show(v: SqlValue | undefined): string {
@@ -34,9 +41,13 @@ export interface StateDiff {
 }
 
 /**
- * Compare the `actual` state with the `expected` one.
- * Ordered tables pair rows by primary key; `unordered` tables compare as multisets after
- * dropping `ignoreColumns`.
+ * Compare the `actual` state with the `expected` one, table by table in `tables` order.
+ *
+ * Ordered tables pair rows by primary key (all columns when there is none): for each expected
+ * row in state order, `missing row` or one line per differing column; then `unexpected row` for
+ * each actual row without a partner, in state order. `unordered` tables compare as multisets
+ * after dropping `ignoreColumns`: one `unexpected row` line per surplus actual row, then one
+ * `missing row` line per surplus expected row, each group sorted by the row's JSON text.
  */
 export function diffStates(
   expected: DbState,
@@ -52,20 +63,27 @@ export function diffStates(
     if (opt.unordered) {
       const ignore = new Set(opt.ignoreColumns ?? []);
       const strip = (r: SqlRow) => canonicalJson(Object.fromEntries(Object.entries(r).filter(([k]) => !ignore.has(k))));
+      // expected count − actual count per stripped row. Lines depend only on these counts (not
+      // on row order, which follows the primary key, often an ignored surrogate id), so a diff
+      // of the written rows alone gives the same lines (see changes.ts).
       const count = new Map<string, number>();
-      for (const r of exp) count.set(strip(r), (count.get(strip(r)) ?? 0) + 1);
+      for (const r of exp) {
+        const k = strip(r);
+        count.set(k, (count.get(k) ?? 0) + 1);
+      }
       for (const r of act) {
         const k = strip(r);
-        const n = count.get(k) ?? 0;
-        if (n > 0) count.set(k, n - 1);
-        else lines.push(`${t.name}: unexpected row ${k}`);
+        count.set(k, (count.get(k) ?? 0) - 1);
       }
-      for (const [k, n] of count) for (let i = 0; i < n; i++) lines.push(`${t.name}: missing row ${k}`);
+      const texts = [...count.keys()].sort();
+      for (const k of texts) for (let n = count.get(k)!; n < 0; n++) lines.push(`${t.name}: unexpected row ${k}`);
+      for (const k of texts) for (let n = count.get(k)!; n > 0; n--) lines.push(`${t.name}: missing row ${k}`);
       continue;
     }
     const keyCols = t.primaryKey.length > 0 ? t.primaryKey : t.columns;
     const label = (r: SqlRow) => keyCols.map((c) => String(r[c])).join(',');
-    const actByKey = new Map(act.map((r) => [keyOf(r, keyCols), r]));
+    const actKeys = act.map((r) => keyOf(r, keyCols));
+    const actByKey = new Map(act.map((r, i) => [actKeys[i]!, r]));
     const seen = new Set<string>();
     for (const e of exp) {
       const k = keyOf(e, keyCols);
@@ -76,14 +94,14 @@ export function diffStates(
         continue;
       }
       for (const c of t.columns) {
-        if (canonicalJson(e[c] ?? null) !== canonicalJson(a[c] ?? null)) {
+        if (!sameValue(e[c] ?? null, a[c] ?? null)) {
           lines.push(`${t.name}[${label(e)}].${c}: expected ${show(e[c])}, got ${show(a[c])}`);
         }
       }
     }
-    for (const a of act) {
-      if (!seen.has(keyOf(a, keyCols))) lines.push(`${t.name}[${label(a)}]: unexpected row ${canonicalJson(a)}`);
-    }
+    act.forEach((a, i) => {
+      if (!seen.has(actKeys[i]!)) lines.push(`${t.name}[${label(a)}]: unexpected row ${canonicalJson(a)}`);
+    });
   }
   return { equal: lines.length === 0, lines };
 }

@@ -5,7 +5,7 @@
  */
 import type { Domain, OpenAiToolSchema } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
-import type { ToolCall, Turn } from '../schema/trajectory.ts';
+import type { Generation, ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
 import type { Rng } from '../ports/rng.ts';
 
 /** A piece of message content. Text now; audio parts arrive with the phone channel. */
@@ -22,6 +22,8 @@ export interface ParticipantReply {
   tool_calls?: ToolCall[];
   /** Extra content parts (audio) besides the text. */
   parts?: ContentPart[];
+  /** Model output details (token ids, logprobs) recorded on the turn; model-backed participants only. */
+  generation?: Generation;
 }
 
 /** Everything a participant may look at when deciding its next turn. */
@@ -34,12 +36,16 @@ export interface EpisodeView {
   tools: readonly OpenAiToolSchema[];
   /** Seeded randomness for this participant. */
   rng: Rng;
+  /** The rollout's seed (model participants send it as the sampling seed). */
+  seed?: number;
 }
 
 /** The agent under test. */
 export interface Agent {
   /** Short description written into trajectories, e.g. `reference` or `openai:qwen3-omni`. */
   readonly id: string;
+  /** How a model-backed agent is set up; written into trajectories (`participants.agent_card`). */
+  readonly card?: ParticipantCard;
   /**
    * Produce the next assistant turn. Called at the start of an episode (for the greeting or
    * outbound opening), after every caller turn, and after the results of the agent's own tool
@@ -51,6 +57,8 @@ export interface Agent {
 /** The simulated caller (or callee on an outbound call). */
 export interface UserSimulator {
   readonly id: string;
+  /** How a model-backed caller is set up; written into trajectories (`participants.user_card`). */
+  readonly card?: ParticipantCard;
   /** Produce the next caller turn, after every agent text turn and after the caller's own tool results. */
   respond(view: EpisodeView): Promise<ParticipantReply>;
 }

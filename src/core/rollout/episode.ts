@@ -2,12 +2,12 @@
  * The episode loop: agent and caller take turns; tool calls run against the environment; the
  * episode ends on a stop token, a step or error limit, or an infrastructure failure.
  */
-import type { DomainRuntime, Environment } from '../env/environment.ts';
+import type { DomainRuntime, EnvSnapshot, Environment } from '../env/environment.ts';
 import type { Clock } from '../ports/clock.ts';
-import { seededRng, type Rng } from '../ports/rng.ts';
+import { rngFromState, seededRng, type Rng } from '../ports/rng.ts';
 import { toolSchema, toolsFor, type OpenAiToolSchema } from '../schema/domain.ts';
 import type { Requestor, Task } from '../schema/task.ts';
-import type { TerminationReason, ToolCall, Trajectory, Turn } from '../schema/trajectory.ts';
+import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
 import { InfrastructureError, STOP_TOKENS, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
 
@@ -29,6 +29,43 @@ export interface EpisodeOptions {
   maxErrors?: number;
   /** Called after each turn is appended (live views). */
   onTurn?: (turn: Turn, index: number) => void;
+  /**
+   * Start from a saved point instead of the beginning (milestone forks): the turns so far are
+   * taken as the episode's first turns (not passed to `onTurn` again), the database is restored
+   * from `env`, and the participants' generators start from the given states.
+   */
+  resume?: EpisodeCheckpoint;
+  /**
+   * Called before every participant turn with the state at that point. `checkpoint()` saves it
+   * (database snapshot included, so call it only when needed); the result can be passed back as
+   * `resume`. Awaited: the episode waits for it.
+   */
+  onStep?: (point: EpisodeStepPoint) => void | Promise<void>;
+}
+
+/** Everything needed to continue an episode from a point (see {@link EpisodeOptions.resume}). */
+export interface EpisodeCheckpoint {
+  /** The turns so far (deep copies). */
+  turns: Turn[];
+  /** Database image and write log at that point. */
+  env: EnvSnapshot;
+  /** States of the agent's and the caller's generators ({@link Rng.state}). */
+  rng: Record<Requestor, number>;
+  /** Who speaks next. */
+  next: Requestor;
+  /** Participant turns taken so far (counts towards `maxSteps`). */
+  step: number;
+  /** Failed agent tool calls so far (counts towards `maxErrors`). */
+  errors: number;
+}
+
+/** The state before one participant turn, given to {@link EpisodeOptions.onStep}. */
+export interface EpisodeStepPoint {
+  turns: readonly Turn[];
+  next: Requestor;
+  step: number;
+  /** Save this point (snapshots the database). Call it before `onStep` returns. */
+  checkpoint(): Promise<EpisodeCheckpoint>;
 }
 
 /** Split a stop token off a participant's text: the text before it is still delivered. */
@@ -57,12 +94,15 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   const maxSteps = opts.maxSteps ?? 100;
   const maxErrors = opts.maxErrors ?? 10;
   const rng = seededRng(seed);
-  const rngs: Record<Requestor, Rng> = { assistant: rng.fork('agent'), user: rng.fork('user') };
+  const resume = opts.resume;
+  const rngs: Record<Requestor, Rng> = resume
+    ? { assistant: rngFromState(resume.rng.assistant), user: rngFromState(resume.rng.user) }
+    : { assistant: rng.fork('agent'), user: rng.fork('user') };
   const schemas: Record<Requestor, OpenAiToolSchema[]> = {
     assistant: toolsFor(runtime.domain, 'assistant').map(toolSchema),
     user: toolsFor(runtime.domain, 'user').map(toolSchema),
   };
-  const turns: Turn[] = [];
+  const turns: Turn[] = resume ? structuredClone(resume.turns) : [];
   const push = (turn: Turn) => {
     turns.push(turn);
     opts.onTurn?.(turn, turns.length - 1);
@@ -78,16 +118,33 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     turns,
     tools: schemas[who],
     rng: rngs[who],
+    seed,
   });
 
   try {
     env = await runtime.open(task);
-    let errors = 0;
-    let next: Requestor = 'assistant';
-    for (let step = 0; ; step++) {
+    if (resume) await env.restore(resume.env);
+    const opened = env;
+    let errors = resume?.errors ?? 0;
+    let next: Requestor = resume?.next ?? 'assistant';
+    for (let step = resume?.step ?? 0; ; step++) {
       if (step >= maxSteps) {
         termination = 'max_steps';
         break;
+      }
+      if (opts.onStep) {
+        const at = { next, step, errors };
+        await opts.onStep({
+          turns,
+          next,
+          step,
+          checkpoint: async () => ({
+            turns: structuredClone(turns),
+            env: await opened.snapshot(),
+            rng: { assistant: rngs.assistant.state(), user: rngs.user.state() },
+            ...at,
+          }),
+        });
       }
       const who: Requestor = next;
       const raw: unknown = who === 'assistant' ? await agent.respond(view(who)) : await user.respond(view(who));
@@ -95,7 +152,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       const { text, token } = splitStopToken(reply.text);
       // A stop token ends the episode: tool calls in the same turn are not executed.
       const calls: ToolCall[] = token ? [] : reply.calls;
-      push({ role: who, text, tool_calls: calls, t_ms: clock.now() } as Turn);
+      // Model output details (token ids, logprobs) are kept when a model participant gives them.
+      const generation = Generation.safeParse((raw as { generation?: unknown } | null)?.generation);
+      push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...(generation.success ? { generation: generation.data } : {}) } as Turn);
       if (token) {
         termination = who === 'assistant' && token === 'stop' ? 'agent_stop' : TOKEN_REASON[token];
         break;
@@ -141,7 +200,13 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     task_id: task.id,
     trial: opts.trial ?? 0,
     seed,
-    participants: { agent: agent.id, user: user.id },
+    participants: {
+      agent: agent.id,
+      user: user.id,
+      ...(agent.card ? { agent_card: agent.card } : {}),
+      ...(user.card ? { user_card: user.card } : {}),
+    },
+    ...(agent.card?.teacher_guidance != null ? { teacher_guidance: true } : {}),
     termination,
     valid: invalidReason === null,
     invalid_reason: invalidReason,

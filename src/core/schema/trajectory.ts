@@ -38,18 +38,39 @@ export const WriteEntry = z.object({
 });
 export type WriteEntry = z.infer<typeof WriteEntry>;
 
+/**
+ * Ours (issue 4): what a model generated for one turn, kept for the trainer when the server gives
+ * it (vLLM `return_token_ids`, `logprobs`). Absent for scripted participants.
+ */
+export const Generation = z.object({
+  /** Model name the server reported (a LoRA adapter's served name when one was chosen). */
+  model: z.string(),
+  token_ids: z.array(z.number().int()).nullable().default(null),
+  prompt_token_ids: z.array(z.number().int()).nullable().default(null),
+  /** Natural-log probability of each generated token. */
+  logprobs: z.array(z.number()).nullable().default(null),
+  finish_reason: z.string().nullable().default(null),
+  /** Where the tool calls came from: parsed by the server, or by us from `<tool_call>` text. */
+  tool_call_source: z.enum(['server', 'text', 'none']).default('none'),
+});
+export type Generation = z.infer<typeof Generation>;
+
 export const AssistantTurn = z.object({
   role: z.literal('assistant'),
   text: z.string().default(''),
   tool_calls: z.array(ToolCall).default([]),
   /** Milliseconds since the Unix epoch, from the injected clock. */
   t_ms: z.number(),
+  /** Ours: model output details (token ids, logprobs), when a model produced the turn. */
+  generation: Generation.optional(),
 });
 export const UserTurn = z.object({
   role: z.literal('user'),
   text: z.string().default(''),
   tool_calls: z.array(ToolCall).default([]),
   t_ms: z.number(),
+  /** Ours: model output details, when a model produced the turn. */
+  generation: Generation.optional(),
 });
 export const ToolTurn = z.object({
   role: z.literal('tool'),
@@ -120,6 +141,28 @@ export const RewardInfo = z.object({
 });
 export type RewardInfo = z.infer<typeof RewardInfo>;
 
+/**
+ * Ours (issue 4): how a model-backed participant was set up, recorded so that a trajectory says
+ * which model, sampling and prompt produced it. Never holds an API key.
+ */
+export const ParticipantCard = z.object({
+  kind: z.enum(['scripted', 'remote', 'on-device']),
+  /** Server flavor (`vllm-omni`, `openai`, `vllm`) or null. */
+  flavor: z.string().nullable().default(null),
+  model: z.string().nullable().default(null),
+  /** Endpoint base URL without credentials, or null. */
+  base_url: z.string().nullable().default(null),
+  sampling: z
+    .object({ temperature: z.number(), top_p: z.number(), top_k: z.number().nullable(), max_tokens: z.number().int() })
+    .nullable()
+    .default(null),
+  /** Version id of the prompt template (e.g. `agent-v1`). */
+  prompt_version: z.string().nullable().default(null),
+  /** The teacher-only guidance block given to the agent, verbatim, or null (see `Trajectory.teacher_guidance`). */
+  teacher_guidance: z.string().nullable().default(null),
+});
+export type ParticipantCard = z.infer<typeof ParticipantCard>;
+
 /** A recorded episode. */
 export const Trajectory = z.object({
   schema_version: z.literal(1),
@@ -128,7 +171,14 @@ export const Trajectory = z.object({
   task_id: z.string(),
   trial: z.number().int(),
   seed: z.number().int(),
-  participants: z.object({ agent: z.string(), user: z.string() }),
+  participants: z.object({
+    agent: z.string(),
+    user: z.string(),
+    /** Ours (issue 4): how a model-backed agent was set up (never an API key). */
+    agent_card: ParticipantCard.optional(),
+    /** Ours (issue 4): how a model-backed caller was set up. */
+    user_card: ParticipantCard.optional(),
+  }),
   termination: TerminationReason,
   /** False for an episode broken by infrastructure: excluded from scores and resampled. */
   valid: z.boolean(),
@@ -137,6 +187,12 @@ export const Trajectory = z.object({
   started_at_ms: z.number(),
   ended_at_ms: z.number(),
   reward_info: RewardInfo.nullable().default(null),
+  /**
+   * True when the agent had teacher-only guidance (e.g. the task's hidden facts or reference
+   * solution in its prompt): fine for SFT demonstrations, refused by evaluation and GRPO runs.
+   * Absent means false.
+   */
+  teacher_guidance: z.boolean().optional(),
 });
 export type Trajectory = z.infer<typeof Trajectory>;
 

@@ -25,7 +25,10 @@ export interface EvaluateOptions {
   judge?: Judge;
   /** Process-reward shaping (defaults +0.1, −0.1, γ = 0.99). */
   process?: ProcessRewardOptions;
-  /** A precomputed {@link replayGold} of the same task, to skip replaying it again. */
+  /**
+   * A precomputed {@link replayGold} of the same task on the same runtime, to skip replaying it
+   * again (the gate and batch replays share one per task). A gold result of another task throws.
+   */
   gold?: GoldResult;
   /**
    * How the episode ended. `max_steps` and `too_many_errors` score 0 whatever the components
@@ -54,8 +57,10 @@ export function rewardBasis(task: Task, hasRuleChecks: boolean): RewardComponent
 /**
  * Score one episode of `task`.
  *
- * 1. Replays the trajectory's tool turns on a fresh environment (predicted state, writes, rule
- *    violations) and the reference solution on another (gold state; or `options.gold`).
+ * 1. Replays the trajectory's tool turns on a fresh environment (predicted changes, writes, rule
+ *    violations) and the reference solution on another (gold changes; or `options.gold`). `DB`
+ *    compares the rows either replay wrote (exactly the full-state diff, without exporting the
+ *    databases: see `diffWithGold`).
  * 2. Computes `DB`, `COMMUNICATE`, `ENV_ASSERTION`, `ACTION`, `QUALITY`, `WRITE_WHITELIST` (when
  *    the task has a whitelist), `ASSERTIONS` (when there are assertions or rule checks) and
  *    `NL_ASSERTION` (when in the basis; it is the only one that costs a judge call).
@@ -81,11 +86,14 @@ export async function evaluate(
   }
   const domain = runtime.domain;
   const basis = rewardBasis(task, (domain.ruleChecks?.length ?? 0) > 0);
+  if (options.gold && options.gold.task_id !== task.id) {
+    throw new Error(`evaluate: options.gold is the gold replay of task ${options.gold.task_id}, not of ${task.id}`);
+  }
   const gold = options.gold ?? (await replayGold(runtime, task));
   const predicted = await replayTrajectory(runtime, task, turns);
   const components: Partial<Record<RewardComponent, ComponentResult>> = {};
   try {
-    components.DB = scoreDb(runtime, task, gold, predicted.state);
+    components.DB = await scoreDb(runtime, task, gold, predicted);
     components.COMMUNICATE = scoreCommunicate(turns, criteria.communicate_info ?? []);
     components.ENV_ASSERTION = await scoreEnvAssertions(predicted.env, criteria.env_assertions ?? []);
   } finally {

@@ -3,7 +3,12 @@
  * fresh environment (so a score depends only on the recorded trajectory, as in tau2-bench's
  * environment evaluator), the gold state from replaying the task's reference solution
  * (`evaluation_criteria.actions`) on another fresh environment.
+ *
+ * Both replays start from the same state (`runtime.open(task)`), so each is kept as its
+ * {@link StateChanges} (the rows it wrote, before and after) rather than as an exported
+ * database: comparing two change sets gives the full-state diff without reading the rest.
  */
+import type { StateChanges } from '../env/changes.ts';
 import type { DomainRuntime, Environment } from '../env/environment.ts';
 import { canonicalJson, type DbState } from '../env/state.ts';
 import { ident } from '../env/write-log.ts';
@@ -11,10 +16,20 @@ import type { SqlRow } from '../ports/sql-db.ts';
 import type { Action, Task } from '../schema/task.ts';
 import type { Turn, WriteEntry } from '../schema/trajectory.ts';
 
-/** Result of replaying a task's reference solution on a fresh environment. */
+/**
+ * Result of replaying a task's reference solution on a fresh environment. Plain data (the
+ * environment is closed), reusable by every evaluation of the same task on the same runtime.
+ */
 export interface GoldResult {
-  /** Exported state after the last action: the gold state. */
-  state: DbState;
+  /** The task replayed; {@link evaluate} refuses a gold result of another task. */
+  task_id: string;
+  /**
+   * The gold state as changes from the task's initial state: every row the reference wrote
+   * (before and after, by primary key) plus the tables compared whole. Compare with
+   * `runtime.diffChanges(gold.changes, predicted.changes)`; {@link goldState} exports the full
+   * gold state when really needed.
+   */
+  changes: StateChanges;
   /** Every write of the replay, in order, with its row (`turn` is the action's index). */
   writes: ReplayedWrite[];
   /** Actions that failed (`content` is the `Error: …` message). A sound task has none. */
@@ -50,8 +65,11 @@ export interface TrajectoryReplay {
   turns: Turn[];
   writes: ReplayedWrite[];
   violations: ReplayedViolation[];
-  /** Exported state after the last tool turn: the predicted state. */
-  state: DbState;
+  /**
+   * The predicted state as changes from the task's initial state (see {@link GoldResult.changes});
+   * `env.exportState()` gives the full state while `env` is open.
+   */
+  changes: StateChanges;
   /** Tool turns whose replayed outcome differs from the recorded one (content or error flag). */
   diverged: number[];
   /** The replayed environment, still open for env assertions. The caller closes it. */
@@ -60,26 +78,46 @@ export interface TrajectoryReplay {
 
 /**
  * Replay the reference solution of `task` (each action with its `requestor`) on a fresh
- * environment and export the gold state. The environment is closed before returning.
+ * environment and record what it changed. The environment is closed before returning.
+ * Cost: one environment open plus the reference calls (tau2-airline: ~1 ms + ~0.5 ms a call).
  */
 export async function replayGold(runtime: DomainRuntime, task: Task): Promise<GoldResult> {
   const env = await runtime.open(task);
   try {
-    const writes: ReplayedWrite[] = [];
-    const errors: GoldResult['errors'] = [];
-    const violations: GoldResult['violations'] = [];
-    const actions = task.evaluation_criteria?.actions ?? [];
-    for (const [index, action] of actions.entries()) {
-      const call = { id: action.action_id ?? `gold-${index}`, name: action.name, arguments: action.arguments };
-      const outcome = await env.call(call, action.requestor, index);
-      if (outcome.error) errors.push({ index, action, content: outcome.content });
-      writes.push(...(await withRows(env, outcome.writes)));
-      for (const v of outcome.violations) violations.push({ index, action, rule: v.rule, message: v.message });
-    }
-    return { state: await env.exportState(), writes, errors, violations };
+    const replay = await replayActions(env, task);
+    return { task_id: task.id, changes: await env.changes(), ...replay };
   } finally {
     await env.close();
   }
+}
+
+/**
+ * The full gold state: `exportState()` after replaying the reference solution on a fresh
+ * environment. Reads the whole database (tau2-airline: ~100 ms); scoring does not need it.
+ */
+export async function goldState(runtime: DomainRuntime, task: Task): Promise<DbState> {
+  const env = await runtime.open(task);
+  try {
+    await replayActions(env, task);
+    return await env.exportState();
+  } finally {
+    await env.close();
+  }
+}
+
+async function replayActions(env: Environment, task: Task): Promise<Omit<GoldResult, 'task_id' | 'changes'>> {
+  const writes: ReplayedWrite[] = [];
+  const errors: GoldResult['errors'] = [];
+  const violations: GoldResult['violations'] = [];
+  const actions = task.evaluation_criteria?.actions ?? [];
+  for (const [index, action] of actions.entries()) {
+    const call = { id: action.action_id ?? `gold-${index}`, name: action.name, arguments: action.arguments };
+    const outcome = await env.call(call, action.requestor, index);
+    if (outcome.error) errors.push({ index, action, content: outcome.content });
+    writes.push(...(await withRows(env, outcome.writes)));
+    for (const v of outcome.violations) violations.push({ index, action, rule: v.rule, message: v.message });
+  }
+  return { writes, errors, violations };
 }
 
 /**
@@ -105,7 +143,7 @@ export async function replayTrajectory(runtime: DomainRuntime, task: Task, turns
       writes.push(...(await withRows(env, outcome.writes)));
       for (const v of outcome.violations) violations.push({ turn: index, tool: turn.name, rule: v.rule, message: v.message });
     }
-    return { turns: out, writes, violations, state: await env.exportState(), diverged, env };
+    return { turns: out, writes, violations, changes: await env.changes(), diverged, env };
   } catch (e) {
     await env.close();
     throw e;

@@ -3,22 +3,49 @@
  * compared with the domain's table options (`unordered`, `ignoreColumns`).
  */
 import type { DomainRuntime } from '../env/environment.ts';
-import type { DbState } from '../env/state.ts';
+import type { StateDiff } from '../env/state.ts';
 import type { ComponentResult } from '../schema/trajectory.ts';
 import type { Task } from '../schema/task.ts';
 import { passFail } from './component.ts';
-import type { GoldResult } from './replay.ts';
+import { goldState, type GoldResult, type TrajectoryReplay } from './replay.ts';
 import { showCall } from './turns.ts';
 
 /**
- * Score `DB`: 1 when `predicted` equals the gold state, else 0; details are the diff lines
- * (`bills[B1002].status: expected "paid", got "unpaid"`).
+ * The diff of the predicted state against the gold state, as `runtime.diff(gold state,
+ * predicted state)` would give it, computed from the two replays' changes (rows written only).
+ * In the rare case the changes cannot decide it (a NULL primary-key value written on one side
+ * only), the gold replay is run again and both full states are exported and compared.
+ *
+ * @param predicted the trajectory replay; its `env` must still be open.
+ * @throws ChangeBaseMismatch when `gold` comes from another task or runtime (different rows at open).
+ */
+export async function diffWithGold(
+  runtime: DomainRuntime,
+  task: Task,
+  gold: GoldResult,
+  predicted: Pick<TrajectoryReplay, 'changes' | 'env'>,
+): Promise<StateDiff> {
+  const fast = runtime.diffChanges(gold.changes, predicted.changes);
+  if (fast) return fast;
+  return runtime.diff(await goldState(runtime, task), await predicted.env.exportState());
+}
+
+/**
+ * Score `DB`: 1 when the predicted state equals the gold state, else 0; details are the diff
+ * lines (`bills[B1002].status: expected "paid", got "unpaid"`), see {@link diffWithGold}.
  *
  * As in tau2-bench, a task with neither `actions` nor `env_assertions` (both absent, not empty)
  * has nothing to compare against and scores 1. Reference actions that failed during the gold
  * replay are listed first: the gold state is then incomplete and the task needs fixing.
+ *
+ * @param predicted the trajectory replay; its `env` must still be open.
  */
-export function scoreDb(runtime: DomainRuntime, task: Task, gold: GoldResult, predicted: DbState): ComponentResult {
+export async function scoreDb(
+  runtime: DomainRuntime,
+  task: Task,
+  gold: GoldResult,
+  predicted: Pick<TrajectoryReplay, 'changes' | 'env'>,
+): Promise<ComponentResult> {
   const criteria = task.evaluation_criteria;
   if (criteria?.actions == null && criteria?.env_assertions == null) {
     return passFail(true, ['no reference actions or env assertions: state not compared']);
@@ -26,6 +53,6 @@ export function scoreDb(runtime: DomainRuntime, task: Task, gold: GoldResult, pr
   const warnings = gold.errors.map(
     (e) => `gold replay incomplete: action ${e.index} ${showCall(e.action.name, e.action.arguments)} failed: ${e.content}`,
   );
-  const diff = runtime.diff(gold.state, predicted);
+  const diff = await diffWithGold(runtime, task, gold, predicted);
   return passFail(diff.equal, [...warnings, ...diff.lines]);
 }

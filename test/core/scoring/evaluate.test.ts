@@ -105,12 +105,25 @@ describe('DB', () => {
     ]);
     const turns = await (await confirmedPayment(bank, criteria)).done();
     expect((await evaluate(bank, task, turns, { gold })).components.DB?.score).toBe(1);
-    const forged = { ...gold, state: { ...gold.state, accounts: gold.state.accounts!.map((a) => ({ ...a, balance: 1 })) } };
+    // The gold state travels as the rows the reference wrote, before and after.
+    const a1 = gold.changes.rows.accounts!['["A1"]']!;
+    expect(a1).toEqual({
+      key: ['A1'],
+      before: { id: 'A1', owner: 'Li', balance: 100, nickname: null },
+      after: { id: 'A1', owner: 'Li', balance: 70, nickname: null },
+    });
+    const forgedAccounts = {
+      '["A1"]': { ...a1, after: { ...a1.after!, balance: 1 } },
+      '["A2"]': { key: ['A2'], before: { id: 'A2', owner: 'Wang', balance: 50, nickname: null }, after: { id: 'A2', owner: 'Wang', balance: 1, nickname: null } },
+    };
+    const forged = { ...gold, changes: { ...gold.changes, rows: { ...gold.changes.rows, accounts: forgedAccounts } } };
     expect((await evaluate(bank, task, turns, { gold: forged })).components.DB).toEqual({
       score: 0,
       judged: true,
       details: ['accounts[A1].balance: expected 1, got 70', 'accounts[A2].balance: expected 1, got 50'],
     });
+    // A gold replay of another task is refused rather than compared.
+    await expect(evaluate(bank, task, turns, { gold: { ...gold, task_id: 'other' } })).rejects.toThrow(/gold replay of task other, not of t1/);
   });
 
   it('replays the trajectory instead of trusting recorded outcomes', async () => {

@@ -1,0 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { DomainRuntime } from '../src/core/env/environment.ts';
+import { sqlJsFactory } from '../src/adapters/shared/sqljs-db.ts';
+import { loadTau2Domain } from '../src/adapters/node/tau2-loader.ts';
+const domain = await loadTau2Domain('tau2-airline', fileURLToPath(new URL(`../../shared/tau2/airline/`, import.meta.url)));
+const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+const env = await runtime.open();
+const a = await env.exportState(); const b = await env.exportState();
+const { Session } = await import('node:inspector/promises');
+const s = new Session(); s.connect(); await s.post('Profiler.enable'); await s.post('Profiler.start');
+for (let i = 0; i < 10; i++) runtime.diff(a, b);
+const { profile } = await s.post('Profiler.stop') as any;
+const self = new Map<string, number>();
+const dt = profile.timeDeltas as number[]; const byId = new Map(profile.nodes.map((n: any) => [n.id, n]));
+profile.samples.forEach((id: number, i: number) => { const n: any = byId.get(id); const k = `${n.callFrame.functionName || '(anon)'}:${n.callFrame.lineNumber}`; self.set(k, (self.get(k) ?? 0) + (dt[i] ?? 0)); });
+for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log((v / 1000).toFixed(0).padStart(7), k);

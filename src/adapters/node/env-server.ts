@@ -1,0 +1,268 @@
+/**
+ * `switchboard serve`: an environment server a Python trainer drives over HTTP or WebSocket, in
+ * the spirit of OpenEnv's reset / step / state / close. Each episode is an isolated
+ * {@link EpisodeSession} with its own database; the number of live episodes is bounded and an
+ * idle episode is closed and freed after a timeout.
+ *
+ * HTTP (JSON bodies, JSON answers):
+ * - `POST /reset {task_id, seed?}` → `{episode_id, observation}`
+ * - `POST /step {episode_id, message: {content?, tool_calls?}}` → `{observation}`; tool calls in
+ *   OpenAI form `{id, type: "function", function: {name, arguments: "<JSON text>"}}` or ours
+ *   `{id, name, arguments: {…}}`
+ * - `GET /state?episode_id=…` → `{episode_id, task_id, seed, done, turns}`
+ * - `POST /close {episode_id}` → `{closed: true}`
+ * - `GET /tasks` → `{domain, tasks: [id…], tools}`; `GET /health` → `{ok: true, episodes}`
+ * WebSocket at `/ws`: send `{op: "reset"|"step"|"state"|"close", …same fields}`, receive the same
+ * answers (plus `op`), or `{op, error, status}`.
+ *
+ * Errors: 400 bad JSON or fields, 404 unknown route or episode, 409 step on a finished or busy
+ * episode, 413 body over the limit, 429 too many live episodes.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { z } from 'zod';
+import type { DomainRuntime } from '../../core/env/environment.ts';
+import { toolSchema } from '../../core/schema/domain.ts';
+import { steppingClock } from '../../core/ports/clock.ts';
+import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
+import { EpisodeSession, SessionStateError } from '../../core/training/session.ts';
+
+/** Settings of the server. */
+export interface EnvServerOptions {
+  runtime: DomainRuntime;
+  /** A fresh simulated caller per episode. */
+  user: () => UserSimulator;
+  judge?: Judge;
+  /** Live episodes at most (default 64). */
+  maxEpisodes?: number;
+  /** An episode untouched this long is closed and freed, ms (default 300,000). */
+  idleMs?: number;
+  /** Largest request body, bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+  maxSteps?: number;
+}
+
+/** A running server. */
+export interface EnvServer {
+  server: Server;
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  /** Live episodes. */
+  episodes(): number;
+  close(): Promise<void>;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const ToolCallIn = z.union([
+  z.object({ id: z.string().optional(), type: z.literal('function').optional(), function: z.object({ name: z.string(), arguments: z.string() }) }),
+  z.object({ id: z.string().optional(), name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }),
+]);
+const ResetIn = z.object({ task_id: z.union([z.string(), z.number()]).transform(String), seed: z.number().int().min(0).optional() });
+const StepIn = z.object({
+  episode_id: z.string(),
+  message: z.object({ content: z.string().nullish(), tool_calls: z.array(ToolCallIn).nullish() }),
+});
+const IdIn = z.object({ episode_id: z.string() });
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new HttpError(400, `${issue.path.join('.') || 'body'}: ${issue.message}`);
+  }
+  return r.data;
+}
+
+/** An OpenAI-style assistant message as our participant reply. */
+function toReply(message: z.infer<typeof StepIn>['message']): ParticipantReply {
+  const calls = (message.tool_calls ?? []).map((c, i) => {
+    const id = c.id ?? `call_${i}`;
+    if ('function' in c) {
+      let args: unknown;
+      try {
+        args = JSON.parse(c.function.arguments || '{}');
+      } catch {
+        args = c.function.arguments; // not an object: the episode turns it into an error tool message
+      }
+      return { id, name: c.function.name, arguments: args as Record<string, unknown> };
+    }
+    return { id, name: c.name, arguments: c.arguments ?? {} };
+  });
+  return { text: message.content ?? '', ...(calls.length ? { tool_calls: calls } : {}) };
+}
+
+interface Live {
+  session: EpisodeSession;
+  seed: number;
+  timer: NodeJS.Timeout;
+}
+
+/** Start the server on 127.0.0.1 (`port` 0 picks a free one). */
+export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '127.0.0.1'): Promise<EnvServer> {
+  const live = new Map<string, Live>();
+  const maxEpisodes = opts.maxEpisodes ?? 64;
+  const idleMs = opts.idleMs ?? 300_000;
+  const maxBody = opts.maxBodyBytes ?? 1 << 20;
+  const domain = opts.runtime.domain;
+  let seedCounter = 0;
+
+  const touch = (id: string, entry: Live) => {
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => void free(id), idleMs);
+    entry.timer.unref();
+  };
+  const free = async (id: string) => {
+    const entry = live.get(id);
+    if (!entry) return;
+    live.delete(id);
+    clearTimeout(entry.timer);
+    await entry.session.close();
+  };
+  const get = (id: string): Live => {
+    const entry = live.get(id);
+    if (!entry) throw new HttpError(404, `unknown episode ${id}`);
+    touch(id, entry);
+    return entry;
+  };
+
+  const ops = {
+    async reset(body: unknown) {
+      const { task_id, seed } = parse(ResetIn, body);
+      const task = domain.tasks.find((t) => t.id === task_id);
+      if (!task) throw new HttpError(404, `unknown task ${task_id}`);
+      if (live.size >= maxEpisodes) throw new HttpError(429, `too many live episodes (${maxEpisodes}); close some first`);
+      const s = seed ?? seedCounter++;
+      const session = new EpisodeSession({
+        runtime: opts.runtime,
+        task,
+        user: opts.user(),
+        seed: s,
+        clock: steppingClock(domain.now, 1000),
+        ...(opts.judge ? { judge: opts.judge } : {}),
+        ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+      });
+      const id = randomUUID();
+      const entry: Live = { session, seed: s, timer: setTimeout(() => undefined, 0) };
+      live.set(id, entry);
+      touch(id, entry);
+      return { episode_id: id, observation: await session.start() };
+    },
+    async step(body: unknown) {
+      const { episode_id, message } = parse(StepIn, body);
+      const { session } = get(episode_id);
+      try {
+        return { observation: await session.step(toReply(message)) };
+      } catch (e) {
+        if (e instanceof SessionStateError) throw new HttpError(409, e.message);
+        throw e;
+      }
+    },
+    async state(body: unknown) {
+      const { episode_id } = parse(IdIn, body);
+      const entry = get(episode_id);
+      const snap = entry.session.snapshot();
+      return { episode_id, task_id: entry.session.task.id, seed: entry.seed, done: snap.done, turns: snap.turns };
+    },
+    async close(body: unknown) {
+      const { episode_id } = parse(IdIn, body);
+      get(episode_id);
+      await free(episode_id);
+      return { closed: true };
+    },
+  };
+
+  const readBody = (req: IncomingMessage): Promise<unknown> =>
+    new Promise((resolveBody, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        // Over the limit: keep draining (so the answer reaches the client) but store nothing.
+        if (size <= maxBody) chunks.push(c);
+      });
+      req.on('end', () => {
+        if (size > maxBody) return reject(new HttpError(413, `request body over ${maxBody} bytes`));
+        const text = Buffer.concat(chunks).toString('utf8');
+        try {
+          resolveBody(text ? JSON.parse(text) : {});
+        } catch {
+          reject(new HttpError(400, 'body is not valid JSON'));
+        }
+      });
+      req.on('error', reject);
+    });
+
+  const send = (res: ServerResponse, status: number, doc: unknown) => {
+    const text = JSON.stringify(doc);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      try {
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const route = `${req.method} ${url.pathname}`;
+        if (route === 'GET /health') return send(res, 200, { ok: true, episodes: live.size });
+        if (route === 'GET /tasks') {
+          return send(res, 200, { domain: domain.name, tasks: domain.tasks.map((t) => t.id), tools: domain.tools.map(toolSchema) });
+        }
+        if (route === 'GET /state') return send(res, 200, await ops.state({ episode_id: url.searchParams.get('episode_id') ?? '' }));
+        const op = { 'POST /reset': ops.reset, 'POST /step': ops.step, 'POST /close': ops.close, 'POST /state': ops.state }[route];
+        if (!op) throw new HttpError(404, `no route ${route}`);
+        send(res, 200, await op(await readBody(req)));
+      } catch (e) {
+        if (e instanceof HttpError) send(res, e.status, { error: e.message });
+        else send(res, 500, { error: `internal error: ${(e as Error).message}` });
+      }
+    })();
+  });
+
+  const wss = new WebSocketServer({ server, path: '/ws', maxPayload: maxBody });
+  wss.on('connection', (socket: WebSocket) => {
+    socket.on('message', (data) => {
+      void (async () => {
+        let op = '';
+        try {
+          let msg: unknown;
+          try {
+            msg = JSON.parse(String(data));
+          } catch {
+            throw new HttpError(400, 'message is not valid JSON');
+          }
+          op = String((msg as { op?: unknown })?.op ?? '');
+          const handler = (ops as Record<string, (b: unknown) => Promise<unknown>>)[op];
+          if (!handler || !Object.hasOwn(ops, op)) throw new HttpError(400, `unknown op "${op}" (reset, step, state, close)`);
+          socket.send(JSON.stringify({ op, ...(await handler(msg)) as object }));
+        } catch (e) {
+          const status = e instanceof HttpError ? e.status : 500;
+          socket.send(JSON.stringify({ op, status, error: (e as Error).message }));
+        }
+      })();
+    });
+  });
+
+  await new Promise<void>((ok) => server.listen(port, host, ok));
+  const addr = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://${host}:${addr.port}`,
+    episodes: () => live.size,
+    async close() {
+      await Promise.all([...live.keys()].map(free));
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((ok) => wss.close(() => ok()));
+      await new Promise<void>((ok, ko) => server.close((e) => (e ? ko(e) : ok())));
+    },
+  };
+}

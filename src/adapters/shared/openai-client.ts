@@ -1,0 +1,151 @@
+/**
+ * {@link OpenAiModelClient}: the `ModelClient` port over any OpenAI-compatible endpoint through
+ * the `openai` npm SDK (browser and Node). Wire shapes per flavor are in `openai-wire.ts`.
+ *
+ * Failure handling: each attempt has a timeout; network errors, timeouts and HTTP 408/409/429/5xx
+ * are retried with exponential backoff (`backoffMs × 2^(attempt−1)`, capped at `maxBackoffMs`,
+ * or the server's `Retry-After` when it is shorter than the cap); after `maxRetries` retries, or
+ * at once for any other HTTP error or a body that is not a chat completion, the call throws
+ * {@link ModelEndpointError}, an `InfrastructureError`: the episode is invalid and resampled.
+ * The SDK's own retries are off so that this policy is the only one.
+ */
+import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type { ModelClient, ModelFlavor, ModelRequest, ModelResponse } from '../../core/ports/model-client.ts';
+import { ModelEndpointError, isRetryableStatus } from '../../core/participants/model-errors.ts';
+import { StreamAssembler, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
+
+/** Settings of one client. */
+export interface OpenAiClientOptions extends Omit<WireOptions, 'model' | 'flavor'> {
+  flavor: ModelFlavor;
+  /** e.g. `http://127.0.0.1:8000/v1`. */
+  baseURL: string;
+  /** Served model name; with vLLM a LoRA adapter is chosen by its `--lora-modules` name. */
+  model: string;
+  /** API key. Never logged or recorded. Default `EMPTY` (local servers ignore it). */
+  apiKey?: string;
+  /** Per-attempt timeout, ms (whole reply, stream included). Default 60,000. */
+  timeoutMs?: number;
+  /** Retries after the first attempt. Default 4. */
+  maxRetries?: number;
+  /** First backoff, ms. Default 500. */
+  backoffMs?: number;
+  /** Longest backoff, ms. Default 8,000. */
+  maxBackoffMs?: number;
+  /** Waits between attempts (tests pass a recorder). Default setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
+  /** fetch implementation (default the global one). */
+  fetch?: typeof fetch;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Why one attempt failed, and whether to try again. */
+interface AttemptFailure {
+  message: string;
+  status: number | null;
+  retryable: boolean;
+  retryAfterMs: number | null;
+}
+
+/** A remote model. See the module comment for retries and errors. */
+export class OpenAiModelClient implements ModelClient {
+  readonly id: string;
+  readonly kind = 'remote' as const;
+  readonly flavor: ModelFlavor;
+  readonly model: string;
+  readonly endpoint: string;
+  private readonly sdk: OpenAI;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly options: OpenAiClientOptions) {
+    this.flavor = options.flavor;
+    this.model = options.model;
+    this.endpoint = stripCredentials(options.baseURL);
+    this.id = `${options.flavor}:${options.model}`;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.sdk = new OpenAI({
+      apiKey: options.apiKey || 'EMPTY',
+      baseURL: options.baseURL,
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 60_000,
+      dangerouslyAllowBrowser: true,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  }
+
+  async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
+    const body = requestBody(request, { ...this.options, flavor: this.flavor, model: this.model });
+    const maxRetries = this.options.maxRetries ?? 4;
+    for (let attempt = 1; ; attempt++) {
+      const failure = await this.attempt(body, request.stream === true, attempt, signal);
+      if ('text' in failure) return failure;
+      if (!failure.retryable || attempt > maxRetries) {
+        const tries = `${attempt} attempt${attempt === 1 ? '' : 's'}`;
+        throw new ModelEndpointError(`${this.id} at ${this.endpoint}: ${failure.message} (${tries})`, failure.status, failure.retryable, attempt);
+      }
+      const cap = this.options.maxBackoffMs ?? 8_000;
+      const backoff = Math.min(cap, (this.options.backoffMs ?? 500) * 2 ** (attempt - 1));
+      await this.sleep(failure.retryAfterMs !== null && failure.retryAfterMs < cap ? Math.max(backoff, failure.retryAfterMs) : backoff);
+    }
+  }
+
+  /** One HTTP attempt: the response, or why it failed. Rethrows a caller's abort. */
+  private async attempt(body: Record<string, unknown>, stream: boolean, attempt: number, signal?: AbortSignal): Promise<ModelResponse | AttemptFailure> {
+    const timeoutMs = this.options.timeoutMs ?? 60_000;
+    const ctl = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ctl.abort();
+    }, timeoutMs);
+    const onAbort = () => ctl.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      // The body carries non-OpenAI fields (top_k, speaker, return_token_ids): the SDK sends it as is.
+      const params = body as unknown as OpenAI.Chat.ChatCompletionCreateParams;
+      if (stream) {
+        const s = await this.sdk.chat.completions.create({ ...params, stream: true } as OpenAI.Chat.ChatCompletionCreateParamsStreaming, { signal: ctl.signal });
+        const asm = new StreamAssembler(this.flavor);
+        for await (const chunk of s) asm.add(chunk);
+        return asm.result(attempt);
+      }
+      const res = await this.sdk.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { signal: ctl.signal });
+      return responseFromBody(res, this.flavor, attempt);
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      if (e instanceof ModelEndpointError) return { message: e.message, status: null, retryable: false, retryAfterMs: null };
+      if (timedOut || e instanceof APIUserAbortError) {
+        return { message: `no complete reply within ${timeoutMs} ms`, status: null, retryable: true, retryAfterMs: null };
+      }
+      if (e instanceof APIConnectionError) return { message: `network error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
+      if (e instanceof APIError && typeof e.status === 'number') {
+        return { message: `HTTP ${e.status}: ${e.message}`, status: e.status, retryable: isRetryableStatus(e.status), retryAfterMs: retryAfter(e.headers) };
+      }
+      if (e instanceof APIError) return { message: `stream error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
+      if (e instanceof SyntaxError) return { message: `malformed reply: ${e.message}`, status: null, retryable: false, retryAfterMs: null };
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** `Retry-After` in ms (seconds form only), or null. */
+function retryAfter(headers: Headers | undefined): number | null {
+  const v = headers?.get('retry-after');
+  if (!v || !/^\d+(\.\d+)?$/.test(v.trim())) return null;
+  return Math.round(Number(v) * 1000);
+}
+
+/** A base URL without user:password. */
+export function stripCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * `switchboard serve --domain <d> [--port 8700]`: the environment server for trainers (see
+ * src/adapters/node/env-server.ts for the API). Runs until interrupted (Ctrl-C, SIGTERM).
+ */
+import type { Command } from 'commander';
+import { startEnvServer } from '../../adapters/node/env-server.ts';
+import { openDomain } from '../domains.ts';
+import type { CliIo } from '../main.ts';
+import { userFactory } from '../participants.ts';
+import { intOption } from '../options.ts';
+
+interface ServeOpts {
+  domain: string;
+  data?: string;
+  port: number;
+  host: string;
+  user: string;
+  maxEpisodes: number;
+  idleSeconds: number;
+  maxSteps?: number;
+}
+
+/** Register `serve` on the program. */
+export function registerServe(program: Command, io: CliIo): Command {
+  return program
+    .command('serve')
+    .description('Serve episodes over HTTP and WebSocket (reset / step / state / close) for a trainer to drive.')
+    .requiredOption('--domain <name>', 'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--port <n>', 'TCP port (0: any free port)', intOption('--port', 0), 8700)
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--user <spec>', 'simulated caller', 'scripted')
+    .option('--max-episodes <n>', 'live episodes at most', intOption('--max-episodes', 1), 64)
+    .option('--idle-seconds <n>', 'close an episode untouched this long', intOption('--idle-seconds', 1), 300)
+    .option('--max-steps <n>', 'participant turns per episode', intOption('--max-steps', 1))
+    .action(async (opts: ServeOpts) => {
+      const user = userFactory(opts.user);
+      const { runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+      const server = await startEnvServer(
+        {
+          runtime,
+          user,
+          maxEpisodes: opts.maxEpisodes,
+          idleMs: opts.idleSeconds * 1000,
+          ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+        },
+        opts.port,
+        opts.host,
+      );
+      io.err(`serving ${runtime.domain.name} at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws); Ctrl-C stops`);
+      await new Promise<void>((done) => {
+        const stop = () => void server.close().then(done);
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+}

@@ -1,0 +1,55 @@
+/**
+ * Sample-format conversions. Audio inside Switchboard is mono `Float32Array` in [-1, 1]; what an
+ * agent receives is 16-bit PCM (see {@link floatToInt16}).
+ */
+
+/** Sample rate of every audio file sent to agents: 16 kHz (issue 5: "16 kHz mono 16-bit WAV"). */
+export const SPEECH_RATE_HZ = 16_000;
+/** Sample rate of the G.711 telephony leg: 8 kHz (ITU-T G.711). */
+export const TELEPHONY_RATE_HZ = 8_000;
+
+/**
+ * Float samples → 16-bit PCM with rounding to the nearest step and clipping to
+ * [-32768, 32767]. (wavefile's own float→int16 path truncates towards zero, which biases the
+ * signal; this is why the conversion lives here.) NaN becomes 0.
+ */
+export function floatToInt16(samples: Float32Array): Int16Array {
+  const out = new Int16Array(samples.length);
+  for (let i = 0; i < samples.length; i++) {
+    const v = Math.round((samples[i] as number) * 32768);
+    out[i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v || 0;
+  }
+  return out;
+}
+
+/** 16-bit PCM → float samples (`v / 32768`, so -32768 maps to exactly -1). */
+export function int16ToFloat(samples: Int16Array): Float32Array {
+  const out = new Float32Array(samples.length);
+  for (let i = 0; i < samples.length; i++) out[i] = (samples[i] as number) / 32768;
+  return out;
+}
+
+/** Round-trip through 16-bit PCM: exactly what a listener of the WAV file gets. */
+export function quantize16(samples: Float32Array): Float32Array {
+  return int16ToFloat(floatToInt16(samples));
+}
+
+/** Convert a duration in ms to a whole number of samples at `rateHz` (rounded). */
+export function msToSamples(ms: number, rateHz: number): number {
+  return Math.round((ms * rateHz) / 1000);
+}
+
+/** Convert a number of samples at `rateHz` to milliseconds. */
+export function samplesToMs(samples: number, rateHz: number): number {
+  return (samples * 1000) / rateHz;
+}
+
+/** Decibels → linear amplitude factor (`10^(dB/20)`). */
+export function dbToGain(db: number): number {
+  return 10 ** (db / 20);
+}
+
+/** Linear amplitude factor → decibels (`20·log10(g)`); -Infinity for 0. */
+export function gainToDb(gain: number): number {
+  return 20 * Math.log10(gain);
+}

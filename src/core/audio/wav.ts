@@ -1,0 +1,95 @@
+/**
+ * WAV files through the `wavefile` package (pure JavaScript: runs in the page, a Worker and
+ * Node). Encoding always writes mono 16-bit PCM; the float → int16 step is ours
+ * ({@link floatToInt16}: rounding and clipping).
+ */
+import wavefile from 'wavefile';
+import { floatToInt16 } from './pcm.ts';
+
+const { WaveFile } = wavefile;
+
+/** Decoded audio: mono float samples in [-1, 1] and their rate. */
+export interface DecodedAudio {
+  samples: Float32Array;
+  sampleRate: number;
+}
+
+/**
+ * Encode mono float samples as a 16-bit PCM WAV file (RIFF, 44-byte header). Written directly
+ * (wavefile's writer packs sample by sample: ~35 ms for 10 s of audio, which alone would miss the
+ * channel's speed target); the bytes equal wavefile's `fromScratch(1, rate, '16', pcm)` output,
+ * which the tests check.
+ */
+export function encodeWav(samples: Float32Array, sampleRate: number): Uint8Array {
+  const pcm = floatToInt16(samples);
+  const out = new Uint8Array(44 + pcm.length * 2);
+  const v = new DataView(out.buffer);
+  const ascii = (at: number, text: string) => {
+    for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
+  };
+  ascii(0, 'RIFF');
+  v.setUint32(4, 36 + pcm.length * 2, true);
+  ascii(8, 'WAVE');
+  ascii(12, 'fmt ');
+  v.setUint32(16, 16, true); // fmt chunk size
+  v.setUint16(20, 1, true); // PCM
+  v.setUint16(22, 1, true); // mono
+  v.setUint32(24, sampleRate, true);
+  v.setUint32(28, sampleRate * 2, true); // byte rate
+  v.setUint16(32, 2, true); // block align
+  v.setUint16(34, 16, true); // bits per sample
+  ascii(36, 'data');
+  v.setUint32(40, pcm.length * 2, true);
+  // WAV is little-endian; so is every platform this runs on, but write portably.
+  for (let i = 0; i < pcm.length; i++) v.setInt16(44 + 2 * i, pcm[i] as number, true);
+  return out;
+}
+
+/** The same file written by wavefile (reference for tests). */
+export function encodeWavWithWavefile(samples: Float32Array, sampleRate: number): Uint8Array {
+  const wav = new WaveFile();
+  wav.fromScratch(1, sampleRate, '16', floatToInt16(samples));
+  return wav.toBuffer();
+}
+
+/**
+ * Decode a WAV file (PCM 8/16/24/32-bit, 32/64-bit float, mu-law, A-law; any channel count) to
+ * mono float samples. Several channels are averaged. Integer formats are scaled by their full
+ * range (16-bit: `v / 32768`).
+ */
+export function decodeWav(bytes: Uint8Array): DecodedAudio {
+  const wav = new WaveFile(bytes);
+  const fmt = wav.fmt as { numChannels: number; sampleRate: number; audioFormat: number };
+  if (wav.bitDepth === '8a') wav.fromALaw('16');
+  else if (wav.bitDepth === '8m') wav.fromMuLaw('16');
+  const bitDepth = wav.bitDepth;
+  const isFloat = bitDepth === '32f' || bitDepth === '64';
+  const bits = Number.parseInt(bitDepth, 10);
+  // Unsigned 8-bit is centred on 128; every other integer depth is signed.
+  const offset = bits === 8 && !isFloat ? 128 : 0;
+  const scale = isFloat ? 1 : 2 ** (bits - 1);
+  const channels = fmt.numChannels;
+  const raw = wav.getSamples(true, Float64Array) as unknown as Float64Array;
+  const frames = Math.floor(raw.length / channels);
+  const out = new Float32Array(frames);
+  for (let i = 0; i < frames; i++) {
+    let s = 0;
+    for (let c = 0; c < channels; c++) s += ((raw[i * channels + c] as number) - offset) / scale;
+    out[i] = s / channels;
+  }
+  return { samples: out, sampleRate: fmt.sampleRate };
+}
+
+/**
+ * Resample with wavefile's windowed-sinc interpolator and FIR anti-alias filter
+ * (`toSampleRate(to, { method: 'sinc', LPFType: 'FIR' })`), for arbitrary rate pairs such as a
+ * TTS engine's 22 050 Hz → 16 kHz. Accurate but slow (about 100× real time at 16 kHz); the
+ * channel's exact 2:1 steps use {@link decimate2} / {@link interpolate2} instead.
+ */
+export function resample(samples: Float32Array, fromHz: number, toHz: number): Float32Array {
+  if (fromHz === toHz) return samples.slice();
+  const wav = new WaveFile();
+  wav.fromScratch(1, fromHz, '32f', samples);
+  wav.toSampleRate(toHz, { method: 'sinc', LPFType: 'FIR' });
+  return Float32Array.from(wav.getSamples(false, Float64Array) as unknown as Float64Array);
+}

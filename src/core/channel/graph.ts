@@ -1,0 +1,155 @@
+/**
+ * A platform-neutral description of a WebAudio effect graph. Core builds it as plain data;
+ * {@link renderGraph} instantiates it on any `OfflineAudioContext` (the page's own, or
+ * node-web-audio-api's in Node), so both platforms run the same graph.
+ */
+
+/** A parameter's value over time: set at the first point, then linear ramps between points (times in s). */
+export type Automation = readonly { timeS: number; value: number }[];
+
+/** One node of the graph. Ids are unique within a graph. */
+export type GraphNode =
+  /** A mono buffer played once from `startS` (seconds on the render timeline). */
+  | { kind: 'buffer'; id: string; samples: Float32Array; startS: number }
+  /** Linear gain, constant or automated. */
+  | { kind: 'gain'; id: string; gain: number; automation?: Automation }
+  /**
+   * A second-order section. `q` is the linear quality factor (Butterworth sections of a
+   * 4th-order filter: 0.5412 and 1.3066); the renderer converts it to the dB value WebAudio
+   * expects for low- and high-pass types.
+   */
+  | { kind: 'biquad'; id: string; type: 'lowpass' | 'highpass'; frequencyHz: number; q: number }
+  /** Convolution with an impulse response (not normalized). */
+  | { kind: 'convolver'; id: string; impulse: Float32Array }
+  /** Hard clip to [-1, 1] (a converter at full scale): a WaveShaper with the identity curve. */
+  | { kind: 'clip'; id: string };
+
+/** A whole graph: mono, `length` samples at `sampleRate` Hz; `output` feeds the destination. */
+export interface AudioGraph {
+  sampleRate: number;
+  length: number;
+  nodes: GraphNode[];
+  /** Connections [from id, to id]. */
+  edges: [string, string][];
+  output: string;
+}
+
+/** Butterworth section Qs of a 4th-order filter (poles at 22.5° and 67.5°): 0.5412, 1.3066. */
+export const BUTTERWORTH4_Q: readonly [number, number] = [1 / (2 * Math.cos(Math.PI / 8)), 1 / (2 * Math.cos((3 * Math.PI) / 8))];
+
+// ---- minimal structural view of a WebAudio OfflineAudioContext (no DOM types in core) ----
+
+/** The part of `AudioParam` the renderer uses. */
+export interface ParamLike {
+  value: number;
+  setValueAtTime(value: number, time: number): unknown;
+  linearRampToValueAtTime(value: number, time: number): unknown;
+}
+/** The part of `AudioNode` the renderer uses. */
+export interface NodeLike {
+  connect(destination: never): unknown;
+}
+/** The part of `AudioBuffer` the renderer uses. */
+export interface BufferLike {
+  readonly length: number;
+  getChannelData(channel: number): Float32Array;
+}
+/** The part of `OfflineAudioContext` the renderer uses. */
+export interface OfflineContextLike {
+  readonly destination: unknown;
+  createBuffer(channels: number, length: number, sampleRate: number): BufferLike;
+  createBufferSource(): NodeLike & { buffer: unknown; start(when?: number): void };
+  createGain(): NodeLike & { gain: ParamLike };
+  createBiquadFilter(): NodeLike & { type: unknown; frequency: ParamLike; Q: ParamLike };
+  createConvolver(): NodeLike & { buffer: unknown; normalize: boolean };
+  createWaveShaper(): NodeLike & { curve: unknown };
+  startRendering(): Promise<BufferLike>;
+}
+
+/** Renders graphs on some platform (an adapter). */
+export interface GraphRenderer {
+  /** Render the graph and return its mono output (`graph.length` samples). */
+  render(graph: AudioGraph): Promise<Float32Array>;
+}
+
+/** Creates a fresh offline context: mono, `length` samples at `sampleRate` Hz. */
+export type OfflineContextFactory = (channels: number, length: number, sampleRate: number) => OfflineContextLike;
+
+/** A {@link GraphRenderer} over a platform's `OfflineAudioContext` constructor. */
+export function offlineRenderer(createContext: OfflineContextFactory): GraphRenderer {
+  return { render: (graph) => renderGraph(createContext(1, graph.length, graph.sampleRate), graph) };
+}
+
+function automate(param: ParamLike, value: number, automation: Automation | undefined): void {
+  if (!automation || automation.length === 0) {
+    param.value = value;
+    return;
+  }
+  const [first, ...rest] = automation;
+  param.setValueAtTime(first!.value, first!.timeS);
+  for (const p of rest) param.linearRampToValueAtTime(p.value, p.timeS);
+}
+
+/** Instantiate `graph` on `ctx` (a fresh offline context of the graph's length and rate) and render it. */
+export async function renderGraph(ctx: OfflineContextLike, graph: AudioGraph): Promise<Float32Array> {
+  const nodes = new Map<string, NodeLike>();
+  const sources: { node: NodeLike & { start(when?: number): void }; startS: number }[] = [];
+  const toBuffer = (samples: Float32Array) => {
+    const buffer = ctx.createBuffer(1, Math.max(1, samples.length), graph.sampleRate);
+    buffer.getChannelData(0).set(samples);
+    return buffer;
+  };
+  for (const n of graph.nodes) {
+    if (nodes.has(n.id)) throw new Error(`duplicate graph node id "${n.id}"`);
+    switch (n.kind) {
+      case 'buffer': {
+        const src = ctx.createBufferSource();
+        src.buffer = toBuffer(n.samples);
+        sources.push({ node: src, startS: n.startS });
+        nodes.set(n.id, src);
+        break;
+      }
+      case 'gain': {
+        const g = ctx.createGain();
+        automate(g.gain, n.gain, n.automation);
+        nodes.set(n.id, g);
+        break;
+      }
+      case 'biquad': {
+        const f = ctx.createBiquadFilter();
+        f.type = n.type;
+        f.frequency.value = n.frequencyHz;
+        // WebAudio's low/high-pass Q is in dB (Audio EQ Cookbook α = sin ω / (2·10^(Q/20))).
+        f.Q.value = 20 * Math.log10(n.q);
+        nodes.set(n.id, f);
+        break;
+      }
+      case 'convolver': {
+        const c = ctx.createConvolver();
+        c.normalize = false;
+        c.buffer = toBuffer(n.impulse);
+        nodes.set(n.id, c);
+        break;
+      }
+      case 'clip': {
+        const w = ctx.createWaveShaper();
+        // Inputs beyond ±1 take the curve's end values: identity inside, clamped outside.
+        w.curve = Float32Array.from([-1, 1]);
+        nodes.set(n.id, w);
+        break;
+      }
+    }
+  }
+  for (const [from, to] of graph.edges) {
+    const a = nodes.get(from);
+    const b = nodes.get(to);
+    if (!a || !b) throw new Error(`graph edge ${from} → ${to} names an unknown node`);
+    a.connect(b as never);
+  }
+  const out = nodes.get(graph.output);
+  if (!out) throw new Error(`graph output "${graph.output}" is not a node`);
+  out.connect(ctx.destination as never);
+  for (const s of sources) s.node.start(s.startS);
+  const rendered = await ctx.startRendering();
+  return rendered.getChannelData(0).slice(0, graph.length);
+}

@@ -1,0 +1,85 @@
+/**
+ * Our turns as OpenAI chat messages, from each side's point of view.
+ * - The agent sees caller speech as `user` messages, its own turns as `assistant` messages with
+ *   `tool_calls`, and its tool results as `tool` messages; the caller's tool use is hidden.
+ * - The caller sees the agent's speech as `user` messages and its own turns as `assistant`
+ *   messages; the agent's tool use is hidden, its own user-tool results are `tool` messages.
+ * Consecutive `user` messages are merged into one (a model expects alternation).
+ */
+import type { ModelContentPart, ModelMessage, ModelResponse } from '../ports/model-client.ts';
+import type { Generation, ToolCall, Turn, UserTurn } from '../schema/trajectory.ts';
+
+/** Audio for a caller turn (base64 WAV), or null to send its text. */
+export type TurnAudio = (turn: UserTurn, index: number) => string | null;
+
+function wireCalls(calls: readonly ToolCall[]) {
+  return calls.map((c) => ({ id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) }));
+}
+
+function pushUser(out: ModelMessage[], content: string | ModelContentPart[]): void {
+  const last = out[out.length - 1];
+  if (last?.role === 'user') {
+    const a = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
+    const b = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
+    if (a.every((p) => p.type === 'text') && b.every((p) => p.type === 'text')) {
+      last.content = [...a, ...b].map((p) => (p as { text: string }).text).join('\n');
+    } else last.content = [...a, ...b];
+    return;
+  }
+  out.push({ role: 'user', content });
+}
+
+/** The conversation as the agent sees it, after `system`. `audio` replaces caller text by audio. */
+export function agentMessages(system: string, turns: readonly Turn[], audio?: TurnAudio): ModelMessage[] {
+  const out: ModelMessage[] = [{ role: 'system', content: system }];
+  turns.forEach((t, i) => {
+    if (t.role === 'user') {
+      const wav = audio?.(t, i) ?? null;
+      if (wav !== null) pushUser(out, [{ type: 'audio', base64: wav, format: 'wav' }]);
+      else if (t.text) pushUser(out, t.text);
+    } else if (t.role === 'assistant') {
+      if (!t.text && t.tool_calls.length === 0) return;
+      out.push({ role: 'assistant', content: t.text || null, ...(t.tool_calls.length ? { tool_calls: wireCalls(t.tool_calls) } : {}) });
+    } else if (t.requestor === 'assistant') {
+      out.push({ role: 'tool', tool_call_id: t.tool_call_id, content: t.content });
+    }
+  });
+  return out;
+}
+
+/** The conversation as the simulated caller sees it, after `system`. */
+export function callerMessages(system: string, turns: readonly Turn[]): ModelMessage[] {
+  const out: ModelMessage[] = [{ role: 'system', content: system }];
+  for (const t of turns) {
+    if (t.role === 'assistant') {
+      if (t.text) pushUser(out, t.text);
+    } else if (t.role === 'user') {
+      if (!t.text && t.tool_calls.length === 0) continue;
+      out.push({ role: 'assistant', content: t.text || null, ...(t.tool_calls.length ? { tool_calls: wireCalls(t.tool_calls) } : {}) });
+    } else if (t.requestor === 'user') {
+      out.push({ role: 'tool', tool_call_id: t.tool_call_id, content: t.content });
+    }
+  }
+  return out;
+}
+
+/** What a response adds to the turn record: model name, token ids, logprobs, finish reason. */
+export function generationOf(res: ModelResponse): Generation {
+  return {
+    model: res.model,
+    token_ids: res.token_ids,
+    prompt_token_ids: res.prompt_token_ids,
+    logprobs: res.logprobs,
+    finish_reason: res.finish_reason,
+    tool_call_source: res.tool_call_source,
+  };
+}
+
+/**
+ * Give calls we parsed out of text ids unique in the episode (`call_<turn>_<i>`): servers' ids
+ * are kept as they are.
+ */
+export function episodeCallIds(res: ModelResponse, turn: number): ModelResponse['tool_calls'] {
+  if (res.tool_call_source !== 'text') return res.tool_calls;
+  return res.tool_calls.map((c, i) => ({ ...c, id: `call_${turn}_${i}` }));
+}

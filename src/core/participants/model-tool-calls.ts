@@ -1,0 +1,71 @@
+/**
+ * Tool calls from model output. Servers that parse tool calls return them in `tool_calls`;
+ * others (and on-device models) leave them in the text in the hermes / Qwen format:
+ *
+ *     <tool_call>
+ *     {"name": "get_bills", "arguments": {"customer_id": "C1002"}}
+ *     </tool_call>
+ *
+ * {@link parseTextToolCalls} takes those blocks out of the text. {@link replyToolCalls} turns
+ * calls with JSON-text arguments into reply entries for the episode loop, which validates them
+ * (`normalizeReply`, then the environment's argument schema) and turns every malformed call into
+ * an `Error: …` tool message. Nothing here throws on bad model output.
+ */
+import type { ModelToolCall } from '../ports/model-client.ts';
+
+const BLOCK = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
+
+/**
+ * Split hermes-format `<tool_call>{…}</tool_call>` blocks out of `text`. An unterminated last
+ * block runs to the end of the text (a reply cut by `max_tokens`). Each block becomes one call
+ * with id `<idPrefix>_<i>`; its `arguments` are the JSON text of the block's `arguments` value
+ * (a string value is taken as already-encoded JSON), or the whole block when it is not valid JSON
+ * (the call then fails in the episode loop with a clear message).
+ *
+ * @returns the text without the blocks (trimmed) and the calls in order.
+ */
+export function parseTextToolCalls(text: string, idPrefix = 'call'): { text: string; calls: ModelToolCall[] } {
+  if (!text.includes('<tool_call>')) return { text, calls: [] };
+  const calls: ModelToolCall[] = [];
+  let i = 0;
+  const rest = text.replace(BLOCK, (_m, body: string) => {
+    const raw = body.trim();
+    const id = `${idPrefix}_${i++}`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      const name = /"name"\s*:\s*"([^"]*)"/.exec(raw)?.[1] ?? '';
+      calls.push({ id, name, arguments: raw });
+      return '';
+    }
+    const obj = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    const name = typeof obj.name === 'string' ? obj.name : '';
+    const args = obj.arguments ?? obj.parameters;
+    calls.push({ id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
+    return '';
+  });
+  return { text: rest.replace(/\n{3,}/g, '\n\n').trim(), calls };
+}
+
+/**
+ * Reply entries for the episode loop: `arguments` decoded from JSON text. Text that is not JSON
+ * stays a string, and a JSON value that is not an object stays what it is; either way the
+ * episode loop's `normalizeReply` refuses the call with `Error: invalid arguments for <tool>:
+ * expected an object, got …` as its tool message. Unknown tools and wrong argument types are
+ * refused by the environment the same way.
+ */
+export function replyToolCalls(calls: readonly ModelToolCall[]): { id: string; name: string; arguments: unknown }[] {
+  return calls.map((c) => {
+    let args: unknown = c.arguments;
+    if (c.arguments.trim() === '') args = {};
+    else {
+      try {
+        args = JSON.parse(c.arguments);
+      } catch {
+        args = c.arguments;
+      }
+    }
+    return { id: c.id, name: c.name, arguments: args };
+  });
+}

@@ -1,0 +1,281 @@
+/**
+ * Conversation- and milestone-level samples: K full episodes per task, and K continuations
+ * forked from each milestone of an episode. Built on the episode loop and the batch runner
+ * ({@link runEpisode}, {@link runBatch}); nothing here runs turns itself.
+ */
+import type { DomainRuntime } from '../env/environment.ts';
+import type { Clock } from '../ports/clock.ts';
+import { hash32 } from '../ports/rng.ts';
+import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
+import { runBatch } from '../rollout/batch.ts';
+import { runEpisode, type EpisodeCheckpoint } from '../rollout/episode.ts';
+import { evaluate } from '../scoring/evaluate.ts';
+import { matchesAction } from '../scoring/action-match.ts';
+import { successfulAgentCalls } from '../scoring/turns.ts';
+import type { Task } from '../schema/task.ts';
+import type { ToolCall, Trajectory, Turn } from '../schema/trajectory.ts';
+import { episodeRewards, groupId, type Group } from './groups.ts';
+
+/** Thrown when teacher-guided trajectories reach an evaluation or GRPO run. */
+export class TeacherGuidanceError extends Error {
+  override name = 'TeacherGuidanceError';
+}
+
+/**
+ * True when a trajectory was produced with teacher-only guidance: marked `teacher_guidance`, or
+ * its agent's card records a guidance block.
+ */
+export function isTeacherGuided(t: Trajectory): boolean {
+  return t.teacher_guidance === true || (t.participants.agent_card?.teacher_guidance ?? null) !== null;
+}
+
+/** Refuse trajectories produced with teacher-only guidance (they are SFT material only). */
+export function refuseTeacherGuidance(trajectories: readonly Trajectory[], what = 'GRPO'): void {
+  const guided = trajectories.filter(isTeacherGuided);
+  if (guided.length) {
+    throw new TeacherGuidanceError(
+      `${what} refuses teacher-guided trajectories (${guided.length}: ${guided.slice(0, 3).map((t) => t.id).join(', ')}${guided.length > 3 ? ', …' : ''})`,
+    );
+  }
+}
+
+/** Participants and settings shared by the samplers. */
+export interface SamplerOptions {
+  runtime: DomainRuntime;
+  /** A fresh agent per sample. */
+  agent: () => Agent;
+  /** A fresh caller per sample. */
+  user: () => UserSimulator;
+  judge?: Judge;
+  /** Clock of one rollout. */
+  clock: (seed: number) => Clock;
+  maxSteps?: number;
+}
+
+/**
+ * The sampling seeds of K samples from base seed `seed`: seed, seed + 1, …, seed + K − 1
+ * (the batch runner's trial seeds). Distinct by construction.
+ */
+export function sampleSeeds(seed: number, k: number): number[] {
+  return Array.from({ length: k }, (_, i) => seed + i);
+}
+
+/**
+ * Conversation level: K full episodes of each task with seeds `seed + i` ({@link sampleSeeds}),
+ * run by {@link runBatch} (invalid rollouts resampled, never scored), one group per task. A
+ * task whose valid samples number fewer than two gives no group.
+ *
+ * @throws TeacherGuidanceError when an episode is marked `teacher_guidance`.
+ */
+export async function conversationGroups(
+  opts: SamplerOptions & { tasks: readonly Task[]; k: number; seed: number; concurrency?: number },
+): Promise<{ groups: Group<Trajectory>[]; trajectories: Trajectory[] }> {
+  const { trajectories } = await runBatch({
+    runtime: opts.runtime,
+    tasks: opts.tasks,
+    agent: opts.agent,
+    user: opts.user,
+    ...(opts.judge ? { judge: opts.judge } : {}),
+    trials: opts.k,
+    seed: opts.seed,
+    concurrency: opts.concurrency ?? 1,
+    clock: opts.clock,
+    ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+  });
+  refuseTeacherGuidance(trajectories);
+  const groups: Group<Trajectory>[] = [];
+  for (const task of opts.tasks) {
+    const mine = trajectories
+      .filter((t) => t.task_id === task.id && t.valid && t.reward_info)
+      .sort((a, b) => a.trial - b.trial);
+    if (mine.length < 2) continue;
+    groups.push({
+      id: groupId('conversation', task.id),
+      granularity: 'conversation',
+      prefix: task.id,
+      task_id: task.id,
+      samples: mine.map((t) => ({ rewards: episodeRewards(t.reward_info!), seed: t.seed, item: t })),
+    });
+  }
+  return { groups, trajectories };
+}
+
+/**
+ * A participant whose state is not derivable from the turns can offer these; the milestone
+ * saves and restores it. The scripted participants need neither.
+ */
+export interface StatefulParticipant {
+  saveState(): unknown;
+  loadState(state: unknown): void;
+}
+
+function isStateful(x: unknown): x is StatefulParticipant {
+  return typeof (x as StatefulParticipant).saveState === 'function' && typeof (x as StatefulParticipant).loadState === 'function';
+}
+
+/** A saved point of an episode where the agent's successful calls match a reference prefix. */
+export interface Milestone {
+  /** `<trajectory id>#m<level>`. */
+  id: string;
+  task_id: string;
+  /** Seed of the episode it was saved in. */
+  seed: number;
+  /** Reference actions matched so far (≥ 1). */
+  level: number;
+  /** The matched agent calls, in order. */
+  matched: ToolCall[];
+  /** Conversation, database, generators, step and error counters. */
+  checkpoint: EpisodeCheckpoint;
+  /** Saved caller state, for a {@link StatefulParticipant} caller; otherwise absent. */
+  user_state?: unknown;
+}
+
+/**
+ * How many of the task's agent reference actions the successful agent calls in `turns` match,
+ * as a prefix: the i-th successful call must match the i-th action (`requestor: assistant`,
+ * by {@link matchesAction}: name and compared arguments). Failed calls are ignored. `null` when
+ * some successful call breaks the prefix (wrong order, wrong arguments, an extra call).
+ */
+export function referencePrefix(task: Task, turns: readonly Turn[]): number | null {
+  const actions = (task.evaluation_criteria?.actions ?? []).filter((a) => a.requestor === 'assistant');
+  const calls = successfulAgentCalls(turns);
+  if (calls.length > actions.length) return null;
+  for (const [i, c] of calls.entries()) {
+    if (!matchesAction(actions[i]!, c.turn.name, c.turn.arguments)) return null;
+  }
+  return calls.length;
+}
+
+/** Options of one episode run through the samplers. */
+interface EpisodeRun extends SamplerOptions {
+  task: Task;
+  seed: number;
+  trial?: number;
+}
+
+async function scored(opts: SamplerOptions & { task: Task }, t: Trajectory): Promise<Trajectory> {
+  if (!t.valid) return t;
+  try {
+    t.reward_info = await evaluate(opts.runtime, opts.task, t.turns, { termination: t.termination, ...(opts.judge ? { judge: opts.judge } : {}) });
+  } catch (e) {
+    t.valid = false;
+    t.termination = 'infrastructure_error';
+    t.invalid_reason = `scoring failed: ${(e as Error).message}`;
+  }
+  return t;
+}
+
+/**
+ * Run and score one episode, saving a milestone each time the successful agent calls so far
+ * extend a prefix of the reference solution ({@link referencePrefix}). A milestone is saved
+ * before the next participant turn after the matching call, i.e. right where the agent makes its
+ * next decision. The episode ends as usual; milestones are returned with the trajectory.
+ */
+export async function runWithMilestones(opts: EpisodeRun): Promise<{ trajectory: Trajectory; milestones: Milestone[] }> {
+  const agent = opts.agent();
+  const user = opts.user();
+  const milestones: Milestone[] = [];
+  let level = 0;
+  const id = (n: number) => `${opts.runtime.domain.name}/${opts.task.id}/${opts.trial ?? 0}/${opts.seed}#m${n}`;
+  const trajectory = await runEpisode({
+    runtime: opts.runtime,
+    task: opts.task,
+    agent,
+    user,
+    seed: opts.seed,
+    trial: opts.trial ?? 0,
+    clock: opts.clock(opts.seed),
+    ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+    onStep: async (point) => {
+      const m = referencePrefix(opts.task, point.turns);
+      if (m === null || m <= level) return;
+      level = m;
+      const checkpoint = await point.checkpoint();
+      milestones.push({
+        id: id(m),
+        task_id: opts.task.id,
+        seed: opts.seed,
+        level: m,
+        matched: successfulAgentCalls(checkpoint.turns).map((c) => ({ id: c.turn.tool_call_id, name: c.turn.name, arguments: c.turn.arguments })),
+        checkpoint,
+        ...(isStateful(user) ? { user_state: user.saveState() } : {}),
+      });
+    },
+  });
+  return { trajectory: await scored(opts, trajectory), milestones };
+}
+
+/**
+ * Fork one continuation per seed from `milestone` and score each. The database, the turns, the
+ * counters and the caller's generator are restored exactly; the agent's generator is seeded from
+ * the continuation's seed (so K continuations differ where the agent samples), unless `exact`,
+ * which restores the agent's generator too (the continuation then replays the original).
+ */
+export async function forkMilestone(
+  opts: SamplerOptions & { task: Task; milestone: Milestone; seeds: readonly number[]; exact?: boolean },
+): Promise<Trajectory[]> {
+  const { milestone } = opts;
+  const out: Trajectory[] = [];
+  for (const [i, seed] of opts.seeds.entries()) {
+    const agent = opts.agent();
+    const user = opts.user();
+    if (milestone.user_state !== undefined && isStateful(user)) user.loadState(structuredClone(milestone.user_state));
+    const agentState = opts.exact ? milestone.checkpoint.rng.assistant : forkState(milestone.checkpoint.rng.assistant, seed);
+    const t = await runEpisode({
+      runtime: opts.runtime,
+      task: opts.task,
+      agent,
+      user,
+      seed,
+      trial: i,
+      clock: opts.clock(seed),
+      ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+      resume: { ...milestone.checkpoint, rng: { assistant: agentState, user: milestone.checkpoint.rng.user } },
+    });
+    out.push(await scored(opts, t));
+  }
+  return out;
+}
+
+/** Agent generator state of a continuation: the saved state mixed with the continuation's seed. */
+function forkState(saved: number, seed: number): number {
+  return hash32(`${saved}:continuation:${seed}`);
+}
+
+/**
+ * Milestone level: for each task, one source episode (seed `seed`), then K continuations from
+ * each of its milestones with seeds `seed + 1 …` ({@link sampleSeeds}, offset by 1 so no
+ * continuation reuses the source seed). One group per milestone; a continuation that ends
+ * invalid is left out of its group.
+ *
+ * @throws TeacherGuidanceError when a produced trajectory is marked `teacher_guidance`.
+ */
+export async function milestoneGroups(
+  opts: SamplerOptions & { tasks: readonly Task[]; k: number; seed: number },
+): Promise<{ groups: Group<Trajectory>[]; sources: Trajectory[]; milestones: Milestone[]; trajectories: Trajectory[] }> {
+  const groups: Group<Trajectory>[] = [];
+  const sources: Trajectory[] = [];
+  const all: Milestone[] = [];
+  const trajectories: Trajectory[] = [];
+  for (const task of opts.tasks) {
+    const { trajectory, milestones } = await runWithMilestones({ ...opts, task, seed: opts.seed });
+    sources.push(trajectory);
+    all.push(...milestones);
+    for (const milestone of milestones) {
+      const forks = await forkMilestone({ ...opts, task, milestone, seeds: sampleSeeds(opts.seed + 1, opts.k) });
+      refuseTeacherGuidance(forks);
+      trajectories.push(...forks);
+      const valid = forks.filter((t) => t.valid && t.reward_info);
+      if (valid.length < 2) continue;
+      groups.push({
+        id: groupId('milestone', milestone.id),
+        granularity: 'milestone',
+        prefix: milestone.id,
+        task_id: task.id,
+        samples: valid.map((t) => ({ rewards: episodeRewards(t.reward_info!), seed: t.seed, item: t })),
+      });
+    }
+  }
+  refuseTeacherGuidance(sources);
+  return { groups, sources, milestones: all, trajectories };
+}

@@ -1,0 +1,317 @@
+/**
+ * Turn level: fix the context of a stored trajectory at one agent decision point, sample K
+ * candidates for just the next agent turn, and score each with a rubric. Deterministic items
+ * come first and reuse the scorers (replay, write whitelist, confirm-before-write check, quality
+ * detectors); a {@link Judge}, when configured, decides the rest.
+ */
+import type { DomainRuntime } from '../env/environment.ts';
+import type { Agent, Judge } from '../participants/types.ts';
+import { seededRng } from '../ports/rng.ts';
+import { normalizeReply } from '../rollout/normalize.ts';
+import { splitStopToken } from '../rollout/episode.ts';
+import { checkAssertion } from '../scoring/behaviour-checks.ts';
+import { judgeAll } from '../scoring/judging.ts';
+import { qualityFindings } from '../scoring/quality.ts';
+import { replayTrajectory } from '../scoring/replay.ts';
+import { agentWrites, spokenText } from '../scoring/turns.ts';
+import { whitelistViolations } from '../scoring/write-whitelist.ts';
+import { toolSchema, toolsFor } from '../schema/domain.ts';
+import type { Task } from '../schema/task.ts';
+import type { ToolCall, Trajectory, Turn } from '../schema/trajectory.ts';
+import { groupId, type Group } from './groups.ts';
+import { isTeacherGuided, referencePrefix } from './rollouts.ts';
+
+/** Longest spoken agent turn the rubric accepts, in characters (after stop tokens are removed). */
+export const MAX_SPOKEN_CHARS = 300;
+
+/** One candidate for the next agent turn. */
+export interface TurnCandidate {
+  seed: number;
+  /** Id of the agent that produced it. */
+  agent: string;
+  text: string;
+  tool_calls: ToolCall[];
+}
+
+/** Status of one rubric item. */
+export type RubricStatus = 'passed' | 'failed' | 'not_applicable' | 'not_judged';
+
+/** Ids of the deterministic rubric items, in the order they are checked. */
+export const RUBRIC_ITEMS = ['right_tool', 'grounded_args', 'no_unauthorized_write', 'confirmation', 'spoken_quality'] as const;
+
+/** One rubric item's verdict. */
+export interface RubricItem {
+  /** One of {@link RUBRIC_ITEMS}, or `judge:<id>` for judged items. */
+  id: string;
+  kind: 'deterministic' | 'judged';
+  status: RubricStatus;
+  reason: string;
+  /** A failed veto item makes the score 0. */
+  veto: boolean;
+}
+
+/** The rubric score of one candidate. */
+export interface TurnScore {
+  items: RubricItem[];
+  /** 0 when a veto item failed; else the share of passed among passed + failed items. */
+  score: number;
+  /** 1 when every applicable (and judged) item passed. */
+  outcome: 0 | 1;
+  /** True when some item needed a judge that was not configured (it is left out of the score). */
+  partial: boolean;
+  /** Context turns followed by the candidate's assistant turn and its replayed tool turns. */
+  turns: Turn[];
+}
+
+/** Options of {@link scoreTurnCandidate}. */
+export interface TurnRubricOptions {
+  judge?: Judge;
+  maxSpokenChars?: number;
+}
+
+/** What the judge is asked about a candidate turn. */
+export const JUDGE_ITEMS = [
+  { id: 'judge:policy', text: 'The last agent turn is a sound next step: it follows the policy and moves the caller towards their goal.' },
+] as const;
+
+/** Indices of the assistant turns of a trajectory: the decision points of the turn level. */
+export function decisionPoints(trajectory: Pick<Trajectory, 'turns'>): number[] {
+  return trajectory.turns.flatMap((t, i) => (t.role === 'assistant' ? [i] : []));
+}
+
+/**
+ * Ask a fresh agent for the next turn after `context`, once per seed. Each candidate sees the
+ * same context and a generator seeded from its own seed. Replies are normalized as the episode
+ * loop does; a stop token ends the text and drops the calls.
+ */
+export async function sampleTurnCandidates(opts: {
+  runtime: DomainRuntime;
+  task: Task;
+  context: readonly Turn[];
+  agent: () => Agent;
+  seeds: readonly number[];
+}): Promise<TurnCandidate[]> {
+  const domain = opts.runtime.domain;
+  const tools = toolsFor(domain, 'assistant').map(toolSchema);
+  const out: TurnCandidate[] = [];
+  for (const seed of opts.seeds) {
+    const agent = opts.agent();
+    const raw: unknown = await agent.respond({
+      domain,
+      task: opts.task,
+      turns: opts.context,
+      tools,
+      rng: seededRng(seed).fork('agent'),
+    });
+    const reply = normalizeReply(raw, opts.context.length);
+    const { text, token } = splitStopToken(reply.text);
+    out.push({ seed, agent: agent.id, text, tool_calls: token ? [] : reply.calls });
+  }
+  return out;
+}
+
+/** Every scalar of an argument value (booleans excluded: they are not heard or looked up). */
+function scalars(value: unknown, out: string[] = []): string[] {
+  if (value === null || value === undefined || typeof value === 'boolean') return out;
+  if (Array.isArray(value)) value.forEach((v) => scalars(v, out));
+  else if (typeof value === 'object') Object.values(value).forEach((v) => scalars(v, out));
+  else out.push(String(value));
+  return out;
+}
+
+const squash = (text: string) => text.toLowerCase().replace(/[\s-]+/g, '');
+
+const item = (id: string, status: RubricStatus, reason: string, veto = false): RubricItem => ({ id, kind: 'deterministic', status, reason, veto });
+
+/**
+ * Score one candidate for the turn after `context`.
+ *
+ * Deterministic items:
+ * - `right_tool`: the first call names the next agent action of the reference solution (the
+ *   context's successful calls must match a reference prefix; otherwise not applicable). With
+ *   the reference complete, a read passes and anything else fails. No call: not applicable.
+ * - `grounded_args`: every argument scalar appears (case, spaces and dashes ignored) in what the
+ *   caller said or an agent tool returned in the context.
+ * - `no_unauthorized_write` (veto): the candidate's calls, replayed after the context, make no
+ *   agent write outside the task's write whitelist (no whitelist: not applicable).
+ * - `confirmation`: when the candidate writes and the task has a `confirm_before_write`
+ *   assertion, that check passes on the context plus the candidate (not applicable when the
+ *   context alone already fails it).
+ * - `spoken_quality` (veto): the candidate's text has no quality finding (formatting,
+ *   repetition within it or of earlier agent turns, garbled text) and is at most
+ *   `maxSpokenChars` long.
+ * Then {@link JUDGE_ITEMS}, asked of the judge in one call; without a judge they are `not_judged`.
+ */
+export async function scoreTurnCandidate(
+  runtime: DomainRuntime,
+  task: Task,
+  context: readonly Turn[],
+  candidate: TurnCandidate,
+  opts: TurnRubricOptions = {},
+): Promise<TurnScore> {
+  const domain = runtime.domain;
+  const at = context.length;
+  const draft: Turn[] = [
+    ...context,
+    { role: 'assistant', text: candidate.text, tool_calls: candidate.tool_calls, t_ms: 0 },
+    ...candidate.tool_calls.map(
+      (c): Turn => ({ role: 'tool', requestor: 'assistant', tool_call_id: c.id, name: c.name, arguments: c.arguments, content: '', error: false, writes: [], t_ms: 0 }),
+    ),
+  ];
+  const replay = await replayTrajectory(runtime, task, draft);
+  await replay.env.close();
+  const turns = replay.turns;
+  const items: RubricItem[] = [];
+  const calls = candidate.tool_calls;
+
+  // right_tool
+  const prefix = referencePrefix(task, context);
+  const actions = (task.evaluation_criteria?.actions ?? []).filter((a) => a.requestor === 'assistant');
+  const first = calls[0];
+  if (!first) items.push(item('right_tool', 'not_applicable', 'no tool call'));
+  else if (prefix === null) items.push(item('right_tool', 'not_applicable', 'the context already left the reference solution'));
+  else {
+    const expected = actions[prefix];
+    if (expected) {
+      items.push(
+        first.name === expected.name
+          ? item('right_tool', 'passed', `${first.name} is reference action ${prefix + 1}`)
+          : item('right_tool', 'failed', `called ${first.name}; reference action ${prefix + 1} is ${expected.name}`),
+      );
+    } else {
+      const kind = toolsFor(domain, 'assistant').find((t) => t.name === first.name)?.kind;
+      items.push(
+        kind === 'read'
+          ? item('right_tool', 'passed', `reference complete; ${first.name} only reads`)
+          : item('right_tool', 'failed', `reference complete; ${first.name} is not a read`),
+      );
+    }
+  }
+
+  // grounded_args
+  if (calls.length === 0) items.push(item('grounded_args', 'not_applicable', 'no tool call'));
+  else {
+    const heard = context.flatMap((t) => (t.role === 'user' ? [t.text] : t.role === 'tool' && t.requestor === 'assistant' ? [t.content] : []));
+    const corpus = squash(heard.join('\n'));
+    const missing = calls.flatMap((c) => scalars(c.arguments).filter((v) => !corpus.includes(squash(v))).map((v) => `${c.name}: ${JSON.stringify(v)}`));
+    items.push(
+      missing.length
+        ? item('grounded_args', 'failed', `not heard or looked up: ${missing.join(', ')}`)
+        : item('grounded_args', 'passed', 'every argument was heard or looked up'),
+    );
+  }
+
+  // no_unauthorized_write
+  const whitelist = task.evaluation_criteria?.write_whitelist;
+  if (whitelist == null) items.push(item('no_unauthorized_write', 'not_applicable', 'task has no write whitelist', true));
+  else {
+    const bad = whitelistViolations(replay.writes.filter((w) => w.turn > at), whitelist);
+    items.push(
+      bad.length
+        ? item('no_unauthorized_write', 'failed', `write not allowed: ${bad.join('; ')}`, true)
+        : item('no_unauthorized_write', 'passed', 'no write outside the whitelist', true),
+    );
+  }
+
+  // confirmation
+  const writes = agentWrites(turns, domain).filter((w) => w.index > at);
+  const confirm = (task.evaluation_criteria?.assertions ?? []).filter((a) => a.check?.kind === 'confirm_before_write');
+  const relevant = confirm.filter((a) => !a.check?.tool || writes.some((w) => w.turn.name === a.check?.tool));
+  if (writes.length === 0) items.push(item('confirmation', 'not_applicable', 'no write'));
+  else if (relevant.length === 0) items.push(item('confirmation', 'not_applicable', 'the task asks for no confirmation of this write'));
+  else {
+    const results = relevant.map((a) => {
+      const checked = { ...a, check: a.check! };
+      const before = checkAssertion(checked, turns.slice(0, at), domain);
+      return before.status === 'failed' ? null : checkAssertion(checked, turns, domain);
+    });
+    if (results.some((r) => r === null)) items.push(item('confirmation', 'not_applicable', 'the context already has an unconfirmed write'));
+    else {
+      const failed = results.find((r) => r!.status === 'failed');
+      items.push(failed ? item('confirmation', 'failed', failed.reason) : item('confirmation', 'passed', 'the write was confirmed by the caller'));
+    }
+  }
+
+  // spoken_quality
+  const max = opts.maxSpokenChars ?? MAX_SPOKEN_CHARS;
+  const findings = qualityFindings(turns.slice(0, at + 1)).filter((f) => f.turn === at);
+  const length = [...spokenText(candidate.text)].length;
+  if (findings.length) items.push(item('spoken_quality', 'failed', findings.map((f) => `${f.rule} (${f.detail})`).join('; '), true));
+  else if (length > max) items.push(item('spoken_quality', 'failed', `${length} characters, more than ${max} for one spoken turn`, true));
+  else items.push(item('spoken_quality', 'passed', length ? 'plain spoken text' : 'no text', true));
+
+  // judged items
+  if (opts.judge) {
+    const verdicts = await judgeAll(opts.judge, JUDGE_ITEMS, { domain, task, turns });
+    for (const j of JUDGE_ITEMS) {
+      const v = verdicts.get(j.id)!;
+      items.push({ id: j.id, kind: 'judged', status: v.met ? 'passed' : 'failed', reason: v.reason, veto: false });
+    }
+  } else {
+    for (const j of JUDGE_ITEMS) items.push({ id: j.id, kind: 'judged', status: 'not_judged', reason: 'not judged: no judge configured', veto: false });
+  }
+
+  const decided = items.filter((i) => i.status === 'passed' || i.status === 'failed');
+  const passedCount = decided.filter((i) => i.status === 'passed').length;
+  const vetoed = items.some((i) => i.veto && i.status === 'failed');
+  const score = vetoed ? 0 : decided.length === 0 ? 1 : passedCount / decided.length;
+  return {
+    items,
+    score,
+    outcome: !vetoed && passedCount === decided.length ? 1 : 0,
+    partial: items.some((i) => i.status === 'not_judged'),
+    turns,
+  };
+}
+
+/** One scored candidate: the sample item of a turn-level group. */
+export interface TurnSample {
+  trajectory_id: string;
+  /** Index of the decision point: the candidate replaces the turn at this index. */
+  turn: number;
+  candidate: TurnCandidate;
+  score: TurnScore;
+}
+
+/**
+ * Turn level: for each decision point of `trajectory` (default: every assistant turn), K
+ * candidates with seeds `seed + i`, each scored; one group per decision point, prefix
+ * `<trajectory id>@<turn>`. The rewards of a sample are its rubric score (final, shaped, single
+ * step) and its rubric outcome.
+ */
+export async function turnGroups(opts: {
+  runtime: DomainRuntime;
+  task: Task;
+  trajectory: Trajectory;
+  agent: () => Agent;
+  k: number;
+  seed: number;
+  points?: readonly number[];
+  judge?: Judge;
+  maxSpokenChars?: number;
+}): Promise<Group<TurnSample>[]> {
+  if (isTeacherGuided(opts.trajectory)) {
+    throw new Error(`GRPO refuses teacher-guided trajectory ${opts.trajectory.id}`);
+  }
+  const groups: Group<TurnSample>[] = [];
+  const seeds = Array.from({ length: opts.k }, (_, i) => opts.seed + i);
+  for (const turn of opts.points ?? decisionPoints(opts.trajectory)) {
+    const context = opts.trajectory.turns.slice(0, turn);
+    const candidates = await sampleTurnCandidates({ runtime: opts.runtime, task: opts.task, context, agent: opts.agent, seeds });
+    const prefix = `${opts.trajectory.id}@${turn}`;
+    const samples = [];
+    for (const candidate of candidates) {
+      const score = await scoreTurnCandidate(opts.runtime, opts.task, context, candidate, {
+        ...(opts.judge ? { judge: opts.judge } : {}),
+        ...(opts.maxSpokenChars ? { maxSpokenChars: opts.maxSpokenChars } : {}),
+      });
+      samples.push({
+        seed: candidate.seed,
+        rewards: { final: score.score, outcome: score.outcome, step_rewards: [score.score], returns: [score.score], shaped: score.score },
+        item: { trajectory_id: opts.trajectory.id, turn, candidate, score },
+      });
+    }
+    groups.push({ id: groupId('turn', prefix), granularity: 'turn', prefix, task_id: opts.task.id, samples });
+  }
+  return groups;
+}

@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { nodeGraphRenderer } from '../../src/adapters/node/audio/renderer.ts';
+import { activeRms, bandEnergyDb, peak, rms } from '../../src/core/audio/measure.ts';
+import { decodeWav } from '../../src/core/audio/wav.ts';
+import { whiteNoise } from '../../src/core/audio/noise.ts';
+import { buildChannelGraph, driftSnrDb, runChannel, type NoiseBank } from '../../src/core/channel/chain.ts';
+import { renderGraph, type AudioGraph } from '../../src/core/channel/graph.ts';
+import { planChannel } from '../../src/core/channel/plan.ts';
+import { PRESETS, PRESET_NAMES, type ChannelPreset } from '../../src/core/channel/presets.ts';
+import { EffectEvent } from '../../src/core/channel/timeline.ts';
+import { seededRng } from '../../src/core/ports/rng.ts';
+import { OfflineAudioContext } from 'node-web-audio-api';
+import type { OfflineContextLike } from '../../src/core/channel/graph.ts';
+import { diff, loadNoise, sine, speechLike } from './helpers.ts';
+
+const OFF: ChannelPreset = PRESETS.clean;
+const bank: NoiseBank = {
+  continuous: { people_talking: loadNoise('people_talking') },
+  bursts: Object.fromEntries(['car_horn', 'dog_bark', 'ringing_phone'].map((n) => [n, loadNoise(n)])),
+};
+const bankNames = { continuous: Object.keys(bank.continuous!), bursts: Object.keys(bank.bursts!) };
+const render = (g: AudioGraph) => nodeGraphRenderer.render(g);
+
+describe('graph renderer (node-web-audio-api)', () => {
+  it('hard-clips at the ADC stage', async () => {
+    const x = sine(440, 0.5, 0.5);
+    const ctx = new OfflineAudioContext(1, x.length, 16000) as unknown as OfflineContextLike;
+    const y = await renderGraph(ctx, {
+      sampleRate: 16000,
+      length: x.length,
+      nodes: [{ kind: 'buffer', id: 's', samples: x, startS: 0 }, { kind: 'gain', id: 'g', gain: 4 }, { kind: 'clip', id: 'c' }],
+      edges: [['s', 'g'], ['g', 'c']],
+      output: 'c',
+    });
+    expect(peak(y)).toBeCloseTo(1, 5);
+    expect(y.length).toBe(x.length);
+  });
+});
+
+describe('background noise at a target SNR (real recording: people_talking.wav)', () => {
+  const speech = speechLike(8);
+  const preset = (snr: number, drift: number): ChannelPreset => ({ ...OFF, noise: { procedural: ['pink'], snrDb: [snr, snr], driftDb: drift, driftPeriodMs: [4000, 4000] } });
+
+  it('mixes within ±0.5 dB of the target (no drift)', async () => {
+    for (const target of [0, 15, 25]) {
+      const plan = planChannel(preset(target, 0), { seed: 1, taskId: 'snr' }, speech.length, bankNames);
+      expect(plan.noise?.source).toBe('file:people_talking');
+      const mixed = await render(buildChannelGraph(speech, plan, bank));
+      const noise = diff(mixed, speech);
+      const measured = 20 * Math.log10(activeRms(speech, 16000) / rms(noise));
+      expect(Math.abs(measured - target)).toBeLessThan(0.5);
+    }
+  });
+
+  it('drifts slowly within mean ± drift, following the planned curve (±0.5 dB per 500 ms window)', async () => {
+    const plan = planChannel(preset(15, 3), { seed: 2, taskId: 'drift' }, speech.length, bankNames);
+    const mixed = await render(buildChannelGraph(speech, plan, bank));
+    const noise = diff(mixed, speech);
+    const level = activeRms(speech, 16000);
+    const win = 8000;
+    const raw = bank.continuous!.people_talking!;
+    let seen = 0;
+    for (let s = 0; s + win <= speech.length; s += win) {
+      const midMs = ((s + win / 2) * 1000) / 16000;
+      const expected = driftSnrDb(plan.noise!, midMs);
+      expect(expected).toBeGreaterThanOrEqual(12 - 1e-9);
+      expect(expected).toBeLessThanOrEqual(18 + 1e-9);
+      // Noise gain in this window relative to the recording's own level over the same samples.
+      const off = Math.floor(plan.noise!.offset * raw.length);
+      const src = Float32Array.from({ length: win }, (_, i) => raw[(off + s + i) % raw.length] as number);
+      const gainDb = 20 * Math.log10(rms(noise, s, s + win) / rms(src));
+      const expectedGainDb = 20 * Math.log10(level) - expected - 20 * Math.log10(rmsOfLoop(raw, off, speech.length));
+      expect(Math.abs(gainDb - expectedGainDb)).toBeLessThan(0.5);
+      seen++;
+    }
+    expect(seen).toBe(16);
+  });
+});
+
+function rmsOfLoop(raw: Float32Array, off: number, n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += (raw[(off + i) % raw.length] as number) ** 2;
+  return Math.sqrt(s / n);
+}
+
+describe('muffled mic and telephony filters', () => {
+  const white = whiteNoise(16000 * 5, seededRng(9));
+  for (let i = 0; i < white.length; i++) white[i] = (white[i] as number) * 0.1;
+
+  it('1500 Hz 4th-order low-pass: −3 dB at the cutoff, ≥ 30 dB less energy above 3 kHz, flat below 1 kHz', async () => {
+    const p: ChannelPreset = { ...OFF, muffle: { probability: 1, cutoffHz: 1500, segmentMs: null, transitionMs: 100 } };
+    const plan = planChannel(p, { seed: 1, taskId: 'lp' }, white.length);
+    const y = await render(buildChannelGraph(white, plan));
+    const drop = (lo: number, hi: number) => bandEnergyDb(white, 16000, lo, hi) - bandEnergyDb(y, 16000, lo, hi);
+    expect(drop(3000, 8000)).toBeGreaterThan(30);
+    expect(drop(3500, 8000)).toBeGreaterThan(40);
+    expect(Math.abs(drop(100, 1000))).toBeLessThan(0.5);
+    expect(drop(1450, 1550)).toBeGreaterThan(2);
+    expect(drop(1450, 1550)).toBeLessThan(4);
+    // Butterworth at 2 kHz: 10·log10(1 + (2000/1500)^8) = 10.4 dB.
+    expect(drop(1950, 2050)).toBeGreaterThan(9);
+  });
+
+  it('telephony passes 300–3400 Hz and cuts below 150 Hz and above 4 kHz', async () => {
+    const plan = planChannel('control', { seed: 1, taskId: 'tel' }, white.length);
+    const out = await runChannel(nodeGraphRenderer, white, plan);
+    const drop = (lo: number, hi: number) => bandEnergyDb(white, 16000, lo, hi) - bandEnergyDb(out.samples, 16000, lo, hi);
+    expect(Math.abs(drop(500, 3000))).toBeLessThan(1);
+    expect(drop(20, 150)).toBeGreaterThan(15);
+    expect(drop(4500, 8000)).toBeGreaterThan(40);
+  });
+});
+
+describe('presets', () => {
+  const speech = speechLike(12, 16000, seededRng(3));
+
+  it('same (preset, seed, task id) → identical bytes; another seed → different bytes', async () => {
+    for (const name of ['regular', 'harsh'] as const) {
+      const a = await runChannel(nodeGraphRenderer, speech, planChannel(name, { seed: 7, taskId: 'task_1' }, speech.length, bankNames), bank);
+      const b = await runChannel(nodeGraphRenderer, speech, planChannel(name, { seed: 7, taskId: 'task_1' }, speech.length, bankNames), bank);
+      expect(Buffer.from(a.wav).equals(Buffer.from(b.wav))).toBe(true);
+      expect(a.timeline).toEqual(b.timeline);
+      const c = await runChannel(nodeGraphRenderer, speech, planChannel(name, { seed: 8, taskId: 'task_1' }, speech.length, bankNames), bank);
+      expect(Buffer.from(a.wav).equals(Buffer.from(c.wav))).toBe(false);
+    }
+  });
+
+  it('preserves duration for every preset, odd lengths included, and logs a valid timeline', async () => {
+    const odd = speech.subarray(0, 16000 * 3 + 7);
+    for (const name of PRESET_NAMES) {
+      for (const seed of [1, 2, 3]) {
+        const plan = planChannel(name, { seed, taskId: 'dur' }, odd.length, bankNames);
+        const out = await runChannel(nodeGraphRenderer, odd, plan, bank);
+        expect(out.samples.length).toBe(odd.length);
+        const wav = decodeWav(out.wav);
+        expect(wav.sampleRate).toBe(16000);
+        expect(Array.from(wav.samples)).toEqual(Array.from(out.samples));
+        for (const e of out.timeline) {
+          EffectEvent.parse(e);
+          expect(e.start_ms).toBeGreaterThanOrEqual(0);
+          expect(e.end_ms).toBeLessThanOrEqual(plan.durationMs + 1e-9);
+          expect(e.end_ms).toBeGreaterThanOrEqual(e.start_ms);
+        }
+        if (name === 'clean') {
+          expect(out.timeline).toEqual([]);
+          expect(Math.max(...Array.from(diff(out.samples, odd), Math.abs))).toBeLessThanOrEqual(0.51 / 32768); // 16-bit rounding only
+        }
+      }
+    }
+  });
+
+  it('zeroes the dropped frames in the output and logs each drop burst', async () => {
+    const p: ChannelPreset = { ...PRESETS.regular, noise: null, bursts: null, muffle: null, packetLoss: { lossRate: [0.05, 0.05], meanBurstMs: 100, frameMs: 20 } };
+    const long = speechLike(60, 16000);
+    const plan = planChannel(p, { seed: 4, taskId: 'loss' }, long.length);
+    const out = await runChannel(nodeGraphRenderer, long, plan);
+    const spans = plan.packetLoss!.spans;
+    expect(spans.length).toBeGreaterThan(5);
+    expect(out.timeline.filter((e) => e.type === 'packet_loss')).toHaveLength(spans.length);
+    const droppedMs = spans.reduce((a, s) => a + s.endMs - s.startMs, 0);
+    expect(droppedMs / plan.durationMs).toBeGreaterThan(0.02);
+    expect(droppedMs / plan.durationMs).toBeLessThan(0.1);
+    for (const s of spans) {
+      // Interior of the span (beyond the 6 ms reach of the 8 → 16 kHz filter) is digital silence.
+      const a = Math.round(((s.startMs + 6) * 16000) / 1000);
+      const b = Math.round(((s.endMs - 6) * 16000) / 1000);
+      expect(peak(out.samples.subarray(a, b))).toBe(0);
+    }
+  });
+
+  it('places Poisson bursts from the real recordings at −5…+10 dB', () => {
+    let bursts = 0;
+    for (let seed = 0; seed < 200; seed++) {
+      const plan = planChannel('regular', { seed, taskId: 'bursts' }, 16000 * 60, bankNames);
+      for (const b of plan.bursts) {
+        expect(b.snrDb).toBeGreaterThanOrEqual(-5);
+        expect(b.snrDb).toBeLessThanOrEqual(10);
+        expect(b.source.startsWith('file:')).toBe(true);
+      }
+      bursts += plan.bursts.length;
+    }
+    // 200 one-minute turns at 1/min: 200 ± ~3σ.
+    expect(bursts).toBeGreaterThan(155);
+    expect(bursts).toBeLessThan(245);
+  });
+});

@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { floatToInt16, int16ToFloat } from '../../src/core/audio/pcm.ts';
+import { decodeWav, encodeWav, encodeWavWithWavefile, resample } from '../../src/core/audio/wav.ts';
+import { MULAW_MAX, muLawDecodeSample, muLawEncodeSample, muLawErrorBound, muLawRoundTrip } from '../../src/core/audio/mulaw.ts';
+import { decimate2, interpolate2 } from '../../src/core/audio/resample.ts';
+import { applyFrameDrops, dropSpans, gilbertElliottDrops } from '../../src/core/audio/packet-loss.ts';
+import { brownNoise, pinkNoise, poissonTimesMs, whiteNoise, windNoise } from '../../src/core/audio/noise.ts';
+import { activeRms, bandEnergyDb, peak, rms, snrDb } from '../../src/core/audio/measure.ts';
+import { seededRng } from '../../src/core/ports/rng.ts';
+import { diff, NOISE_DIR, sine } from './helpers.ts';
+
+describe('16-bit PCM and WAV', () => {
+  it('rounds to the nearest step and clips (no truncation)', () => {
+    const pcm = floatToInt16(Float32Array.from([0.6 / 32768, -0.6 / 32768, 1.5, -1.5, 1, -1, Number.NaN]));
+    expect(Array.from(pcm)).toEqual([1, -1, 32767, -32768, 32767, -32768, 0]);
+    expect(int16ToFloat(Int16Array.from([-32768]))[0]).toBe(-1);
+  });
+
+  it('encodes a 16 kHz mono 16-bit WAV that decodes to the same samples', () => {
+    const x = int16ToFloat(Int16Array.from({ length: 1000 }, (_, i) => ((i * 7919) % 65536) - 32768));
+    const wav = encodeWav(x, 16000);
+    expect(wav.length).toBe(44 + 2 * x.length);
+    const view = new DataView(wav.buffer, wav.byteOffset);
+    expect(view.getUint16(22, true)).toBe(1); // channels
+    expect(view.getUint32(24, true)).toBe(16000); // rate
+    expect(view.getUint16(34, true)).toBe(16); // bits
+    expect(Buffer.from(wav).equals(Buffer.from(encodeWavWithWavefile(x, 16000)))).toBe(true);
+    const back = decodeWav(wav);
+    expect(back.sampleRate).toBe(16000);
+    expect(Array.from(back.samples)).toEqual(Array.from(x));
+  });
+
+  it('decodes the real noise recordings (people_talking.wav is 40.5 s at 16 kHz)', () => {
+    const { samples, sampleRate } = decodeWav(new Uint8Array(readFileSync(`${NOISE_DIR}people_talking.wav`)));
+    expect(sampleRate).toBe(16000);
+    expect(samples.length / sampleRate).toBeCloseTo(40.5, 1);
+    expect(rms(samples)).toBeGreaterThan(0.001);
+  });
+
+  it('resamples 22 050 Hz → 16 kHz with wavefile, keeping duration and pitch', () => {
+    const x = sine(1000, 1, 0.5, 22050);
+    const y = resample(x, 22050, 16000);
+    expect(Math.abs(y.length - 16000)).toBeLessThanOrEqual(1);
+    // The tone is still at 1 kHz: nearly all energy within ±100 Hz of it.
+    expect(bandEnergyDb(y, 16000, 900, 1100) - bandEnergyDb(y, 16000, 0, 8000)).toBeGreaterThan(-0.1);
+  });
+});
+
+describe('G.711 mu-law', () => {
+  it('round-trips every 16-bit value within half a step, (|x| + 132) / 32', () => {
+    let worst = 0;
+    for (let x = -32768; x <= 32767; x++) {
+      const y = muLawDecodeSample(muLawEncodeSample(x));
+      if (Math.abs(x) <= MULAW_MAX) {
+        const ratio = Math.abs(x - y) / muLawErrorBound(x);
+        worst = Math.max(worst, ratio);
+      } else {
+        expect(Math.abs(y)).toBe(MULAW_MAX);
+      }
+    }
+    expect(worst).toBeLessThanOrEqual(1);
+    expect(worst).toBeGreaterThan(0.9); // the bound is tight
+  });
+
+  it('keeps a −6 dBFS sine at ≥ 35 dB SNR (G.711 peaks near 38 dB; measured 36.5 dB)', () => {
+    const x = sine(440, 1, 0.5);
+    const y = muLawRoundTrip(x);
+    expect(snrDb(x, diff(y, x))).toBeGreaterThan(35);
+  });
+});
+
+describe('2:1 rate changes (16 ↔ 8 kHz)', () => {
+  it('keeps length and passes 1 kHz through a 16 → 8 → 16 kHz round trip (≥ 60 dB SNR)', () => {
+    const x = sine(1000, 1);
+    const down = decimate2(x);
+    expect(down.length).toBe(8000);
+    const up = interpolate2(down, x.length);
+    expect(up.length).toBe(x.length);
+    const inner = (a: Float32Array) => a.subarray(200, a.length - 200);
+    expect(snrDb(inner(x), diff(inner(up), inner(x)))).toBeGreaterThan(60);
+    expect(interpolate2(decimate2(sine(1000, 1.0001)), 16002).length).toBe(16002);
+  });
+
+  it('rejects content above 4.6 kHz before halving the rate (≥ 60 dB)', () => {
+    const x = sine(6000, 1);
+    const down = decimate2(x);
+    expect(20 * Math.log10(rms(x) / rms(down.subarray(100, down.length - 100)))).toBeGreaterThan(60);
+  });
+});
+
+describe('Gilbert–Elliott packet loss', () => {
+  it('drops the configured share of frames over a long signal, in ~100 ms bursts', () => {
+    for (const [seed, lossRate] of [[1, 0.01], [2, 0.015], [3, 0.02], [4, 0.05]] as const) {
+      const frames = 3 * 60 * 60 * 50; // 3 h of 20 ms frames
+      const drops = gilbertElliottDrops(frames, { lossRate }, seededRng(seed));
+      const measured = drops.reduce((a, b) => a + b, 0) / frames;
+      expect(Math.abs(measured - lossRate) / lossRate).toBeLessThan(0.1);
+      const spans = dropSpans(drops);
+      const meanBurst = spans.reduce((a, s) => a + (s.endMs - s.startMs), 0) / spans.length;
+      expect(meanBurst).toBeGreaterThan(90);
+      expect(meanBurst).toBeLessThan(110);
+    }
+  });
+
+  it('zeroes exactly the dropped frames', () => {
+    const x = new Float32Array(16000).fill(0.5);
+    const drops = Uint8Array.from({ length: 50 }, (_, f) => (f === 3 || f === 4 ? 1 : 0));
+    const y = applyFrameDrops(x, 16000, drops);
+    expect(y.subarray(960, 1600).every((v) => v === 0)).toBe(true);
+    expect(y[959]).toBe(0.5);
+    expect(y[1600]).toBe(0.5);
+  });
+});
+
+describe('procedural noise', () => {
+  const n = 16000 * 20;
+  const octave = (x: Float32Array, lo: number) => bandEnergyDb(x, 16000, lo, 2 * lo);
+
+  it('has unit RMS and the right spectral tilt (energy per octave)', () => {
+    const white = whiteNoise(n, seededRng(1));
+    const pink = pinkNoise(n, 16000, seededRng(2));
+    const brown = brownNoise(n, 16000, seededRng(3));
+    for (const x of [white, pink, brown]) expect(rms(x)).toBeCloseTo(1, 5);
+    // 250–500 Hz vs 2–4 kHz: three octaves apart.
+    expect(octave(white, 2000) - octave(white, 250)).toBeCloseTo(9.03, 0); // +3 dB/octave
+    expect(Math.abs(octave(pink, 2000) - octave(pink, 250))).toBeLessThan(1.5); // flat
+    expect(octave(brown, 2000) - octave(brown, 250)).toBeGreaterThan(-10.5); // −3 dB/octave
+    expect(octave(brown, 2000) - octave(brown, 250)).toBeLessThan(-7.5);
+  });
+
+  it('makes wind low-frequency and gusty (high crest factor)', () => {
+    const wind = windNoise(n, 16000, seededRng(4));
+    expect(bandEnergyDb(wind, 16000, 0, 500) - bandEnergyDb(wind, 16000, 2000, 8000)).toBeGreaterThan(30);
+    expect(peak(wind) / rms(wind)).toBeGreaterThan(4);
+    // Gusts: loudness over 100 ms windows varies by more than 15 dB.
+    const levels: number[] = [];
+    for (let s = 0; s + 1600 <= n; s += 1600) levels.push(20 * Math.log10(rms(wind, s, s + 1600)));
+    expect(Math.max(...levels) - Math.min(...levels)).toBeGreaterThan(15);
+  });
+
+  it('draws Poisson event times at the configured rate', () => {
+    const times = poissonTimesMs(1000 * 60_000, 1, seededRng(5));
+    expect(times.length).toBeGreaterThan(900);
+    expect(times.length).toBeLessThan(1100);
+  });
+
+  it('measures active speech level without its pauses', () => {
+    const x = new Float32Array(32000);
+    x.set(sine(300, 1, 0.1), 0); // 1 s tone, 1 s silence
+    expect(activeRms(x, 16000)).toBeCloseTo(0.1 / Math.SQRT2, 3);
+    expect(rms(x)).toBeCloseTo(0.05, 3);
+  });
+});

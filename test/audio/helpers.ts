@@ -1,0 +1,48 @@
+/** Shared fixtures of the audio tests: the real noise recordings and a speech-like test signal. */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { decodeWav } from '../../src/core/audio/wav.ts';
+import type { Rng } from '../../src/core/ports/rng.ts';
+
+/** ../shared/noise relative to the repo root (tau2-bench recordings, 16 kHz mono 16-bit). */
+export const NOISE_DIR = fileURLToPath(new URL('../../../shared/noise/', import.meta.url));
+
+export function loadNoise(name: string): Float32Array {
+  const { samples, sampleRate } = decodeWav(new Uint8Array(readFileSync(`${NOISE_DIR}${name}.wav`)));
+  if (sampleRate !== 16000) throw new Error(`${name}.wav is ${sampleRate} Hz`);
+  return samples;
+}
+
+/**
+ * Speech-like signal: voiced "syllables" (harmonics of a gliding 120–180 Hz pitch under a
+ * 4 Hz envelope) separated by pauses, peak ≈ 0.3. Deterministic.
+ */
+export function speechLike(seconds: number, rate = 16000, rng?: Rng): Float32Array {
+  const n = Math.round(seconds * rate);
+  const out = new Float32Array(n);
+  let phase = 0;
+  for (let i = 0; i < n; i++) {
+    const t = i / rate;
+    const f0 = 150 + 30 * Math.sin(2 * Math.PI * 0.7 * t);
+    phase += (2 * Math.PI * f0) / rate;
+    let v = 0;
+    for (let h = 1; h <= 20; h++) v += Math.sin(h * phase) / h;
+    const syllable = Math.max(0, Math.sin(2 * Math.PI * 4 * t));
+    const pause = Math.sin(2 * Math.PI * 0.25 * t) > -0.7 ? 1 : 0;
+    out[i] = 0.15 * v * syllable * pause + (rng ? (rng.next() - 0.5) * 1e-4 : 0);
+  }
+  return out;
+}
+
+/** Element-wise a - b. */
+export function diff(a: Float32Array, b: Float32Array): Float32Array {
+  const out = new Float32Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = (a[i] as number) - (b[i] as number);
+  return out;
+}
+
+/** A sine of `hz` at amplitude `amp`. */
+export function sine(hz: number, seconds: number, amp = 0.5, rate = 16000): Float32Array {
+  const n = Math.round(seconds * rate);
+  return Float32Array.from({ length: n }, (_, i) => amp * Math.sin((2 * Math.PI * hz * i) / rate));
+}

@@ -1,0 +1,67 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parquetMetadata } from 'hyparquet';
+import { main, type CliIo } from '../../src/cli/main.ts';
+import { readJsonl } from '../../src/adapters/node/training-files.ts';
+import { GrpoRow, SftRecord } from '../../src/core/training/export.ts';
+
+function capture(): CliIo & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    progress: false,
+    out(t: string) {
+      io.stdout += t.endsWith('\n') ? t : `${t}\n`;
+    },
+    err(t: string) {
+      io.stderr += t.endsWith('\n') ? t : `${t}\n`;
+    },
+  };
+  return io;
+}
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('switchboard groups / export', () => {
+  it('groups at each granularity write validated GRPO rows; scripted rewards give zero supply', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-groups-'));
+    dirs.push(dir);
+    const expected = { conversation: 2, milestone: 6, turn: 14 };
+    for (const granularity of ['conversation', 'milestone', 'turn'] as const) {
+      const io = capture();
+      const out = join(dir, `${granularity}.jsonl`);
+      const code = await main(['groups', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--granularity', granularity, '--k', '2', '--seed', '3', '--out', out, '--json'], io);
+      expect(code, io.stderr).toBe(0);
+      const report = JSON.parse(io.stdout);
+      expect([report.granularity, report.rows, report.supply.outcome]).toEqual([granularity, expected[granularity], 0]);
+      const rows = await readJsonl(out, GrpoRow);
+      expect(rows.every((r) => r.granularity === granularity && r.advantage === 0)).toBe(true);
+    }
+    // milestone: 3 reference calls, so 3 milestones, 2 forks each.
+    const io = capture();
+    expect(await main(['export', 'grpo', join(dir, 'milestone.jsonl'), '--out', join(dir, 'm.parquet')], io)).toBe(0);
+    expect(Number(parquetMetadata((await readFile(join(dir, 'm.parquet'))).buffer as ArrayBuffer).num_rows)).toBe(6);
+  });
+
+  it('export sft filters scored trajectories from run --out', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-sft-'));
+    dirs.push(dir);
+    const run = capture();
+    expect(await main(['run', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--agent', 'noop', '--trials', '2', '--out', dir, '--json'], run)).toBe(0);
+    const io = capture();
+    const out = join(dir, 'sft.jsonl');
+    expect(await main(['export', 'sft', join(dir, 'trajectories.jsonl'), '--domain', 'carrier', '--out', out, '--min-reward', '1', '--json'], io)).toBe(1);
+    expect(JSON.parse(io.stdout).rejected.map((r: { reason: string }) => r.reason)).toEqual(['reward 0 < 1', 'reward 0 < 1']);
+    const all = capture();
+    expect(await main(['export', 'sft', join(dir, 'trajectories.jsonl'), '--domain', 'carrier', '--out', out, '--json'], all)).toBe(0);
+    expect((await readJsonl(out, SftRecord)).map((r) => r.reward)).toEqual([0, 0]);
+    const bad = capture();
+    expect(await main(['export', 'grpo', join(dir, 'trajectories.jsonl'), '--out', join(dir, 'x.parquet')], bad)).toBe(2);
+    expect(bad.stderr).toMatch(/trajectories\.jsonl:1: /);
+  });
+});
