@@ -96,7 +96,7 @@ describe('GRPO export', () => {
       ['conversation', 0, 0, 1, 1], ['conversation', 1, 1, 0, 0], ['conversation', 2, 2, 1, 1], ['conversation', 3, 3, 1, 1],
       ['milestone', 0, 1, 0, 0], ['milestone', 1, 2, 1, 1], ['milestone', 2, 3, 1, 1], ['milestone', 3, 4, 1, 1],
       ['milestone', 0, 1, 1, 1], ['milestone', 1, 2, 1, 1], ['milestone', 2, 3, 1, 1], ['milestone', 3, 4, 1, 1],
-      ['turn', 0, 0, 1, 1], ['turn', 1, 1, 0.6, 0], ['turn', 2, 2, 1, 1], ['turn', 3, 3, 1, 1],
+      ['turn', 0, 0, 1, 1], ['turn', 1, 1, 4 / 6, 0], ['turn', 2, 2, 1, 1], ['turn', 3, 3, 1, 1],
     ]);
     expect(rows[4]!.prefix_ref).toBe('mini/pay-10/0/0#m1');
     // m1 = 6 turns: system + greet, request, ask, phone, call, result = 7 messages.

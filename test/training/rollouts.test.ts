@@ -133,17 +133,18 @@ describe('milestone level', () => {
 });
 
 describe('turn level', () => {
-  it('K candidates at the confirmation point: the skipped confirmation scores 0.6, outcome 0', async () => {
+  it('K candidates at the confirmation point: the skipped confirmation scores 4/6, outcome 0', async () => {
     const { trajectory } = await runWithMilestones({ runtime: rt, agent: () => new ReferenceAgent(), user, clock, task, seed: 1 });
     const groups = await turnGroups({ runtime: rt, task, trajectory, agent: () => new SkipConfirmAgent(0.5), k: 4, seed: 0, points: [4, 6] });
     expect(groups.map((g) => g.id)).toEqual(['turn:mini/pay-10/0/1@4', 'turn:mini/pay-10/0/1@6']);
     expect(groups[0]!.samples.map((s) => s.rewards.final)).toEqual([1, 1, 1, 1]);
     const at6 = groups[1]!;
     expect(at6.samples.map((s) => [s.seed, s.item.candidate.tool_calls.map((c) => c.name), s.rewards.final, s.rewards.outcome])).toEqual([
-      [0, [], 1, 1], [1, ['pay'], 0.6, 0], [2, [], 1, 1], [3, [], 1, 1],
+      [0, [], 1, 1], [1, ['pay'], 4 / 6, 0], [2, [], 1, 1], [3, [], 1, 1],
     ]);
     expect(at6.samples[1]!.item.score.items.map((i) => [i.id, i.status])).toEqual([
       ['right_tool', 'passed'],
+      ['calls_succeed', 'passed'],
       ['grounded_args', 'failed'],
       ['no_unauthorized_write', 'passed'],
       ['confirmation', 'failed'],
@@ -151,12 +152,13 @@ describe('turn level', () => {
       ['judge:policy', 'not_judged'],
     ]);
     // "ten dollars" was heard, not "10": the amount is not grounded.
-    expect(at6.samples[1]!.item.score.items[1]!.reason).toBe('not heard or looked up: pay: "10"');
+    expect(at6.samples[1]!.item.score.items[2]!.reason).toBe('not heard or looked up: pay: "10"');
     const batch = scoreGroups(groups);
-    // μ = 0.9, sample σ = 0.2.
-    const want = [0.1 / (0.2 + 1e-6), -0.3 / (0.2 + 1e-6), 0.1 / (0.2 + 1e-6), 0.1 / (0.2 + 1e-6)];
+    // μ = 11/12, sample σ = 1/6.
+    const up = 1 / 12 / (1 / 6 + 1e-6);
+    const want = [up, -0.25 / (1 / 6 + 1e-6), up, up];
     batch.groups[1]!.advantages.forEach((x, i) => expect(x).toBeCloseTo(want[i]!, 12));
-    expect(want[1]).toBeCloseTo(-1.4999925, 7);
+    expect(want[1]).toBeCloseTo(-1.499991, 6);
   });
 
   it('vetoes a write outside the whitelist and a formatted reply; a judge decides its item', async () => {
@@ -176,8 +178,8 @@ describe('turn level', () => {
     const good = await scoreTurnCandidate(rt, task, context, { seed: 0, agent: 't', text: '', tool_calls: [{ id: 'x', name: 'pay', arguments: { account_id: 'A1', amount: 10 } }] }, {
       judge: { id: 'yes', judge: async (items) => items.map((i) => ({ id: i.id, met: true, turn: null, reason: 'fine' })) },
     });
-    // right tool, confirmed, whitelisted, plain, judged sound — only the amount is ungrounded: 5 of 6.
-    expect([good.score, good.outcome, good.partial]).toEqual([5 / 6, 0, false]);
+    // right tool, call succeeded, confirmed, whitelisted, plain, judged sound — only the amount is ungrounded: 6 of 7.
+    expect([good.score, good.outcome, good.partial]).toEqual([6 / 7, 0, false]);
   });
 });
 

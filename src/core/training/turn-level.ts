@@ -37,7 +37,7 @@ export interface TurnCandidate {
 export type RubricStatus = 'passed' | 'failed' | 'not_applicable' | 'not_judged';
 
 /** Ids of the deterministic rubric items, in the order they are checked. */
-export const RUBRIC_ITEMS = ['right_tool', 'grounded_args', 'no_unauthorized_write', 'confirmation', 'spoken_quality'] as const;
+export const RUBRIC_ITEMS = ['right_tool', 'calls_succeed', 'grounded_args', 'no_unauthorized_write', 'confirmation', 'spoken_quality'] as const;
 
 /** One rubric item's verdict. */
 export interface RubricItem {
@@ -130,6 +130,8 @@ const item = (id: string, status: RubricStatus, reason: string, veto = false): R
  * - `right_tool`: the first call names the next agent action of the reference solution (the
  *   context's successful calls must match a reference prefix; otherwise not applicable). With
  *   the reference complete, a read passes and anything else fails. No call: not applicable.
+ * - `calls_succeed`: every call of the candidate, run after the context, returns without error
+ *   (a call the environment rejects — unknown id, wrong state — fails). No call: not applicable.
  * - `grounded_args`: every argument scalar appears (case, spaces and dashes ignored) in what the
  *   caller said or an agent tool returned in the context.
  * - `no_unauthorized_write` (veto): the candidate's calls, replayed after the context, make no
@@ -186,6 +188,18 @@ export async function scoreTurnCandidate(
           : item('right_tool', 'failed', `reference complete; ${first.name} is not a read`),
       );
     }
+  }
+
+  // calls_succeed
+  const results = turns.slice(at + 1).filter((t): t is Extract<Turn, { role: 'tool' }> => t.role === 'tool' && t.requestor === 'assistant');
+  const failedCalls = results.filter((t) => t.error);
+  if (calls.length === 0) items.push(item('calls_succeed', 'not_applicable', 'no tool call'));
+  else {
+    items.push(
+      failedCalls.length
+        ? item('calls_succeed', 'failed', failedCalls.map((t) => `${t.name}: ${t.content}`).join('; '))
+        : item('calls_succeed', 'passed', 'every call ran without error'),
+    );
   }
 
   // grounded_args
