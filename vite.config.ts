@@ -5,5 +5,14 @@ export default defineConfig({
   plugins: [preact()],
   worker: { format: 'es' },
   optimizeDeps: { include: ['sql.js', 'comlink'] },
+  resolve: {
+    alias: [
+      // wavefile's "module" entry has only named exports; the core imports its default (as Node
+      // resolves it, through the CommonJS build). Bundle that same build in the page.
+      { find: /^wavefile$/, replacement: 'wavefile/dist/wavefile.js' },
+    ],
+  },
   build: { target: 'es2022', sourcemap: true },
+  // Local preview for the end-to-end tests and `npm run preview`: no network beyond this host.
+  preview: { host: '127.0.0.1' },
 });

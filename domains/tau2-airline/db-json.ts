@@ -15,8 +15,8 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import type { DbState } from '../../src/core/env/state.ts';
 import { DomainFileError, fieldPath } from '../../src/core/schema/domain.ts';
 import type { PyDict, PyJsonObject } from '../../src/core/tau2/py-json.ts';
-import { absentFieldsColumn, groupByParent, inPositionOrder, pyDocument, pyZod } from '../../src/core/tau2/rows.ts';
-import { flightRecord, reservationRecord, userRecord, type RecordForm } from './records.ts';
+import { absentFieldsColumn, groupByParent, inPositionOrder, pyDocument, pyZod, requireTables, type ExportOptions } from '../../src/core/tau2/rows.ts';
+import { flightRecord, reservationRecord, userRecord } from './records.ts';
 
 const str = z.string();
 const { int, float } = pyZod;
@@ -221,16 +221,6 @@ export function importTau2Db(source: unknown, file = 'db.json'): Record<string, 
   return t;
 }
 
-/** Options of {@link exportTau2Db}. */
-export interface ExportOptions {
-  /**
-   * `source` (default): optional fields the imported file left out stay out while unset, so an
-   * export right after import equals db.json. `model`: every field present (tau2's
-   * `FlightDB.model_dump()`, what its DB hash is computed over).
-   */
-  form?: RecordForm;
-}
-
 /**
  * Turn an exported environment state back into a FlightDB document.
  *
@@ -240,7 +230,7 @@ export interface ExportOptions {
  */
 export function exportTau2Db(state: DbState, options: ExportOptions = {}): PyJsonObject {
   const form = options.form ?? 'source';
-  for (const name of AIRLINE_TABLES) if (!state[name]) throw new Error(`exportTau2Db: state has no table "${name}"`);
+  requireTables(state, AIRLINE_TABLES);
   const datesByFlight = groupByParent(state.flight_dates, 'flight_number');
   const cabinKey = (r: SqlRow) => `${String(r.flight_number)}\u0000${String(r.date)}`;
   const seats = groupRows(state.flight_date_seats!, cabinKey);

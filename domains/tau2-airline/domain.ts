@@ -19,7 +19,21 @@ export const tau2Airline = defineDomain({
   // tau2-bench's tasks are run as they are: the gate reports tasks that do not discriminate.
   taskOrigin: 'imported',
   tools,
-  // tau2 compares whole databases with lists in order, so every table stays ordered (no
-  // `unordered` multisets, no ignored columns).
-  tables: {},
+  // tau2 compares whole databases with lists in order, so every table stays ordered; `position`
+  // records list and dict-key order: compared by DB, dropped by the order-insensitive comparison
+  // reported beside it.
+  tables: {
+    flights: { orderColumn: 'position' },
+    flight_dates: { orderColumn: 'position' },
+    flight_date_seats: { orderColumn: 'position' },
+    flight_date_prices: { orderColumn: 'position' },
+    users: { orderColumn: 'position' },
+    user_payment_methods: { orderColumn: 'position' },
+    user_saved_passengers: { orderColumn: 'position' },
+    user_reservation_ids: { orderColumn: 'position' },
+    reservations: { orderColumn: 'position' },
+    reservation_flights: { orderColumn: 'position' },
+    reservation_passengers: { orderColumn: 'position' },
+    reservation_payments: { orderColumn: 'position' },
+  },
 });

@@ -8,10 +8,8 @@
  */
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { pyFloat, type PyDict, type PyJson, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
-import { absentFields } from '../../src/core/tau2/rows.ts';
+import { absentFields, type RecordForm } from '../../src/core/tau2/rows.ts';
 
-/** Record form: `model` (all fields) or `source` (as the data file had them). */
-export type RecordForm = 'model' | 'source';
 
 const s = (v: unknown): string => v as string;
 const n = (v: unknown): number => v as number;

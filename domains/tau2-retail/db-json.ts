@@ -17,8 +17,8 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import type { DbState } from '../../src/core/env/state.ts';
 import { DomainFileError, fieldPath } from '../../src/core/schema/domain.ts';
 import type { PyDict, PyJsonObject } from '../../src/core/tau2/py-json.ts';
-import { absentFieldsColumn, dictColumn, groupByParent, inPositionOrder, pyDocument, pyZod } from '../../src/core/tau2/rows.ts';
-import { ORDER_OPTIONAL_FIELDS, orderRecord, productRecord, userRecord, type RecordForm } from './records.ts';
+import { absentFieldsColumn, dictColumn, groupByParent, inPositionOrder, pyDocument, pyZod, requireTables, type ExportOptions } from '../../src/core/tau2/rows.ts';
+import { ORDER_OPTIONAL_FIELDS, orderRecord, productRecord, userRecord } from './records.ts';
 
 const str = z.string();
 const { float } = pyZod;
@@ -196,16 +196,6 @@ export function importTau2Db(source: unknown, file = 'db.json'): Record<string, 
   return t;
 }
 
-/** Options of {@link exportTau2Db}. */
-export interface ExportOptions {
-  /**
-   * `source` (default): optional fields the imported file left out stay out while unset, so an
-   * export right after import equals db.json. `model`: every field present (tau2's
-   * `RetailDB.model_dump()`, what its DB hash is computed over).
-   */
-  form?: RecordForm;
-}
-
 /**
  * Turn an exported environment state back into a RetailDB document.
  *
@@ -214,7 +204,7 @@ export interface ExportOptions {
  */
 export function exportTau2Db(state: DbState, options: ExportOptions = {}): PyJsonObject {
   const form = options.form ?? 'source';
-  for (const name of RETAIL_TABLES) if (!state[name]) throw new Error(`exportTau2Db: state has no table "${name}"`);
+  requireTables(state, RETAIL_TABLES);
   const variants = groupByParent(state.product_variants, 'product_id');
   const products: PyDict = new Map();
   for (const p of inPositionOrder(state.products)) {

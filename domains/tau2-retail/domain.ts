@@ -24,5 +24,17 @@ export const tau2Retail = defineDomain({
   taskOrigin: 'imported',
   tools,
   // tau2 compares whole databases with lists in order, so every table stays ordered.
-  tables: {},
+  // `position` records list and dict-key order: compared by DB, dropped by the order-insensitive
+  // comparison reported beside it.
+  tables: {
+    products: { orderColumn: 'position' },
+    product_variants: { orderColumn: 'position' },
+    users: { orderColumn: 'position' },
+    user_payment_methods: { orderColumn: 'position' },
+    user_order_ids: { orderColumn: 'position' },
+    orders: { orderColumn: 'position' },
+    order_items: { orderColumn: 'position' },
+    order_fulfillments: { orderColumn: 'position' },
+    order_payment_history: { orderColumn: 'position' },
+  },
 });

@@ -8,10 +8,8 @@
  */
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { PyFloat, pyFloat, type PyDict, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
-import { absentFields, jsonDict, jsonList } from '../../src/core/tau2/rows.ts';
+import { absentFields, jsonDict, jsonList, type RecordForm } from '../../src/core/tau2/rows.ts';
 
-/** Record form: `model` (all fields) or `source` (as the data file had them). */
-export type RecordForm = 'model' | 'source';
 
 const s = (v: unknown): string => v as string;
 const f = (v: unknown): PyFloat => new PyFloat(v as number);

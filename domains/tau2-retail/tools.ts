@@ -30,6 +30,14 @@ const ADDRESS_PARAMS = {
   zip: z.string().describe("Zip code, e.g. '12345'."),
 };
 
+/** The address columns an update sets (a constant: no caller-supplied text in the SQL). */
+const ADDRESS_SET = 'address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ?';
+
+/** The address parameters in {@link ADDRESS_SET} order. */
+function addressValues(a: { address1: string; address2: string; city: string; state: string; country: string; zip: string }): string[] {
+  return [a.address1, a.address2, a.city, a.state, a.country, a.zip];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reads shared by the tools
 
@@ -251,15 +259,7 @@ const modifyPendingOrderAddress = defineTool({
   async run({ db }, args) {
     const o = await orderRow(db, args.order_id);
     if (!(o.status as string).includes('pending')) throw new ToolError('Non-pending order cannot be modified');
-    await db.run('UPDATE orders SET address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ? WHERE order_id = ?', [
-      args.address1,
-      args.address2,
-      args.city,
-      args.state,
-      args.country,
-      args.zip,
-      args.order_id,
-    ]);
+    await db.run(`UPDATE orders SET ${ADDRESS_SET} WHERE order_id = ?`, [...addressValues(args), args.order_id]);
     return orderJson(db, args.order_id);
   },
 });
@@ -354,15 +354,7 @@ const modifyUserAddress = defineTool({
   params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'."), ...ADDRESS_PARAMS }),
   async run({ db }, args) {
     await userRow(db, args.user_id);
-    await db.run('UPDATE users SET address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ? WHERE user_id = ?', [
-      args.address1,
-      args.address2,
-      args.city,
-      args.state,
-      args.country,
-      args.zip,
-      args.user_id,
-    ]);
+    await db.run(`UPDATE users SET ${ADDRESS_SET} WHERE user_id = ?`, [...addressValues(args), args.user_id]);
     return userJson(db, args.user_id);
   },
 });

@@ -19,7 +19,10 @@ import { registerReplay } from './commands/replay.ts';
 import { registerGroups } from './commands/groups.ts';
 import { registerExport } from './commands/export.ts';
 import { registerServe } from './commands/serve.ts';
-import { intOption } from './options.ts';
+import { choiceOption, intOption } from './options.ts';
+import { channelFromFlags, parseMix, type ChannelFlags } from './channel.ts';
+import { PRESET_NAMES } from '../core/channel/presets.ts';
+import { degradedAudioHook } from '../core/channel/audio-store.ts';
 
 /** Where the CLI writes: swapped in tests. */
 export interface CliIo {
@@ -65,7 +68,7 @@ async function gateCommand(io: CliIo, name: string, opts: GateOpts): Promise<{ r
   return { report, code: report.accepted ? 0 : 1 };
 }
 
-interface RunOpts {
+interface RunOpts extends ChannelFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -131,12 +134,15 @@ const DEFAULT_MAX_STEPS = 100;
 
 async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; trajectories: Trajectory[] }> {
   const models = modelSettings(opts);
+  const outDir = opts.out ? resolve(opts.out) : undefined;
+  // Issue 5: the phone channel; a model agent hears each caller turn's degraded WAV.
+  const channel = await channelFromFlags(opts, outDir);
+  if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
   const agent = agentFactory(opts.agent, models);
   const user = userFactory(opts.user, models);
   const judge = opts.judge ? judgeFor(opts.judge, models) : undefined;
   const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const tasks = selectTasks(domain, opts);
-  const outDir = opts.out ? resolve(opts.out) : undefined;
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
   if (outDir) await prepareOut(outDir);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);
@@ -153,6 +159,7 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
     clock: () => steppingClock(domain.now, 1000),
     maxSteps,
     ...(judge ? { judge } : {}),
+    ...(channel ? { channel } : {}),
     onTrajectory: (t) => {
       if (t.valid) progress.tick();
       // Streamed as they finish, so an interrupted run keeps what it did.
@@ -229,8 +236,13 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
     .option('--max-steps <n>', `participant turns per episode, tool calls not counted (default ${DEFAULT_MAX_STEPS})`, intOption('--max-steps', 1))
     .option('--task-ids <ids>', 'comma-separated task ids')
-    .option('--out <dir>', 'write trajectories.jsonl and summary.json here')
+    .option('--out <dir>', 'write trajectories.jsonl and summary.json here (and caller audio under audio/ with a channel)')
     .option('--json', 'print the summary as one JSON document')
+    .option('--preset <name>', `phone channel preset: ${PRESET_NAMES.join(', ')} (turns the channel on; default regular when a channel flag is given)`, choiceOption('--preset', PRESET_NAMES))
+    .option('--dropout <p>', 'probability that a caller turn is cut off mid-way (default 0)', numberOption('--dropout', 0, 1))
+    .option('--barge-in <p>', 'probability that the caller interrupts an agent reply (default 0)', numberOption('--barge-in', 0, 1))
+    .option('--barge-in-mix <ratios>', 'interruption type ratios (default backchannel=0.35,urge=0.2,correction=0.2,question=0.15,stop=0.1)', parseMix)
+    .option('--noise-dir <dir>', 'noise recordings (WAV): 10 s or longer are background beds, shorter ones bursts (default procedural noise)')
     .action(async (opts: RunOpts) => {
       const { report, trajectories } = await runCommand(io, opts);
       if (opts.json) io.out(JSON.stringify(report, null, 2));

@@ -6,16 +6,23 @@
  *   `--user openai:gpt-4o-mini@https://api.openai.com/v1`, `--judge openai:…`. A LoRA adapter
  *   is chosen by its served model name. The API key comes from the environment
  *   (`SWITCHBOARD_API_KEY`, else `OPENAI_API_KEY`) and is never written to trajectories.
- * - `local:<model-id>` (on-device models) is not available in the Node CLI yet.
+ * - On-device models: `--agent local:<id>`, where `<id>` is an agent or a model of
+ *   `models/manifest.json` (or of `$SWITCHBOARD_MODELS/manifest.json`), e.g.
+ *   `local:whisper-base+qwen3-0.6b`; run in-process on the CPU. Its files must be in the models
+ *   folder (`npm run models:fetch` on a machine with internet). `--user` / `--judge` take remote
+ *   models only.
  */
 import { InvalidArgumentError } from 'commander';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../core/participants/scripted.ts';
 import type { Agent, Judge, UserSimulator } from '../core/participants/types.ts';
 import { ModelAgent } from '../core/participants/model-agent.ts';
+import type { TurnAudio } from '../core/participants/model-messages.ts';
 import { ModelUser } from '../core/participants/model-user.ts';
 import { ModelJudge } from '../core/participants/model-judge.ts';
 import { MODEL_FLAVORS, type ModelFlavor, type SamplingParams } from '../core/ports/model-client.ts';
 import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
+import { modelsDir, nodeLocalModel } from '../adapters/node/local-model.ts';
+import { LocalModelError } from '../adapters/shared/local-model-manifest.ts';
 
 const AGENTS: Record<string, () => Agent> = {
   reference: () => new ReferenceAgent(),
@@ -39,6 +46,8 @@ export interface ModelSettings {
   retries?: number;
   /** First backoff, ms. */
   backoffMs?: number;
+  /** Issue 5: caller audio for a model agent (the degraded WAV of each caller turn). */
+  userAudio?: TurnAudio;
 }
 
 /** A parsed `<flavor>:<model>@<base-url>` spec. */
@@ -76,18 +85,36 @@ function client(spec: ModelSpec, settings: ModelSettings): OpenAiModelClient {
 }
 
 function refuseLocal(spec: string): void {
-  if (spec.startsWith('local:')) throw new UsageError(`"${spec}": on-device models (local:) are not available in the Node CLI yet`);
+  if (spec.startsWith('local:')) throw new UsageError(`"${spec}": on-device models (local:) can be the agent only`);
 }
 
-/** A factory for the agent named by `spec`. Throws with the known names for an unknown one. */
+function agentOptions(settings: ModelSettings) {
+  return { ...(settings.sampling ? { sampling: settings.sampling } : {}), ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}) };
+}
+
+/**
+ * A factory for the agent named by `spec`. Throws with the known names for an unknown one.
+ * For `local:<id>` the manifest and model files are checked now; the models load on the first
+ * turn and are shared by every agent the factory makes (one generation at a time).
+ */
 export function agentFactory(spec: string, settings: ModelSettings = {}): () => Agent {
-  refuseLocal(spec);
+  if (spec.startsWith('local:')) {
+    let local;
+    try {
+      local = nodeLocalModel(spec.slice('local:'.length), modelsDir(settings.env ?? process.env));
+    } catch (e) {
+      if (e instanceof LocalModelError) throw new UsageError(e.message);
+      throw e;
+    }
+    const c = local.client;
+    return () => new ModelAgent(c, agentOptions(settings));
+  }
   const model = parseModelSpec(spec);
   if (model) {
     const c = client(model, settings);
-    return () => new ModelAgent(c, { ...(settings.sampling ? { sampling: settings.sampling } : {}), ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}) });
+    return () => new ModelAgent(c, { ...(settings.sampling ? { sampling: settings.sampling } : {}), ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}), ...(settings.userAudio ? { userAudio: settings.userAudio } : {}) });
   }
-  if (settings.teacherGuidance) throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url>)');
+  if (settings.teacherGuidance) throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url> or local:<id>)');
   const f = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
   if (!f) throw new UsageError(`unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')})`);
   return f;

@@ -38,7 +38,17 @@ describe('16-bit PCM and WAV', () => {
     expect(rms(samples)).toBeGreaterThan(0.001);
   });
 
-  it('resamples 22 050 Hz → 16 kHz with wavefile, keeping duration and pitch', () => {
+  it('resamples 22 050 Hz → 16 kHz accurately (≥ 60 dB SNR on a 1 kHz tone) and rejects what 16 kHz cannot hold (≥ 60 dB at 9 kHz)', () => {
+    const x = sine(1000, 1, 0.5, 22050);
+    const y = resample(x, 22050, 16000);
+    const ref = sine(1000, 1, 0.5, 16000);
+    const inner = (a: Float32Array) => a.subarray(400, 15600);
+    expect(snrDb(inner(ref), diff(inner(y), inner(ref)))).toBeGreaterThan(60);
+    const hi = resample(sine(9000, 1, 0.5, 22050), 22050, 16000);
+    expect(20 * Math.log10(0.5 / Math.SQRT2 / rms(inner(hi)))).toBeGreaterThan(60);
+  });
+
+  it('resamples 22 050 Hz → 16 kHz keeping duration and pitch', () => {
     const x = sine(1000, 1, 0.5, 22050);
     const y = resample(x, 22050, 16000);
     expect(Math.abs(y.length - 16000)).toBeLessThanOrEqual(1);

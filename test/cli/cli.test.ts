@@ -4,23 +4,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtinDomainDir } from '../../src/adapters/node/load-domain.ts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../../src/cli/main.ts';
+import { main } from '../../src/cli/main.ts';
+import { capture } from '../fixtures/cli-io.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 
-function capture(): CliIo & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    progress: false,
-    out(t: string) {
-      io.stdout += t.endsWith('\n') ? t : `${t}\n`;
-    },
-    err(t: string) {
-      io.stderr += t.endsWith('\n') ? t : `${t}\n`;
-    },
-  };
-  return io;
-}
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -33,7 +20,7 @@ describe('switchboard CLI', () => {
     expect(await main(['gate', 'carrier', '--json'], io)).toBe(0);
     const report = JSON.parse(io.stdout);
     expect(report).toMatchObject({ domain: 'carrier', accepted: true, domain_problems: [] });
-    expect(report.tasks).toHaveLength(13);
+    expect(report.tasks).toHaveLength(15);
     expect(report.tasks[0]).toEqual({ task_id: 'carrier-pay-balance-1', accepted: true, reasons: [], info: [], reference_reward: 1, noop_reward: 0, reference_partial: false });
   });
 

@@ -4,22 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../../src/cli/main.ts';
+import { main } from '../../src/cli/main.ts';
+import { capture } from '../fixtures/cli-io.ts';
 
-function capture(): CliIo & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    progress: false,
-    out(t: string) {
-      io.stdout += t.endsWith('\n') ? t : `${t}\n`;
-    },
-    err(t: string) {
-      io.stderr += t.endsWith('\n') ? t : `${t}\n`;
-    },
-  };
-  return io;
-}
 
 /** The hand-built tau2-bench results file (see tau2-results-airline.md). */
 const FIXTURE = fileURLToPath(new URL('../fixtures/tau2-results-airline.json', import.meta.url));
@@ -113,7 +100,7 @@ describe('switchboard replay: tau2-bench results', () => {
           equal: true,
           partial: false,
           recorded_components: { DB: 1, COMMUNICATE: 1 },
-          ours_components: { DB: 1, COMMUNICATE: 1, QUALITY: 1 },
+          ours_components: { DB: 1, COMMUNICATE: 1 },
           ours_notes: [],
           calls: 3,
           calls_equal: 3,
@@ -129,7 +116,7 @@ describe('switchboard replay: tau2-bench results', () => {
           equal: false,
           partial: false,
           recorded_components: { DB: 0, COMMUNICATE: 1 },
-          ours_components: { DB: 1, COMMUNICATE: 1, QUALITY: 1 },
+          ours_components: { DB: 1, COMMUNICATE: 1 },
           ours_notes: [],
           calls: 3,
           calls_equal: 2,
@@ -145,7 +132,7 @@ describe('switchboard replay: tau2-bench results', () => {
           equal: true,
           partial: false,
           recorded_components: { DB: 1, COMMUNICATE: 1 },
-          ours_components: { DB: 1, COMMUNICATE: 1, QUALITY: 1 },
+          ours_components: { DB: 1, COMMUNICATE: 1 },
           ours_notes: [],
           calls: 1,
           calls_equal: 1,

@@ -236,7 +236,7 @@ describe('seed', () => {
 });
 
 describe('tasks', () => {
-  it('are 13 with unique carrier- ids, Mandarin scenarios and no NL assertions', () => {
+  it('are 15 with unique carrier- ids, Mandarin scenarios and no NL assertions', () => {
     expect(domain.tasks.map((t) => t.id)).toEqual([
       'carrier-pay-balance-1',
       'carrier-wallet-pay-1',
@@ -251,6 +251,8 @@ describe('tasks', () => {
       'carrier-outbound-overdue-1',
       'carrier-transfer-human-1',
       'carrier-bill-inquiry-1',
+      'carrier-misremember-phone-1',
+      'carrier-withhold-false-claim-1',
     ]);
     for (const t of domain.tasks) {
       expect(t.evaluation_criteria?.reward_basis, t.id).not.toContain('NL_ASSERTION');

@@ -61,7 +61,7 @@ describe('tau2 airline scoring (task 11: downgrade GV1N64 to basic economy, refu
       'Done. The refund of 5244 dollars goes to your gift card.',
     ]);
     const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
-    expect(info.basis).toEqual(['DB', 'COMMUNICATE', 'QUALITY']);
+    expect(info.basis).toEqual(['DB', 'COMMUNICATE']);
     expect(info.components.DB).toEqual({ score: 1, details: [], judged: true });
     expect(info.components.COMMUNICATE).toEqual({ score: 1, details: [], judged: true });
     expect([info.reward, info.partial]).toEqual([1, false]);
@@ -109,6 +109,42 @@ describe('tau2 airline scoring (task 0: the cancellation must be refused)', () =
       'I am sorry, this booking is not eligible for cancellation with a refund.',
     ]);
     const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
-    expect([info.reward, info.partial, info.basis]).toEqual([1, false, ['DB', 'COMMUNICATE', 'QUALITY']]);
+    expect([info.reward, info.partial, info.basis]).toEqual([1, false, ['DB', 'COMMUNICATE']]);
+  });
+});
+
+describe('tau2 semantics by default', () => {
+  it('a written-formatting reply keeps tau2 verdicts: no QUALITY veto on imported tasks', async () => {
+    const task = tasks.get('0')!;
+    const turns = conversation([
+      'Hi! How can I help you today?',
+      'Please cancel reservation EHGLP3.',
+      "**Sorry**, I can't cancel it:\n- booked more than 24 hours ago\n- no travel insurance",
+    ]);
+    const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
+    expect(info.components.QUALITY?.score).toBe(0);
+    expect([info.reward, info.basis]).toEqual([1, ['DB', 'COMMUNICATE']]);
+  });
+  it('passengers in the opposite order: DB 0 (tau2 compares lists in order), order-insensitive DB 1 beside it', async () => {
+    const task = tasks.get('40')!;
+    const anya = { first_name: 'Anya', last_name: 'Garcia', dob: '1992-11-12' };
+    const mei = { first_name: 'Mei', last_name: 'Garcia', dob: '1989-12-13' };
+    const turns = conversation([
+      'Hi! How can I help you today?',
+      'Please put Mei Garcia on reservation 3RK2T9.',
+      { call: 'get_reservation_details', args: { reservation_id: '3RK2T9' } },
+      { call: 'update_reservation_passengers', args: { reservation_id: '3RK2T9', passengers: [mei, anya] } },
+      'Done.',
+    ]);
+    const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
+    expect(info.components.DB?.score).toBe(0);
+    expect(info.components.DB?.details).toEqual([
+      'reservation_passengers[3RK2T9,0].first_name: expected "Anya", got "Mei"',
+      'reservation_passengers[3RK2T9,0].dob: expected "1992-11-12", got "1989-12-13"',
+      'reservation_passengers[3RK2T9,1].first_name: expected "Mei", got "Anya"',
+      'reservation_passengers[3RK2T9,1].dob: expected "1989-12-13", got "1992-11-12"',
+    ]);
+    expect(info.db_order_insensitive).toEqual({ score: 1, details: [], judged: true });
+    expect(info.reward).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_MODELS_DIR } from '../../src/adapters/node/local-model.ts';
 import { builtinDomainDir, loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
 import { main, type CliIo } from '../../src/cli/main.ts';
 import type { Domain } from '../../src/core/schema/domain.ts';
@@ -93,7 +94,7 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
       prompt_version: 'agent-v1',
       teacher_guidance: null,
     });
-    expect(t1!.participants.user_card).toMatchObject({ flavor: 'openai', model: 'caller-model', prompt_version: 'caller-v1' });
+    expect(t1!.participants.user_card).toMatchObject({ flavor: 'openai', model: 'caller-model', prompt_version: 'caller-v2' });
     expect(t1!.teacher_guidance).toBeUndefined();
     // The agent's turns keep the token ids the server returned (the brain returns the step number).
     const agentTurns = t1!.turns.filter((t) => t.role === 'assistant');
@@ -189,7 +190,13 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     expect(io.stderr).toBe('switchboard: model spec "openai:gpt-4o" needs the form openai:<model>@<http(s) base URL>\n');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'local:qwen3-0.6b'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: "local:qwen3-0.6b": on-device models (local:) are not available in the Node CLI yet\n');
+    // Resolved through models/manifest.json; the weights are not in the repository.
+    expect(io.stderr).toBe(
+      `switchboard: on-device agent "qwen3-0.6b" needs files that are not in ${REPO_MODELS_DIR}: qwen3-0.6b/config.json, qwen3-0.6b/generation_config.json, qwen3-0.6b/tokenizer.json, qwen3-0.6b/tokenizer_config.json, qwen3-0.6b/onnx/model_q4f16.onnx. On a machine with internet run: npm run models:fetch -- qwen3-0.6b\n`,
+    );
+    io = capture();
+    expect(await main(['run', '--domain', 'carrier', '--user', 'local:qwen3-0.6b'], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: "local:qwen3-0.6b": on-device models (local:) can be the agent only\n');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--judge', 'reference'], io)).toBe(2);
     io = capture();

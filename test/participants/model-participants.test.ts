@@ -186,7 +186,7 @@ describe('ModelUser', () => {
     expect(t.invalid_reason).toBe('simulator error: the caller stated "13900000000", not in its task or the call so far');
     expect(new SimulatorError('x')).toBeInstanceOf(InfrastructureError);
     const users: UserSimulator[] = [user];
-    expect(users[0]!.card).toMatchObject({ kind: 'scripted', prompt_version: 'caller-v1' });
+    expect(users[0]!.card).toMatchObject({ kind: 'scripted', prompt_version: 'caller-v2' });
   });
 });
 

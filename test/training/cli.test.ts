@@ -3,24 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parquetMetadata } from 'hyparquet';
-import { main, type CliIo } from '../../src/cli/main.ts';
+import { main } from '../../src/cli/main.ts';
+import { capture } from '../fixtures/cli-io.ts';
 import { readJsonl } from '../../src/adapters/node/training-files.ts';
 import { GrpoRow, SftRecord } from '../../src/core/training/export.ts';
 
-function capture(): CliIo & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    progress: false,
-    out(t: string) {
-      io.stdout += t.endsWith('\n') ? t : `${t}\n`;
-    },
-    err(t: string) {
-      io.stderr += t.endsWith('\n') ? t : `${t}\n`;
-    },
-  };
-  return io;
-}
 
 const dirs: string[] = [];
 afterAll(async () => {

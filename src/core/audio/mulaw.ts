@@ -87,3 +87,14 @@ export function muLawRoundTrip(samples: Float32Array): Float32Array {
   }
   return out;
 }
+
+/** {@link muLawRoundTrip} in place. Returns `samples`. */
+export function muLawRoundTripInPlace(samples: Float32Array): Float32Array {
+  const { enc, dec } = tables();
+  for (let i = 0; i < samples.length; i++) {
+    let v = Math.round((samples[i] as number) * 32768);
+    v = v > 32767 ? 32767 : v < -32768 ? -32768 : v || 0;
+    samples[i] = dec[enc[v + 32768] as number] as number;
+  }
+  return samples;
+}

@@ -34,6 +34,15 @@ export function quantize16(samples: Float32Array): Float32Array {
   return int16ToFloat(floatToInt16(samples));
 }
 
+/** {@link quantize16} in place, in one pass. Returns `samples`. */
+export function quantize16InPlace(samples: Float32Array): Float32Array {
+  for (let i = 0; i < samples.length; i++) {
+    const v = Math.round((samples[i] as number) * 32768);
+    samples[i] = (v > 32767 ? 32767 : v < -32768 ? -32768 : v || 0) / 32768;
+  }
+  return samples;
+}
+
 /** Convert a duration in ms to a whole number of samples at `rateHz` (rounded). */
 export function msToSamples(ms: number, rateHz: number): number {
   return Math.round((ms * rateHz) / 1000);

@@ -1,16 +1,17 @@
 /**
  * The phone channel for one caller turn: a WebAudio graph (noise, bursts, wind, far field,
- * muffled mic, mic clipping, telephony band-pass) rendered by a platform {@link GraphRenderer},
- * then core DSP for what WebAudio has no node for (16 → 8 kHz, G.711 mu-law, Gilbert–Elliott
- * frame drops, 8 → 16 kHz, 16-bit quantization).
+ * muffled mic, mic clipping) rendered by a platform {@link GraphRenderer}, then core DSP for the
+ * telephone network leg (telephony band-pass, 16 → 8 kHz, G.711 mu-law, Gilbert–Elliott frame
+ * drops, 8 → 16 kHz, 16-bit quantization), identical on every platform.
  */
 import { hash32, rngFromState } from '../ports/rng.ts';
 import { activeRms, rms } from '../audio/measure.ts';
 import { loopTo, proceduralBurst, proceduralNoise, windNoise, type NoiseKind, type ProceduralBurst } from '../audio/noise.ts';
-import { muLawRoundTrip } from '../audio/mulaw.ts';
-import { dbToGain, msToSamples, quantize16, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
+import { muLawRoundTripInPlace } from '../audio/mulaw.ts';
+import { biquadCascadeInPlace, biquadCoefficients } from '../audio/biquad.ts';
+import { dbToGain, floatToInt16, int16ToFloat, msToSamples, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
 import { decimate2, interpolate2 } from '../audio/resample.ts';
-import { encodeWav } from '../audio/wav.ts';
+import { encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type Automation, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
 import type { EffectEvent } from './timeline.ts';
@@ -122,14 +123,18 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
     // Recordings and procedural beds are looped from the plan's offset.
     const samples = sourceSamples(nz.source, 'continuous', bank, n, nz.seed, nz.offset);
     const noiseRms = rms(samples) || 1;
-    const automation: { timeS: number; value: number }[] = [];
+    // The drifting gain is applied to the (owned) noise samples here, as linear ramps between
+    // points every 250 ms (what a WebAudio gain automation with linear ramps does): an a-rate
+    // automated gain node cost more to render than the multiply.
+    const points: { atSample: number; value: number }[] = [];
     for (let t = 0; ; t += DRIFT_STEP_MS) {
       const tc = Math.min(t, plan.durationMs);
-      automation.push({ timeS: tc / 1000, value: (level / noiseRms) * dbToGain(-driftSnrDb(nz, tc)) });
+      points.push({ atSample: (tc * rate) / 1000, value: (level / noiseRms) * dbToGain(-driftSnrDb(nz, tc)) });
       if (tc >= plan.durationMs) break;
     }
-    nodes.push({ kind: 'buffer', id: 'noise', samples, startS: 0 }, { kind: 'gain', id: 'noise_gain', gain: automation[0]!.value, automation });
-    edges.push(['noise', 'noise_gain'], ['noise_gain', 'mic']);
+    applyRamps(samples, points);
+    nodes.push({ kind: 'buffer', id: 'noise', samples, startS: 0 });
+    edges.push(['noise', 'mic']);
   }
 
   for (const [i, b] of plan.bursts.entries()) {
@@ -173,19 +178,22 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
     edges.push(['mic', 'adc']);
   }
 
-  let output = 'adc';
-  if (plan.telephony) {
-    const { lowHz, highHz } = plan.telephony;
-    nodes.push(
-      { kind: 'biquad', id: 'tel_hp1', type: 'highpass', frequencyHz: lowHz, q: BUTTERWORTH4_Q[0] },
-      { kind: 'biquad', id: 'tel_hp2', type: 'highpass', frequencyHz: lowHz, q: BUTTERWORTH4_Q[1] },
-      { kind: 'biquad', id: 'tel_lp1', type: 'lowpass', frequencyHz: highHz, q: BUTTERWORTH4_Q[0] },
-      { kind: 'biquad', id: 'tel_lp2', type: 'lowpass', frequencyHz: highHz, q: BUTTERWORTH4_Q[1] },
-    );
-    edges.push(['adc', 'tel_hp1'], ['tel_hp1', 'tel_hp2'], ['tel_hp2', 'tel_lp1'], ['tel_lp1', 'tel_lp2']);
-    output = 'tel_lp2';
-  }
+  // The telephony band-pass runs in the core tail ({@link channelTail}), with the rest of the
+  // network leg: as four WebAudio biquads it cost more than all other nodes together.
+  const output = 'adc';
   return { sampleRate: rate, length: n, nodes, edges, output };
+}
+
+/** Multiply `x` in place by a piecewise-linear envelope through `points` (sample positions, increasing). */
+function applyRamps(x: Float32Array, points: readonly { atSample: number; value: number }[]): void {
+  let j = 0;
+  for (let i = 0; i < x.length; i++) {
+    while (j + 1 < points.length && (points[j + 1] as { atSample: number }).atSample <= i) j++;
+    const a = points[j]!;
+    const b = points[j + 1];
+    const g = b && b.atSample > a.atSample ? a.value + ((b.value - a.value) * (i - a.atSample)) / (b.atSample - a.atSample) : a.value;
+    x[i] = (x[i] as number) * g;
+  }
 }
 
 /** Zero the samples of every span (ms) at `rateHz`, in place. */
@@ -194,21 +202,32 @@ function zeroSpans(x: Float32Array, rateHz: number, spans: readonly { startMs: n
 }
 
 /**
- * The core-DSP tail of the chain on the graph's output: with telephony, 16 → 8 kHz, mu-law
- * round trip, frame drops at 8 kHz, 8 → 16 kHz; without it, frame drops at 16 kHz. Then 16-bit
- * quantization. Length is preserved.
+ * The core-DSP tail of the chain on the graph's output (the telephone network leg): with
+ * telephony, the 300–3400 Hz band-pass (4th-order Butterworth high- and low-pass, cookbook
+ * sections as in WebAudio), 16 → 8 kHz, mu-law round trip, frame drops at 8 kHz, 8 → 16 kHz;
+ * without it, frame drops at 16 kHz. Length is preserved; 16-bit quantization is left to
+ * {@link runChannel}. Works in place on `rendered` where it can (the caller hands over a buffer
+ * it owns).
  */
 export function channelTail(rendered: Float32Array, plan: ChannelPlan): Float32Array {
   let out: Float32Array;
   if (plan.telephony) {
-    const narrow = muLawRoundTrip(decimate2(rendered));
+    const { lowHz, highHz } = plan.telephony;
+    const rate = plan.sampleRate;
+    biquadCascadeInPlace(rendered, [
+      biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[0], rate),
+      biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[1], rate),
+      biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[0], rate),
+      biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[1], rate),
+    ]);
+    const narrow = muLawRoundTripInPlace(decimate2(rendered));
     if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
     out = interpolate2(narrow, rendered.length);
   } else {
-    out = rendered.slice();
+    out = rendered;
     if (plan.packetLoss) zeroSpans(out, plan.sampleRate, plan.packetLoss.spans);
   }
-  return quantize16(out);
+  return out;
 }
 
 /** The effect timeline of a plan (burst spans use the burst sounds' lengths). */
@@ -249,6 +268,7 @@ export function channelTimeline(plan: ChannelPlan, bank: NoiseBank = {}): Effect
 /** Run the whole channel on one turn's speech (16 kHz, `plan.length` samples). */
 export async function runChannel(renderer: GraphRenderer, speech: Float32Array, plan: ChannelPlan, bank: NoiseBank = {}): Promise<ChannelOutput> {
   const rendered = await renderer.render(buildChannelGraph(speech, plan, bank));
-  const samples = channelTail(rendered, plan);
-  return { samples, wav: encodeWav(samples, SPEECH_RATE_HZ), timeline: channelTimeline(plan, bank) };
+  // Quantize once: the WAV holds the 16-bit values, `samples` the same values as floats.
+  const pcm = floatToInt16(channelTail(rendered, plan));
+  return { samples: int16ToFloat(pcm), wav: encodeWavPcm16(pcm, SPEECH_RATE_HZ), timeline: channelTimeline(plan, bank) };
 }

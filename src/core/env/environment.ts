@@ -64,8 +64,8 @@ const CONNECTION_PRAGMAS = 'PRAGMA recursive_triggers = ON; PRAGMA journal_mode 
  *
  * Databases are reused: an environment runs inside one transaction begun at {@link open}, and
  * its `close()` rolls it back and hands the database (still at the pristine image, with SQLite's
- * parsed schema and the prepared statements) to the next `open`. That makes an open ~10 µs
- * instead of an image copy and schema parse (tau2-airline: ~2 ms). At most
+ * parsed schema and the prepared statements) to the next `open`. That makes an open + close
+ * ~20 µs instead of an image copy and schema parse (tau2-airline: ~2 ms). At most
  * {@link DomainRuntime.POOL_SIZE} idle databases are kept; {@link close} frees them.
  */
 export class DomainRuntime {
@@ -402,7 +402,7 @@ export class Environment {
    * What the episode changed since the environment was opened (the task's initial state is
    * not a change): every row written, by primary key, with its image at open and now, read from
    * the write log in one query; plus the rows of tables compared whole (see
-   * {@link StateChanges}). Costs about 10 µs per log row, whatever the database size.
+   * {@link StateChanges}). Costs a few µs per log row, whatever the database size.
    */
   async changes(): Promise<StateChanges> {
     const log = (await this.db.all(`SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [

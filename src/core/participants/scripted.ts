@@ -4,7 +4,10 @@
  *   confirmation before each write.
  * - {@link NoopAgent} greets and never calls a tool (the gate's do-nothing agent).
  * - {@link ScriptedUser} states its requests, reveals facts only when asked, answers
- *   confirmations, runs its own user-tool actions when asked, and ends with `###STOP###`.
+ *   confirmations, runs its own user-tool actions when asked, and ends with `###STOP###`. As an
+ *   imperfect caller (task fields `misremembers`, `withholds`, `false_claims`) it first gives a
+ *   wrong value and corrects it when the agent checks, deflects a question until pressed, and
+ *   makes a false claim it gives up when the agent says the records contradict it.
  *
  * All three derive what to do next from the turns so far (no hidden state), so an episode forked
  * from a saved point continues exactly as the original would.
@@ -64,12 +67,41 @@ export class ScriptedUser implements UserSimulator {
     const agentText = lastAssistantText(turns);
     const said = (s: string) => userTexts.includes(s);
 
-    // First words: the first request (inbound reason for call, or the callee's reply).
-    if (userTexts.length === 0) return { text: requests[0]! };
+    // First words: the first request (inbound reason for call, or the callee's reply), then any
+    // false claim.
+    if (userTexts.length === 0) {
+      const claims = (scenario.false_claims ?? []).map((c) => c.claim);
+      return { text: [requests[0]!, ...claims].join(p.sentenceSep) };
+    }
 
-    // Facts asked for and not yet given.
-    const asked = (scenario.facts ?? []).filter((f) => hasCue(agentText, f.cues) && !userTexts.some((u) => u.includes(f.value)));
-    if (asked.length > 0) return { text: asked.map((f) => f.value).join('，') };
+    // Imperfect caller: a value given wrong is corrected once the agent checks it.
+    const facts = scenario.facts ?? [];
+    const valueOf = (key: string) => facts.find((f) => f.key === key)?.value;
+    for (const m of scenario.misremembers ?? []) {
+      const value = valueOf(m.fact);
+      const correction = m.correction ?? value;
+      if (value === undefined || correction === undefined || !said(m.wrong) || said(correction)) continue;
+      const fact = facts.find((f) => f.key === m.fact)!;
+      if (hasCue(agentText, m.check_cues) || hasCue(agentText, fact.cues)) return { text: correction };
+    }
+    // Imperfect caller: a claim the records contradict is given up once.
+    for (const c of scenario.false_claims ?? []) {
+      if (hasCue(agentText, c.contradict_cues) && !said(c.concede)) return { text: c.concede };
+    }
+
+    // Facts asked for and not yet given (a withheld fact is deflected until pressed; a
+    // misremembered one is first given wrong).
+    const asked = facts.filter((f) => hasCue(agentText, f.cues) && !userTexts.some((u) => u.includes(f.value)));
+    if (asked.length > 0) {
+      const answers = asked.map((f) => {
+        const w = scenario.withholds?.find((x) => x.fact === f.key);
+        if (w && !(said(w.deflect) && (w.press_cues === undefined || hasCue(agentText, w.press_cues)))) return w.deflect;
+        const m = scenario.misremembers?.find((x) => x.fact === f.key);
+        if (m && !said(m.wrong)) return m.wrong;
+        return f.value;
+      });
+      return { text: answers.join('，') };
+    }
 
     // A caller-side action the agent asks for.
     const next = nextUserAction(task.evaluation_criteria?.actions ?? [], turns);
@@ -90,7 +122,8 @@ export class ScriptedUser implements UserSimulator {
 
     // "Anything else?": the next request, or goodbye.
     if (hasCue(agentText, p.moreCues)) {
-      const pending = requests.find((r) => !said(r));
+      // A request opens its turn (the first one may be followed by a false claim).
+      const pending = requests.find((r) => !userTexts.some((u) => u.startsWith(r)));
       return { text: pending ?? `${p.done}${STOP_TOKENS.stop}` };
     }
 

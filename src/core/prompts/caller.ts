@@ -1,8 +1,9 @@
 /**
  * The simulated caller's system prompt, rendered from the task: persona, reason for call, known
  * information (given only when asked), unknown information (never invented), task instructions,
- * bottom line, and for outbound callees budget / accept-if / hang-up-if; user tools when the
- * domain has them; spoken style; how to end the call.
+ * bottom line, and for outbound callees budget / accept-if / hang-up-if; the imperfect-caller
+ * behaviours of the task (a value misremembered, something withheld, a false claim); user tools
+ * when the domain has them; spoken style; how to end the call.
  */
 import type { Domain, OpenAiToolSchema } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
@@ -10,7 +11,7 @@ import { STOP_TOKENS } from '../participants/types.ts';
 import { bullets, joinSections, languageName, section } from './common.ts';
 
 /** Version of the caller prompt template; recorded in trajectories (`participants.user_card`). */
-export const CALLER_PROMPT_VERSION = 'caller-v1';
+export const CALLER_PROMPT_VERSION = 'caller-v2';
 
 /** Render the caller's system prompt. Deterministic. */
 export function renderCallerPrompt(domain: Domain, task: Task, tools: readonly OpenAiToolSchema[]): string {
@@ -30,6 +31,20 @@ export function renderCallerPrompt(domain: Domain, task: Task, tools: readonly O
         s.hang_up_if ? `You hang up if: ${s.hang_up_if}` : null,
       ])
     : '';
+  const facts = new Map((s.facts ?? []).map((f) => [f.key, f.value]));
+  const imperfect = bullets([
+    ...(s.misremembers ?? []).map(
+      (m) =>
+        `The first time you are asked for your ${m.fact}, say "${m.wrong}" (you misremember it). When the agent says it cannot find it or asks you to check, correct yourself: ${m.correction ? `"${m.correction}"` : `the right value is ${facts.get(m.fact) ?? 'the one listed above'}`}.`,
+    ),
+    ...(s.withholds ?? []).map(
+      (w) =>
+        `You do not want to give your ${w.fact} at first; when asked, say something like "${w.deflect}". Give it only when the agent asks again${w.press_cues?.length ? ` and explains why it is needed (for example: ${w.press_cues.join(', ')})` : ''}.`,
+    ),
+    ...(s.false_claims ?? []).map(
+      (c) => `You believe this, and say it early in the call: "${c.claim}". It is not true. When the agent tells you the records show otherwise, accept it: "${c.concede}".`,
+    ),
+  ]);
   const toolLines = tools.map((t) => `- ${t.function.name}: ${t.function.description}`);
   return joinSections([
     outbound
@@ -41,6 +56,7 @@ export function renderCallerPrompt(domain: Domain, task: Task, tools: readonly O
     section('What you do not know (never make it up; say you do not know)', unknown ?? null),
     section('How to act', instructions ?? null),
     section('Your bottom line', s.bottom_line ?? null),
+    section('How you get things wrong on this call (play it naturally, never say it is an act)', imperfect),
     section('Your limits on this call', outboundLines),
     section(
       'Things you can do on your own phone (call these tools only when the agent asks you to or your instructions say so)',

@@ -9,6 +9,7 @@ import type { Trajectory } from '../schema/trajectory.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
 import { evaluate, isSuccess, passHatK } from '../scoring/index.ts';
 import { runEpisode } from './episode.ts';
+import type { EpisodeChannel } from './channel-step.ts';
 
 /** Settings of a batch. */
 export interface BatchOptions {
@@ -33,6 +34,8 @@ export interface BatchOptions {
   onTrajectory?: (t: Trajectory) => void;
   /** Cancels the batch: no new rollout starts once aborted. */
   signal?: AbortSignal;
+  /** Issue 5: the phone channel for every rollout (see {@link EpisodeOptions.channel}). */
+  channel?: EpisodeChannel;
 }
 
 /** Per-task results of a batch. */
@@ -95,6 +98,7 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
           trial,
           clock: opts.clock(seed),
           ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+          ...(opts.channel ? { channel: opts.channel } : {}),
         });
         if (t.valid) {
           try {

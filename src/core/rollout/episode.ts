@@ -10,6 +10,7 @@ import type { Requestor, Task } from '../schema/task.ts';
 import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
 import { InfrastructureError, STOP_TOKENS, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
+import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from './channel-step.ts';
 
 /** Settings of one episode. */
 export interface EpisodeOptions {
@@ -41,6 +42,13 @@ export interface EpisodeOptions {
    * `resume`. Awaited: the episode waits for it.
    */
   onStep?: (point: EpisodeStepPoint) => void | Promise<void>;
+  /**
+   * Issue 5: the phone channel. When set, every caller text turn is spoken (TTS), put through
+   * the channel and stored (`audio` on the turn); caller turns may be cut off (`dropout`) and
+   * agent replies interrupted (`interrupted`, followed by the caller's `barge_in` turn, which
+   * counts as a step). Absent: the text-only loop, unchanged. See `channel-step.ts`.
+   */
+  channel?: EpisodeChannel;
 }
 
 /** Everything needed to continue an episode from a point (see {@link EpisodeOptions.resume}). */
@@ -112,6 +120,8 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   let invalidReason: string | null = null;
   let env: Environment | undefined;
 
+  const channelKey: ChannelEpisodeKey = { domain: runtime.domain.name, language: runtime.domain.language, task, trial: opts.trial ?? 0, seed };
+
   const view = (who: Requestor): EpisodeView => ({
     domain: runtime.domain,
     task,
@@ -154,7 +164,26 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       const calls: ToolCall[] = token ? [] : reply.calls;
       // Model output details (token ids, logprobs) are kept when a model participant gives them.
       const generation = Generation.safeParse((raw as { generation?: unknown } | null)?.generation);
-      push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...(generation.success ? { generation: generation.data } : {}) } as Turn);
+      const gen = generation.success ? { generation: generation.data } : {};
+      if (opts.channel && who === 'assistant' && !token && text) {
+        // Barge-in: the reply keeps only its heard part, its tool calls are not executed, and
+        // the caller's interruption is the next turn.
+        const barge = await channelBargeIn(opts.channel, channelKey, turns.length, text, calls);
+        if (barge) {
+          push({ role: 'assistant', text: barge.interrupted.heard_text, tool_calls: [], t_ms: clock.now(), ...gen, interrupted: barge.interrupted } as Turn);
+          const { text: said, ...heard } = await channelCallerTurn(opts.channel, channelKey, turns.length, barge.caller.text, false);
+          push({ role: 'user', text: said, tool_calls: [], t_ms: clock.now(), ...heard, barge_in: { type: barge.caller.type, value: barge.caller.value } } as Turn);
+          step++;
+          next = 'assistant';
+          continue;
+        }
+      }
+      if (opts.channel && who === 'user') {
+        const { text: said, ...heard } = await channelCallerTurn(opts.channel, channelKey, turns.length, text, !token);
+        push({ role: who, text: said, tool_calls: calls, t_ms: clock.now(), ...gen, ...heard } as Turn);
+      } else {
+        push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...gen } as Turn);
+      }
       if (token) {
         termination = who === 'assistant' && token === 'stop' ? 'agent_stop' : TOKEN_REASON[token];
         break;

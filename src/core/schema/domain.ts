@@ -89,6 +89,12 @@ export interface TableOptions {
   unordered?: boolean;
   ignoreColumns?: string[];
   userSide?: boolean;
+  /**
+   * A column that only records the order of a list or of a dict's keys (e.g. tau2's `position`).
+   * The DB verdict compares it like any column (tau2 compares lists in order); the
+   * order-insensitive comparison reported beside it drops it and compares rows as a multiset.
+   */
+  orderColumn?: string;
 }
 
 /** What a rule check sees after one successful agent write. */

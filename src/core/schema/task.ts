@@ -113,6 +113,52 @@ export const Fact = z.object({
 });
 export type Fact = z.infer<typeof Fact>;
 
+/**
+ * Imperfect caller (ours): gives a wrong value for one of its facts first, and the right one when
+ * the agent checks it. The scripted caller says `wrong` the first time the fact is asked for; when
+ * a later agent turn contains one of `check_cues` (the agent could not find it, asks to
+ * double-check) or asks for the fact again, it says `correction` (default: the fact's value).
+ */
+export const Misremember = z.object({
+  /** `key` of the fact in `facts`. */
+  fact: z.string().min(1),
+  /** What the caller says first. */
+  wrong: z.string().min(1),
+  /** Words in an agent turn that question the value (case-insensitive substrings). */
+  check_cues: z.array(z.string().min(1)).min(1),
+  /** What the caller says when checked; should contain the fact's value. Default: the value. */
+  correction: z.string().min(1).optional(),
+});
+export type Misremember = z.infer<typeof Misremember>;
+
+/**
+ * Imperfect caller (ours): holds back one of its facts until pressed. The scripted caller says
+ * `deflect` when first asked; it gives the value when asked again and that turn contains one of
+ * `press_cues` (the agent explains it cannot go on without it), or, without `press_cues`, when
+ * asked again at all.
+ */
+export const Withhold = z.object({
+  /** `key` of the fact in `facts`. */
+  fact: z.string().min(1),
+  /** What the caller says instead of the value. */
+  deflect: z.string().min(1),
+  /** Words in an agent turn that press for the value; absent: any repeated request presses. */
+  press_cues: z.array(z.string().min(1)).optional(),
+});
+export type Withhold = z.infer<typeof Withhold>;
+
+/**
+ * Imperfect caller (ours): states something the database contradicts ("I paid it yesterday").
+ * The scripted caller says `claim` right after its first request; when an agent turn contains one
+ * of `contradict_cues` (the records say otherwise), it says `concede` once.
+ */
+export const FalseClaim = z.object({
+  claim: z.string().min(1),
+  contradict_cues: z.array(z.string().min(1)).min(1),
+  concede: z.string().min(1),
+});
+export type FalseClaim = z.infer<typeof FalseClaim>;
+
 /** tau2's structured user instructions. */
 export const UserInstructions = z.object({
   domain: z.string().nullish(),
@@ -140,6 +186,12 @@ export const UserScenario = z.object({
   hang_up_if: z.string().nullish(),
   /** Ours: replies the scripted caller gives to a confirmation question, in order (default yes). */
   confirmations: z.array(z.enum(['yes', 'no'])).optional(),
+  /** Ours (imperfect caller): facts first given wrong, corrected when the agent checks. */
+  misremembers: z.array(Misremember).optional(),
+  /** Ours (imperfect caller): facts held back until the agent presses. */
+  withholds: z.array(Withhold).optional(),
+  /** Ours (imperfect caller): claims the database contradicts. */
+  false_claims: z.array(FalseClaim).optional(),
 });
 export type UserScenario = z.infer<typeof UserScenario>;
 
@@ -170,8 +222,11 @@ export const EvaluationCriteria = z.object({
   assertions: z.array(Assertion).optional(),
   /** Ours. Absent: no whitelist check (tau2 tasks). Present and empty: no write allowed. */
   write_whitelist: z.array(WhitelistEntry).nullish(),
-  /** Ours. The QUALITY and WRITE_WHITELIST vetoes apply unless this is false. */
-  vetoes: z.boolean().default(true),
+  /**
+   * Ours. Whether the QUALITY and WRITE_WHITELIST vetoes apply. Absent: yes for our own domains,
+   * no for imported task banks (tau2-bench), whose tasks keep their own basis.
+   */
+  vetoes: z.boolean().optional(),
 });
 export type EvaluationCriteria = z.infer<typeof EvaluationCriteria>;
 

@@ -9,6 +9,7 @@ import type { RewardComponent, Task } from '../schema/task.ts';
 import type { ComponentResult, RewardInfo, TerminationReason, Turn } from '../schema/trajectory.ts';
 import { scoreActions } from './action-match.ts';
 import { checkAssertion, hasCheck, ruleVerdicts, scoreAssertions } from './behaviour-checks.ts';
+import { channelVerdicts } from './channel-checks.ts';
 import { scoreCommunicate } from './communicate.ts';
 import { passFail } from './component.ts';
 import { scoreEnvAssertions } from './env-assertions.ts';
@@ -16,7 +17,7 @@ import { assertionItems, judgeAll, judgedAssertionVerdicts, nlItems, scoreNlAsse
 import { processRewards, type ProcessRewardOptions } from './process-reward.ts';
 import { scoreQuality } from './quality.ts';
 import { replayGold, replayTrajectory, type GoldResult } from './replay.ts';
-import { scoreDb } from './state-match.ts';
+import { scoreDb, scoreDbOrderInsensitive } from './state-match.ts';
 import { scoreWriteWhitelist } from './write-whitelist.ts';
 
 /** Options of {@link evaluate}. */
@@ -38,15 +39,18 @@ export interface EvaluateOptions {
 }
 
 /**
- * The components whose product is the reward: the task's `reward_basis`; then, unless
- * `vetoes` is false, `WRITE_WHITELIST` (only when the task has a whitelist) and `QUALITY`; then
- * `ASSERTIONS` when the task has assertions or the domain has rule checks. No duplicates.
+ * The components whose product is the reward: the task's `reward_basis`; then, when vetoes
+ * apply, `WRITE_WHITELIST` (only when the task has a whitelist) and `QUALITY`; then `ASSERTIONS`
+ * when the task has assertions or the domain has rule checks. No duplicates.
+ *
+ * Vetoes apply when the task's `vetoes` says so; when it is absent, they apply to our own
+ * domains and not to `imported` ones (tau2-bench tasks keep tau2's own basis by default).
  */
-export function rewardBasis(task: Task, hasRuleChecks: boolean): RewardComponent[] {
+export function rewardBasis(task: Task, hasRuleChecks: boolean, taskOrigin: 'native' | 'imported' = 'native'): RewardComponent[] {
   const c = task.evaluation_criteria;
   if (!c) return [];
   const basis = new Set<RewardComponent>(c.reward_basis);
-  if (c.vetoes) {
+  if (c.vetoes ?? taskOrigin !== 'imported') {
     if (c.write_whitelist != null) basis.add('WRITE_WHITELIST');
     basis.add('QUALITY');
   }
@@ -85,15 +89,17 @@ export async function evaluate(
     return { reward, partial: false, basis: [], components: {}, assertions: [], step_rewards: p.step_rewards, returns: p.returns, notes };
   }
   const domain = runtime.domain;
-  const basis = rewardBasis(task, (domain.ruleChecks?.length ?? 0) > 0);
+  const basis = rewardBasis(task, (domain.ruleChecks?.length ?? 0) > 0, domain.taskOrigin ?? 'native');
   if (options.gold && options.gold.task_id !== task.id) {
     throw new Error(`evaluate: options.gold is the gold replay of task ${options.gold.task_id}, not of ${task.id}`);
   }
   const gold = options.gold ?? (await replayGold(runtime, task));
   const predicted = await replayTrajectory(runtime, task, turns);
   const components: Partial<Record<RewardComponent, ComponentResult>> = {};
+  let orderFree: ComponentResult | null = null;
   try {
     components.DB = await scoreDb(runtime, task, gold, predicted);
+    orderFree = await scoreDbOrderInsensitive(runtime, task, gold, predicted);
     components.COMMUNICATE = scoreCommunicate(turns, criteria.communicate_info ?? []);
     components.ENV_ASSERTION = await scoreEnvAssertions(predicted.env, criteria.env_assertions ?? []);
   } finally {
@@ -139,9 +145,11 @@ export async function evaluate(
     partial,
     basis,
     components,
-    assertions: assertionVerdicts,
+    // Issue 5: reactions to dropouts and barge-ins, recorded but outside the ASSERTIONS score.
+    assertions: [...assertionVerdicts, ...channelVerdicts(predicted.turns)],
     step_rewards: p.step_rewards,
     returns: p.returns,
+    ...(orderFree ? { db_order_insensitive: orderFree } : {}),
     notes,
   };
 }

@@ -79,7 +79,7 @@ export interface TrajectoryReplay {
 /**
  * Replay the reference solution of `task` (each action with its `requestor`) on a fresh
  * environment and record what it changed. The environment is closed before returning.
- * Cost: one environment open plus the reference calls (tau2-airline: ~1 ms + ~0.5 ms a call).
+ * Cost: the reference calls plus ~20 µs (tau2-airline: median 0.7 ms a task, ~0.2 ms a call).
  */
 export async function replayGold(runtime: DomainRuntime, task: Task): Promise<GoldResult> {
   const env = await runtime.open(task);

@@ -3,7 +3,9 @@
  * compared with the domain's table options (`unordered`, `ignoreColumns`).
  */
 import type { DomainRuntime } from '../env/environment.ts';
-import type { StateDiff } from '../env/state.ts';
+import { diffChanges } from '../env/changes.ts';
+import { diffStates, type StateDiff } from '../env/state.ts';
+import type { TableOptions } from '../schema/domain.ts';
 import type { ComponentResult } from '../schema/trajectory.ts';
 import type { Task } from '../schema/task.ts';
 import { passFail } from './component.ts';
@@ -56,3 +58,35 @@ export async function scoreDb(
   const diff = await diffWithGold(runtime, task, gold, predicted);
   return passFail(diff.equal, [...warnings, ...diff.lines]);
 }
+
+/** The domain's table options with every `orderColumn` table turned into an order-free multiset. */
+export function orderInsensitiveOptions(runtime: DomainRuntime): Record<string, TableOptions> | null {
+  const tables = runtime.domain.tables ?? {};
+  const ordered = Object.entries(tables).filter(([, o]) => o.orderColumn);
+  if (ordered.length === 0) return null;
+  const out: Record<string, TableOptions> = { ...tables };
+  for (const [name, o] of ordered) out[name] = { ...o, unordered: true, ignoreColumns: [...(o.ignoreColumns ?? []), o.orderColumn!] };
+  return out;
+}
+
+/**
+ * The DB comparison with list and key order ignored (tables with an `orderColumn`), reported
+ * beside the order-sensitive verdict and never replacing it. `null` when the domain has no such
+ * table.
+ */
+export async function scoreDbOrderInsensitive(
+  runtime: DomainRuntime,
+  task: Task,
+  gold: GoldResult,
+  predicted: Pick<TrajectoryReplay, 'changes' | 'env'>,
+): Promise<ComponentResult | null> {
+  const options = orderInsensitiveOptions(runtime);
+  if (!options) return null;
+  const criteria = task.evaluation_criteria;
+  if (criteria?.actions == null && criteria?.env_assertions == null) return passFail(true, ['state not compared']);
+  const diff =
+    diffChanges(gold.changes, predicted.changes, runtime.tables, options) ??
+    diffStates(await goldState(runtime, task), await predicted.env.exportState(), runtime.tables, options);
+  return passFail(diff.equal, diff.lines);
+}
+

@@ -100,3 +100,25 @@ function objectToMap(v: unknown): unknown {
 export function pyDocument(source: unknown): unknown {
   return typeof source === 'string' ? parsePyJson(source) : source;
 }
+
+/** Record form: `model` (all fields, tau2's `model_dump()`) or `source` (as the data file had them). */
+export type RecordForm = 'model' | 'source';
+
+/** Options of a tau2 domain's `exportTau2Db`. */
+export interface ExportOptions {
+  /**
+   * `source` (default): optional fields the imported file left out stay out while unset, so an
+   * export right after import equals db.json. `model`: every field present (the database
+   * model's `model_dump()`, what tau2's DB hash is computed over).
+   */
+  form?: RecordForm;
+}
+
+/**
+ * Check that an exported state has every table of a tau2 schema.
+ * @throws Error naming the first missing table.
+ */
+export function requireTables(state: Readonly<Record<string, unknown>>, names: readonly string[]): void {
+  for (const name of names) if (!state[name]) throw new Error(`exportTau2Db: state has no table "${name}"`);
+}
+

@@ -38,7 +38,7 @@ describe('gate on the built-in carrier domain', () => {
     const report = await gateDomain(await DomainRuntime.create(domain, factory));
     expect(report.domain_problems).toEqual([]);
     expect(report.tasks.filter((t) => !t.accepted)).toEqual([]);
-    expect(report.tasks).toHaveLength(13);
+    expect(report.tasks).toHaveLength(15);
     expect(report.tasks.every((t) => t.reference_reward === 1 && t.noop_reward === 0)).toBe(true);
     expect(report.accepted).toBe(true);
   });

@@ -268,6 +268,9 @@ describe('ASSERTIONS: other checks and rules', () => {
     expect(rewardBasis(bankTask({ reward_basis: ['DB'] }), false)).toEqual(['DB', 'QUALITY']);
     expect(rewardBasis(bankTask({ reward_basis: ['DB'], vetoes: false, write_whitelist: [] }), false)).toEqual(['DB']);
     expect(rewardBasis(bankTask({ reward_basis: ['DB', 'QUALITY'], write_whitelist: [] }), false)).toEqual(['DB', 'QUALITY', 'WRITE_WHITELIST']);
+    // Imported task banks (tau2-bench) keep their own basis unless the task asks for vetoes.
+    expect(rewardBasis(bankTask({ reward_basis: ['DB'], write_whitelist: [] }), false, 'imported')).toEqual(['DB']);
+    expect(rewardBasis(bankTask({ reward_basis: ['DB'], vetoes: true }), false, 'imported')).toEqual(['DB', 'QUALITY']);
   });
 });
 

@@ -1,0 +1,60 @@
+/**
+ * Built-in domains in the browser (and in any vite-built bundle, Web Workers included): the data
+ * files of every `domains/<name>/` folder that has all four (`policy.md`, `schema.sql`,
+ * `seed.json`, `tasks.json`) are bundled as text by vite's `import.meta.glob`, and joined with
+ * the folder's `domain.ts` code half by the core's `buildDomain` — the page's counterpart of the
+ * Node loader (`src/adapters/node/load-domain.ts`).
+ *
+ * Folders without the four files (the tau2-bench domains, whose data comes from a tau2 checkout)
+ * are not listed.
+ */
+import { buildDomain, type Domain, type DomainDefinition, type DomainSources } from '../../core/schema/domain.ts';
+
+const FILES: Readonly<Record<keyof DomainSources, string>> = {
+  policy: 'policy.md',
+  schema: 'schema.sql',
+  seed: 'seed.json',
+  tasks: 'tasks.json',
+};
+
+const texts = import.meta.glob<string>('/domains/*/{policy.md,schema.sql,seed.json,tasks.json}', {
+  query: '?raw',
+  import: 'default',
+});
+const modules = import.meta.glob<Record<string, unknown>>('/domains/*/domain.ts');
+
+/** `/domains/<name>/<file>` → name. */
+function folderOf(path: string): string {
+  return path.split('/')[2] ?? '';
+}
+
+/** Names of the built-in domains whose folder has every data file and a `domain.ts`, sorted. */
+export function builtinDomainNames(): string[] {
+  const count = new Map<string, number>();
+  for (const path of Object.keys(texts)) count.set(folderOf(path), (count.get(folderOf(path)) ?? 0) + 1);
+  const names = [...count].filter(([, n]) => n === Object.keys(FILES).length).map(([name]) => name);
+  return names.filter((name) => `/domains/${name}/domain.ts` in modules).sort();
+}
+
+function isDomainDefinition(x: unknown): x is DomainDefinition {
+  const d = x as Partial<DomainDefinition> | null;
+  return !!d && typeof d === 'object' && typeof d.name === 'string' && Array.isArray(d.tools) && typeof d.greeting === 'string';
+}
+
+/**
+ * Load a built-in domain by name: its bundled files joined with its code half.
+ * @throws Error listing the known names when `name` is not a built-in domain; `DomainFileError`
+ *   (naming `domains/<name>/<file>`) when a file is malformed.
+ */
+export async function loadBrowserDomain(name: string): Promise<Domain> {
+  const known = builtinDomainNames();
+  if (!known.includes(name)) throw new Error(`unknown domain "${name}"; known domains: ${known.join(', ')}`);
+  const keys = Object.keys(FILES) as (keyof DomainSources)[];
+  const loaded = await Promise.all(keys.map((k) => texts[`/domains/${name}/${FILES[k]}`]!()));
+  const sources = Object.fromEntries(keys.map((k, i) => [k, loaded[i]!.replace(/^\uFEFF/, '')])) as unknown as DomainSources;
+  const mod = await modules[`/domains/${name}/domain.ts`]!();
+  const defs = Object.values(mod).filter(isDomainDefinition);
+  if (defs.length !== 1) throw new Error(`domains/${name}/domain.ts must export exactly one domain definition (found ${defs.length})`);
+  const paths = Object.fromEntries(keys.map((k) => [k, `domains/${name}/${FILES[k]}`]));
+  return buildDomain(defs[0]!, sources, paths);
+}

@@ -1,0 +1,54 @@
+/**
+ * On-device models in the page: a {@link LocalModelClient} whose engine runs in
+ * `workers/model.worker.ts` (WebGPU or WASM), reached through comlink. The manifest and the
+ * model files are fetched from the page's own origin (default `/models/`; the vite dev server
+ * serves the repository's `models/` folder there, a static build needs the folder copied next
+ * to it). Nothing is fetched from the hub.
+ */
+import { wrap, type Remote } from 'comlink';
+import { LocalModelClient } from '../shared/local-model-client.ts';
+import type { LocalDevice } from '../shared/local-model-engine.ts';
+import type { LocalModelService } from '../shared/local-model-service.ts';
+
+/** Where the page finds models. */
+export interface BrowserLocalModelOptions {
+  /** URL path of the models folder (holding `manifest.json`). Default `/models/`. */
+  modelsUrl?: string;
+}
+
+/** A loaded on-device agent in the page. */
+export interface BrowserLocalModel {
+  client: LocalModelClient;
+  /** `webgpu` or `wasm`. */
+  device: LocalDevice;
+  /** Free the models and stop the worker. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Start a model worker and load agent `id` of the models folder's manifest into it.
+ * @throws (rejects) when the manifest cannot be fetched, the id is unknown or a file is missing.
+ */
+export async function browserLocalModel(id: string, options: BrowserLocalModelOptions = {}): Promise<BrowserLocalModel> {
+  const base = options.modelsUrl ?? '/models/';
+  const modelsUrl = base.endsWith('/') ? base : `${base}/`;
+  const res = await fetch(`${modelsUrl}manifest.json`);
+  if (!res.ok) throw new Error(`cannot load ${modelsUrl}manifest.json: HTTP ${res.status}`);
+  const manifest: unknown = await res.json();
+  const worker = new Worker(new URL('../../../workers/model.worker.ts', import.meta.url), { type: 'module', name: 'switchboard-model' });
+  const service: Remote<LocalModelService> = wrap<LocalModelService>(worker);
+  try {
+    const { device } = await service.load(manifest, id, modelsUrl);
+    return {
+      client: new LocalModelClient(id, { generate: (r) => service.generate(r) }),
+      device,
+      async dispose() {
+        await service.dispose();
+        worker.terminate();
+      },
+    };
+  } catch (e) {
+    worker.terminate();
+    throw e;
+  }
+}

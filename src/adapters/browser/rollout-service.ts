@@ -1,0 +1,284 @@
+/**
+ * What `workers/rollout.worker.ts` serves to the page through comlink: built-in domains over
+ * sql.js in the worker's own thread ({@link DomainRuntime} per domain), one call at a time with
+ * live scoring, and task batches through the core's `runBatch`. Platform-neutral apart from the
+ * sql.js loader it is given, so Node tests drive it directly.
+ */
+import { DomainRuntime } from '../../core/env/environment.ts';
+import { NoopAgent, ReferenceAgent, ScriptedUser } from '../../core/participants/scripted.ts';
+import { InfrastructureError, type Agent, type EpisodeView, type ParticipantReply, type UserSimulator } from '../../core/participants/types.ts';
+import { steppingClock } from '../../core/ports/clock.ts';
+import type { SqlDbFactory } from '../../core/ports/sql-db.ts';
+import { runBatch, type TaskSummary } from '../../core/rollout/batch.ts';
+import { runEpisode } from '../../core/rollout/episode.ts';
+import { evaluate, replayGold } from '../../core/scoring/index.ts';
+import { toolSchema, type Domain, type ToolDefinition } from '../../core/schema/domain.ts';
+import type { Task } from '../../core/schema/task.ts';
+import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
+import { ident } from '../../core/env/write-log.ts';
+import { builtinDomainNames, loadBrowserDomain } from './domains.ts';
+import { liveScore } from './live-score.ts';
+import type { AgentSpec, BatchJob, CallEvent, CallSpec, CallerPrompt, DomainInfo, TableRows, ToolInfo } from './rollout-types.ts';
+
+/** The worker's API. Every method's arguments and results are plain data or comlink proxies. */
+export interface RolloutService {
+  /** Names of the built-in domains. */
+  domainNames(): Promise<string[]>;
+  /** Policy, rules, tools, tasks and tables of a domain (builds its database on first use). */
+  describe(domain: string): Promise<DomainInfo>;
+  /**
+   * Rows of one table of the domain's database as a fresh episode sees it: the seed, plus the
+   * task's initial-state rows when `taskId` is given. At most `limit` rows (default 200).
+   */
+  tableRows(domain: string, table: string, options?: { taskId?: string; limit?: number }): Promise<TableRows>;
+  /**
+   * Run one call to its end, scoring it live: `onEvent` gets every turn with the score so far,
+   * then the scored trajectory. `askCaller` supplies the caller's words when `spec.user` is
+   * `human` (append `###STOP###` to hang up). Resolves with the scored trajectory
+   * (`reward_info` null when the call ended invalid, e.g. stopped with {@link cancel}).
+   */
+  runCall(spec: CallSpec, onEvent: (e: CallEvent) => void | Promise<void>, askCaller?: (p: CallerPrompt) => Promise<string>): Promise<Trajectory>;
+  /**
+   * K rollouts of one task with the core's `runBatch` (scripted caller). `onTrajectory` gets
+   * each scored (or invalid) trajectory as it finishes. Resolves with the task's summary.
+   */
+  runTask(job: BatchJob, onTrajectory: (t: Trajectory) => void | Promise<void>): Promise<TaskSummary>;
+  /** Stop what runs: a call ends invalid at its next turn; a batch starts no new rollout. */
+  cancel(): Promise<void>;
+}
+
+/** JSON-Schema property → short type text for display. */
+function typeText(schema: Record<string, unknown>): string {
+  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(' | ');
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Record<string, unknown>[]).map(typeText).join(' | ');
+  if (schema.type === 'array' && schema.items && typeof schema.items === 'object') return `${typeText(schema.items as Record<string, unknown>)}[]`;
+  return typeof schema.type === 'string' ? schema.type : Array.isArray(schema.type) ? schema.type.join(' | ') : 'any';
+}
+
+function toolInfo(tool: ToolDefinition, side: ToolInfo['side']): ToolInfo {
+  const p = toolSchema(tool).function.parameters;
+  const props = (p.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set((p.required as string[] | undefined) ?? []);
+  const params = Object.entries(props).map(([name, s]) => ({
+    name,
+    type: typeText(s),
+    required: required.has(name),
+    description: typeof s.description === 'string' ? s.description : '',
+  }));
+  params.sort((a, b) => Number(b.required) - Number(a.required));
+  return { name: tool.name, kind: tool.kind, description: tool.description, side, params };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A participant that waits `paceMs` before each turn and gives up once `stopped()` is true. */
+function paced<P extends Agent | UserSimulator>(inner: P, paceMs: number, stopped: () => boolean): P {
+  return {
+    id: inner.id,
+    ...(inner.card ? { card: inner.card } : {}),
+    async respond(view: EpisodeView): Promise<ParticipantReply> {
+      if (paceMs > 0) await sleep(paceMs);
+      if (stopped()) throw new InfrastructureError('call stopped by the user');
+      return inner.respond(view);
+    },
+  } as P;
+}
+
+/** The person at the keyboard as the caller. */
+class HumanCaller implements UserSimulator {
+  readonly id = 'human';
+  constructor(private readonly ask: (p: CallerPrompt) => Promise<string>) {}
+  async respond(view: EpisodeView): Promise<ParticipantReply> {
+    let agentText = '';
+    for (let i = view.turns.length - 1; i >= 0; i--) {
+      const t = view.turns[i]!;
+      if (t.role === 'assistant' && t.text) {
+        agentText = t.text;
+        break;
+      }
+    }
+    const text = await this.ask({ agentText, turns: view.turns.length });
+    if (typeof text !== 'string') throw new InfrastructureError('the caller left');
+    return { text };
+  }
+}
+
+/** A factory of agents for `spec`; a remote agent loads the OpenAI client code on first use. */
+async function agentFactory(spec: AgentSpec): Promise<() => Agent> {
+  switch (spec.kind) {
+    case 'reference':
+      return () => new ReferenceAgent();
+    case 'noop':
+      return () => new NoopAgent();
+    case 'remote': {
+      const [{ OpenAiModelClient }, { ModelAgent }] = await Promise.all([
+        import('../shared/openai-client.ts'),
+        import('../../core/participants/model-agent.ts'),
+      ]);
+      const client = new OpenAiModelClient({
+        flavor: spec.flavor,
+        baseURL: spec.baseURL,
+        model: spec.model,
+        ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
+        maxRetries: 1,
+      });
+      const sampling = spec.temperature !== undefined ? { temperature: spec.temperature } : {};
+      return () => new ModelAgent(client, { sampling });
+    }
+  }
+}
+
+/**
+ * Build the service.
+ * @param sqlFactory resolves to the {@link SqlDbFactory} for the domains' databases (sql.js in
+ *   this thread); called once.
+ */
+export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): RolloutService {
+  let factory: Promise<SqlDbFactory> | undefined;
+  const runtimes = new Map<string, Promise<DomainRuntime>>();
+  let abort = new AbortController();
+
+  const runtimeOf = (name: string): Promise<DomainRuntime> => {
+    let r = runtimes.get(name);
+    if (!r) {
+      r = (async () => DomainRuntime.create(await loadBrowserDomain(name), await (factory ??= sqlFactory())))();
+      r.catch(() => runtimes.delete(name));
+      runtimes.set(name, r);
+    }
+    return r;
+  };
+  const taskOf = (domain: Domain, id: string): Task => {
+    const task = domain.tasks.find((t) => t.id === id);
+    if (!task) throw new Error(`domain ${domain.name} has no task "${id}"`);
+    return task;
+  };
+  const freshSignal = (): AbortSignal => {
+    if (abort.signal.aborted) abort = new AbortController();
+    return abort.signal;
+  };
+
+  return {
+    async domainNames() {
+      return builtinDomainNames();
+    },
+
+    async describe(name) {
+      const runtime = await runtimeOf(name);
+      const d = runtime.domain;
+      const env = await runtime.open();
+      try {
+        const tables = [];
+        for (const t of runtime.tables) {
+          const [row] = await env.query(`SELECT count(*) AS n FROM ${ident(t.name)}`);
+          tables.push({ name: t.name, columns: t.columns, primaryKey: t.primaryKey, rows: Number(row?.n ?? 0) });
+        }
+        return {
+          name: d.name,
+          language: d.language,
+          roles: [...d.roles],
+          greeting: d.greeting,
+          policy: d.policy,
+          rules: d.rules,
+          tools: [...d.tools.map((t) => toolInfo(t, 'agent')), ...(d.userTools ?? []).map((t) => toolInfo(t, 'user'))],
+          tasks: d.tasks,
+          tables,
+        };
+      } finally {
+        await env.close();
+      }
+    },
+
+    async tableRows(name, table, options = {}) {
+      const runtime = await runtimeOf(name);
+      const info = runtime.tables.find((t) => t.name === table);
+      if (!info) throw new Error(`domain ${name} has no table "${table}"`);
+      const env = await runtime.open(options.taskId ? taskOf(runtime.domain, options.taskId) : undefined);
+      try {
+        const order = (info.primaryKey.length ? info.primaryKey : info.columns).map(ident).join(', ');
+        const limit = Math.max(0, Math.floor(options.limit ?? 200));
+        const rows = await env.query(`SELECT * FROM ${ident(table)} ORDER BY ${order} LIMIT ?`, [limit]);
+        const [count] = await env.query(`SELECT count(*) AS n FROM ${ident(table)}`);
+        return { table, columns: info.columns, rows, total: Number(count?.n ?? 0) };
+      } finally {
+        await env.close();
+      }
+    },
+
+    async runCall(spec, onEvent, askCaller) {
+      const runtime = await runtimeOf(spec.domain);
+      const task = taskOf(runtime.domain, spec.taskId);
+      const signal = freshSignal();
+      const stopped = () => signal.aborted;
+      const pace = Math.max(0, spec.paceMs ?? 0);
+      const gold = await replayGold(runtime, task);
+      let user: UserSimulator;
+      if (spec.user.kind === 'human') {
+        if (!askCaller) throw new Error('a human caller needs askCaller');
+        user = new HumanCaller(askCaller);
+      } else {
+        user = new ScriptedUser();
+      }
+      const agent = (await agentFactory(spec.agent))();
+      // Live scores are computed in turn order, off the episode's path.
+      let chain = Promise.resolve();
+      const emit = (index: number, turn: Turn, turns: Turn[]) => {
+        // Awaited: through comlink the callback resolves once the page has handled the event,
+        // so every turn event arrives before the end event and before runCall resolves.
+        chain = chain.then(async () => {
+          await onEvent({ type: 'turn', index, turn, live: await liveScore(runtime, task, turns, gold) });
+        });
+      };
+      const seen: Turn[] = [];
+      const trajectory = await runEpisode({
+        runtime,
+        task,
+        agent: paced(agent, pace, stopped),
+        user: paced(user, spec.user.kind === 'human' ? 0 : pace, stopped),
+        seed: spec.seed,
+        clock: steppingClock(runtime.domain.now, 1000),
+        ...(spec.maxSteps ? { maxSteps: spec.maxSteps } : {}),
+        onTurn: (turn, index) => {
+          seen.push(structuredClone(turn));
+          emit(index, seen[index]!, seen.slice());
+        },
+      });
+      await chain;
+      if (trajectory.valid) {
+        trajectory.reward_info = await evaluate(runtime, task, trajectory.turns, { termination: trajectory.termination, gold });
+      }
+      await onEvent({ type: 'end', trajectory, live: await liveScore(runtime, task, trajectory.turns, gold) });
+      return trajectory;
+    },
+
+    async runTask(job, onTrajectory) {
+      const runtime = await runtimeOf(job.domain);
+      const task = taskOf(runtime.domain, job.taskId);
+      const signal = freshSignal();
+      const agent = await agentFactory(job.agent);
+      // The page's callback runs on another message channel than this method's reply: wait until
+      // it has taken every trajectory before resolving.
+      const delivered: Promise<unknown>[] = [];
+      const { summary } = await runBatch({
+        runtime,
+        tasks: [task],
+        agent,
+        user: () => new ScriptedUser(),
+        trials: job.trials,
+        seed: job.seed,
+        concurrency: job.concurrency ?? 1,
+        clock: () => steppingClock(runtime.domain.now, 1000),
+        ...(job.maxSteps ? { maxSteps: job.maxSteps } : {}),
+        onTrajectory: (t) => {
+          delivered.push(Promise.resolve(onTrajectory(t)).catch(() => undefined));
+        },
+        signal,
+      });
+      await Promise.all(delivered);
+      return summary.tasks[0]!;
+    },
+
+    async cancel() {
+      abort.abort();
+    },
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Plain-data messages between the page and `workers/rollout.worker.ts` (through comlink). Type
+ * imports only on the page side: the page bundle does not pull in the core, the domains or
+ * sql.js.
+ */
+import type { PresetName } from '../../core/channel/presets.ts';
+import type { ModelFlavor } from '../../core/ports/model-client.ts';
+import type { SqlRow } from '../../core/ports/sql-db.ts';
+import type { ToolKind } from '../../core/schema/domain.ts';
+import type { PolicyRule } from '../../core/schema/policy.ts';
+import type { Task } from '../../core/schema/task.ts';
+import type { AssertionVerdict, RewardInfo, Trajectory, Turn } from '../../core/schema/trajectory.ts';
+
+export type { PresetName, Task, Trajectory, Turn, RewardInfo, AssertionVerdict, SqlRow, ModelFlavor };
+
+/** A remote OpenAI-compatible endpoint. `apiKey` stays on this machine: it is never recorded or shared. */
+export interface EndpointSettings {
+  flavor: ModelFlavor;
+  baseURL: string;
+  model: string;
+  apiKey?: string;
+  temperature?: number;
+}
+
+/** Who the agent is. */
+export type AgentSpec = { kind: 'reference' } | { kind: 'noop' } | ({ kind: 'remote' } & EndpointSettings);
+
+/** Who the caller is: the scripted simulator, or the person at the keyboard. */
+export type UserSpec = { kind: 'scripted' } | { kind: 'human' };
+
+/** Everything that determines one call. With scripted participants it replays bit for bit. */
+export interface CallSpec {
+  domain: string;
+  taskId: string;
+  seed: number;
+  /** Channel preset of the caller's audio (recorded; audio rendering plugs in here). */
+  preset: PresetName;
+  agent: AgentSpec;
+  user: UserSpec;
+  /** Participant turns before `max_steps`. Default 100. */
+  maxSteps?: number;
+  /** Pause before every participant turn, ms, so a person can follow the call. Default 0. */
+  paceMs?: number;
+}
+
+/** One tool of a domain, for display. */
+export interface ToolInfo {
+  name: string;
+  kind: ToolKind;
+  description: string;
+  /** `side`: agent tool or caller-side user tool. */
+  side: 'agent' | 'user';
+  /** Parameter name → JSON-Schema type text (e.g. `string`, `number`, `"a" | "b"`), required first. */
+  params: { name: string; type: string; required: boolean; description: string }[];
+}
+
+/** A domain as the Browse view shows it. */
+export interface DomainInfo {
+  name: string;
+  language: string;
+  roles: readonly string[];
+  greeting: string;
+  policy: string;
+  rules: PolicyRule[];
+  tools: ToolInfo[];
+  tasks: Task[];
+  /** Table name → columns and primary key. */
+  tables: { name: string; columns: string[]; primaryKey: string[]; rows: number }[];
+}
+
+/** Rows of one table. */
+export interface TableRows {
+  table: string;
+  columns: string[];
+  rows: SqlRow[];
+  /** Rows in the table (may exceed `rows.length` when limited). */
+  total: number;
+}
+
+/** Whitelist status of one agent tool call. */
+export type WhitelistStatus = 'inside' | 'outside' | 'no-writes' | 'unchecked';
+
+/** One tool call as the live score panel shows it. */
+export interface LiveToolCall {
+  /** Index of the tool turn in the trajectory. */
+  turn: number;
+  name: string;
+  requestor: 'assistant' | 'user';
+  kind: ToolKind | null;
+  ok: boolean;
+  /** Process reward of the call (agent calls only; `null` for the caller's own tools). */
+  process: number | null;
+  whitelist: WhitelistStatus;
+  /** Offending writes (`table[key].column (…)`) when outside the whitelist. */
+  offending: string[];
+  /** Column writes the call made. */
+  writes: number;
+}
+
+/** Score of a call so far, recomputed by the core after every turn. */
+export interface LiveScore {
+  calls: LiveToolCall[];
+  /** Sum of the process rewards so far (no final reward yet). */
+  processTotal: number;
+  /** Database changes since the task's initial state, one line each (`bills[B1].status: "unpaid" → "paid"`). */
+  diff: string[];
+  /** Assertion and rule-check verdicts on the turns so far. */
+  assertions: AssertionVerdict[];
+  /** QUALITY veto hits so far (`turn 5: formatting (bullet list)`). */
+  quality: string[];
+}
+
+/** What the worker reports while a call runs. */
+export type CallEvent =
+  | { type: 'turn'; index: number; turn: Turn; live: LiveScore }
+  | { type: 'end'; trajectory: Trajectory; live: LiveScore };
+
+/** What the human caller sees when it is their turn. */
+export interface CallerPrompt {
+  /** The agent's last words. */
+  agentText: string;
+  turns: number;
+}
+
+/** One task's share of a batch. */
+export interface BatchJob {
+  domain: string;
+  taskId: string;
+  trials: number;
+  seed: number;
+  agent: AgentSpec;
+  user: { kind: 'scripted' };
+  maxSteps?: number;
+  /** Rollouts of this task in flight at once inside the worker. Default 1. */
+  concurrency?: number;
+}

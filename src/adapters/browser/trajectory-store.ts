@@ -1,0 +1,86 @@
+/**
+ * Trajectories kept in IndexedDB (through `idb`), written as they happen: a call's record is
+ * rewritten after every turn, so a closed tab loses at most the turn in flight. Completed
+ * records hold the trajectory exactly as the CLI writes it to `trajectories.jsonl`.
+ */
+import { openDB, type IDBPDatabase } from 'idb';
+import type { CallSpec, Trajectory, Turn } from './rollout-types.ts';
+
+/** One stored call or batch rollout. */
+export interface StoredRecord {
+  /** Unique key of the record. */
+  key: string;
+  /** When the record was last written, ms since the epoch (wall clock). */
+  savedAt: number;
+  source: 'call' | 'batch';
+  /** Batch id (one per batch run), for batch rollouts. */
+  batch?: string;
+  /** `running` until the episode ended; a `running` record of an earlier page load was interrupted. */
+  status: 'running' | 'done';
+  domain: string;
+  task_id: string;
+  seed: number;
+  agent: string;
+  user: string;
+  /** Share settings of a call (never an API key). */
+  spec?: CallSpec;
+  /** Turns so far (while running) or of the trajectory. */
+  turns: Turn[];
+  /** The finished trajectory (scored when valid); null while running. */
+  trajectory: Trajectory | null;
+}
+
+const DB_NAME = 'switchboard';
+const STORE = 'trajectories';
+
+/** The trajectory store. */
+export interface TrajectoryStore {
+  put(record: StoredRecord): Promise<void>;
+  /** Records, newest first, at most `limit` (default 500). */
+  list(limit?: number): Promise<StoredRecord[]>;
+  get(key: string): Promise<StoredRecord | undefined>;
+  clear(): Promise<void>;
+}
+
+let opened: Promise<IDBPDatabase> | undefined;
+
+/** Open (and create on first use) the store. */
+export function openTrajectoryStore(): TrajectoryStore {
+  const db = (opened ??= openDB(DB_NAME, 1, {
+    upgrade(d) {
+      const s = d.createObjectStore(STORE, { keyPath: 'key' });
+      s.createIndex('savedAt', 'savedAt');
+    },
+  }));
+  return {
+    async put(record) {
+      await (await db).put(STORE, record);
+    },
+    async list(limit = 500) {
+      const out: StoredRecord[] = [];
+      let cursor = await (await db).transaction(STORE).store.index('savedAt').openCursor(null, 'prev');
+      while (cursor && out.length < limit) {
+        out.push(cursor.value as StoredRecord);
+        cursor = await cursor.continue();
+      }
+      return out;
+    },
+    async get(key) {
+      return (await (await db).get(STORE, key)) as StoredRecord | undefined;
+    },
+    async clear() {
+      await (await db).clear(STORE);
+    },
+  };
+}
+
+/**
+ * JSONL of the finished trajectories among `records`, one per line in the order given, in the
+ * CLI's `trajectories.jsonl` format (`JSON.stringify` of each trajectory).
+ */
+export function trajectoriesJsonl(records: readonly StoredRecord[]): string {
+  return records
+    .filter((r) => r.trajectory)
+    .map((r) => `${JSON.stringify(r.trajectory)}\n`)
+    .join('');
+}

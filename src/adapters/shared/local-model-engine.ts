@@ -1,0 +1,188 @@
+/**
+ * On-device models through @huggingface/transformers: the loading and generation code shared by
+ * the page's model worker (`workers/model.worker.ts`, WebGPU or WASM) and the Node adapter
+ * (`src/adapters/node/local-model.ts`, in-process). Local files only: remote hub downloads are
+ * switched off and every file comes from the models folder (a path in Node, a URL path in the
+ * page) laid out as `models/manifest.json` says.
+ *
+ * transformers.js has no tool-call parser: the generated text goes back as it is, and
+ * {@link LocalModelClient} takes `<tool_call>` blocks out of it with our parser.
+ */
+import {
+  AutoModelForAudioTextToText,
+  AutoModelForCausalLM,
+  AutoProcessor,
+  AutoTokenizer,
+  env,
+  pipeline,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+  type Tensor,
+} from '@huggingface/transformers';
+import type { OpenAiToolSchema } from '../../core/schema/domain.ts';
+import type { ModelMessage, SamplingParams } from '../../core/ports/model-client.ts';
+import { decodeWav, resample } from '../../core/audio/wav.ts';
+import type { ManifestModel, ResolvedLocalAgent } from './local-model-manifest.ts';
+
+/** Where transformers.js runs: `cpu` (onnxruntime-node), `wasm` or `webgpu` (onnxruntime-web). */
+export type LocalDevice = 'cpu' | 'wasm' | 'webgpu';
+
+/** Where models come from and where they run. */
+export interface LocalRuntime {
+  /** The models folder: a directory in Node, a URL path (e.g. `/models/`) in the page. */
+  modelsPath: string;
+  device: LocalDevice;
+}
+
+/** One generation request (the part of a `ModelRequest` an on-device model uses). */
+export interface LocalGenerateRequest {
+  messages: readonly ModelMessage[];
+  tools?: readonly OpenAiToolSchema[];
+  sampling: SamplingParams;
+}
+
+/** What the model generated, before tool calls are parsed out. */
+export interface LocalGeneration {
+  /** Decoded text without special tokens; `<think>` blocks removed. */
+  text: string;
+  token_ids: number[];
+  prompt_token_ids: number[];
+  /** `stop` at an end token, `length` at `max_tokens`. */
+  finish_reason: 'stop' | 'length';
+}
+
+/** A loaded on-device agent. */
+export interface LocalEngine {
+  generate(request: LocalGenerateRequest): Promise<LocalGeneration>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Point transformers.js at local files only: no hub downloads (`allowRemoteModels = false`),
+ * `localModelPath` = the models folder, and no caches of downloaded files.
+ */
+export function useLocalModelsOnly(modelsPath: string): void {
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = modelsPath.endsWith('/') ? modelsPath : `${modelsPath}/`;
+  env.useBrowserCache = false;
+  env.useFSCache = false;
+}
+
+type ChatMessage = { role: string; content: string; tool_calls?: { type: 'function'; function: { name: string; arguments: unknown } }[] };
+type Transcriber = (audio: Float32Array) => Promise<string>;
+
+/** Caller speech for ASR: WAV → mono float at 16 kHz. */
+function audioAt16k(base64: string): Float32Array {
+  const wav = decodeWav(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
+  return wav.sampleRate === 16_000 ? wav.samples : resample(wav.samples, wav.sampleRate, 16_000);
+}
+
+function jsonOrText(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * Chat-template messages. Assistant tool calls keep their arguments as objects (Qwen-style
+ * templates print them back as `<tool_call>` JSON); user audio becomes its transcript through
+ * `transcribe`, or a fixed `[caller audio]` marker when there is none.
+ */
+async function chatMessages(messages: readonly ModelMessage[], transcribe: Transcriber | null): Promise<ChatMessage[]> {
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    if (m.role === 'user' && typeof m.content !== 'string') {
+      const parts: string[] = [];
+      for (const p of m.content) {
+        if (p.type === 'text') parts.push(p.text);
+        else parts.push(transcribe ? await transcribe(audioAt16k(p.base64)) : '[caller audio]');
+      }
+      out.push({ role: 'user', content: parts.join(' ').trim() });
+    } else if (m.role === 'assistant') {
+      out.push({
+        role: 'assistant',
+        content: m.content ?? '',
+        ...(m.tool_calls?.length ? { tool_calls: m.tool_calls.map((c) => ({ type: 'function' as const, function: { name: c.name, arguments: jsonOrText(c.arguments) } })) } : {}),
+      });
+    } else if (m.role === 'tool') out.push({ role: 'tool', content: m.content });
+    else out.push({ role: m.role, content: m.content as string });
+  }
+  return out;
+}
+
+/** transformers.js generation options from our sampling (greedy at temperature 0). */
+export function generationOptions(s: SamplingParams): Record<string, unknown> {
+  const sample = s.temperature > 0;
+  return {
+    max_new_tokens: s.max_tokens,
+    do_sample: sample,
+    ...(sample ? { temperature: s.temperature, top_p: s.top_p, ...(s.top_k !== null ? { top_k: s.top_k } : {}) } : {}),
+  };
+}
+
+const THINK = /<think>[\s\S]*?(<\/think>|$)/g;
+
+function ids(t: Tensor): number[] {
+  return Array.from(t.data as BigInt64Array, Number);
+}
+
+async function loadTranscriber(m: ManifestModel, device: LocalDevice): Promise<Transcriber> {
+  const asr = await pipeline('automatic-speech-recognition', m.id, { device, dtype: m.dtype as never });
+  return async (audio) => {
+    const r = (await asr(audio)) as { text: string } | { text: string }[];
+    return (Array.isArray(r) ? r.map((x) => x.text).join(' ') : r.text).trim();
+  };
+}
+
+/**
+ * Load an agent's models from the models folder and return its engine. Models are loaded with
+ * the manifest's `dtype`; nothing is fetched from the network.
+ * @throws (rejects) when a file is missing or a model cannot be loaded.
+ */
+export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalRuntime): Promise<LocalEngine> {
+  useLocalModelsOnly(runtime.modelsPath);
+  const { device } = runtime;
+  const transcribe = agent.asr ? await loadTranscriber(agent.asr, device) : null;
+  const main = agent.llm ?? agent.audio;
+  if (!main) throw new Error(`on-device agent ${agent.id} has no language model`);
+  const opts = { device, dtype: main.dtype as never };
+  const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(main.id);
+  const isAudio = agent.audio !== null;
+  const model: PreTrainedModel = isAudio ? await AutoModelForAudioTextToText.from_pretrained(main.id, opts) : await AutoModelForCausalLM.from_pretrained(main.id, opts);
+  const processor = isAudio ? await AutoProcessor.from_pretrained(main.id) : null;
+
+  return {
+    async generate(request) {
+      const chat = await chatMessages(request.messages, transcribe);
+      const prompt = tokenizer.apply_chat_template(chat as never, {
+        ...(request.tools?.length ? { tools: request.tools as never } : {}),
+        add_generation_prompt: true,
+        tokenize: false,
+        enable_thinking: false,
+      } as never) as unknown as string;
+      let inputs: Record<string, Tensor>;
+      if (processor) {
+        // Audio-text-to-text: the latest caller audio goes to the processor with the prompt.
+        const parts = [...request.messages].reverse().flatMap((m) => (m.role === 'user' && typeof m.content !== 'string' ? m.content : []));
+        const part = parts.find((p) => p.type === 'audio');
+        inputs = (await (processor as unknown as (t: string, a?: Float32Array) => Promise<Record<string, Tensor>>)(prompt, part && part.type === 'audio' ? audioAt16k(part.base64) : undefined));
+      } else {
+        inputs = tokenizer(prompt, { add_special_tokens: false }) as unknown as Record<string, Tensor>;
+      }
+      const promptIds = ids(inputs.input_ids!);
+      const out = (await model.generate({ ...inputs, ...generationOptions(request.sampling) } as never)) as Tensor;
+      const all = ids(out);
+      const gen = all.slice(promptIds.length);
+      const eos = new Set([model.generation_config?.eos_token_id, (model.config as { eos_token_id?: number | number[] }).eos_token_id].flat().filter((x): x is number => typeof x === 'number'));
+      const stopped = gen.length > 0 && eos.has(gen[gen.length - 1]!);
+      const text = tokenizer.decode(gen, { skip_special_tokens: true }).replace(THINK, '').trim();
+      return { text, token_ids: gen, prompt_token_ids: promptIds, finish_reason: stopped || gen.length < request.sampling.max_tokens ? 'stop' : 'length' };
+    },
+    async dispose() {
+      await model.dispose();
+    },
+  };
+}

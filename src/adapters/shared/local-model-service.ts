@@ -1,0 +1,52 @@
+/**
+ * The on-device model service that `workers/model.worker.ts` exposes through comlink: load an
+ * agent of the manifest from the models folder, then generate. Kept apart from the worker file
+ * so that Node runs (and tests) the very same code in-process.
+ */
+import { loadLocalEngine, type LocalDevice, type LocalEngine, type LocalGenerateRequest, type LocalGeneration } from './local-model-engine.ts';
+import { parseManifest, resolveLocalAgent } from './local-model-manifest.ts';
+
+/**
+ * The device a page or worker runs models on: WebGPU when `navigator.gpu` exists, WASM
+ * otherwise.
+ */
+export function pickDevice(nav: { gpu?: unknown } | undefined): LocalDevice {
+  return nav && nav.gpu !== undefined && nav.gpu !== null ? 'webgpu' : 'wasm';
+}
+
+/** What the model worker offers. All methods are async (comlink). */
+export interface LocalModelService {
+  /**
+   * Load agent `id` of `manifest` (the parsed or raw `manifest.json`) from `modelsPath`.
+   * Replaces a loaded agent. Resolves to the device used.
+   */
+  load(manifest: unknown, id: string, modelsPath: string): Promise<{ device: LocalDevice }>;
+  generate(request: LocalGenerateRequest): Promise<LocalGeneration>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * A {@link LocalModelService}. `device` is called at load time (the worker passes
+ * `() => pickDevice(navigator)`; Node passes `() => 'cpu'`).
+ */
+export function createLocalModelService(device: () => LocalDevice): LocalModelService {
+  let engine: LocalEngine | null = null;
+  return {
+    async load(manifest, id, modelsPath) {
+      const agent = resolveLocalAgent(parseManifest(manifest), id);
+      await engine?.dispose();
+      engine = null;
+      const d = device();
+      engine = await loadLocalEngine(agent, { modelsPath, device: d });
+      return { device: d };
+    },
+    async generate(request) {
+      if (!engine) throw new Error('no on-device model loaded: call load() first');
+      return engine.generate(request);
+    },
+    async dispose() {
+      await engine?.dispose();
+      engine = null;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Phone-channel options of `switchboard run` (issue 5): `--preset`, `--dropout`, `--barge-in`,
+ * `--barge-in-mix`, `--noise-dir`. Any of them turns the channel on; caller audio is written
+ * under `<out>/audio/` beside trajectories.jsonl.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import type { PresetName } from '../core/channel/presets.ts';
+import { INTERRUPTION_TYPES, normalizeMix } from '../core/channel/barge-in.ts';
+import type { NoiseBank } from '../core/channel/chain.ts';
+import type { EpisodeChannel } from '../core/rollout/channel-step.ts';
+import type { InterruptionType } from '../core/schema/trajectory.ts';
+import { decodeWav, resample } from '../core/audio/wav.ts';
+import { SPEECH_RATE_HZ } from '../core/audio/pcm.ts';
+import { espeakTts } from '../adapters/node/audio/espeak-tts.ts';
+import { nodeGraphRenderer } from '../adapters/node/audio/renderer.ts';
+import { fsAudioStore } from '../adapters/node/audio/fs-store.ts';
+import { UsageError } from './participants.ts';
+
+/** The channel flags as commander parses them. */
+export interface ChannelFlags {
+  preset?: PresetName;
+  dropout?: number;
+  bargeIn?: number;
+  bargeInMix?: Partial<Record<InterruptionType, number>>;
+  noiseDir?: string;
+}
+
+/** Parse `backchannel=0.4,urge=0.2,…` (types not named weigh 0; weights are normalized). */
+export function parseMix(value: string): Partial<Record<InterruptionType, number>> {
+  const mix: Partial<Record<InterruptionType, number>> = {};
+  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [k, v] = part.split('=').map((x) => x.trim());
+    if (!k || !(INTERRUPTION_TYPES as readonly string[]).includes(k)) throw new InvalidArgumentError(`--barge-in-mix: unknown type "${k}" (types: ${INTERRUPTION_TYPES.join(', ')})`);
+    const w = v !== undefined && /^\d+(\.\d+)?$/.test(v) ? Number(v) : NaN;
+    if (!Number.isFinite(w)) throw new InvalidArgumentError(`--barge-in-mix: weight of ${k} must be a number ≥ 0`);
+    mix[k as InterruptionType] = w;
+  }
+  try {
+    normalizeMix(mix);
+  } catch (e) {
+    throw new InvalidArgumentError(`--barge-in-mix: ${(e as Error).message}`);
+  }
+  return mix;
+}
+
+/** Minimum length of a background-noise recording: 10 s (shorter files are burst sounds). */
+export const BED_MIN_S = 10;
+
+/** Load every `.wav` in `dir` as 16 kHz mono: ≥ 10 s → continuous, shorter → bursts. */
+export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
+  const names = (await readdir(dir).catch((e: Error) => {
+    throw new UsageError(`--noise-dir ${dir}: ${e.message}`);
+  })).filter((f) => f.toLowerCase().endsWith('.wav')).sort();
+  const continuous: Record<string, Float32Array> = {};
+  const bursts: Record<string, Float32Array> = {};
+  for (const f of names) {
+    const { samples, sampleRate } = decodeWav(new Uint8Array(await readFile(join(dir, f))));
+    const x = sampleRate === SPEECH_RATE_HZ ? samples : resample(samples, sampleRate, SPEECH_RATE_HZ);
+    (x.length >= BED_MIN_S * SPEECH_RATE_HZ ? continuous : bursts)[f.slice(0, -4)] = x;
+  }
+  return { continuous, bursts };
+}
+
+/**
+ * The episode channel for the flags, or undefined when none is given. Audio goes to
+ * `<outDir>/audio/…`; without --out it is rendered (timelines are recorded) but not kept.
+ */
+export async function channelFromFlags(flags: ChannelFlags, outDir: string | undefined): Promise<EpisodeChannel | undefined> {
+  if (flags.preset === undefined && flags.dropout === undefined && flags.bargeIn === undefined && flags.bargeInMix === undefined) return undefined;
+  return {
+    tts: espeakTts(),
+    renderer: nodeGraphRenderer,
+    preset: flags.preset ?? 'regular',
+    ...(outDir ? { store: fsAudioStore(outDir) } : {}),
+    ...(flags.noiseDir ? { bank: await loadNoiseDir(flags.noiseDir) } : {}),
+    dropout: flags.dropout ?? 0,
+    bargeIn: flags.bargeIn ?? 0,
+    ...(flags.bargeInMix ? { mix: flags.bargeInMix } : {}),
+  };
+}

@@ -1,0 +1,106 @@
+/** The app shell: header with the domain picker and the views, and the current view. */
+import { useEffect, useState } from 'preact/hooks';
+import type { DomainInfo } from '../adapters/browser/rollout-types.ts';
+import { lazyView } from './lazy.tsx';
+import { errorText, mainWorker } from './runtime.ts';
+import { formatHash, parseHash, type Route } from './share.ts';
+
+/** Props every view gets. */
+export interface ViewProps {
+  info: DomainInfo;
+  route: Route;
+}
+
+const VIEWS: { id: string; label: string; hint: string }[] = [
+  { id: 'browse', label: 'Browse', hint: 'policy, tools, tasks, database' },
+  { id: 'watch', label: 'Watch a call', hint: 'simulated caller vs agent, scored live' },
+  { id: 'call', label: 'Call as the caller', hint: 'you type the caller’s turns' },
+  { id: 'batch', label: 'Batch', hint: 'K rollouts per task in a worker pool' },
+  { id: 'history', label: 'History', hint: 'stored trajectories, export' },
+];
+
+const Browse = lazyView<ViewProps>(() => import('./views/browse.tsx').then((m) => m.BrowseView));
+const Watch = lazyView<ViewProps & { mode: 'watch' | 'call' }>(() => import('./views/call.tsx').then((m) => m.CallView));
+const Batch = lazyView<ViewProps>(() => import('./views/batch.tsx').then((m) => m.BatchView));
+const History = lazyView<ViewProps>(() => import('./views/history.tsx').then((m) => m.HistoryView));
+
+function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseHash(location.hash));
+  useEffect(() => {
+    const on = () => setRoute(parseHash(location.hash));
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+/** The page. */
+export function App() {
+  const route = useRoute();
+  const [names, setNames] = useState<string[]>([]);
+  const [domain, setDomain] = useState(() => route.params.get('domain') ?? 'carrier');
+  const [info, setInfo] = useState<DomainInfo>();
+  const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    const { service, failed } = mainWorker();
+    Promise.race([service.domainNames(), failed]).then(setNames, (e: unknown) => setError(errorText(e)));
+  }, []);
+  useEffect(() => {
+    setInfo(undefined);
+    setError(undefined);
+    const { service, failed } = mainWorker();
+    Promise.race([service.describe(domain), failed]).then(setInfo, (e: unknown) => setError(errorText(e)));
+  }, [domain]);
+
+  const view = VIEWS.some((v) => v.id === route.view) ? route.view : 'browse';
+  return (
+    <>
+      <a class="skip" href="#content">Skip to content</a>
+      <header class="top">
+        <div class="brand">
+          <h1>Switchboard</h1>
+          <span class="muted">voice-agent sandbox</span>
+        </div>
+        <label class="domain-pick">
+          Domain{' '}
+          <select id="domain" value={domain} onChange={(e) => setDomain(e.currentTarget.value)}>
+            {(names.length ? names : [domain]).map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </label>
+        <nav aria-label="Views">
+          <ul>
+            {VIEWS.map((v) => (
+              <li key={v.id}>
+                <a href={formatHash(v.id)} aria-current={view === v.id ? 'page' : undefined} title={v.hint} data-view={v.id}>
+                  {v.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      </header>
+      <main id="content" tabIndex={-1}>
+        {error && (
+          <p role="alert" class="error" id="app-error">
+            {error}
+          </p>
+        )}
+        {!info && !error && (
+          <p class="muted" aria-live="polite">
+            Loading domain {domain}…
+          </p>
+        )}
+        {info && view === 'browse' && <Browse info={info} route={route} />}
+        {info && view === 'watch' && <Watch key="watch" info={info} route={route} mode="watch" />}
+        {info && view === 'call' && <Watch key="call" info={info} route={route} mode="call" />}
+        {info && view === 'batch' && <Batch info={info} route={route} />}
+        {info && view === 'history' && <History info={info} route={route} />}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,58 @@
+/**
+ * A call's turns. Every text — the agent's, the caller's, tool results — is rendered as a text
+ * node (never as HTML), so whatever a model writes shows literally.
+ */
+import type { Turn } from '../../adapters/browser/rollout-types.ts';
+
+const WHO: Record<Turn['role'], string> = { assistant: 'Agent', user: 'Caller', tool: 'Tool' };
+
+function args(a: Record<string, unknown>): string {
+  return JSON.stringify(a);
+}
+
+/** The transcript of `turns`; `live` adds a polite live region for screen readers. */
+export function Transcript({ turns, id = 'transcript', live = false }: { turns: readonly Turn[]; id?: string; live?: boolean }) {
+  if (turns.length === 0) return <p class="muted">No turns yet.</p>;
+  return (
+    <ol class="transcript" id={id} aria-live={live ? 'polite' : undefined}>
+      {turns.map((t, i) => {
+        if (t.role === 'tool') {
+          return (
+            <li key={i} class={`turn role-tool ${t.error ? 'is-error' : ''}`} data-turn={i} data-role="tool">
+              <span class="who">
+                {t.requestor === 'user' ? 'Caller tool' : WHO.tool} <span class="idx">#{i}</span>
+              </span>
+              <div class="body">
+                <code class="call">
+                  {t.name}({args(t.arguments)})
+                </code>{' '}
+                <span class={`badge ${t.error ? 'bad' : 'good'}`}>{t.error ? 'error' : 'ok'}</span>
+                {t.writes.length > 0 && <span class="badge write">{t.writes.length} column writes</span>}
+                <details>
+                  <summary>result</summary>
+                  <pre class="result">{t.content}</pre>
+                </details>
+              </div>
+            </li>
+          );
+        }
+        return (
+          <li key={i} class={`turn role-${t.role}`} data-turn={i} data-role={t.role}>
+            <span class="who">
+              {WHO[t.role]} <span class="idx">#{i}</span>
+            </span>
+            <div class="body">
+              {t.text && <p class="text">{t.text}</p>}
+              {t.tool_calls.map((c) => (
+                <p key={c.id} class="calls">
+                  → <code>{c.name}({args(c.arguments)})</code>
+                </p>
+              ))}
+              {!t.text && t.tool_calls.length === 0 && <p class="text muted">(silence)</p>}
+            </div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}

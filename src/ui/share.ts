@@ -1,0 +1,112 @@
+/**
+ * Share links: a call's settings in the URL hash (`#/watch?domain=carrier&task=…&seed=0&…`).
+ * Holds what determines the call — domain, task, seed, channel preset, participant kinds and
+ * model settings — and never an API key or the credentials or query of an endpoint URL.
+ */
+import type { AgentSpec, CallSpec, ModelFlavor, PresetName, UserSpec } from '../adapters/browser/rollout-types.ts';
+
+/** Channel presets (kept in step with `src/core/channel/presets.ts`, checked by a test). */
+export const PRESETS: readonly PresetName[] = ['clean', 'control', 'regular', 'harsh'];
+const FLAVORS: readonly ModelFlavor[] = ['vllm-omni', 'openai', 'vllm'];
+
+/** A route of the page: the view and its parameters. */
+export interface Route {
+  view: string;
+  params: URLSearchParams;
+}
+
+/** Parse `#/<view>?<params>`; an empty or unknown hash is the browse view. */
+export function parseHash(hash: string): Route {
+  const body = hash.replace(/^#\/?/, '');
+  const q = body.indexOf('?');
+  const view = (q < 0 ? body : body.slice(0, q)) || 'browse';
+  return { view, params: new URLSearchParams(q < 0 ? '' : body.slice(q + 1)) };
+}
+
+/** `#/<view>?<params>`. */
+export function formatHash(view: string, params?: URLSearchParams): string {
+  const s = params?.toString() ?? '';
+  return `#/${view}${s ? `?${s}` : ''}`;
+}
+
+/** An endpoint URL without user info, query or fragment (they may hold secrets). */
+export function publicEndpoint(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    u.hash = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '';
+  }
+}
+
+/** The share parameters of a call (without `run`). */
+export function specParams(spec: CallSpec): URLSearchParams {
+  const p = new URLSearchParams();
+  p.set('domain', spec.domain);
+  p.set('task', spec.taskId);
+  p.set('seed', String(spec.seed));
+  p.set('preset', spec.preset);
+  p.set('agent', spec.agent.kind);
+  if (spec.agent.kind === 'remote') {
+    p.set('flavor', spec.agent.flavor);
+    p.set('model', spec.agent.model);
+    const base = publicEndpoint(spec.agent.baseURL);
+    if (base) p.set('base', base);
+    if (spec.agent.temperature !== undefined) p.set('temperature', String(spec.agent.temperature));
+  }
+  p.set('user', spec.user.kind);
+  if (spec.maxSteps !== undefined) p.set('max_steps', String(spec.maxSteps));
+  return p;
+}
+
+/** The share link of a call: `<page>#/watch?…&run=1` (opening it runs the call). */
+export function shareLink(pageUrl: string, spec: CallSpec): string {
+  const p = specParams(spec);
+  p.set('run', '1');
+  const base = pageUrl.replace(/#.*$/, '');
+  return `${base}${formatHash(spec.user.kind === 'human' ? 'call' : 'watch', p)}`;
+}
+
+function intParam(p: URLSearchParams, name: string): number | undefined {
+  const v = p.get(name);
+  if (v === null || !/^\d{1,9}$/.test(v)) return undefined;
+  return Number(v);
+}
+
+/**
+ * Read call settings from hash parameters. Missing or invalid values are left out (the view
+ * keeps its defaults); a remote agent takes its key from this machine, never from the link.
+ */
+export function paramsSpec(p: URLSearchParams): Partial<Omit<CallSpec, 'agent' | 'user'>> & { agent?: AgentSpec; user?: UserSpec } {
+  const out: Partial<Omit<CallSpec, 'agent' | 'user'>> & { agent?: AgentSpec; user?: UserSpec } = {};
+  const domain = p.get('domain');
+  if (domain) out.domain = domain;
+  const task = p.get('task');
+  if (task) out.taskId = task;
+  const seed = intParam(p, 'seed');
+  if (seed !== undefined) out.seed = seed;
+  const preset = p.get('preset');
+  if (preset && (PRESETS as readonly string[]).includes(preset)) out.preset = preset as PresetName;
+  const agent = p.get('agent');
+  if (agent === 'reference' || agent === 'noop') out.agent = { kind: agent };
+  if (agent === 'remote') {
+    const flavor = p.get('flavor') as ModelFlavor | null;
+    const t = Number(p.get('temperature'));
+    out.agent = {
+      kind: 'remote',
+      flavor: flavor && FLAVORS.includes(flavor) ? flavor : 'openai',
+      model: p.get('model') ?? '',
+      baseURL: publicEndpoint(p.get('base') ?? ''),
+      ...(p.has('temperature') && Number.isFinite(t) ? { temperature: t } : {}),
+    };
+  }
+  const user = p.get('user');
+  if (user === 'scripted' || user === 'human') out.user = { kind: user };
+  const steps = intParam(p, 'max_steps');
+  if (steps) out.maxSteps = steps;
+  return out;
+}

@@ -1,0 +1,232 @@
+/** Browse a domain: policy rules, tools, tasks, and the live database tables. */
+import { useEffect, useState } from 'preact/hooks';
+import type { Task, TableRows } from '../../adapters/browser/rollout-types.ts';
+import type { ViewProps } from '../app.tsx';
+import { errorText, mainWorker } from '../runtime.ts';
+
+/** The reason for call of a task, whichever instruction shape it uses. */
+export function reasonOf(task: Task): string {
+  const ins = task.user_scenario.instructions;
+  return typeof ins === 'string' ? ins : ins.reason_for_call;
+}
+
+/** A cell value as text (JSON for anything but strings and numbers). */
+export function cellText(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'string' || typeof v === 'number') return String(v);
+  return JSON.stringify(v);
+}
+
+function Tables({ info }: Pick<ViewProps, 'info'>) {
+  const [table, setTable] = useState(info.tables[0]?.name ?? '');
+  const [taskId, setTaskId] = useState('');
+  const [rows, setRows] = useState<TableRows>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    if (!table) return;
+    setError(undefined);
+    mainWorker()
+      .service.tableRows(info.name, table, taskId ? { taskId, limit: 500 } : { limit: 500 })
+      .then(setRows, (e: unknown) => setError(errorText(e)));
+  }, [info.name, table, taskId]);
+  return (
+    <section aria-labelledby="h-db">
+      <h2 id="h-db">Database</h2>
+      <div class="controls">
+        <label>
+          Table{' '}
+          <select id="db-table" value={table} onChange={(e) => setTable(e.currentTarget.value)}>
+            {info.tables.map((t) => (
+              <option key={t.name} value={t.name}>
+                {t.name} ({t.rows} rows)
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          As a fresh call of{' '}
+          <select value={taskId} onChange={(e) => setTaskId(e.currentTarget.value)}>
+            <option value="">the seed (no task)</option>
+            {info.tasks.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.id}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {error && <p role="alert" class="error">{error}</p>}
+      {rows && rows.table === table && (
+        <>
+          <p class="muted" id="db-count">
+            {rows.total} rows in {rows.table}
+            {rows.total > rows.rows.length ? `, first ${rows.rows.length} shown` : ''}; primary key{' '}
+            {info.tables.find((t) => t.name === table)?.primaryKey.join(', ') || '(none)'}
+          </p>
+          <div class="scroll" tabIndex={0} role="region" aria-label={`rows of ${rows.table}`}>
+            <table class="data" id="db-rows">
+              <thead>
+                <tr>
+                  {rows.columns.map((c) => (
+                    <th key={c} scope="col">
+                      {c}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {rows.rows.map((r, i) => (
+                  <tr key={i}>
+                    {rows.columns.map((c) => (
+                      <td key={c}>{cellText(r[c])}</td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The Browse view. */
+export function BrowseView({ info }: ViewProps) {
+  return (
+    <div class="browse">
+      <p class="lede">
+        <strong>{info.name}</strong> · language {info.language} · calls {info.roles.join(' and ')} · {info.rules.length} rules ·{' '}
+        {info.tools.length} tools · {info.tasks.length} tasks · {info.tables.length} tables
+      </p>
+      <nav aria-label="Sections" class="toc">
+        <a href="#h-policy" onClick={jump}>Policy</a> · <a href="#h-tools" onClick={jump}>Tools</a> · <a href="#h-tasks" onClick={jump}>Tasks</a> ·{' '}
+        <a href="#h-db" onClick={jump}>Database</a>
+      </nav>
+      <section aria-labelledby="h-policy">
+        <h2 id="h-policy">Policy rules</h2>
+        <dl class="rules" id="rules">
+          {info.rules.map((r) => (
+            <div key={r.id} class="rule">
+              <dt>{r.id}</dt>
+              <dd>{r.text}</dd>
+            </div>
+          ))}
+        </dl>
+        <details>
+          <summary>Full policy text</summary>
+          <pre class="policy">{info.policy}</pre>
+        </details>
+      </section>
+      <section aria-labelledby="h-tools">
+        <h2 id="h-tools">Tools</h2>
+        <table class="data" id="tools">
+          <thead>
+            <tr>
+              <th scope="col">Tool</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Called by</th>
+              <th scope="col">Parameters</th>
+              <th scope="col">Description</th>
+            </tr>
+          </thead>
+          <tbody>
+            {info.tools.map((t) => (
+              <tr key={t.name}>
+                <td>
+                  <code>{t.name}</code>
+                </td>
+                <td>
+                  <span class={`badge kind-${t.kind}`}>{t.kind}</span>
+                </td>
+                <td>{t.side === 'agent' ? 'agent' : 'caller'}</td>
+                <td>
+                  {t.params.length === 0 && <span class="muted">none</span>}
+                  <ul class="params">
+                    {t.params.map((p) => (
+                      <li key={p.name} title={p.description}>
+                        <code>
+                          {p.name}
+                          {p.required ? '' : '?'}: {p.type}
+                        </code>
+                      </li>
+                    ))}
+                  </ul>
+                </td>
+                <td>{t.description}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      <section aria-labelledby="h-tasks">
+        <h2 id="h-tasks">Tasks</h2>
+        <ul class="tasks" id="tasks">
+          {info.tasks.map((t) => (
+            <li key={t.id}>
+              <details>
+                <summary>
+                  <code>{t.id}</code> <span class="badge">{t.role}</span> {reasonOf(t)}
+                </summary>
+                <dl class="kv">
+                  {t.description?.purpose && (
+                    <>
+                      <dt>Purpose</dt>
+                      <dd>{t.description.purpose}</dd>
+                    </>
+                  )}
+                  <dt>Reward basis</dt>
+                  <dd>{t.evaluation_criteria?.reward_basis.join(' × ') ?? '—'}</dd>
+                  <dt>Reference solution</dt>
+                  <dd>
+                    <ol>
+                      {(t.evaluation_criteria?.actions ?? []).map((a, i) => (
+                        <li key={i}>
+                          <code>
+                            {a.requestor === 'user' ? 'caller: ' : ''}
+                            {a.name}({JSON.stringify(a.arguments)})
+                          </code>
+                        </li>
+                      ))}
+                    </ol>
+                  </dd>
+                  <dt>Assertions</dt>
+                  <dd>
+                    <ul>
+                      {(t.evaluation_criteria?.assertions ?? []).map((a) => (
+                        <li key={a.id}>
+                          <code>{a.id}</code> ({a.rule}) {a.text}
+                        </li>
+                      ))}
+                    </ul>
+                  </dd>
+                  <dt>Write whitelist</dt>
+                  <dd>
+                    {t.evaluation_criteria?.write_whitelist == null
+                      ? 'not checked'
+                      : t.evaluation_criteria.write_whitelist.length === 0
+                        ? 'no write allowed'
+                        : t.evaluation_criteria.write_whitelist
+                            .map((w) => `${w.table}${w.ops ? ` ${w.ops.join('/')}` : ''}${w.columns ? ` (${w.columns.join(', ')})` : ''}${w.where ? ` where ${JSON.stringify(w.where)}` : ''}`)
+                            .join('; ')}
+                  </dd>
+                </dl>
+              </details>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <Tables info={info} />
+    </div>
+  );
+}
+
+/** In-page section links without touching the hash (it holds the route). */
+function jump(e: MouseEvent) {
+  e.preventDefault();
+  const id = (e.currentTarget as HTMLAnchorElement).getAttribute('href')!.slice(1);
+  const el = document.getElementById(id);
+  el?.scrollIntoView();
+  el?.setAttribute('tabindex', '-1');
+  el?.focus();
+}

@@ -1,0 +1,351 @@
+/**
+ * Watch a simulated call (scripted caller) or call as the caller (you type), against the
+ * reference, do-nothing or a remote agent; scored live; shareable; stored as it happens.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { proxy } from '../../adapters/browser/rollout-client.ts';
+import type { StoredRecord } from '../../adapters/browser/trajectory-store.ts';
+import type {
+  AgentSpec,
+  CallEvent,
+  CallSpec,
+  CallerPrompt,
+  EndpointSettings,
+  LiveScore,
+  ModelFlavor,
+  PresetName,
+  Trajectory,
+  Turn,
+} from '../../adapters/browser/rollout-types.ts';
+import type { ViewProps } from '../app.tsx';
+import { ScorePanel } from '../components/score-panel.tsx';
+import { Transcript } from '../components/transcript.tsx';
+import { errorText, loadEndpoint, mainWorker, newId, saveEndpoint, trajectoryStore } from '../runtime.ts';
+import { PRESETS, formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
+import { reasonOf } from './browse.tsx';
+
+type AgentKind = AgentSpec['kind'];
+const STOP = '###STOP###';
+const PACE_KEY = 'switchboard.pace';
+
+/** Endpoint settings form (kept in localStorage only). */
+export function EndpointForm({ value, onChange }: { value: EndpointSettings; onChange(e: EndpointSettings): void }) {
+  const set = (patch: Partial<EndpointSettings>) => {
+    const next = { ...value, ...patch };
+    saveEndpoint(next);
+    onChange(next);
+  };
+  return (
+    <fieldset class="endpoint">
+      <legend>Remote agent endpoint (saved in this browser only; never shared)</legend>
+      <label>
+        Flavor{' '}
+        <select value={value.flavor} onChange={(e) => set({ flavor: e.currentTarget.value as ModelFlavor })}>
+          <option value="openai">openai</option>
+          <option value="vllm">vllm</option>
+          <option value="vllm-omni">vllm-omni</option>
+        </select>
+      </label>
+      <label>
+        Base URL <input type="url" value={value.baseURL} onInput={(e) => set({ baseURL: e.currentTarget.value })} size={32} />
+      </label>
+      <label>
+        Model <input value={value.model} onInput={(e) => set({ model: e.currentTarget.value })} size={24} />
+      </label>
+      <label>
+        API key <input type="password" autoComplete="off" value={value.apiKey ?? ''} onInput={(e) => set({ apiKey: e.currentTarget.value })} size={20} />
+      </label>
+    </fieldset>
+  );
+}
+
+/** The Watch / Call view. */
+export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'call' }) {
+  const initial = paramsSpec(route.params);
+  const [taskId, setTaskId] = useState(() => (initial.taskId && info.tasks.some((t) => t.id === initial.taskId) ? initial.taskId : (info.tasks[0]?.id ?? '')));
+  const [seed, setSeed] = useState(initial.seed ?? 0);
+  const [preset, setPreset] = useState<PresetName>(initial.preset ?? 'clean');
+  const [agentKind, setAgentKind] = useState<AgentKind>(initial.agent?.kind ?? 'reference');
+  const [endpoint, setEndpoint] = useState<EndpointSettings>(() => {
+    const saved = loadEndpoint();
+    const a = initial.agent;
+    // A shared remote agent names model and endpoint; the key is this machine's.
+    return a?.kind === 'remote' ? { ...saved, flavor: a.flavor, model: a.model, baseURL: a.baseURL || saved.baseURL, ...(a.temperature !== undefined ? { temperature: a.temperature } : {}) } : saved;
+  });
+  const [pace, setPace] = useState(() => {
+    const p = route.params.get('pace');
+    if (p !== null && /^\d+$/.test(p)) return Number(p);
+    return Number(localStorage.getItem(PACE_KEY) ?? 400);
+  });
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [live, setLive] = useState<LiveScore>();
+  const [trajectory, setTrajectory] = useState<Trajectory>();
+  const [running, setRunning] = useState(false);
+  const [error, setError] = useState<string>();
+  const [prompt, setPrompt] = useState<{ p: CallerPrompt; resolve(s: string): void; reject(e: Error): void }>();
+  const [draft, setDraft] = useState('');
+  const [copied, setCopied] = useState(false);
+  const inputRef = useRef<HTMLTextAreaElement>(null);
+  const started = useRef(false);
+
+  const task = info.tasks.find((t) => t.id === taskId);
+  const agent: AgentSpec =
+    agentKind === 'remote'
+      ? { kind: 'remote', flavor: endpoint.flavor, baseURL: endpoint.baseURL, model: endpoint.model, ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}), ...(endpoint.temperature !== undefined ? { temperature: endpoint.temperature } : {}) }
+      : { kind: agentKind };
+  const spec: CallSpec = {
+    domain: info.name,
+    taskId,
+    seed,
+    preset,
+    agent,
+    user: { kind: mode === 'call' ? 'human' : 'scripted' },
+    paceMs: mode === 'call' ? 0 : pace,
+    ...(initial.maxSteps ? { maxSteps: initial.maxSteps } : {}),
+  };
+  const link = shareLink(location.href, spec);
+
+  // Keep the address bar in step with the settings (reload keeps them).
+  useEffect(() => {
+    history.replaceState(null, '', formatHash(mode, specParams(spec)));
+  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor]);
+
+  useEffect(() => {
+    if (prompt) inputRef.current?.focus();
+  }, [prompt]);
+
+  const start = async () => {
+    if (running || !task) return;
+    setTurns([]);
+    setLive(undefined);
+    setTrajectory(undefined);
+    setError(undefined);
+    setCopied(false);
+    setRunning(true);
+    const store = trajectoryStore();
+    const { agent: a, ...rest } = spec;
+    // What is stored and shared never holds the key.
+    const storedSpec: CallSpec = { ...rest, agent: a.kind === 'remote' ? { kind: 'remote', flavor: a.flavor, model: a.model, baseURL: a.baseURL } : a };
+    const record: StoredRecord = {
+      key: newId(),
+      savedAt: Date.now(),
+      source: 'call',
+      status: 'running',
+      domain: spec.domain,
+      task_id: spec.taskId,
+      seed: spec.seed,
+      agent: a.kind === 'remote' ? `${a.flavor}:${a.model}` : a.kind,
+      user: spec.user.kind,
+      spec: storedSpec,
+      turns: [],
+      trajectory: null,
+    };
+    let saving = store.put(record).catch(() => undefined);
+    const save = (patch: Partial<StoredRecord>) => {
+      Object.assign(record, patch, { savedAt: Date.now() });
+      const snapshot = structuredClone(record);
+      saving = saving.then(() => store.put(snapshot)).catch(() => undefined);
+    };
+    const collected: Turn[] = [];
+    const onEvent = proxy((e: CallEvent) => {
+      setLive(e.live);
+      if (e.type === 'turn') {
+        collected[e.index] = e.turn;
+        setTurns(collected.slice());
+        save({ turns: collected.slice() });
+      } else {
+        setTurns(e.trajectory.turns);
+        setTrajectory(e.trajectory);
+        save({ turns: e.trajectory.turns, trajectory: e.trajectory, status: 'done' });
+      }
+    });
+    const ask =
+      mode === 'call'
+        ? proxy((p: CallerPrompt) => new Promise<string>((resolve, reject) => setPrompt({ p, resolve, reject })))
+        : undefined;
+    try {
+      const { service, failed } = mainWorker();
+      await Promise.race([service.runCall(spec, onEvent, ask), failed]);
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      setPrompt(undefined);
+      setRunning(false);
+      await saving;
+    }
+  };
+
+  const stop = () => {
+    void mainWorker().service.cancel();
+    prompt?.reject(new Error('call stopped by the user'));
+    setPrompt(undefined);
+  };
+
+  const send = (hangUp: boolean) => {
+    if (!prompt) return;
+    const text = draft.trim();
+    if (!text && !hangUp) return;
+    prompt.resolve(hangUp ? `${text}${STOP}` : text);
+    setPrompt(undefined);
+    setDraft('');
+  };
+
+  useEffect(() => {
+    if (mode === 'watch' && route.params.get('run') === '1' && !started.current) {
+      started.current = true;
+      void start();
+    }
+  }, []);
+
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(link);
+      setCopied(true);
+    } catch {
+      setCopied(false);
+    }
+  };
+
+  return (
+    <div class="call">
+      <form
+        class="controls settings"
+        aria-label="Call settings"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void start();
+        }}
+      >
+        <label>
+          Task{' '}
+          <select id="task" value={taskId} disabled={running} onChange={(e) => setTaskId(e.currentTarget.value)}>
+            {info.tasks.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Seed <input id="seed" type="number" min={0} value={seed} disabled={running} onInput={(e) => setSeed(Math.max(0, Math.floor(Number(e.currentTarget.value) || 0)))} size={6} />
+        </label>
+        <label>
+          Channel preset{' '}
+          <select id="preset" value={preset} disabled={running} onChange={(e) => setPreset(e.currentTarget.value as PresetName)}>
+            {PRESETS.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Agent{' '}
+          <select id="agent" value={agentKind} disabled={running} onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}>
+            <option value="reference">reference (replays the reference solution)</option>
+            <option value="noop">do-nothing</option>
+            <option value="remote">remote endpoint</option>
+          </select>
+        </label>
+        {mode === 'watch' && (
+          <label>
+            Pace{' '}
+            <select
+              id="pace"
+              value={String(pace)}
+              onChange={(e) => {
+                setPace(Number(e.currentTarget.value));
+                localStorage.setItem(PACE_KEY, e.currentTarget.value);
+              }}
+            >
+              <option value="0">instant</option>
+              <option value="150">fast</option>
+              <option value="400">normal</option>
+              <option value="1200">slow</option>
+            </select>
+          </label>
+        )}
+        <div class="buttons">
+          <button type="submit" id="run" disabled={running || !task || (agentKind === 'remote' && !endpoint.model)}>
+            {mode === 'watch' ? 'Run call' : 'Start call'}
+          </button>
+          <button type="button" id="stop" disabled={!running} onClick={stop}>
+            Stop
+          </button>
+        </div>
+      </form>
+      {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
+      {task && (
+        <p class="scenario">
+          <span class="badge">{task.role}</span> {reasonOf(task)}
+          {mode === 'call' && (task.user_scenario.facts ?? []).length > 0 && (
+            <span class="muted"> · you know: {(task.user_scenario.facts ?? []).map((f) => `${f.key} ${f.value}`).join(', ')}</span>
+          )}
+        </p>
+      )}
+      <p class="share">
+        Share link:{' '}
+        <a id="share-link" href={link}>
+          {link.length > 96 ? `${link.slice(0, 96)}…` : link}
+        </a>{' '}
+        <button type="button" onClick={copy} aria-describedby="share-note">
+          Copy
+        </button>{' '}
+        <span id="share-note" class="muted" aria-live="polite">
+          {copied ? 'copied' : 'reproduces this call (scripted participants replay exactly); no key is in it'}
+        </span>
+      </p>
+      {error && (
+        <p role="alert" class="error" id="call-error">
+          {error}
+        </p>
+      )}
+      <div class="split">
+        <section class="conversation" aria-labelledby="h-transcript">
+          <h2 id="h-transcript">
+            Transcript{' '}
+            <span class="muted" id="call-status" aria-live="polite">
+              {running ? (prompt ? 'your turn' : 'running…') : trajectory ? `ended (${trajectory.termination})` : 'not started'}
+            </span>
+          </h2>
+          <Transcript turns={turns} live />
+          {mode === 'call' && (
+            <form
+              class="say"
+              aria-label="Your turn as the caller"
+              onSubmit={(e) => {
+                e.preventDefault();
+                send(false);
+              }}
+            >
+              <label for="say">{prompt ? 'Your words (Enter sends, Shift+Enter new line)' : running ? 'Wait for the agent…' : 'Start a call to speak as the caller.'}</label>
+              <textarea
+                id="say"
+                ref={inputRef}
+                rows={2}
+                value={draft}
+                disabled={!prompt}
+                onInput={(e) => setDraft(e.currentTarget.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' && !e.shiftKey) {
+                    e.preventDefault();
+                    send(false);
+                  }
+                }}
+              />
+              <div class="buttons">
+                <button type="submit" id="send" disabled={!prompt}>
+                  Send
+                </button>
+                <button type="button" id="hang-up" disabled={!prompt} onClick={() => send(true)}>
+                  Say it and hang up
+                </button>
+              </div>
+            </form>
+          )}
+        </section>
+        <ScorePanel live={live} trajectory={trajectory} running={running} />
+      </div>
+    </div>
+  );
+}

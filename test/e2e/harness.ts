@@ -1,0 +1,97 @@
+/**
+ * End-to-end harness: build the page with vite into a temp folder, serve it from 127.0.0.1 with
+ * a tiny static server, and drive Debian's chromium through playwright-core with a fresh
+ * profile. Nothing leaves the machine.
+ */
+import { createServer, type Server } from 'node:http';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+/** Debian's chromium (`apt-get install chromium`). */
+export const CHROMIUM = '/usr/bin/chromium';
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.wav': 'audio/wav',
+};
+
+/** Build the page into a fresh temp folder; returns the folder. */
+export async function buildPage(): Promise<string> {
+  const outDir = await mkdtemp(join(tmpdir(), 'switchboard-e2e-dist-'));
+  await build({ root: ROOT, logLevel: 'error', build: { outDir, emptyOutDir: true, sourcemap: false } });
+  return outDir;
+}
+
+/** Serve `dir` on 127.0.0.1 (a free port). */
+export async function serve(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const root = resolve(dir);
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+      let file = normalize(join(root, path));
+      if (!file.startsWith(root + sep) && file !== root) {
+        res.writeHead(403).end();
+        return;
+      }
+      const info = await stat(file).catch(() => null);
+      if (!info || info.isDirectory()) file = join(root, 'index.html');
+      const body = await readFile(file).catch(() => null);
+      if (!body) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      res.end(body);
+    })();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('no server address');
+  return {
+    url: `http://127.0.0.1:${address.port}/`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** A chromium with a fresh profile folder; `close` removes the folder. */
+export async function launch(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the end-to-end tests`);
+  }
+  const profile = await mkdtemp(join(tmpdir(), 'switchboard-e2e-profile-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1400, height: 1000 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,233 @@
+/**
+ * A tiny causal language model made in the test, in the layout transformers.js loads from a
+ * local models folder: `config.json`, `generation_config.json`, `tokenizer.json`,
+ * `tokenizer_config.json` and `onnx/model.onnx`.
+ *
+ * The ONNX file is written by a small protobuf writer here (field numbers from onnx.proto). The
+ * graph is a 2-layer "llama" decoder with a real key/value cache: each layer's `present.<i>.key`
+ * / `.value` is the past cache with the new tokens' embeddings appended on the sequence axis, so
+ * transformers.js threads the cache through generation exactly as for a real model. Its logits
+ * are a bigram table (`logits = L[input_ids]`), so greedy decoding follows a chain we choose.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// ---------------------------------------------------------------- protobuf writer
+
+type Field = Uint8Array;
+
+function varint(n: number | bigint): number[] {
+  let v = BigInt.asUintN(64, BigInt(n));
+  const out: number[] = [];
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v !== 0n) b |= 0x80;
+    out.push(b);
+  } while (v !== 0n);
+  return out;
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Varint field (wire type 0). */
+function int(field: number, n: number | bigint): Field {
+  return Uint8Array.from([...varint((field << 3) | 0), ...varint(n)]);
+}
+/** Length-delimited field (wire type 2). */
+function bytes(field: number, data: Uint8Array): Field {
+  return concat([Uint8Array.from([...varint((field << 3) | 2), ...varint(data.length)]), data]);
+}
+function str(field: number, s: string): Field {
+  return bytes(field, new TextEncoder().encode(s));
+}
+function msg(field: number, parts: readonly Field[]): Field {
+  return bytes(field, concat(parts));
+}
+
+const FLOAT = 1;
+const INT64 = 7;
+
+/** A graph input or output: name, element type, shape (numbers fixed, strings symbolic). */
+function valueInfo(field: number, name: string, elem: number, shape: readonly (number | string)[]): Field {
+  const dims = shape.map((d) => msg(1, [typeof d === 'number' ? int(1, d) : str(2, d)]));
+  return msg(field, [str(1, name), msg(2, [msg(1, [int(1, elem), msg(2, dims)])])]);
+}
+
+function tensor(name: string, elem: number, dims: readonly number[], raw: Uint8Array): Field {
+  return msg(5, [...dims.map((d) => int(1, d)), int(2, elem), str(8, name), bytes(9, raw)]);
+}
+
+function node(op: string, inputs: readonly string[], outputs: readonly string[], attrs: readonly Field[] = []): Field {
+  return msg(1, [...inputs.map((i) => str(1, i)), ...outputs.map((o) => str(2, o)), str(3, `${op}_${outputs[0]}`), str(4, op), ...attrs]);
+}
+
+function intAttr(name: string, value: number): Field {
+  return msg(5, [str(1, name), int(3, value), int(20, 2)]);
+}
+
+// ---------------------------------------------------------------- the tiny model
+
+/** The vocabulary, by id. Words are whole tokens (WordPiece over whitespace-split text). */
+export const TINY_VOCAB = [
+  '[UNK]',
+  '<|im_start|>',
+  '<|im_end|>',
+  'assistant',
+  'user',
+  'system',
+  'tool',
+  'Let',
+  'me',
+  'check.',
+  '<tool_call>',
+  '{"name":',
+  '"get_bills",',
+  '"arguments":',
+  '{"customer_id":',
+  '"C1002"}}',
+  '</tool_call>',
+  'Your',
+  'bill',
+  'is',
+  'paid.',
+  '###STOP###',
+] as const;
+
+export const TINY_EOS = 2;
+const HIDDEN = 4;
+const LAYERS = 2;
+
+/**
+ * Greedy successor of each token id: after `assistant` the model says "Let me check." and calls
+ * `get_bills` for C1002; after a `tool` turn it says "Your bill is paid." and ends the call;
+ * everything else ends the reply.
+ */
+export const TINY_NEXT: Readonly<Record<number, number>> = {
+  3: 7, // assistant → Let
+  7: 8,
+  8: 9,
+  9: 10,
+  10: 11,
+  11: 12,
+  12: 13,
+  13: 14,
+  14: 15,
+  15: 16,
+  16: TINY_EOS,
+  6: 17, // tool → Your
+  17: 18,
+  18: 19,
+  19: 20,
+  20: 21, // paid. → ###STOP###
+  21: TINY_EOS,
+};
+
+/** The ONNX bytes of the tiny model. */
+export function tinyOnnx(): Uint8Array {
+  const V = TINY_VOCAB.length;
+  const logits = new Float32Array(V * V);
+  for (let t = 0; t < V; t++) {
+    const next = TINY_NEXT[t] ?? TINY_EOS;
+    for (let u = 0; u < V; u++) logits[t * V + u] = u === next ? 10 : -((u * 7 + t * 3) % 5) / 10;
+  }
+  const emb = new Float32Array(V * HIDDEN);
+  for (let i = 0; i < emb.length; i++) emb[i] = ((i * 37) % 11) / 11 - 0.5;
+  const axes = new BigInt64Array([1n]);
+
+  const nodes: Field[] = [
+    node('Gather', ['lm_table', 'input_ids'], ['logits'], [intAttr('axis', 0)]),
+    node('Gather', ['embed_tokens', 'input_ids'], ['hidden'], [intAttr('axis', 0)]),
+    node('Unsqueeze', ['hidden', 'head_axis'], ['kv_new']),
+  ];
+  const inputs: Field[] = [
+    valueInfo(11, 'input_ids', INT64, ['batch_size', 'sequence_length']),
+    valueInfo(11, 'attention_mask', INT64, ['batch_size', 'total_sequence_length']),
+    valueInfo(11, 'position_ids', INT64, ['batch_size', 'sequence_length']),
+  ];
+  const outputs: Field[] = [valueInfo(12, 'logits', FLOAT, ['batch_size', 'sequence_length', V])];
+  for (let l = 0; l < LAYERS; l++) {
+    for (const kind of ['key', 'value']) {
+      inputs.push(valueInfo(11, `past_key_values.${l}.${kind}`, FLOAT, ['batch_size', 1, 'past_sequence_length', HIDDEN]));
+      outputs.push(valueInfo(12, `present.${l}.${kind}`, FLOAT, ['batch_size', 1, 'total_sequence_length', HIDDEN]));
+      nodes.push(node('Concat', [`past_key_values.${l}.${kind}`, 'kv_new'], [`present.${l}.${kind}`], [intAttr('axis', 2)]));
+    }
+  }
+  const graph = msg(7, [
+    ...nodes,
+    str(2, 'tiny_llama'),
+    tensor('lm_table', FLOAT, [V, V], new Uint8Array(logits.buffer)),
+    tensor('embed_tokens', FLOAT, [V, HIDDEN], new Uint8Array(emb.buffer)),
+    tensor('head_axis', INT64, [1], new Uint8Array(axes.buffer)),
+    ...inputs,
+    ...outputs,
+  ]);
+  return concat([int(1, 8), str(2, 'switchboard-test'), graph, msg(8, [str(1, ''), int(2, 17)])]);
+}
+
+/**
+ * A chat template in the Qwen style, with whitespace between words so each is one token. A bigram
+ * model sees only the last prompt token, so after a tool result the generation prompt is
+ * `<|im_start|> tool` (standing in for the attention a real model has): the reply then reports
+ * the result instead of calling the tool again.
+ */
+const CHAT_TEMPLATE =
+  "{% for m in messages %}<|im_start|> {{ m.role }} {{ m.content }} <|im_end|> {% endfor %}{% if add_generation_prompt %}<|im_start|> {% if messages[-1].role == 'tool' %}tool{% else %}assistant{% endif %}{% endif %}";
+
+/**
+ * Write the tiny model into `<modelsDir>/<id>/`, the layout transformers.js expects for
+ * `from_pretrained(id)` with `env.localModelPath = modelsDir`. Returns the files written
+ * (relative to the model folder).
+ */
+export function writeTinyModel(modelsDir: string, id: string): string[] {
+  const dir = join(modelsDir, id);
+  mkdirSync(join(dir, 'onnx'), { recursive: true });
+  const vocab = Object.fromEntries(TINY_VOCAB.map((w, i) => [w, i]));
+  const files: Record<string, string | Uint8Array> = {
+    'config.json': JSON.stringify({
+      model_type: 'llama',
+      architectures: ['LlamaForCausalLM'],
+      vocab_size: TINY_VOCAB.length,
+      hidden_size: HIDDEN,
+      num_hidden_layers: LAYERS,
+      num_attention_heads: 1,
+      num_key_value_heads: 1,
+      head_dim: HIDDEN,
+      bos_token_id: 1,
+      eos_token_id: TINY_EOS,
+    }),
+    'generation_config.json': JSON.stringify({ bos_token_id: 1, eos_token_id: TINY_EOS, do_sample: false }),
+    'tokenizer.json': JSON.stringify({
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: [1, 2].map((id) => ({ id, content: TINY_VOCAB[id], single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+      normalizer: null,
+      pre_tokenizer: { type: 'WhitespaceSplit' },
+      post_processor: null,
+      // The subword prefix is not `##`, so `###STOP###` stays one whole word when decoded.
+      decoder: { type: 'WordPiece', prefix: '@@', cleanup: false },
+      model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '@@', max_input_chars_per_word: 100, vocab },
+    }),
+    'tokenizer_config.json': JSON.stringify({
+      tokenizer_class: 'PreTrainedTokenizerFast',
+      bos_token: '<|im_start|>',
+      eos_token: '<|im_end|>',
+      unk_token: '[UNK]',
+      pad_token: '<|im_end|>',
+      model_max_length: 512,
+      chat_template: CHAT_TEMPLATE,
+    }),
+    'onnx/model.onnx': tinyOnnx(),
+  };
+  for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
+  return Object.keys(files);
+}

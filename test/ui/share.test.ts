@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { PRESET_NAMES } from '../../src/core/channel/presets.ts';
+import { PRESETS, formatHash, paramsSpec, parseHash, publicEndpoint, shareLink, specParams } from '../../src/ui/share.ts';
+import type { CallSpec } from '../../src/adapters/browser/rollout-types.ts';
+
+describe('share links', () => {
+  it('lists the core presets', () => {
+    expect(PRESETS).toEqual(PRESET_NAMES);
+  });
+
+  it('round-trips a scripted call', () => {
+    const spec: CallSpec = { domain: 'carrier', taskId: 'carrier-pay-balance-1', seed: 7, preset: 'harsh', agent: { kind: 'noop' }, user: { kind: 'scripted' }, paceMs: 400 };
+    const link = shareLink('http://127.0.0.1:5173/#/browse', spec);
+    expect(link).toBe('http://127.0.0.1:5173/#/watch?domain=carrier&task=carrier-pay-balance-1&seed=7&preset=harsh&agent=noop&user=scripted&run=1');
+    const route = parseHash(link.slice(link.indexOf('#')));
+    expect(route.view).toBe('watch');
+    expect(paramsSpec(route.params)).toEqual({ domain: 'carrier', taskId: 'carrier-pay-balance-1', seed: 7, preset: 'harsh', agent: { kind: 'noop' }, user: { kind: 'scripted' } });
+  });
+
+  it('never carries a key or endpoint credentials', () => {
+    const spec: CallSpec = {
+      domain: 'carrier',
+      taskId: 't',
+      seed: 0,
+      preset: 'clean',
+      agent: { kind: 'remote', flavor: 'vllm', model: 'Qwen/Qwen3-8B', baseURL: 'https://user:pw@llm.example/v1?token=abc', apiKey: 'sk-secret', temperature: 0.7 },
+      user: { kind: 'human' },
+    };
+    const p = specParams(spec);
+    expect(p.toString()).not.toMatch(/sk-secret|pw|token|user%3A/);
+    expect(p.get('base')).toBe('https://llm.example/v1');
+    expect(paramsSpec(p).agent).toEqual({ kind: 'remote', flavor: 'vllm', model: 'Qwen/Qwen3-8B', baseURL: 'https://llm.example/v1', temperature: 0.7 });
+    expect(shareLink('http://h/', spec)).toMatch(/^http:\/\/h\/#\/call\?/);
+  });
+
+  it('ignores bad values and parses empty hashes as browse', () => {
+    expect(parseHash('').view).toBe('browse');
+    expect(formatHash('batch')).toBe('#/batch');
+    expect(paramsSpec(new URLSearchParams('seed=-1&preset=loud&agent=x&user=y'))).toEqual({});
+    expect(publicEndpoint('not a url')).toBe('');
+  });
+});
