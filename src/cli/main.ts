@@ -110,7 +110,16 @@ function modelSettings(opts: RunOpts): ModelSettings {
 
 /** The summary as written: the batch summary plus the settings that produced it. */
 export type RunReport = BatchSummary & {
-  settings: { split: string | null; task_ids: string[]; concurrency: number; max_steps: number };
+  settings: {
+    split: string | null;
+    task_ids: string[];
+    concurrency: number;
+    max_steps: number;
+    /** True when the agent had the reference solution: demonstrations (SFT), not an evaluation. */
+    teacher_guidance: boolean;
+    /** The phone channel, or null for a text-only run. */
+    channel: { preset: string; dropout: number; barge_in: number; mix: Record<string, number> | null } | null;
+  };
 };
 
 /** Make `dir` an output folder up front, so a bad --out fails before the batch runs. */
@@ -173,7 +182,21 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
   trajectories.sort((a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed);
   const report: RunReport = {
     ...summary,
-    settings: { split: opts.split ?? null, task_ids: tasks.map((t) => t.id), concurrency: opts.concurrency, max_steps: maxSteps },
+    settings: {
+      split: opts.split ?? null,
+      task_ids: tasks.map((t) => t.id),
+      concurrency: opts.concurrency,
+      max_steps: maxSteps,
+      teacher_guidance: opts.teacherGuidance ?? false,
+      channel: channel
+        ? {
+            preset: typeof channel.preset === 'string' ? channel.preset : 'custom',
+            dropout: channel.dropout ?? 0,
+            barge_in: channel.bargeIn ?? 0,
+            mix: (channel.mix as Record<string, number> | undefined) ?? null,
+          }
+        : null,
+    },
   };
   if (outDir && lines) {
     await writeFile(lines, trajectories.map((t) => `${JSON.stringify(t)}\n`).join(''));

@@ -89,7 +89,11 @@ function refuseLocal(spec: string): void {
 }
 
 function agentOptions(settings: ModelSettings) {
-  return { ...(settings.sampling ? { sampling: settings.sampling } : {}), ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}) };
+  return {
+    ...(settings.sampling ? { sampling: settings.sampling } : {}),
+    ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}),
+    ...(settings.userAudio ? { userAudio: settings.userAudio } : {}),
+  };
 }
 
 /**
@@ -112,7 +116,7 @@ export function agentFactory(spec: string, settings: ModelSettings = {}): () => 
   const model = parseModelSpec(spec);
   if (model) {
     const c = client(model, settings);
-    return () => new ModelAgent(c, { ...(settings.sampling ? { sampling: settings.sampling } : {}), ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}), ...(settings.userAudio ? { userAudio: settings.userAudio } : {}) });
+    return () => new ModelAgent(c, agentOptions(settings));
   }
   if (settings.teacherGuidance) throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url> or local:<id>)');
   const f = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;

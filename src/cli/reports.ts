@@ -26,7 +26,7 @@ export function renderGate(report: GateReport): string {
 }
 
 /** The score table of a batch: per task rewards, mean and pass^k; then totals. */
-export function renderSummary(s: BatchSummary): string {
+export function renderSummary(s: BatchSummary & { settings?: { teacher_guidance?: boolean } }): string {
   const ks = Array.from({ length: s.trials }, (_, i) => String(i + 1));
   const headers = ['task', 'rewards', 'mean', ...ks.map((k) => `pass^${k}`), 'invalid'];
   const rows = s.tasks.map((t) => [
@@ -38,5 +38,8 @@ export function renderSummary(s: BatchSummary): string {
   ]);
   rows.push(['ALL', '', num(s.totals.mean_reward), ...ks.map((k) => num(s.totals.pass_hat[k])), String(s.totals.invalid)]);
   const numeric = new Set(['mean', 'invalid', ...ks.map((k) => `pass^${k}`)]);
-  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}`, table(headers, rows, numeric)].join('\n');
+  const guided = s.settings?.teacher_guidance
+    ? ' · TEACHER-GUIDED: demonstrations, not an evaluation'
+    : '';
+  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}${guided}`, table(headers, rows, numeric)].join('\n');
 }

@@ -48,7 +48,14 @@ describe('switchboard CLI', () => {
       'carrier-claimed-payment-1#0@5',
       'carrier-claimed-payment-1#1@6',
     ]);
-    expect(summary.settings).toEqual({ split: null, task_ids: ['carrier-pay-balance-1', 'carrier-claimed-payment-1'], concurrency: 3, max_steps: 100 });
+    expect(summary.settings).toEqual({
+      split: null,
+      task_ids: ['carrier-pay-balance-1', 'carrier-claimed-payment-1'],
+      concurrency: 3,
+      max_steps: 100,
+      teacher_guidance: false,
+      channel: null,
+    });
     expect(trajectories.every((t) => t.reward_info?.reward === 1 && t.termination === 'user_stop')).toBe(true);
   });
 
