@@ -244,7 +244,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--split <name>', 'tau2 task split: base, train or test')
-    .option('--agent <spec>', 'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY)', 'reference')
+    .option('--agent <spec>', 'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY) | local:<model-id> (models/manifest.json)', 'reference')
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
     .option('--judge <spec>', 'judge for NL and unchecked assertions: <flavor>:<model>@<base-url>')
     .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
