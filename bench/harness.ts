@@ -26,6 +26,12 @@ function fmt(ms: number): string {
   return `${ms.toFixed(2)} ms`;
 }
 
+/** `speedup` (baseline time / ours) as words: `12× faster than` or `1.31× slower than`. */
+export function versus(speedup: number): string {
+  if (speedup >= 1) return `${speedup >= 10 ? speedup.toFixed(0) : speedup.toFixed(2)}× faster than`;
+  return `${(1 / speedup).toFixed(2)}× slower than`;
+}
+
 /** Run the cases and print the table. Returns the medians. */
 export async function runCases(title: string, cases: readonly BenchCase[], time = 1000): Promise<BenchResult[]> {
   const bench = new Bench({ time, warmupTime: 200 });
@@ -40,7 +46,7 @@ export async function runCases(title: string, cases: readonly BenchCase[], time 
     const median = r.latency.p50;
     const parts = [`  ${c.name.padEnd(46)} median ${fmt(median).padStart(10)}  (${r.latency.samplesCount} samples)`];
     if (c.targetMs !== undefined) parts.push(`target ≤ ${fmt(c.targetMs)}  ratio ${(median / c.targetMs).toFixed(2)}  ${median <= c.targetMs ? 'meets' : 'MISSES'}`);
-    if (c.baselineMs) parts.push(`${(c.baselineMs.ms / median).toFixed(0)}× faster than ${c.baselineMs.label} (${fmt(c.baselineMs.ms)})`);
+    if (c.baselineMs) parts.push(`${versus(c.baselineMs.ms / median)} ${c.baselineMs.label} (${fmt(c.baselineMs.ms)})`);
     console.log(parts.join('  ·  '));
     out.push({ name: c.name, medianMs: median, samples: r.latency.samplesCount, ...(c.targetMs !== undefined ? { targetMs: c.targetMs } : {}) });
   }

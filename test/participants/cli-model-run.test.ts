@@ -5,26 +5,13 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_MODELS_DIR } from '../../src/adapters/node/local-model.ts';
 import { builtinDomainDir, loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
-import { main, type CliIo } from '../../src/cli/main.ts';
+import { main } from '../../src/cli/main.ts';
+import { capture } from '../fixtures/cli-io.ts';
 import type { Domain } from '../../src/core/schema/domain.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { httpError, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
 import { modelBrain } from './brain.ts';
 
-function capture(): CliIo & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    progress: false,
-    out(t: string) {
-      io.stdout += t.endsWith('\n') ? t : `${t}\n`;
-    },
-    err(t: string) {
-      io.stderr += t.endsWith('\n') ? t : `${t}\n`;
-    },
-  };
-  return io;
-}
 
 const SECRET = 'sk-e2e-never-recorded';
 let domain: Domain;

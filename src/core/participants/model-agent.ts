@@ -5,7 +5,7 @@ import { DEFAULT_SAMPLING, type ModelClient, type SamplingParams } from '../port
 import { AGENT_PROMPT_VERSION, referenceGuidance, renderAgentPrompt } from '../prompts/agent.ts';
 import type { Task } from '../schema/task.ts';
 import type { ParticipantCard, ToolCall, Trajectory } from '../schema/trajectory.ts';
-import { agentMessages, episodeCallIds, generationOf, type TurnAudio } from './model-messages.ts';
+import { agentMessages, episodeCallIds, generationOf, participantCard, type TurnAudio } from './model-messages.ts';
 import { replyToolCalls } from './model-tool-calls.ts';
 import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
 
@@ -54,16 +54,7 @@ export class ModelAgent implements Agent {
 
   /** Setup recorded in the trajectory. `teacher_guidance` is the text used for the task run last. */
   get card(): ParticipantCard {
-    const { temperature, top_p, top_k, max_tokens } = this.sampling;
-    return {
-      kind: this.client.kind,
-      flavor: this.client.flavor,
-      model: this.client.model,
-      base_url: this.client.endpoint,
-      sampling: { temperature, top_p, top_k, max_tokens },
-      prompt_version: AGENT_PROMPT_VERSION,
-      teacher_guidance: this.options.teacherGuidance ? this.guidance : null,
-    };
+    return participantCard(this.client, this.sampling, AGENT_PROMPT_VERSION, this.options.teacherGuidance ? this.guidance : null);
   }
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {

@@ -6,8 +6,8 @@
  *   messages; the agent's tool use is hidden, its own user-tool results are `tool` messages.
  * Consecutive `user` messages are merged into one (a model expects alternation).
  */
-import type { ModelContentPart, ModelMessage, ModelResponse } from '../ports/model-client.ts';
-import type { Generation, ToolCall, Turn, UserTurn } from '../schema/trajectory.ts';
+import type { ModelClient, ModelContentPart, ModelMessage, ModelResponse, SamplingParams } from '../ports/model-client.ts';
+import type { Generation, ParticipantCard, ToolCall, Turn, UserTurn } from '../schema/trajectory.ts';
 
 /** Audio for a caller turn (base64 WAV), or null to send its text. */
 export type TurnAudio = (turn: UserTurn, index: number) => string | null;
@@ -83,3 +83,26 @@ export function episodeCallIds(res: ModelResponse, turn: number): ModelResponse[
   if (res.tool_call_source !== 'text') return res.tool_calls;
   return res.tool_calls.map((c, i) => ({ ...c, id: `call_${turn}_${i}` }));
 }
+
+/**
+ * The setup of a model participant as recorded in the trajectory: which client and model, the
+ * sampling it sends on every request, its prompt version and teacher guidance (agents only).
+ */
+export function participantCard(
+  client: ModelClient,
+  sampling: SamplingParams,
+  promptVersion: string,
+  teacherGuidance: string | null,
+): ParticipantCard {
+  const { temperature, top_p, top_k, max_tokens } = sampling;
+  return {
+    kind: client.kind,
+    flavor: client.flavor,
+    model: client.model,
+    base_url: client.endpoint,
+    sampling: { temperature, top_p, top_k, max_tokens },
+    prompt_version: promptVersion,
+    teacher_guidance: teacherGuidance,
+  };
+}
+

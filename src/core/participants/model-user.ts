@@ -7,7 +7,7 @@ import { CALLER_PROMPT_VERSION, renderCallerPrompt } from '../prompts/caller.ts'
 import type { Task } from '../schema/task.ts';
 import type { ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
 import { SimulatorError } from './model-errors.ts';
-import { callerMessages, episodeCallIds, generationOf } from './model-messages.ts';
+import { callerMessages, episodeCallIds, generationOf, participantCard } from './model-messages.ts';
 import { replyToolCalls } from './model-tool-calls.ts';
 import type { EpisodeView, ParticipantReply, UserSimulator } from './types.ts';
 
@@ -41,16 +41,7 @@ export class ModelUser implements UserSimulator {
   }
 
   get card(): ParticipantCard {
-    const { temperature, top_p, top_k, max_tokens } = this.sampling;
-    return {
-      kind: this.client.kind,
-      flavor: this.client.flavor,
-      model: this.client.model,
-      base_url: this.client.endpoint,
-      sampling: { temperature, top_p, top_k, max_tokens },
-      prompt_version: CALLER_PROMPT_VERSION,
-      teacher_guidance: null,
-    };
+    return participantCard(this.client, this.sampling, CALLER_PROMPT_VERSION, null);
   }
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {
