@@ -121,4 +121,27 @@ describe('switchboard serve over HTTP', () => {
     expect(await ask({ op: 'close', episode_id: reset.episode_id })).toEqual({ op: 'close', closed: true });
     ws.close();
   });
+  it('survives a malformed WebSocket frame, answers in order and echoes ids', async () => {
+    await start({ maxBodyBytes: 1024 });
+    const bad = new WebSocket(`${server!.url.replace('http', 'ws')}/ws`);
+    await new Promise((ok) => bad.once('open', ok));
+    const closed = new Promise<number>((ok) => bad.once('close', (code) => ok(code)));
+    bad.send('z'.repeat(4096)); // over the payload limit: this socket is closed, not the server
+    expect(await closed).toBe(1009);
+    expect((await fetch(`${server!.url}/health`)).status).toBe(200);
+
+    const ws = new WebSocket(`${server!.url.replace('http', 'ws')}/ws`);
+    await new Promise((ok) => ws.once('open', ok));
+    const answers: any[] = [];
+    const done = new Promise<void>((ok) => ws.on('message', (d) => (answers.push(JSON.parse(String(d))), answers.length === 3 && ok())));
+    ws.send(JSON.stringify({ op: 'reset', id: 1, task_id: 'carrier-change-plan-1' }));
+    ws.send(JSON.stringify({ op: 'state', id: 2, episode_id: 'nope' }));
+    ws.send(JSON.stringify({ op: 'close', id: 3, episode_id: 'nope' }));
+    await done;
+    expect(answers.map((a) => [a.id, a.op, a.status ?? 200])).toEqual([[1, 'reset', 200], [2, 'state', 404], [3, 'close', 404]]);
+    ws.close();
+    const st = await fetch(`${server!.url}/state`);
+    expect([st.status, await st.json()]).toEqual([400, { error: 'episode_id: required (GET /state?episode_id=…)' }]);
+  });
 });
+

@@ -34,7 +34,7 @@ export class SkipConfirmAgent implements Agent {
     const plan = referencePlan(view.domain, view.task);
     const at = planPosition(plan, view.turns);
     const step = plan[at];
-    if (!step) return { text: `${phrasesFor(view.domain.language).done}${STOP_TOKENS.stop}` };
+    if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
     const after = plan[at + 1];
     const beforeWrite =
       'say' in step && after && 'call' in after && toolsFor(view.domain, 'assistant').find((t) => t.name === after.call.name)?.kind === 'write';

@@ -28,7 +28,7 @@ class SkipWriteAgent implements Agent {
     const isWrite = (s: typeof after) => !!s && 'call' in s && view.domain.tools.find((t) => t.name === s.call.name)?.kind === 'write';
     if (step && 'say' in step && isWrite(after) && view.rng.next() < this.p) at += 2;
     const next = plan[at];
-    if (!next) return { text: `${phrasesFor(view.domain.language).done}${STOP_TOKENS.stop}` };
+    if (!next) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
     return 'say' in next ? { text: next.say } : { text: '', tool_calls: [structuredClone(next.call)] };
   }
 }
@@ -40,7 +40,7 @@ class WrongPaymentAgent implements Agent {
   async respond(view: EpisodeView): Promise<ParticipantReply> {
     const plan = referencePlan(view.domain, view.task);
     const step = plan[planPosition(plan, view.turns)];
-    if (!step) return { text: `${phrasesFor(view.domain.language).done}${STOP_TOKENS.stop}` };
+    if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
     if ('say' in step) return { text: step.say };
     const call = structuredClone(step.call);
     if ('payment_id' in call.arguments && view.rng.next() < this.p) call.arguments.payment_id = 'gift_card_0000000';

@@ -12,8 +12,9 @@
  * - `GET /state?episode_id=…` → `{episode_id, task_id, seed, done, turns}`
  * - `POST /close {episode_id}` → `{closed: true}`
  * - `GET /tasks` → `{domain, tasks: [id…], tools}`; `GET /health` → `{ok: true, episodes}`
- * WebSocket at `/ws`: send `{op: "reset"|"step"|"state"|"close", …same fields}`, receive the same
- * answers (plus `op`), or `{op, error, status}`.
+ * WebSocket at `/ws`: send `{op: "reset"|"step"|"state"|"close", id?, …same fields}`, receive the
+ * same answers (plus `op` and the `id` sent), or `{op, id?, error, status}`; messages of one
+ * socket are answered in order. A malformed frame closes that socket only.
  *
  * Errors: 400 bad JSON or fields, 404 unknown route or episode, 409 step on a finished or busy
  * episode, 413 body over the limit, 429 too many live episodes.
@@ -107,7 +108,10 @@ interface Live {
   timer: NodeJS.Timeout;
 }
 
-/** Start the server on 127.0.0.1 (`port` 0 picks a free one). */
+/**
+ * Start the server on 127.0.0.1 (`port` 0 picks a free one).
+ * @throws the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
+ */
 export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '127.0.0.1'): Promise<EnvServer> {
   const live = new Map<string, Live>();
   const maxEpisodes = opts.maxEpisodes ?? 64;
@@ -217,7 +221,11 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
         if (route === 'GET /tasks') {
           return send(res, 200, { domain: domain.name, tasks: domain.tasks.map((t) => t.id), tools: domain.tools.map(toolSchema) });
         }
-        if (route === 'GET /state') return send(res, 200, await ops.state({ episode_id: url.searchParams.get('episode_id') ?? '' }));
+        if (route === 'GET /state') {
+          const id = url.searchParams.get('episode_id');
+          if (!id) throw new HttpError(400, 'episode_id: required (GET /state?episode_id=…)');
+          return send(res, 200, await ops.state({ episode_id: id }));
+        }
         const op = { 'POST /reset': ops.reset, 'POST /step': ops.step, 'POST /close': ops.close, 'POST /state': ops.state }[route];
         if (!op) throw new HttpError(404, `no route ${route}`);
         send(res, 200, await op(await readBody(req)));
@@ -230,9 +238,16 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
 
   const wss = new WebSocketServer({ server, path: '/ws', maxPayload: maxBody });
   wss.on('connection', (socket: WebSocket) => {
+    // A protocol error (oversized or malformed frame) closes this socket only; `ws` emits it
+    // as an 'error' event, which must be handled or it would end the whole process.
+    socket.on('error', () => socket.terminate());
+    // One message at a time per socket, so answers come back in request order; a client may
+    // also send an `id`, which is echoed.
+    let queue = Promise.resolve();
     socket.on('message', (data) => {
-      void (async () => {
+      queue = queue.then(async () => {
         let op = '';
+        let id: unknown;
         try {
           let msg: unknown;
           try {
@@ -241,18 +256,26 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
             throw new HttpError(400, 'message is not valid JSON');
           }
           op = String((msg as { op?: unknown })?.op ?? '');
+          id = (msg as { id?: unknown })?.id;
           const handler = (ops as Record<string, (b: unknown) => Promise<unknown>>)[op];
           if (!handler || !Object.hasOwn(ops, op)) throw new HttpError(400, `unknown op "${op}" (reset, step, state, close)`);
-          socket.send(JSON.stringify({ op, ...(await handler(msg)) as object }));
+          const answer = (await handler(msg)) as object;
+          socket.send(JSON.stringify({ op, ...(id !== undefined ? { id } : {}), ...answer }));
         } catch (e) {
           const status = e instanceof HttpError ? e.status : 500;
-          socket.send(JSON.stringify({ op, status, error: (e as Error).message }));
+          socket.send(JSON.stringify({ op, ...(id !== undefined ? { id } : {}), status, error: (e as Error).message }));
         }
-      })();
+      });
     });
   });
 
-  await new Promise<void>((ok) => server.listen(port, host, ok));
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      server.off('error', fail);
+      ok();
+    });
+  });
   const addr = server.address() as AddressInfo;
   return {
     server,

@@ -2,12 +2,19 @@
  * `switchboard serve --domain <d> [--port 8700]`: the environment server for trainers (see
  * src/adapters/node/env-server.ts for the API). Runs until interrupted (Ctrl-C, SIGTERM).
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { startEnvServer } from '../../adapters/node/env-server.ts';
 import { openDomain } from '../domains.ts';
 import type { CliIo } from '../main.ts';
-import { userFactory } from '../participants.ts';
+import { userFactory, UsageError } from '../participants.ts';
 import { intOption } from '../options.ts';
+
+/** A TCP port, 0 to 65535 (0: any free port). */
+function portOption(value: string): number {
+  const n = intOption('--port', 0)(value);
+  if (n > 65535) throw new InvalidArgumentError('--port must be a whole number from 0 to 65535');
+  return n;
+}
 
 interface ServeOpts {
   domain: string;
@@ -27,7 +34,7 @@ export function registerServe(program: Command, io: CliIo): Command {
     .description('Serve episodes over HTTP and WebSocket (reset / step / state / close) for a trainer to drive.')
     .requiredOption('--domain <name>', 'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)')
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
-    .option('--port <n>', 'TCP port (0: any free port)', intOption('--port', 0), 8700)
+    .option('--port <n>', 'TCP port (0: any free port)', portOption, 8700)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--user <spec>', 'simulated caller', 'scripted')
     .option('--max-episodes <n>', 'live episodes at most', intOption('--max-episodes', 1), 64)
@@ -36,17 +43,19 @@ export function registerServe(program: Command, io: CliIo): Command {
     .action(async (opts: ServeOpts) => {
       const user = userFactory(opts.user);
       const { runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
-      const server = await startEnvServer(
-        {
-          runtime,
-          user,
-          maxEpisodes: opts.maxEpisodes,
-          idleMs: opts.idleSeconds * 1000,
-          ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
-        },
-        opts.port,
-        opts.host,
-      );
+      const settings = {
+        runtime,
+        user,
+        maxEpisodes: opts.maxEpisodes,
+        idleMs: opts.idleSeconds * 1000,
+        ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+      };
+      let server;
+      try {
+        server = await startEnvServer(settings, opts.port, opts.host);
+      } catch (e) {
+        throw new UsageError(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
+      }
       io.err(`serving ${runtime.domain.name} at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws); Ctrl-C stops`);
       await new Promise<void>((done) => {
         const stop = () => void server.close().then(done);

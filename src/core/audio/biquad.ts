@@ -26,6 +26,7 @@ export function biquadCoefficients(type: 'lowpass' | 'highpass', frequencyHz: nu
 
 /** Run a cascade of sections over `x` in place (transposed direct form II, zero initial state). Returns `x`. */
 export function biquadCascadeInPlace(x: Float32Array, sections: readonly BiquadCoefficients[]): Float32Array {
+  if (sections.length === 4) return biquadCascade4InPlace(x, sections as readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients]);
   for (const { b0, b1, b2, a1, a2 } of sections) {
     let s1 = 0;
     let s2 = 0;
@@ -36,6 +37,41 @@ export function biquadCascadeInPlace(x: Float32Array, sections: readonly BiquadC
       s2 = b2 * v - a2 * y;
       x[i] = y;
     }
+  }
+  return x;
+}
+
+/**
+ * Four sections in one pass (e.g. the telephony band-pass): each section's output is rounded to
+ * float32 before the next one, exactly as when the sections run one after another over the
+ * array, so the result is bit-identical to four separate passes.
+ */
+function biquadCascade4InPlace(x: Float32Array, [s0, s1, s2, s3]: readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients]): Float32Array {
+  const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
+  const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
+  const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
+  const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
+  let u1 = 0, u2 = 0, v1 = 0, v2 = 0, w1 = 0, w2 = 0, z1 = 0, z2 = 0;
+  const fround = Math.fround;
+  for (let i = 0; i < x.length; i++) {
+    const a = x[i] as number;
+    // Each section's state uses its unrounded output; the next section reads it as float32.
+    const ya = p0 * a + u1;
+    u1 = p1 * a - pa1 * ya + u2;
+    u2 = p2 * a - pa2 * ya;
+    const b = fround(ya);
+    const yb = q0 * b + v1;
+    v1 = q1 * b - qa1 * yb + v2;
+    v2 = q2 * b - qa2 * yb;
+    const c = fround(yb);
+    const yc = r0 * c + w1;
+    w1 = r1 * c - ra1 * yc + w2;
+    w2 = r2 * c - ra2 * yc;
+    const d = fround(yc);
+    const yd = t0 * d + z1;
+    z1 = t1 * d - ta1 * yd + z2;
+    z2 = t2 * d - ta2 * yd;
+    x[i] = yd;
   }
   return x;
 }

@@ -43,6 +43,22 @@ export function quantize16InPlace(samples: Float32Array): Float32Array {
   return samples;
 }
 
+/**
+ * Quantize `samples` to 16 bits in one pass: the 16-bit values go to `pcm` (same length; e.g. a
+ * WAV file's data chunk) and their float values (`v / 32768`) back into `samples`. Equals
+ * {@link floatToInt16} and {@link int16ToFloat} without the intermediate arrays. Returns `samples`.
+ */
+export function quantize16Into(samples: Float32Array, pcm: Int16Array): Float32Array {
+  if (pcm.length !== samples.length) throw new RangeError(`quantize16Into: ${pcm.length} PCM slots for ${samples.length} samples`);
+  for (let i = 0; i < samples.length; i++) {
+    const r = Math.round((samples[i] as number) * 32768);
+    const v = r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0; // | 0: NaN and -0 become 0
+    pcm[i] = v;
+    samples[i] = v / 32768;
+  }
+  return samples;
+}
+
 /** Convert a duration in ms to a whole number of samples at `rateHz` (rounded). */
 export function msToSamples(ms: number, rateHz: number): number {
   return Math.round((ms * rateHz) / 1000);

@@ -45,23 +45,229 @@ function padded(x: Float32Array, pad: number): Float32Array {
   return p;
 }
 
+// The 16 non-zero odd taps as constants for the unrolled kernels below (the hot path of the
+// phone channel). The unrolled loops add the terms in the same order as the generic ones, so
+// results are bit-identical.
+const UNROLLED = ODD.length === 16;
+const [h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15] = Array.from(ODD.length === 16 ? ODD : new Float64Array(16)) as unknown as readonly [
+  number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
+];
+
+/** One decimator output at centre `c` with zero padding outside `x` (edges only). */
+function decimateAt(x: Float32Array, c: number): number {
+  const n = x.length;
+  const h = ODD;
+  let acc = H0 * (x[c] as number);
+  for (let k = 0, lo = c - 1, hi = c + 1; k < h.length; k++, lo -= 2, hi += 2) acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
+  return acc;
+}
+
+/** One interpolator odd output between `x[m]` and `x[m + 1]`, with zero padding outside `x` (edges only). */
+function interpolateAt(x: Float32Array, m: number): number {
+  const n = x.length;
+  const h = ODD;
+  let acc = 0;
+  for (let k = 0, lo = m, hi = m + 1; k < h.length; k++, lo--, hi++) acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
+  return 2 * acc;
+}
+
+/**
+ * {@link decimate2} into `out` (length `ceil(x.length / 2)`, e.g. a reused buffer). Returns `out`.
+ */
+export function decimate2Into(x: Float32Array, out: Float32Array): Float32Array {
+  const n = x.length;
+  const len = (n + 1) >> 1;
+  if (out.length !== len) throw new RangeError(`decimate2Into: output has ${out.length} samples, needs ${len}`);
+  const reach = 2 * ODD.length - 1; // 31
+  // Interior outputs: every tap inside x (2m − 31 ≥ 0 and 2m + 31 ≤ n − 1).
+  const mLo = Math.min(len, (reach + 1) >> 1);
+  const mHi = Math.max(mLo, Math.min(len, ((n - 1 - reach) >> 1) + 1));
+  for (let m = 0; m < mLo; m++) out[m] = decimateAt(x, 2 * m);
+  if (UNROLLED) {
+    for (let m = mLo; m < mHi; m++) {
+      const c = 2 * m;
+      let acc = H0 * (x[c] as number);
+      acc += h0 * ((x[c - 1] as number) + (x[c + 1] as number));
+      acc += h1 * ((x[c - 3] as number) + (x[c + 3] as number));
+      acc += h2 * ((x[c - 5] as number) + (x[c + 5] as number));
+      acc += h3 * ((x[c - 7] as number) + (x[c + 7] as number));
+      acc += h4 * ((x[c - 9] as number) + (x[c + 9] as number));
+      acc += h5 * ((x[c - 11] as number) + (x[c + 11] as number));
+      acc += h6 * ((x[c - 13] as number) + (x[c + 13] as number));
+      acc += h7 * ((x[c - 15] as number) + (x[c + 15] as number));
+      acc += h8 * ((x[c - 17] as number) + (x[c + 17] as number));
+      acc += h9 * ((x[c - 19] as number) + (x[c + 19] as number));
+      acc += h10 * ((x[c - 21] as number) + (x[c + 21] as number));
+      acc += h11 * ((x[c - 23] as number) + (x[c + 23] as number));
+      acc += h12 * ((x[c - 25] as number) + (x[c + 25] as number));
+      acc += h13 * ((x[c - 27] as number) + (x[c + 27] as number));
+      acc += h14 * ((x[c - 29] as number) + (x[c + 29] as number));
+      acc += h15 * ((x[c - 31] as number) + (x[c + 31] as number));
+      out[m] = acc;
+    }
+  } else {
+    for (let m = mLo; m < mHi; m++) out[m] = decimateAt(x, 2 * m);
+  }
+  for (let m = mHi; m < len; m++) out[m] = decimateAt(x, 2 * m);
+  return out;
+}
+
+/** Index of float sample `y` in a 65,536-entry 16-bit table (rounded, clipped; NaN → 0). */
+function q16Index(y: number): number {
+  const r = Math.round(y * 32768);
+  return (r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768;
+}
+
+/**
+ * {@link decimate2Into} followed by a per-sample 16-bit table map, fused in one pass: output m
+ * is `table[v + 32768]` where v is the decimated sample rounded to float32, scaled by 32768,
+ * rounded and clipped to 16 bits (e.g. the mu-law round-trip table: decimate and companding in
+ * one go, bit-identical to the two steps).
+ */
+export function decimate2MapInto(x: Float32Array, out: Float32Array, table: Float32Array): Float32Array {
+  const n = x.length;
+  const len = (n + 1) >> 1;
+  if (out.length !== len) throw new RangeError(`decimate2MapInto: output has ${out.length} samples, needs ${len}`);
+  if (table.length !== 65536) throw new RangeError('decimate2MapInto: table needs 65536 entries');
+  const reach = 2 * ODD.length - 1;
+  const mLo = Math.min(len, (reach + 1) >> 1);
+  const mHi = UNROLLED ? Math.max(mLo, Math.min(len, ((n - 1 - reach) >> 1) + 1)) : mLo;
+  const fround = Math.fround;
+  for (let m = 0; m < mLo; m++) out[m] = table[q16Index(fround(decimateAt(x, 2 * m)))] as number;
+  for (let m = mLo; m < mHi; m++) {
+    const c = 2 * m;
+    let acc = H0 * (x[c] as number);
+    acc += h0 * ((x[c - 1] as number) + (x[c + 1] as number));
+    acc += h1 * ((x[c - 3] as number) + (x[c + 3] as number));
+    acc += h2 * ((x[c - 5] as number) + (x[c + 5] as number));
+    acc += h3 * ((x[c - 7] as number) + (x[c + 7] as number));
+    acc += h4 * ((x[c - 9] as number) + (x[c + 9] as number));
+    acc += h5 * ((x[c - 11] as number) + (x[c + 11] as number));
+    acc += h6 * ((x[c - 13] as number) + (x[c + 13] as number));
+    acc += h7 * ((x[c - 15] as number) + (x[c + 15] as number));
+    acc += h8 * ((x[c - 17] as number) + (x[c + 17] as number));
+    acc += h9 * ((x[c - 19] as number) + (x[c + 19] as number));
+    acc += h10 * ((x[c - 21] as number) + (x[c + 21] as number));
+    acc += h11 * ((x[c - 23] as number) + (x[c + 23] as number));
+    acc += h12 * ((x[c - 25] as number) + (x[c + 25] as number));
+    acc += h13 * ((x[c - 27] as number) + (x[c + 27] as number));
+    acc += h14 * ((x[c - 29] as number) + (x[c + 29] as number));
+    acc += h15 * ((x[c - 31] as number) + (x[c + 31] as number));
+    const r = Math.round(fround(acc) * 32768);
+    out[m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768] as number;
+  }
+  for (let m = mHi; m < len; m++) out[m] = table[q16Index(fround(decimateAt(x, 2 * m)))] as number;
+  return out;
+}
+
+/**
+ * {@link interpolate2Into} with 16-bit quantization fused in: `out` gets the quantized samples
+ * (`v / 32768`) and `pcm` (same length) their 16-bit values `v`, bit-identical to interpolating
+ * and then quantizing (rounded to nearest, clipped, NaN → 0).
+ */
+export function interpolate2Quantize16Into(x: Float32Array, out: Float32Array, pcm: Int16Array): Float32Array {
+  const length = out.length;
+  if (pcm.length !== length) throw new RangeError(`interpolate2Quantize16Into: ${pcm.length} PCM slots for ${length} samples`);
+  const nx = x.length;
+  const pairs = (length + 1) >> 1;
+  const taps = ODD.length;
+  const mLo = Math.min(pairs, taps - 1);
+  const mHi = UNROLLED ? Math.max(mLo, Math.min(nx - taps, length >> 1)) : mLo;
+  const fround = Math.fround;
+  const put = (i: number, y: number) => {
+    const v = q16Index(fround(y)) - 32768;
+    pcm[i] = v;
+    out[i] = v / 32768;
+  };
+  const edge = (m: number) => {
+    put(2 * m, m < nx ? (x[m] as number) : 0);
+    if (2 * m + 1 < length) put(2 * m + 1, interpolateAt(x, m));
+  };
+  for (let m = 0; m < mLo; m++) edge(m);
+  for (let m = mLo; m < mHi; m++) {
+    const e = Math.round((x[m] as number) * 32768);
+    const ve = e > 32767 ? 32767 : e < -32768 ? -32768 : e | 0;
+    pcm[2 * m] = ve;
+    out[2 * m] = ve / 32768;
+    let acc = 0;
+    acc += h0 * ((x[m - 0] as number) + (x[m + 1] as number));
+    acc += h1 * ((x[m - 1] as number) + (x[m + 2] as number));
+    acc += h2 * ((x[m - 2] as number) + (x[m + 3] as number));
+    acc += h3 * ((x[m - 3] as number) + (x[m + 4] as number));
+    acc += h4 * ((x[m - 4] as number) + (x[m + 5] as number));
+    acc += h5 * ((x[m - 5] as number) + (x[m + 6] as number));
+    acc += h6 * ((x[m - 6] as number) + (x[m + 7] as number));
+    acc += h7 * ((x[m - 7] as number) + (x[m + 8] as number));
+    acc += h8 * ((x[m - 8] as number) + (x[m + 9] as number));
+    acc += h9 * ((x[m - 9] as number) + (x[m + 10] as number));
+    acc += h10 * ((x[m - 10] as number) + (x[m + 11] as number));
+    acc += h11 * ((x[m - 11] as number) + (x[m + 12] as number));
+    acc += h12 * ((x[m - 12] as number) + (x[m + 13] as number));
+    acc += h13 * ((x[m - 13] as number) + (x[m + 14] as number));
+    acc += h14 * ((x[m - 14] as number) + (x[m + 15] as number));
+    acc += h15 * ((x[m - 15] as number) + (x[m + 16] as number));
+    const r = Math.round(fround(2 * acc) * 32768);
+    const v = r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0;
+    pcm[2 * m + 1] = v;
+    out[2 * m + 1] = v / 32768;
+  }
+  for (let m = mHi; m < pairs; m++) edge(m);
+  return out;
+}
+
 /**
  * Halve the sample rate (e.g. 16 kHz → 8 kHz): low-pass at a quarter of the input rate, keep
  * every other sample. Output length is `ceil(n / 2)`; sample m of the output is at the time of
  * input sample 2m.
  */
 export function decimate2(x: Float32Array): Float32Array {
+  return decimate2Into(x, new Float32Array((x.length + 1) >> 1));
+}
+
+/**
+ * {@link interpolate2} into `out` (its length is the output length; `out` must not overlap `x`).
+ * Returns `out`.
+ */
+export function interpolate2Into(x: Float32Array, out: Float32Array): Float32Array {
+  const length = out.length;
+  const nx = x.length;
+  // Output pairs (2m, 2m + 1) for m < pairs; x[m] is 0 beyond x's end (padding).
+  const pairs = (length + 1) >> 1;
   const taps = ODD.length;
-  const pad = 2 * taps;
-  const p = padded(x, pad);
-  const out = new Float32Array((x.length + 1) >> 1);
-  const h = ODD;
-  for (let m = 0, c = pad; m < out.length; m++, c += 2) {
-    let acc = H0 * (p[c] as number);
-    // Symmetric taps: pairs at c ∓ (2k + 1).
-    for (let k = 0, lo = c - 1, hi = c + 1; k < taps; k++, lo -= 2, hi += 2) acc += (h[k] as number) * ((p[lo] as number) + (p[hi] as number));
-    out[m] = acc;
+  // Interior: every tap inside x (m − 15 ≥ 0 and m + 16 ≤ nx − 1), and 2m + 1 < length.
+  const mLo = Math.min(pairs, taps - 1);
+  const mHi = Math.max(mLo, Math.min(nx - taps, length >> 1));
+  const edge = (m: number) => {
+    out[2 * m] = m < nx ? (x[m] as number) : 0;
+    if (2 * m + 1 < length) out[2 * m + 1] = interpolateAt(x, m);
+  };
+  for (let m = 0; m < mLo; m++) edge(m);
+  if (UNROLLED) {
+    for (let m = mLo; m < mHi; m++) {
+      out[2 * m] = x[m] as number;
+      let acc = 0;
+      acc += h0 * ((x[m - 0] as number) + (x[m + 1] as number));
+      acc += h1 * ((x[m - 1] as number) + (x[m + 2] as number));
+      acc += h2 * ((x[m - 2] as number) + (x[m + 3] as number));
+      acc += h3 * ((x[m - 3] as number) + (x[m + 4] as number));
+      acc += h4 * ((x[m - 4] as number) + (x[m + 5] as number));
+      acc += h5 * ((x[m - 5] as number) + (x[m + 6] as number));
+      acc += h6 * ((x[m - 6] as number) + (x[m + 7] as number));
+      acc += h7 * ((x[m - 7] as number) + (x[m + 8] as number));
+      acc += h8 * ((x[m - 8] as number) + (x[m + 9] as number));
+      acc += h9 * ((x[m - 9] as number) + (x[m + 10] as number));
+      acc += h10 * ((x[m - 10] as number) + (x[m + 11] as number));
+      acc += h11 * ((x[m - 11] as number) + (x[m + 12] as number));
+      acc += h12 * ((x[m - 12] as number) + (x[m + 13] as number));
+      acc += h13 * ((x[m - 13] as number) + (x[m + 14] as number));
+      acc += h14 * ((x[m - 14] as number) + (x[m + 15] as number));
+      acc += h15 * ((x[m - 15] as number) + (x[m + 16] as number));
+      out[2 * m + 1] = 2 * acc;
+    }
+  } else {
+    for (let m = mLo; m < mHi; m++) edge(m);
   }
+  for (let m = mHi; m < pairs; m++) edge(m);
   return out;
 }
 
@@ -72,22 +278,7 @@ export function decimate2(x: Float32Array): Float32Array {
  * `interpolate2(y, n)` round trip restores an odd length `n` too.
  */
 export function interpolate2(x: Float32Array, length = 2 * x.length): Float32Array {
-  const taps = ODD.length;
-  const pad = taps + 1;
-  const p = padded(x, pad);
-  const out = new Float32Array(length);
-  const h = ODD;
-  const half = length >> 1;
-  for (let m = 0; m < half + (length & 1); m++) {
-    const c = pad + m;
-    out[2 * m] = p[c] as number;
-    if (2 * m + 1 >= length) break;
-    // Output 2m+1 sits between input m and m+1.
-    let acc = 0;
-    for (let k = 0, lo = c, hi = c + 1; k < taps; k++, lo--, hi++) acc += (h[k] as number) * ((p[lo] as number) + (p[hi] as number));
-    out[2 * m + 1] = 2 * acc;
-  }
-  return out;
+  return interpolate2Into(x, new Float32Array(length));
 }
 
 /** Half-width of the {@link resampleRate} kernel in input samples (at the lower of the two rates): 32 → 64 taps. */

@@ -27,6 +27,37 @@ export function encodeWav(samples: Float32Array, sampleRate: number): Uint8Array
   return encodeWavPcm16(floatToInt16(samples), sampleRate);
 }
 
+/**
+ * An empty 16-bit mono WAV file of `length` samples (header written, data zero) and, on
+ * little-endian platforms, an `Int16Array` over its data chunk to write the samples into
+ * directly; `null` on big-endian ones (use {@link encodeWavPcm16} there).
+ */
+export function allocWavPcm16(length: number, sampleRate: number): { wav: Uint8Array; pcm: Int16Array | null } {
+  const wav = new Uint8Array(44 + length * 2);
+  writeWavHeader(wav, length, sampleRate);
+  return { wav, pcm: LITTLE_ENDIAN ? new Int16Array(wav.buffer, 44, length) : null };
+}
+
+function writeWavHeader(out: Uint8Array, length: number, sampleRate: number): void {
+  const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  const ascii = (at: number, text: string) => {
+    for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
+  };
+  ascii(0, 'RIFF');
+  v.setUint32(4, 36 + length * 2, true);
+  ascii(8, 'WAVE');
+  ascii(12, 'fmt ');
+  v.setUint32(16, 16, true); // fmt chunk size
+  v.setUint16(20, 1, true); // PCM
+  v.setUint16(22, 1, true); // mono
+  v.setUint32(24, sampleRate, true);
+  v.setUint32(28, sampleRate * 2, true); // byte rate
+  v.setUint16(32, 2, true); // block align
+  v.setUint16(34, 16, true); // bits per sample
+  ascii(36, 'data');
+  v.setUint32(40, length * 2, true);
+}
+
 /** {@link encodeWav} from 16-bit PCM directly (no float step). */
 export function encodeWavPcm16(pcm: Int16Array, sampleRate: number): Uint8Array {
   const out = new Uint8Array(44 + pcm.length * 2);

@@ -7,11 +7,11 @@
 import { hash32, rngFromState } from '../ports/rng.ts';
 import { activeRms, rms } from '../audio/measure.ts';
 import { loopTo, proceduralBurst, proceduralNoise, windNoise, type NoiseKind, type ProceduralBurst } from '../audio/noise.ts';
-import { muLawRoundTripInPlace } from '../audio/mulaw.ts';
+import { muLawRoundTripTable } from '../audio/mulaw.ts';
 import { biquadCascadeInPlace, biquadCoefficients } from '../audio/biquad.ts';
-import { dbToGain, floatToInt16, int16ToFloat, msToSamples, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
-import { decimate2, interpolate2 } from '../audio/resample.ts';
-import { encodeWavPcm16 } from '../audio/wav.ts';
+import { dbToGain, floatToInt16, int16ToFloat, msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
+import { decimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
+import { allocWavPcm16, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type Automation, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
 import type { EffectEvent } from './timeline.ts';
@@ -210,24 +210,33 @@ function zeroSpans(x: Float32Array, rateHz: number, spans: readonly { startMs: n
  * it owns).
  */
 export function channelTail(rendered: Float32Array, plan: ChannelPlan): Float32Array {
-  let out: Float32Array;
-  if (plan.telephony) {
-    const { lowHz, highHz } = plan.telephony;
-    const rate = plan.sampleRate;
-    biquadCascadeInPlace(rendered, [
-      biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[0], rate),
-      biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[1], rate),
-      biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[0], rate),
-      biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[1], rate),
-    ]);
-    const narrow = muLawRoundTripInPlace(decimate2(rendered));
-    if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
-    out = interpolate2(narrow, rendered.length);
-  } else {
-    out = rendered;
-    if (plan.packetLoss) zeroSpans(out, plan.sampleRate, plan.packetLoss.spans);
+  return tail(rendered, plan, null);
+}
+
+/**
+ * {@link channelTail}, and with `pcm` (same length as `rendered`) also the 16-bit quantization
+ * of {@link runChannel}: the returned samples are then quantized and `pcm` holds their 16-bit
+ * values. The telephony leg runs as three passes over typed arrays: band-pass in place;
+ * decimation fused with the mu-law round trip (one table lookup); frame drops; interpolation
+ * back into `rendered`, fused with the quantization. Bit-identical to the step-by-step chain.
+ */
+function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null): Float32Array {
+  if (!plan.telephony) {
+    if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
+    return pcm ? quantize16Into(rendered, pcm) : rendered;
   }
-  return out;
+  const { lowHz, highHz } = plan.telephony;
+  const rate = plan.sampleRate;
+  biquadCascadeInPlace(rendered, [
+    biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[0], rate),
+    biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[1], rate),
+    biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[0], rate),
+    biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[1], rate),
+  ]);
+  const narrow = decimate2MapInto(rendered, new Float32Array((rendered.length + 1) >> 1), muLawRoundTripTable());
+  if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
+  // Back to 16 kHz into the (no longer needed) wideband buffer.
+  return pcm ? interpolate2Quantize16Into(narrow, rendered, pcm) : interpolate2Into(narrow, rendered);
 }
 
 /** The effect timeline of a plan (burst spans use the burst sounds' lengths). */
@@ -269,6 +278,12 @@ export function channelTimeline(plan: ChannelPlan, bank: NoiseBank = {}): Effect
 export async function runChannel(renderer: GraphRenderer, speech: Float32Array, plan: ChannelPlan, bank: NoiseBank = {}): Promise<ChannelOutput> {
   const rendered = await renderer.render(buildChannelGraph(speech, plan, bank));
   // Quantize once: the WAV holds the 16-bit values, `samples` the same values as floats.
-  const pcm = floatToInt16(channelTail(rendered, plan));
-  return { samples: int16ToFloat(pcm), wav: encodeWavPcm16(pcm, SPEECH_RATE_HZ), timeline: channelTimeline(plan, bank) };
+  const { wav, pcm } = allocWavPcm16(rendered.length, SPEECH_RATE_HZ);
+  if (!pcm) {
+    // Big-endian platform: no direct view of the WAV's little-endian data.
+    const q = floatToInt16(channelTail(rendered, plan));
+    return { samples: int16ToFloat(q), wav: encodeWavPcm16(q, SPEECH_RATE_HZ), timeline: channelTimeline(plan, bank) };
+  }
+  // The 16-bit values go straight into the WAV's data chunk.
+  return { samples: tail(rendered, plan, pcm), wav, timeline: channelTimeline(plan, bank) };
 }

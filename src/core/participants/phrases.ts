@@ -32,6 +32,8 @@ export interface Phrases {
   didUserAction(action: string): string;
   /** Caller has nothing more. */
   done: string;
+  /** Agent closes the call. */
+  goodbye: string;
   /** Caller gives up on a conversation that goes nowhere. */
   giveUp: string;
   /** Words in an agent turn that ask for a confirmation. */
@@ -54,6 +56,7 @@ const zh: Phrases = {
   ack: '嗯，好的。',
   didUserAction: (action) => `好了，我已经${action}了。`,
   done: '没有了，谢谢，再见。',
+  goodbye: '感谢您的来电，再见。',
   giveUp: '算了，那就先这样吧，再见。',
   confirmCues: ['确认吗', '是否确认', '可以吗', '同意吗'],
   moreCues: ['还有什么', '还有其他', '其他问题', '还需要'],
@@ -73,6 +76,7 @@ const en: Phrases = {
   ack: 'Okay.',
   didUserAction: (action) => `Okay, done: ${action}.`,
   done: 'No, that is all. Thank you, goodbye.',
+  goodbye: 'Thank you for calling. Goodbye.',
   giveUp: 'Never mind, I will leave it there. Goodbye.',
   confirmCues: ['do you confirm', 'shall i', 'is that ok', 'should i proceed'],
   moreCues: ['anything else'],

@@ -25,9 +25,11 @@ export class ReferenceAgent implements Agent {
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {
     const plan = referencePlan(view.domain, view.task);
-    const done = view.turns.filter((t) => t.role === 'assistant').length;
+    // A reply the caller interrupted (barge-in) was not fully said and its tool calls did not
+    // run: it does not use up its plan step, so the agent says or does it again.
+    const done = view.turns.filter((t) => t.role === 'assistant' && !t.interrupted).length;
     const step = plan[done];
-    if (!step) return { text: `${phrasesFor(view.domain.language).done}${STOP_TOKENS.stop}` };
+    if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
     return 'say' in step ? { text: step.say } : { text: '', tool_calls: [step.call] };
   }
 }

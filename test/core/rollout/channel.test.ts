@@ -145,6 +145,32 @@ describe('barge-in', () => {
     expect(scoreCommunicate(full, ['20']).score).toBe(1);
   });
 
+  it('the reference agent says an interrupted step again and still solves the task', async () => {
+    const rt = await runtime();
+    const task = rt.domain.tasks[0]!;
+    const t = await runEpisode({
+      runtime: rt,
+      task,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 5,
+      clock: steppingClock(MINI_NOW, 1000),
+      channel: channel({ tts: toneTts, bargeIn: 0.5, mix: { backchannel: 1 } }),
+    });
+    const cut = t.turns.filter((x) => x.role === 'assistant' && x.interrupted);
+    expect(cut.length).toBeGreaterThan(0);
+    // The interrupted reply is said again in full right after the caller's interjection.
+    for (const a of cut) {
+      if (a.role !== 'assistant' || !a.interrupted) continue;
+      const i = t.turns.indexOf(a);
+      const again = t.turns.slice(i + 1).find((x) => x.role === 'assistant');
+      expect(again && again.role === 'assistant' && (again.text === a.interrupted.full_text || !!again.interrupted)).toBe(true);
+    }
+    const info = await evaluate(rt, task, t.turns, { termination: t.termination });
+    expect(['user_stop', 'agent_stop']).toContain(t.termination);
+    expect(info.reward).toBe(1);
+  });
+
   it('samples the interruption types in the configured ratios', async () => {
     const rt = await runtime();
     const task = rt.domain.tasks[0]!;
