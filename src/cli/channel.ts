@@ -55,8 +55,15 @@ export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
   })).filter((f) => f.toLowerCase().endsWith('.wav')).sort();
   const continuous: Record<string, Float32Array> = {};
   const bursts: Record<string, Float32Array> = {};
+  if (names.length === 0) throw new UsageError(`--noise-dir ${dir}: no .wav files there`);
   for (const f of names) {
-    const { samples, sampleRate } = decodeWav(new Uint8Array(await readFile(join(dir, f))));
+    let decoded: ReturnType<typeof decodeWav>;
+    try {
+      decoded = decodeWav(new Uint8Array(await readFile(join(dir, f))));
+    } catch (e) {
+      throw new UsageError(`--noise-dir ${dir}: ${f}: not a readable WAV file (${(e as Error).message})`);
+    }
+    const { samples, sampleRate } = decoded;
     const x = sampleRate === SPEECH_RATE_HZ ? samples : resample(samples, sampleRate, SPEECH_RATE_HZ);
     (x.length >= BED_MIN_S * SPEECH_RATE_HZ ? continuous : bursts)[f.slice(0, -4)] = x;
   }
@@ -68,7 +75,8 @@ export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
  * `<outDir>/audio/…`; without --out it is rendered (timelines are recorded) but not kept.
  */
 export async function channelFromFlags(flags: ChannelFlags, outDir: string | undefined): Promise<EpisodeChannel | undefined> {
-  if (flags.preset === undefined && flags.dropout === undefined && flags.bargeIn === undefined && flags.bargeInMix === undefined) return undefined;
+  const none = [flags.preset, flags.dropout, flags.bargeIn, flags.bargeInMix, flags.noiseDir].every((f) => f === undefined);
+  if (none) return undefined;
   return {
     tts: espeakTts(),
     renderer: nodeGraphRenderer,

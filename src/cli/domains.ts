@@ -38,7 +38,9 @@ export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
   if (!isTau2 && spec.data) throw new UsageError(`--data is only for tau2-airline and tau2-retail, not "${spec.domain}"`);
   const domain = await (isTau2 ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data!) : loadDomain(spec.domain)).catch(
     (e: unknown) => {
-      throw e instanceof DomainFileError ? e : new UsageError((e as Error).message);
+      if (e instanceof DomainFileError) throw e;
+      const message = (e as Error).message;
+      throw new UsageError(message.startsWith('unknown domain') ? `${message}; with --data: ${TAU2.join(', ')}` : message);
     },
   );
   let runtime: DomainRuntime;

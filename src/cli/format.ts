@@ -36,7 +36,7 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** A reward or rate with three decimals, or `-` when absent. */
+/** A reward or rate with three decimals, or `-` when absent or undefined (NaN). */
 export function num(x: number | null | undefined): string {
-  return x === null || x === undefined ? '-' : x.toFixed(3);
+  return x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(3);
 }

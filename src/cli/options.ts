@@ -1,5 +1,8 @@
-/** Option parsers shared by the commands. */
+/** Option parsers and output checks shared by the commands. */
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import { UsageError } from './participants.ts';
 
 /** Parse a decimal whole-number option in [min, 2^31). */
 export function intOption(name: string, min: number) {
@@ -19,3 +22,23 @@ export function choiceOption<const T extends string>(name: string, choices: read
     return value as T;
   };
 }
+
+/**
+ * Check an output file path before any work is done: its folder exists or can be made, and the
+ * path is not a folder. Returns the absolute path.
+ * @throws UsageError naming the option and the path.
+ */
+export async function prepareOutFile(path: string, option = '--out'): Promise<string> {
+  const abs = resolve(path);
+  const info = await stat(abs).catch(() => null);
+  if (info?.isDirectory()) throw new UsageError(`${option} ${path}: is a folder, not a file`);
+  try {
+    await mkdir(dirname(abs), { recursive: true });
+  } catch (e) {
+    throw new UsageError(`${option} ${path}: cannot write there (${(e as Error).message})`);
+  }
+  const parent = await stat(dirname(abs)).catch(() => null);
+  if (!parent?.isDirectory()) throw new UsageError(`${option} ${path}: cannot write there (no folder ${dirname(abs)})`);
+  return abs;
+}
+

@@ -26,7 +26,9 @@ export function renderGate(report: GateReport): string {
 }
 
 /** The score table of a batch: per task rewards, mean and pass^k; then totals. */
-export function renderSummary(s: BatchSummary & { settings?: { teacher_guidance?: boolean } }): string {
+export function renderSummary(
+  s: BatchSummary & { settings?: { teacher_guidance?: boolean; channel?: { preset: string; dropout: number; barge_in: number } | null } },
+): string {
   const ks = Array.from({ length: s.trials }, (_, i) => String(i + 1));
   const headers = ['task', 'rewards', 'mean', ...ks.map((k) => `pass^${k}`), 'invalid'];
   const rows = s.tasks.map((t) => [
@@ -38,8 +40,10 @@ export function renderSummary(s: BatchSummary & { settings?: { teacher_guidance?
   ]);
   rows.push(['ALL', '', num(s.totals.mean_reward), ...ks.map((k) => num(s.totals.pass_hat[k])), String(s.totals.invalid)]);
   const numeric = new Set(['mean', 'invalid', ...ks.map((k) => `pass^${k}`)]);
+  const ch = s.settings?.channel;
+  const channel = ch ? ` · channel ${ch.preset}${ch.dropout ? ` dropout ${ch.dropout}` : ''}${ch.barge_in ? ` barge-in ${ch.barge_in}` : ''}` : '';
   const guided = s.settings?.teacher_guidance
     ? ' · TEACHER-GUIDED: demonstrations, not an evaluation'
     : '';
-  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}${guided}`, table(headers, rows, numeric)].join('\n');
+  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}${channel}${guided}`, table(headers, rows, numeric)].join('\n');
 }

@@ -32,7 +32,7 @@ describe('switchboard CLI', () => {
     const code = await main(['run', '--domain', 'carrier', '--agent', 'reference', '--trials', '2', '--concurrency', '3', '--seed', '5', '--task-ids', ids, '--out', out, '--json'], io);
     expect(code).toBe(0);
     const summary = JSON.parse(io.stdout);
-    expect(summary.totals).toEqual({ episodes: 4, valid: 4, invalid: 0, mean_reward: 1, pass_hat: { 1: 1, 2: 1 } });
+    expect(summary.totals).toEqual({ episodes: 4, valid: 4, invalid: 0, invalid_attempts: 0, mean_reward: 1, pass_hat: { 1: 1, 2: 1 } });
     expect(summary.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])).toEqual([
       ['carrier-pay-balance-1', [1, 1]],
       ['carrier-claimed-payment-1', [1, 1]],
@@ -69,7 +69,7 @@ describe('switchboard CLI', () => {
   it('rejects bad input with exit code 2 and a clear message', async () => {
     let io = capture();
     expect(await main(['gate', 'atlantis'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: unknown domain "atlantis"; known domains: carrier\n');
+    expect(io.stderr).toBe('switchboard: unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail\n');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
     expect(io.stderr).toBe('switchboard: unknown agent "gpt-9" (known: reference, noop)\n');
@@ -102,7 +102,7 @@ describe('switchboard CLI', () => {
   it('--json failures print one JSON error document on stdout', async () => {
     const io = capture();
     expect(await main(['run', '--domain', 'atlantis', '--json'], io)).toBe(2);
-    expect(JSON.parse(io.stdout)).toEqual({ error: 'unknown domain "atlantis"; known domains: carrier' });
+    expect(JSON.parse(io.stdout)).toEqual({ error: 'unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail' });
   });
 
   it('refuses an --out that is not a folder before running anything', async () => {

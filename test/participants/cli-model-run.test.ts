@@ -62,7 +62,7 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     const summary = JSON.parse(io.stdout);
     expect(summary.agent).toBe('vllm:agent-model');
     expect(summary.user).toBe('openai:caller-model');
-    expect(summary.totals).toEqual({ episodes: 2, valid: 2, invalid: 0, mean_reward: 1, pass_hat: { 1: 1 } });
+    expect(summary.totals).toEqual({ episodes: 2, valid: 2, invalid: 0, invalid_attempts: 0, mean_reward: 1, pass_hat: { 1: 1 } });
     expect(summary.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])).toEqual([
       ['carrier-pay-balance-1', [1]],
       ['carrier-wallet-pay-1', [1]],
@@ -159,7 +159,7 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     expect(code).toBe(1);
     const summary = JSON.parse(io.stdout);
     // One trial, resampled twice: three attempts, none valid, no reward.
-    expect(summary.totals).toEqual({ episodes: 3, valid: 0, invalid: 3, mean_reward: null, pass_hat: { 1: null } });
+    expect(summary.totals).toEqual({ episodes: 3, valid: 0, invalid: 1, invalid_attempts: 3, mean_reward: null, pass_hat: { 1: null } });
     expect(summary.tasks[0]).toMatchObject({ rewards: [], invalid: 1, mean: null });
     const trajs = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => Trajectory.parse(JSON.parse(l)));
     expect(trajs.map((t) => [t.valid, t.termination, t.reward_info])).toEqual([

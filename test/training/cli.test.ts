@@ -51,4 +51,27 @@ describe('switchboard groups / export', () => {
     expect(await main(['export', 'grpo', join(dir, 'trajectories.jsonl'), '--out', join(dir, 'x.parquet')], bad)).toBe(2);
     expect(bad.stderr).toMatch(/trajectories\.jsonl:1: /);
   });
+
+  it('refuses bad outputs and foreign trajectories before doing any work', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-bad-'));
+    dirs.push(dir);
+    let io = capture();
+    expect(await main(['groups', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--out', dir], io)).toBe(2);
+    expect(io.stderr).toBe(`switchboard: --out ${dir}: is a folder, not a file\n`);
+    io = capture();
+    expect(await main(['groups', '--domain', 'carrier', '--k', '1', '--out', join(dir, 'g.jsonl')], io)).toBe(2);
+    expect(io.stderr).toContain('--k must be a whole number from 2');
+
+    const run = join(dir, 'run');
+    expect(await main(['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--out', run, '--json'], capture())).toBe(0);
+    io = capture();
+    const data = join(import.meta.dirname, '../../../shared/tau2/airline');
+    const code = await main(['export', 'sft', join(run, 'trajectories.jsonl'), '--domain', 'tau2-airline', '--data', data, '--out', join(dir, 's.jsonl')], io);
+    expect(code).toBe(2);
+    expect(io.stderr).toBe(`switchboard: ${join(run, 'trajectories.jsonl')}: trajectory 1 was recorded in domain "carrier", not tau2-airline\n`);
+    io = capture();
+    expect(await main(['export', 'sft', join(dir, 'missing.jsonl'), '--domain', 'carrier', '--out', join(dir, 's.jsonl')], io)).toBe(2);
+    expect(io.stderr).toBe(`switchboard: ${join(dir, 'missing.jsonl')}: cannot read (ENOENT)\n`);
+  });
 });
+

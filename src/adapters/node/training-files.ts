@@ -61,7 +61,12 @@ export async function writeJsonl(file: string, records: readonly unknown[]): Pro
 
 /** Read a JSONL file and validate every line with `schema`; errors name the line. */
 export async function readJsonl<T>(file: string, schema: { safeParse(x: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }): Promise<T[]> {
-  const text = await readFile(file, 'utf8');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new Error(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
   const out: T[] = [];
   text.split('\n').forEach((line, i) => {
     if (!line.trim()) return;

@@ -5,12 +5,12 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { resolve } from 'node:path';
 import { RewardComponent } from '../../core/schema/task.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
 import { GrpoRow, sftRecords } from '../../core/training/export.ts';
 import { readJsonl, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
 import { openDomain } from '../domains.ts';
+import { prepareOutFile } from '../options.ts';
 import type { CliIo } from '../main.ts';
 import { UsageError } from '../participants.ts';
 
@@ -61,14 +61,18 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     .option('--no-teacher', 'leave out teacher-guided trajectories')
     .option('--json', 'print the report as one JSON document')
     .action(async (file: string, opts: SftOpts) => {
+      const out = await prepareOutFile(opts.out);
       const trajectories = await read(file, Trajectory);
       const { domain } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+      const foreign = trajectories.findIndex((t) => t.domain !== domain.name);
+      if (foreign >= 0) {
+        throw new UsageError(`${file}: trajectory ${foreign + 1} was recorded in domain "${trajectories[foreign]!.domain}", not ${domain.name}`);
+      }
       const { records, rejected } = sftRecords(domain, trajectories, {
         ...(opts.minReward !== undefined ? { minReward: opts.minReward } : {}),
         ...(opts.require ? { requireComponents: opts.require } : {}),
         allowTeacher: opts.teacher,
       });
-      const out = resolve(opts.out);
       await writeJsonl(out, records);
       const report = { out, records: records.length, rejected };
       io.out(opts.json ? JSON.stringify(report, null, 2) : `wrote ${records.length} SFT records to ${out}; left out ${rejected.length}`);
@@ -83,7 +87,8 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     .action(async (file: string, opts: { out: string; json?: boolean }) => {
       const rows = await read(file, GrpoRow);
       if (rows.length === 0) throw new UsageError(`${file}: no GRPO rows`);
-      const out = resolve(opts.out);
+      if (!/\.(parquet|jsonl)$/.test(opts.out)) throw new UsageError(`--out ${opts.out}: name it .parquet or .jsonl`);
+      const out = await prepareOutFile(opts.out);
       if (out.endsWith('.parquet')) await writeGrpoParquet(out, rows);
       else if (out.endsWith('.jsonl')) await writeJsonl(out, rows);
       else throw new UsageError(`--out ${opts.out}: name it .parquet or .jsonl`);

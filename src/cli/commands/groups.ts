@@ -4,8 +4,6 @@
  * Prints the batch's gradient supply.
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
-import { resolve } from 'node:path';
 import { steppingClock } from '../../core/ports/clock.ts';
 import type { Trajectory } from '../../core/schema/trajectory.ts';
 import {
@@ -24,6 +22,7 @@ import { writeJsonl } from '../../adapters/node/training-files.ts';
 import { openDomain, selectTasks } from '../domains.ts';
 import type { CliIo } from '../main.ts';
 import { agentFactory, userFactory } from '../participants.ts';
+import { choiceOption, intOption, prepareOutFile } from '../options.ts';
 
 /** Options of the command. */
 export interface GroupsOpts {
@@ -56,23 +55,9 @@ export interface GroupsReport {
   out: string;
 }
 
-function choice<T extends string>(name: string, allowed: readonly T[]) {
-  return (v: string): T => {
-    if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`${name} must be one of ${allowed.join(', ')}`);
-    return v as T;
-  };
-}
-
-function int(name: string, min: number) {
-  return (v: string): number => {
-    const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
-    if (!Number.isSafeInteger(n) || n < min || n >= 2 ** 31) throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${2 ** 31 - 1}`);
-    return n;
-  };
-}
-
 /** Sample, score and write. */
 export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
+  const out = await prepareOutFile(opts.out);
   const agent = agentFactory(opts.agent);
   const user = userFactory(opts.user);
   const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
@@ -95,7 +80,6 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   }
   const batch = scoreGroups(groups, { reward: opts.reward, flat: opts.flat });
   const rows = grpoRows(domain, batch, { milestoneTurns });
-  const out = resolve(opts.out);
   await writeJsonl(out, rows);
   return {
     domain: domain.name,
@@ -122,13 +106,13 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--task-ids <ids>', 'comma-separated task ids')
-    .option('--granularity <g>', 'conversation | milestone | turn', choice('--granularity', ['conversation', 'milestone', 'turn'] as const), 'conversation')
-    .option('--k <n>', 'samples per group', int('--k', 1), 4)
-    .option('--seed <n>', 'base seed; sample i uses seed + i', int('--seed', 0), 0)
+    .option('--granularity <g>', 'conversation | milestone | turn', choiceOption('--granularity', ['conversation', 'milestone', 'turn'] as const), 'conversation')
+    .option('--k <n>', 'samples per group', intOption('--k', 2), 4)
+    .option('--seed <n>', 'base seed; sample i uses seed + i', intOption('--seed', 0), 0)
     .option('--agent <spec>', 'agent: reference | noop', 'reference')
     .option('--user <spec>', 'simulated caller: scripted', 'scripted')
-    .option('--reward <r>', 'advantage on final | shaped (final + process returns)', choice('--reward', ['final', 'shaped'] as const), 'final')
-    .option('--flat <p>', 'groups whose outcomes are all equal: zero | drop', choice('--flat', ['zero', 'drop'] as const), 'zero')
+    .option('--reward <r>', 'advantage on final | shaped (final + process returns)', choiceOption('--reward', ['final', 'shaped'] as const), 'final')
+    .option('--flat <p>', 'groups whose outcomes are all equal: zero | drop', choiceOption('--flat', ['zero', 'drop'] as const), 'zero')
     .requiredOption('--out <file>', 'GRPO rows, JSONL')
     .option('--json', 'print the report as one JSON document')
     .action(async (opts: GroupsOpts) => {

@@ -62,7 +62,10 @@ export interface BatchSummary {
   totals: {
     episodes: number;
     valid: number;
+    /** Trials left without a valid episode after resampling (the sum of the tasks' `invalid`). */
     invalid: number;
+    /** Invalid attempts that were resampled or given up on (episodes − valid). */
+    invalid_attempts: number;
     mean_reward: number | null;
     /** pass^k averaged over tasks with at least k valid trials. */
     pass_hat: Record<string, number>;
@@ -153,7 +156,8 @@ function summarize(opts: BatchOptions, finals: Trajectory[], episodes: number, a
     totals: {
       episodes,
       valid: all.length,
-      invalid: episodes - all.length,
+      invalid: tasks.reduce((n, t) => n + t.invalid, 0),
+      invalid_attempts: episodes - all.length,
       mean_reward: all.length ? all.reduce((a, t) => a + t.reward_info!.reward, 0) / all.length : null,
       pass_hat,
     },
