@@ -53,6 +53,20 @@ describe('chat messages', () => {
     expect(msgs[5]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'ref-1', type: 'function', function: { name: 'find_account', arguments: '{"phone":"5550001"}' } }] });
     expect(msgs[6]).toEqual({ role: 'tool', tool_call_id: 'ref-1', content: '{"account_id":"A1","name":"Ada","balance":30}' });
   });
+
+  it('uses the degraded WAV a caller turn recorded through the phone channel by default', () => {
+    const turns = reference.turns.map((t, i) =>
+      i === 1 && t.role === 'user'
+        ? { ...t, audio: { clean: 'audio/mini/pay-10/0-0/turn-001.clean.wav', degraded: 'audio/mini/pay-10/0-0/turn-001.degraded.wav', duration_ms: 2100, preset: 'regular', tts: 'espeak-ng', timeline: [] } }
+        : t,
+    ) as typeof reference.turns;
+    const msgs = chatMessages(rt.domain, turns);
+    expect(msgs[2]!.content).toEqual([
+      { type: 'audio_url', audio_url: { url: 'audio/mini/pay-10/0-0/turn-001.degraded.wav' } },
+      { type: 'text', text: 'I would like to pay ten dollars off my balance.' },
+    ]);
+    expect(msgs[4]!.content).toBe(turns[3]!.role === 'user' ? turns[3]!.text : '');
+  });
 });
 
 describe('SFT export', () => {

@@ -90,14 +90,16 @@ export type GrpoRow = z.infer<typeof GrpoRow>;
 
 /** Options of {@link chatMessages}. */
 export interface ChatOptions {
-  /** Audio of the caller's turn at `index`, by reference; absent or undefined: text only. */
+  /**
+   * Audio of the caller's turn at `index`, by reference. Default: the degraded WAV the turn
+   * recorded (`audio.degraded`, relative to the run's output folder) — what the agent heard.
+   */
   audioRef?: (index: number) => string | undefined;
 }
 
 /**
  * The agent's view of `turns` as OpenAI chat messages: the policy as the system message, caller
- * text as user messages (with an `audio_url` part before the transcript when `audioRef` gives
- * one), assistant text and tool calls, and the results of the agent's tool calls. The caller's
+ * text as user messages (with an `audio_url` part before the transcript when the turn has audio), assistant text and tool calls, and the results of the agent's tool calls. The caller's
  * own tool calls and results are not part of the agent's view and are left out, as are caller
  * turns without text.
  */
@@ -106,7 +108,7 @@ export function chatMessages(domain: Domain, turns: readonly Turn[], opts: ChatO
   turns.forEach((t, index) => {
     if (t.role === 'user') {
       if (!t.text) return;
-      const ref = opts.audioRef?.(index);
+      const ref = opts.audioRef ? opts.audioRef(index) : t.audio?.degraded;
       out.push({ role: 'user', content: ref ? [{ type: 'audio_url', audio_url: { url: ref } }, { type: 'text', text: t.text }] : t.text });
     } else if (t.role === 'assistant') {
       const calls = t.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
