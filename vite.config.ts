@@ -4,7 +4,10 @@ import preact from '@preact/preset-vite';
 export default defineConfig({
   plugins: [preact()],
   worker: { format: 'es' },
-  optimizeDeps: { include: ['sql.js', 'comlink'] },
+  // espeak-ng (GPL-3.0) is only reached through a dynamic import in the rollout worker: a
+  // separate chunk plus its wasm asset, never in the main bundle. It is left unbundled in dev so
+  // its wasm URL stays the package's own file.
+  optimizeDeps: { include: ['sql.js', 'comlink'], exclude: ['espeak-ng'] },
   resolve: {
     alias: [
       // wavefile's "module" entry has only named exports; the core imports its default (as Node

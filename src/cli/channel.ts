@@ -1,6 +1,6 @@
 /**
  * Phone-channel options of `switchboard run` (issue 5): `--preset`, `--dropout`, `--barge-in`,
- * `--barge-in-mix`, `--noise-dir`. Any of them turns the channel on; caller audio is written
+ * `--barge-in-mix`, `--noise-dir`, `--barge-in-model`. Any of them turns the channel on; caller audio is written
  * under `<out>/audio/` beside trajectories.jsonl.
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -16,7 +16,9 @@ import { SPEECH_RATE_HZ } from '../core/audio/pcm.ts';
 import { espeakTts } from '../adapters/node/audio/espeak-tts.ts';
 import { nodeGraphRenderer } from '../adapters/node/audio/renderer.ts';
 import { fsAudioStore } from '../adapters/node/audio/fs-store.ts';
-import { UsageError } from './participants.ts';
+import { parseModelSpec, UsageError } from './participants.ts';
+import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
+import { modelBargeInPicker, type BargeInPicker } from '../core/channel/picker.ts';
 
 /** The channel flags as commander parses them. */
 export interface ChannelFlags {
@@ -25,6 +27,16 @@ export interface ChannelFlags {
   bargeIn?: number;
   bargeInMix?: Partial<Record<InterruptionType, number>>;
   noiseDir?: string;
+  /** `<flavor>:<model>@<url>` of a model barge-in picker. */
+  bargeInModel?: string;
+}
+
+/** The model picker of `--barge-in-model` (key from SWITCHBOARD_API_KEY or OPENAI_API_KEY). */
+export function pickerFromSpec(spec: string, env: Readonly<Record<string, string | undefined>> = process.env): BargeInPicker {
+  const model = parseModelSpec(spec);
+  if (!model) throw new UsageError(`--barge-in-model "${spec}": expected <flavor>:<model>@<http(s) base URL>`);
+  const apiKey = env.SWITCHBOARD_API_KEY || env.OPENAI_API_KEY || undefined;
+  return modelBargeInPicker(new OpenAiModelClient({ ...model, ...(apiKey ? { apiKey } : {}) }));
 }
 
 /** Parse `backchannel=0.4,urge=0.2,…` (types not named weigh 0; weights are normalized). */
@@ -75,7 +87,7 @@ export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
  * `<outDir>/audio/…`; without --out it is rendered (timelines are recorded) but not kept.
  */
 export async function channelFromFlags(flags: ChannelFlags, outDir: string | undefined): Promise<EpisodeChannel | undefined> {
-  const none = [flags.preset, flags.dropout, flags.bargeIn, flags.bargeInMix, flags.noiseDir].every((f) => f === undefined);
+  const none = [flags.preset, flags.dropout, flags.bargeIn, flags.bargeInMix, flags.noiseDir, flags.bargeInModel].every((f) => f === undefined);
   if (none) return undefined;
   return {
     tts: espeakTts(),
@@ -86,5 +98,6 @@ export async function channelFromFlags(flags: ChannelFlags, outDir: string | und
     dropout: flags.dropout ?? 0,
     bargeIn: flags.bargeIn ?? 0,
     ...(flags.bargeInMix ? { mix: flags.bargeInMix } : {}),
+    ...(flags.bargeInModel ? { bargeInPicker: pickerFromSpec(flags.bargeInModel) } : {}),
   };
 }

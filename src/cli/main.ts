@@ -83,6 +83,8 @@ interface RunOpts extends ChannelFlags {
   maxSteps?: number;
   /** Model participants (issue 4). */
   judge?: string;
+  /** Judgements per item for the judge's majority (ModelJudge `n`). */
+  judgeN?: number;
   temperature?: number;
   topP?: number;
   topK?: number;
@@ -149,7 +151,8 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
   if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
   const agent = agentFactory(opts.agent, models);
   const user = userFactory(opts.user, models);
-  const judge = opts.judge ? judgeFor(opts.judge, models) : undefined;
+  if (opts.judgeN !== undefined && !opts.judge) throw new UsageError('--judge-n needs --judge');
+  const judge = opts.judge ? judgeFor(opts.judge, models, opts.judgeN ?? 1) : undefined;
   const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const tasks = selectTasks(domain, opts);
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
@@ -247,6 +250,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .option('--agent <spec>', 'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY) | local:<model-id> (models/manifest.json)', 'reference')
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
     .option('--judge <spec>', 'judge for NL and unchecked assertions: <flavor>:<model>@<base-url>')
+    .option('--judge-n <n>', 'judgements per assertion, majority verdict, ties not met (default 1)', numberOption('--judge-n', 1, 99, true))
     .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
     .option('--top-p <p>', 'model nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
     .option('--top-k <k>', 'model top-k sampling, not sent to openai (default: not sent)', numberOption('--top-k', -1, 1_000_000, true))
@@ -266,6 +270,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .option('--barge-in <p>', 'probability that the caller interrupts an agent reply (default 0)', numberOption('--barge-in', 0, 1))
     .option('--barge-in-mix <ratios>', 'interruption type ratios (default backchannel=0.35,urge=0.2,correction=0.2,question=0.15,stop=0.1)', parseMix)
     .option('--noise-dir <dir>', 'noise recordings (WAV): 10 s or longer are background beds, shorter ones bursts (default procedural noise)')
+    .option('--barge-in-model <spec>', 'model that picks barge-in cut points and words: <flavor>:<model>@<base-url> (default the seeded heuristic; the type is still sampled by the program)')
     .action(async (opts: RunOpts) => {
       const { report, trajectories } = await runCommand(io, opts);
       if (opts.json) io.out(JSON.stringify(report, null, 2));

@@ -19,7 +19,7 @@ import { ModelAgent } from '../core/participants/model-agent.ts';
 import type { TurnAudio } from '../core/participants/model-messages.ts';
 import { ModelUser } from '../core/participants/model-user.ts';
 import { ModelJudge } from '../core/participants/model-judge.ts';
-import { MODEL_FLAVORS, type ModelFlavor, type SamplingParams } from '../core/ports/model-client.ts';
+import { MODEL_FLAVORS, type RemoteFlavor, type SamplingParams } from '../core/ports/model-client.ts';
 import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 import { modelsDir, nodeLocalModel } from '../adapters/node/local-model.ts';
 import { LocalModelError } from '../adapters/shared/local-model-manifest.ts';
@@ -52,7 +52,7 @@ export interface ModelSettings {
 
 /** A parsed `<flavor>:<model>@<base-url>` spec. */
 export interface ModelSpec {
-  flavor: ModelFlavor;
+  flavor: RemoteFlavor;
   model: string;
   baseURL: string;
 }
@@ -69,7 +69,7 @@ export function parseModelSpec(spec: string): ModelSpec | null {
   const rest = spec.slice(colon + 1);
   const at = Math.max(rest.lastIndexOf('@http://'), rest.lastIndexOf('@https://'));
   if (at <= 0) throw new UsageError(`model spec "${spec}" needs the form ${flavor}:<model>@<http(s) base URL>`);
-  return { flavor: flavor as ModelFlavor, model: rest.slice(0, at), baseURL: rest.slice(at + 1) };
+  return { flavor: flavor as RemoteFlavor, model: rest.slice(0, at), baseURL: rest.slice(at + 1) };
 }
 
 function client(spec: ModelSpec, settings: ModelSettings): OpenAiModelClient {
@@ -137,13 +137,17 @@ export function userFactory(spec: string, settings: ModelSettings = {}): () => U
   return f;
 }
 
-/** The judge named by `spec` (model specs only; the judge samples at temperature 0). */
-export function judgeFor(spec: string, settings: ModelSettings = {}): Judge {
+/**
+ * The judge named by `spec` (model specs only; the judge samples at temperature 0, judgement i
+ * with seed `seed + i`). `n` judgements per item, majority verdict (`--judge-n`; default 1).
+ */
+export function judgeFor(spec: string, settings: ModelSettings = {}, n = 1): Judge {
   refuseLocal(spec);
   const model = parseModelSpec(spec);
   if (!model) throw new UsageError(`unknown judge "${spec}" (expected <flavor>:<model>@<url> with flavor ${MODEL_FLAVORS.join(', ')})`);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--judge-n must be a whole number from 1, not ${n}`);
   const max = settings.sampling?.max_tokens;
-  return new ModelJudge(client(model, settings), max !== undefined ? { sampling: { max_tokens: max } } : {});
+  return new ModelJudge(client(model, settings), { ...(max !== undefined ? { sampling: { max_tokens: max } } : {}), ...(n > 1 ? { n } : {}) });
 }
 
 /** A commander parser for a number option in [min, max]. */

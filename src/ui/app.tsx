@@ -9,6 +9,8 @@ import { formatHash, parseHash, type Route } from './share.ts';
 export interface ViewProps {
   info: DomainInfo;
   route: Route;
+  /** A domain was loaded from disk into the main worker: list it and switch to it. */
+  onDomainOpened?: (name: string) => void;
 }
 
 const VIEWS: { id: string; label: string; hint: string }[] = [
@@ -40,6 +42,7 @@ export function App() {
   const [names, setNames] = useState<string[]>([]);
   const [domain, setDomain] = useState(() => route.params.get('domain') ?? 'carrier');
   const [info, setInfo] = useState<DomainInfo>();
+  const [reload, setReload] = useState(0);
   const [error, setError] = useState<string>();
 
   useEffect(() => {
@@ -51,7 +54,7 @@ export function App() {
     setError(undefined);
     const { service, failed } = mainWorker();
     Promise.race([service.describe(domain), failed]).then(setInfo, (e: unknown) => setError(errorText(e)));
-  }, [domain]);
+  }, [domain, reload]);
 
   const view = VIEWS.some((v) => v.id === route.view) ? route.view : 'browse';
   return (
@@ -95,12 +98,29 @@ export function App() {
             Loading domain {domain}…
           </p>
         )}
-        {info && view === 'browse' && <Browse info={info} route={route} />}
+        {info && view === 'browse' && (
+          <Browse
+            info={info}
+            route={route}
+            onDomainOpened={(name) => {
+              setNames((n) => (n.includes(name) ? n : [...n, name]));
+              setDomain(name);
+              setReload((r) => r + 1); // the same name reloaded from disk: describe it afresh
+            }}
+          />
+        )}
         {info && view === 'watch' && <Watch key="watch" info={info} route={route} mode="watch" />}
         {info && view === 'call' && <Watch key="call" info={info} route={route} mode="call" />}
         {info && view === 'batch' && <Batch info={info} route={route} />}
         {info && view === 'history' && <History info={info} route={route} />}
       </main>
+      <footer class="about" id="about">
+        <p class="muted">
+          Switchboard is Apache-2.0. Caller speech in the page uses eSpeak NG (npm <code>espeak-ng</code>, GPL-3.0-or-later), loaded only
+          as a separate optional chunk when a call has channel audio switched on; it is not part of the main bundle. Everything runs in
+          this tab; nothing is sent anywhere except to a remote agent endpoint you configure.
+        </p>
+      </footer>
     </>
   );
 }

@@ -58,8 +58,14 @@ export function specParams(spec: CallSpec): URLSearchParams {
     if (base) p.set('base', base);
     if (spec.agent.temperature !== undefined) p.set('temperature', String(spec.agent.temperature));
   }
+  if (spec.agent.kind === 'local') p.set('local', spec.agent.id);
   p.set('user', spec.user.kind);
   if (spec.maxSteps !== undefined) p.set('max_steps', String(spec.maxSteps));
+  if (spec.channel) {
+    p.set('audio', '1');
+    if (spec.channel.dropout) p.set('dropout', String(spec.channel.dropout));
+    if (spec.channel.bargeIn) p.set('barge_in', String(spec.channel.bargeIn));
+  }
   return p;
 }
 
@@ -93,6 +99,8 @@ export function paramsSpec(p: URLSearchParams): Partial<Omit<CallSpec, 'agent' |
   if (preset && (PRESETS as readonly string[]).includes(preset)) out.preset = preset as PresetName;
   const agent = p.get('agent');
   if (agent === 'reference' || agent === 'noop') out.agent = { kind: agent };
+  const localId = p.get('local');
+  if (agent === 'local' && localId && /^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(localId)) out.agent = { kind: 'local', id: localId };
   if (agent === 'remote') {
     const flavor = p.get('flavor') as ModelFlavor | null;
     const t = Number(p.get('temperature'));
@@ -108,5 +116,12 @@ export function paramsSpec(p: URLSearchParams): Partial<Omit<CallSpec, 'agent' |
   if (user === 'scripted' || user === 'human') out.user = { kind: user };
   const steps = intParam(p, 'max_steps');
   if (steps) out.maxSteps = steps;
+  if (p.has('audio')) {
+    const prob = (name: string) => {
+      const v = Number(p.get(name) ?? 0);
+      return Number.isFinite(v) ? Math.min(1, Math.max(0, v)) : 0;
+    };
+    out.channel = p.get('audio') === '1' ? { dropout: prob('dropout'), bargeIn: prob('barge_in') } : undefined;
+  }
   return out;
 }

@@ -66,8 +66,11 @@ export async function serve(dir: string): Promise<{ url: string; close(): Promis
   };
 }
 
-/** A chromium with a fresh profile folder; `close` removes the folder. */
-export async function launch(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+/**
+ * A chromium with a fresh profile folder; `close` removes the folder. `extraArgs` add switches
+ * (e.g. Chromium's fake microphone: `--use-file-for-fake-audio-capture=<wav>`).
+ */
+export async function launch(extraArgs: readonly string[] = []): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the end-to-end tests`);
   }
@@ -85,6 +88,7 @@ export async function launch(): Promise<{ context: BrowserContext; close(): Prom
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...extraArgs,
     ],
   });
   return {

@@ -93,7 +93,7 @@ describe('on-device models (transformers.js, local files only)', () => {
     expect(shape).toEqual(['assistant:Let me check.|get_bills({"customer_id":"C1002"})', 'tool:get_bills:false', 'assistant:Your bill is paid.|']);
     const tool = t.turns[1]!;
     expect(tool.role === 'tool' && JSON.parse(tool.content).bills.length).toBe(4);
-    expect(t.participants.agent_card).toMatchObject({ kind: 'on-device', model: 'tiny-llama', flavor: 'vllm' });
+    expect(t.participants.agent_card).toMatchObject({ kind: 'on-device', model: 'tiny-llama', flavor: 'local' });
   });
 
   it('the model worker service loads the same files through the same code (WebGPU when navigator.gpu exists)', async () => {
@@ -105,7 +105,7 @@ describe('on-device models (transformers.js, local files only)', () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
     expect(await service.load(manifest, 'tiny-llama', dir)).toEqual({ device: 'cpu' });
     const g = await service.generate({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 'a', name: 'get_bills', arguments: '{}' }] }, { role: 'tool', tool_call_id: 'a', content: '{}' }], sampling: GREEDY });
-    expect(g).toEqual({ text: 'Your bill is paid. ###STOP###', token_ids: [17, 18, 19, 20, 21, 2], prompt_token_ids: [1, 4, 0, 2, 1, 3, 2, 1, 6, 0, 2, 1, 6], finish_reason: 'stop' });
+    expect(g).toEqual({ text: 'Your bill is paid. ###STOP###', token_ids: [17, 18, 19, 20, 21, 2], prompt_token_ids: [1, 4, 0, 2, 1, 3, 2, 1, 6, 0, 2, 1, 6], finish_reason: 'stop', transcripts: [] });
     await expect(service.load(manifest, 'nope', dir)).rejects.toThrow('unknown on-device agent "nope"');
     await service.dispose();
   });
@@ -141,6 +141,7 @@ describe('models/manifest.json', () => {
       ['qwen3-0.6b', 'text-generation'],
       ['whisper-base', 'automatic-speech-recognition'],
       ['moonshine-base', 'automatic-speech-recognition'],
+      ['wav2vec2-base-960h', 'automatic-speech-recognition'],
       ['ultravox-v0.5-llama-3.2-1b', 'audio-text-to-text'],
     ]);
     const r = (id: string) => {
@@ -149,6 +150,7 @@ describe('models/manifest.json', () => {
     };
     expect(r('whisper-base+qwen3-0.6b')).toEqual(['whisper-base', 'qwen3-0.6b', null]);
     expect(r('moonshine-base+qwen3-0.6b')).toEqual(['moonshine-base', 'qwen3-0.6b', null]);
+    expect(r('wav2vec2-base-960h+qwen3-0.6b')).toEqual(['wav2vec2-base-960h', 'qwen3-0.6b', null]);
     expect(r('qwen3-0.6b')).toEqual([null, 'qwen3-0.6b', null]);
     expect(r('ultravox-v0.5-llama-3.2-1b')).toEqual([null, null, 'ultravox-v0.5-llama-3.2-1b']);
     expect(() => r('whisper-base')).toThrow('unknown on-device agent "whisper-base"');

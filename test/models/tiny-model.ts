@@ -74,6 +74,19 @@ function intAttr(name: string, value: number): Field {
   return msg(5, [str(1, name), int(3, value), int(20, 2)]);
 }
 
+function intsAttr(name: string, values: readonly number[]): Field {
+  return msg(5, [str(1, name), ...values.map((v) => int(8, v)), int(20, 7)]);
+}
+
+function f32(a: Float32Array): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** A ModelProto (IR version 8, opset 17) around one graph's fields. */
+function onnxModel(graphName: string, graph: readonly Field[]): Uint8Array {
+  return concat([int(1, 8), str(2, 'switchboard-test'), msg(7, [...graph, str(2, graphName)]), msg(8, [str(1, ''), int(2, 17)])]);
+}
+
 // ---------------------------------------------------------------- the tiny model
 
 /** The vocabulary, by id. Words are whole tokens (WordPiece over whitespace-split text). */
@@ -100,6 +113,11 @@ export const TINY_VOCAB = [
   'is',
   'paid.',
   '###STOP###',
+  // What the tiny ASR model hears (see TINY_ASR_TEXT): known words, so its transcript reaches
+  // the LLM as real tokens rather than [UNK].
+  'pay',
+  'my',
+  'balance',
 ] as const;
 
 export const TINY_EOS = 2;
@@ -161,16 +179,14 @@ export function tinyOnnx(): Uint8Array {
       nodes.push(node('Concat', [`past_key_values.${l}.${kind}`, 'kv_new'], [`present.${l}.${kind}`], [intAttr('axis', 2)]));
     }
   }
-  const graph = msg(7, [
+  return onnxModel('tiny_llama', [
     ...nodes,
-    str(2, 'tiny_llama'),
-    tensor('lm_table', FLOAT, [V, V], new Uint8Array(logits.buffer)),
-    tensor('embed_tokens', FLOAT, [V, HIDDEN], new Uint8Array(emb.buffer)),
+    tensor('lm_table', FLOAT, [V, V], f32(logits)),
+    tensor('embed_tokens', FLOAT, [V, HIDDEN], f32(emb)),
     tensor('head_axis', INT64, [1], new Uint8Array(axes.buffer)),
     ...inputs,
     ...outputs,
   ]);
-  return concat([int(1, 8), str(2, 'switchboard-test'), graph, msg(8, [str(1, ''), int(2, 17)])]);
 }
 
 /**
@@ -189,7 +205,6 @@ const CHAT_TEMPLATE =
  */
 export function writeTinyModel(modelsDir: string, id: string): string[] {
   const dir = join(modelsDir, id);
-  mkdirSync(join(dir, 'onnx'), { recursive: true });
   const vocab = Object.fromEntries(TINY_VOCAB.map((w, i) => [w, i]));
   const files: Record<string, string | Uint8Array> = {
     'config.json': JSON.stringify({
@@ -228,6 +243,146 @@ export function writeTinyModel(modelsDir: string, id: string): string[] {
     }),
     'onnx/model.onnx': tinyOnnx(),
   };
+  return writeFiles(dir, files);
+}
+
+function writeFiles(dir: string, files: Record<string, string | Uint8Array>): string[] {
+  mkdirSync(join(dir, 'onnx'), { recursive: true });
   for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
   return Object.keys(files);
+}
+
+// ---------------------------------------------------------------- the tiny CTC speech recognizer
+
+/**
+ * CTC labels of the tiny recognizer, by id, as a wav2vec2 vocabulary has them: `<pad>` is the
+ * CTC blank, `|` the word delimiter, then the letters it can hear.
+ */
+export const TINY_ASR_VOCAB = ['<pad>', '<s>', '</s>', '<unk>', '|', 'p', 'a', 'y', 'm', 'b', 'l', 'n', 'c', 'e'] as const;
+/** Samples per output frame (20 ms at 16 kHz, wav2vec2's frame rate). */
+export const TINY_ASR_FRAME = 320;
+export const TINY_ASR_RATE = 16_000;
+/** What {@link tinyAsrSpeech} says. No letter follows itself: transformers.js drops special blanks before collapsing repeats. */
+export const TINY_ASR_TEXT = 'pay my balance';
+
+/**
+ * The tone of each label: label `c` (1…) is a sine at DFT bin `4 + 2c` of a frame, i.e.
+ * `(4 + 2c) · 50` Hz (300…1,500 Hz); every frame holds a whole number of its cycles.
+ */
+export function tinyAsrToneHz(label: number): number {
+  return ((4 + 2 * label) * TINY_ASR_RATE) / TINY_ASR_FRAME;
+}
+
+/**
+ * The ONNX bytes of the tiny recognizer, a wav2vec2-for-CTC stand-in: `input_values` [batch,
+ * samples] → `logits` [batch, frames, labels]. A strided Conv (kernel = stride = one frame) takes
+ * each frame's cosine and sine projections at every label's tone (a DFT at those bins), Mul
+ * squares them, a MatMul adds each cos²+sin² pair into that label's energy (phase-independent),
+ * and a bias on `<pad>` makes silent frames the CTC blank.
+ */
+export function tinyAsrOnnx(): Uint8Array {
+  const V = TINY_ASR_VOCAB.length;
+  const F = TINY_ASR_FRAME;
+  const kernel = new Float32Array(2 * V * F);
+  const pairs = new Float32Array(2 * V * V);
+  for (let c = 1; c < V; c++) {
+    const bin = 4 + 2 * c;
+    for (let n = 0; n < F; n++) {
+      const w = (2 * Math.PI * bin * n) / F;
+      kernel[2 * c * F + n] = (2 / F) * Math.cos(w);
+      kernel[(2 * c + 1) * F + n] = (2 / F) * Math.sin(w);
+    }
+    pairs[2 * c * V + c] = 1;
+    pairs[(2 * c + 1) * V + c] = 1;
+  }
+  const bias = new Float32Array(V);
+  bias[0] = 0.1;
+  const axes = new BigInt64Array([1n]);
+  return onnxModel('tiny_ctc', [
+    node('Unsqueeze', ['input_values', 'channel_axis'], ['audio']),
+    node('Conv', ['audio', 'dft'], ['proj'], [intsAttr('kernel_shape', [F]), intsAttr('strides', [F])]),
+    node('Transpose', ['proj'], ['proj_t'], [intsAttr('perm', [0, 2, 1])]),
+    node('Mul', ['proj_t', 'proj_t'], ['power']),
+    node('MatMul', ['power', 'pairs'], ['energy']),
+    node('Add', ['energy', 'blank_bias'], ['logits']),
+    tensor('channel_axis', INT64, [1], new Uint8Array(axes.buffer)),
+    tensor('dft', FLOAT, [2 * V, 1, F], f32(kernel)),
+    tensor('pairs', FLOAT, [2 * V, V], f32(pairs)),
+    tensor('blank_bias', FLOAT, [V], f32(bias)),
+    valueInfo(11, 'input_values', FLOAT, ['batch_size', 'sequence_length']),
+    valueInfo(12, 'logits', FLOAT, ['batch_size', 'frames', V]),
+  ]);
+}
+
+/**
+ * Synthetic caller speech the tiny recognizer transcribes as `text` (letters of
+ * {@link TINY_ASR_VOCAB}, spaces as `|`): a silent frame, then per character two frames of its
+ * tone and one silent frame (16 kHz mono).
+ */
+export function tinyAsrSpeech(text: string = TINY_ASR_TEXT): Float32Array {
+  const F = TINY_ASR_FRAME;
+  const labels = [...text].map((ch) => {
+    const id = (TINY_ASR_VOCAB as readonly string[]).indexOf(ch === ' ' ? '|' : ch);
+    if (id < 4) throw new Error(`the tiny recognizer cannot say ${JSON.stringify(ch)}`);
+    return id;
+  });
+  const out = new Float32Array(F * (1 + 3 * labels.length));
+  labels.forEach((label, i) => {
+    const start = F * (1 + 3 * i);
+    const hz = tinyAsrToneHz(label);
+    for (let n = 0; n < 2 * F; n++) out[start + n] = 0.5 * Math.sin((2 * Math.PI * hz * n) / TINY_ASR_RATE + i);
+  });
+  return out;
+}
+
+/**
+ * Write the tiny recognizer into `<modelsDir>/<id>/` in a wav2vec2 model's layout
+ * (`config.json` with `model_type: wav2vec2`, a `Wav2Vec2FeatureExtractor`
+ * `preprocessor_config.json`, a CTC-decoder `tokenizer.json`, `onnx/model.onnx`), which
+ * transformers.js's `automatic-speech-recognition` pipeline runs as `Wav2Vec2ForCTC`. Returns
+ * the files written.
+ */
+export function writeTinyAsrModel(modelsDir: string, id: string): string[] {
+  const vocab = Object.fromEntries(TINY_ASR_VOCAB.map((w, i) => [w, i]));
+  return writeFiles(join(modelsDir, id), {
+    'config.json': JSON.stringify({
+      model_type: 'wav2vec2',
+      architectures: ['Wav2Vec2ForCTC'],
+      vocab_size: TINY_ASR_VOCAB.length,
+      pad_token_id: 0,
+      bos_token_id: 1,
+      eos_token_id: 2,
+      ctc_loss_reduction: 'mean',
+    }),
+    'preprocessor_config.json': JSON.stringify({
+      feature_extractor_type: 'Wav2Vec2FeatureExtractor',
+      feature_size: 1,
+      sampling_rate: TINY_ASR_RATE,
+      padding_side: 'right',
+      padding_value: 0,
+      do_normalize: true,
+      return_attention_mask: false,
+    }),
+    'tokenizer.json': JSON.stringify({
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: [0, 1, 2, 3].map((i) => ({ id: i, content: TINY_ASR_VOCAB[i], single_word: false, lstrip: true, rstrip: true, normalized: false, special: true })),
+      normalizer: null,
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: { type: 'CTC', pad_token: '<pad>', word_delimiter_token: '|', cleanup: true },
+      model: { type: 'WordLevel', vocab, unk_token: '<unk>' },
+    }),
+    'tokenizer_config.json': JSON.stringify({
+      tokenizer_class: 'Wav2Vec2CTCTokenizer',
+      bos_token: '<s>',
+      eos_token: '</s>',
+      unk_token: '<unk>',
+      pad_token: '<pad>',
+      word_delimiter_token: '|',
+      do_lower_case: false,
+    }),
+    'onnx/model.onnx': tinyAsrOnnx(),
+  });
 }

@@ -151,6 +151,23 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     expect(summary.totals).toMatchObject({ valid: 1, invalid: 0, mean_reward: 0 });
   });
 
+  it('--judge-n n asks the judge n times (seeds 0…n-1) and takes the majority', async () => {
+    const dir = await judgedDomain();
+    server = await startOpenAiServer(modelBrain(domain));
+    const io = capture();
+    const args = ['run', '--domain', dir, '--agent', `vllm:agent-model@${server.url}`, '--user', `vllm:caller-model@${server.url}`, '--judge', `openai:judge-model@${server.url}`, '--judge-n', '3', '--task-ids', 'carrier-bill-inquiry-1', '--seed', '3', '--json'];
+    expect(await main(args, io)).toBe(0);
+    expect(JSON.parse(io.stdout).totals.mean_reward).toBe(1);
+    const judgeReqs = server.requests.filter((r) => r.body.model === 'judge-model');
+    expect(judgeReqs.map((r) => r.body.seed)).toEqual([0, 1, 2]);
+    let bad = capture();
+    expect(await main([...args.slice(0, -1), '--judge-n', '0'], bad)).toBe(2);
+    expect(bad.stderr).toContain('--judge-n must be a whole number from 1 to 99');
+    bad = capture();
+    expect(await main(['run', '--domain', 'carrier', '--judge-n', '2'], bad)).toBe(2);
+    expect(bad.stderr).toBe('switchboard: --judge-n needs --judge\n');
+  });
+
   it('an endpoint that stays down makes every rollout invalid, not 0', async () => {
     server = await startOpenAiServer(() => httpError(503, 'down'));
     const io = capture();

@@ -58,3 +58,12 @@ export async function loadBrowserDomain(name: string): Promise<Domain> {
   const paths = Object.fromEntries(keys.map((k) => [k, `domains/${name}/${FILES[k]}`]));
   return buildDomain(defs[0]!, sources, paths);
 }
+
+const tau2Schemas = import.meta.glob<string>('/domains/tau2-*/schema.sql', { query: '?raw', import: 'default' });
+
+/** `schema.sql` of a tau2 domain folder (`tau2-airline`, `tau2-retail`), bundled as text. */
+export async function tau2SchemaText(name: string): Promise<string> {
+  const load = tau2Schemas[`/domains/${name}/schema.sql`];
+  if (!load) throw new Error(`no schema for tau2 domain "${name}"`);
+  return load();
+}

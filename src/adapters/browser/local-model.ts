@@ -9,6 +9,26 @@ import { wrap, type Remote } from 'comlink';
 import { LocalModelClient } from '../shared/local-model-client.ts';
 import type { LocalDevice } from '../shared/local-model-engine.ts';
 import type { LocalModelService } from '../shared/local-model-service.ts';
+import { agentModels, parseManifest, resolveLocalAgent } from '../shared/local-model-manifest.ts';
+
+/**
+ * Files the agent `id` needs that this site does not serve under `<modelsUrl><model id>/`
+ * (a static server's HTML fallback page counts as missing). Same rule as the Node loader.
+ */
+export async function missingModelFiles(manifest: unknown, id: string, modelsUrl: string): Promise<string[]> {
+  const agent = resolveLocalAgent(parseManifest(manifest), id);
+  const files = agentModels(agent).flatMap((m) => m.files.map((f) => ({ path: `${m.id}/${f.path}`, size: f.size })));
+  const missing = await Promise.all(
+    files.map(async (f) => {
+      const res = await fetch(`${modelsUrl}${f.path}`, { method: 'HEAD' }).catch(() => null);
+      const type = res?.headers.get('content-type') ?? '';
+      const length = Number(res?.headers.get('content-length') ?? NaN);
+      const bad = !res?.ok || type.startsWith('text/html') || (f.size !== null && Number.isFinite(length) && length !== f.size);
+      return bad ? f.path : null;
+    }),
+  );
+  return missing.filter((x): x is string => x !== null);
+}
 
 /** Where the page finds models. */
 export interface BrowserLocalModelOptions {
@@ -35,6 +55,13 @@ export async function browserLocalModel(id: string, options: BrowserLocalModelOp
   const res = await fetch(`${modelsUrl}manifest.json`);
   if (!res.ok) throw new Error(`cannot load ${modelsUrl}manifest.json: HTTP ${res.status}`);
   const manifest: unknown = await res.json();
+  const missing = await missingModelFiles(manifest, id, modelsUrl);
+  if (missing.length) {
+    throw new Error(
+      `on-device agent "${id}" needs files that are not in ${modelsUrl}: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}. ` +
+        'Run npm run models:fetch on a machine with internet and serve the models folder beside the page.',
+    );
+  }
   const worker = new Worker(new URL('../../../workers/model.worker.ts', import.meta.url), { type: 'module', name: 'switchboard-model' });
   const service: Remote<LocalModelService> = wrap<LocalModelService>(worker);
   try {

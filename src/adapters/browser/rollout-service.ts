@@ -16,9 +16,12 @@ import { toolSchema, type Domain, type ToolDefinition } from '../../core/schema/
 import type { Task } from '../../core/schema/task.ts';
 import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
-import { builtinDomainNames, loadBrowserDomain } from './domains.ts';
+import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
 import { liveScore } from './live-score.ts';
-import type { AgentSpec, BatchJob, CallEvent, CallSpec, CallerPrompt, DomainInfo, TableRows, ToolInfo } from './rollout-types.ts';
+import type { AgentSpec, BatchJob, CallEvent, CallSpec, CallerAnswer, CallerPrompt, ChannelHost, DomainInfo, TableRows, ToolInfo } from './rollout-types.ts';
+import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
+import type { Tts } from '../../core/ports/tts.ts';
+import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
 
 /** The worker's API. Every method's arguments and results are plain data or comlink proxies. */
 export interface RolloutService {
@@ -37,7 +40,12 @@ export interface RolloutService {
    * `human` (append `###STOP###` to hang up). Resolves with the scored trajectory
    * (`reward_info` null when the call ended invalid, e.g. stopped with {@link cancel}).
    */
-  runCall(spec: CallSpec, onEvent: (e: CallEvent) => void | Promise<void>, askCaller?: (p: CallerPrompt) => Promise<string>): Promise<Trajectory>;
+  runCall(
+    spec: CallSpec,
+    onEvent: (e: CallEvent) => void | Promise<void>,
+    askCaller?: (p: CallerPrompt) => Promise<string | CallerAnswer>,
+    host?: ChannelHost,
+  ): Promise<Trajectory>;
   /**
    * K rollouts of one task with the core's `runBatch` (scripted caller). `onTrajectory` gets
    * each scored (or invalid) trajectory as it finishes. Resolves with the task's summary.
@@ -45,6 +53,18 @@ export interface RolloutService {
   runTask(job: BatchJob, onTrajectory: (t: Trajectory) => void | Promise<void>): Promise<TaskSummary>;
   /** Stop what runs: a call ends invalid at its next turn; a batch starts no new rollout. */
   cancel(): Promise<void>;
+  /**
+   * Load a tau2-bench data folder the user opened (file name → text of `db.json`, `tasks.json`,
+   * `policy.md`, `split_tasks.json`) with the same code as the Node loader; `folder` (e.g.
+   * `airline`) picks the domain, else db.json's tables do. Resolves with the domain's name
+   * (`tau2-airline`), then served like a built-in one by this worker.
+   */
+  openTau2(files: Record<string, string>, folder: string): Promise<{ name: string; tasks: number }>;
+  /**
+   * Load on-device agent `id` of the page's models folder (`/models/manifest.json`) into a model
+   * worker (once; calls reuse it). Resolves with the device it runs on (`webgpu` or `wasm`).
+   */
+  loadLocal(id: string): Promise<{ device: string }>;
 }
 
 /** JSON-Schema property → short type text for display. */
@@ -84,10 +104,12 @@ function paced<P extends Agent | UserSimulator>(inner: P, paceMs: number, stoppe
   } as P;
 }
 
-/** The person at the keyboard as the caller. */
+/** The person at the keyboard (and microphone) as the caller. */
 class HumanCaller implements UserSimulator {
   readonly id = 'human';
-  constructor(private readonly ask: (p: CallerPrompt) => Promise<string>) {}
+  /** The last answer's recorded voice, until the channel takes it. */
+  speech: Float32Array | undefined;
+  constructor(private readonly ask: (p: CallerPrompt) => Promise<string | CallerAnswer>) {}
   async respond(view: EpisodeView): Promise<ParticipantReply> {
     let agentText = '';
     for (let i = view.turns.length - 1; i >= 0; i--) {
@@ -97,15 +119,24 @@ class HumanCaller implements UserSimulator {
         break;
       }
     }
-    const text = await this.ask({ agentText, turns: view.turns.length });
+    const answer = await this.ask({ agentText, turns: view.turns.length });
+    const text = typeof answer === 'string' ? answer : answer?.text;
     if (typeof text !== 'string') throw new InfrastructureError('the caller left');
+    this.speech = typeof answer === 'object' ? answer.speech : undefined;
     return { text };
   }
 }
 
+/** A loaded on-device model (see `local-model.ts`). */
+type LocalLoader = (id: string) => Promise<{ client: import('../../core/ports/model-client.ts').ModelClient; device: string }>;
+
 /** A factory of agents for `spec`; a remote agent loads the OpenAI client code on first use. */
-async function agentFactory(spec: AgentSpec): Promise<() => Agent> {
+async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => Agent> {
   switch (spec.kind) {
+    case 'local': {
+      const [{ client }, { ModelAgent }] = await Promise.all([local(spec.id), import('../../core/participants/model-agent.ts')]);
+      return () => new ModelAgent(client, {});
+    }
     case 'reference':
       return () => new ReferenceAgent();
     case 'noop':
@@ -129,6 +160,46 @@ async function agentFactory(spec: AgentSpec): Promise<() => Agent> {
 }
 
 /**
+ * The episode channel of a call: espeak-ng in this worker (a separately loaded GPL-3.0 chunk,
+ * imported only here), graphs rendered and WAVs kept by the page.
+ */
+async function episodeChannel(spec: CallSpec, host: ChannelHost, human?: HumanCaller): Promise<EpisodeChannel> {
+  const { browserEspeakTts } = await import('./audio/espeak-tts.ts');
+  const espeak = browserEspeakTts();
+  // A human turn with a recording: its voice stands in for the TTS of the whole turn (the
+  // first synthesis of the turn); `id` names the source recorded in the turn's audio.
+  let source = espeak.id;
+  const tts: Tts = {
+    get id() {
+      return source;
+    },
+    async synthesize(text, voice) {
+      const speech = human?.speech;
+      if (speech) {
+        human.speech = undefined;
+        source = 'microphone';
+        return { samples: speech, sampleRate: SPEECH_RATE_HZ };
+      }
+      source = espeak.id;
+      return espeak.synthesize(text, voice);
+    },
+  };
+  return {
+    tts,
+    renderer: { render: (graph) => host.render(graph) },
+    preset: spec.preset,
+    store: {
+      put: (name, bytes) => host.put(name, bytes),
+      get: async (ref) => {
+        throw new Error(`audio "${ref}" is kept by the page`);
+      },
+    },
+    dropout: spec.channel?.dropout ?? 0,
+    bargeIn: spec.channel?.bargeIn ?? 0,
+  };
+}
+
+/**
  * Build the service.
  * @param sqlFactory resolves to the {@link SqlDbFactory} for the domains' databases (sql.js in
  *   this thread); called once.
@@ -138,8 +209,20 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
   const runtimes = new Map<string, Promise<DomainRuntime>>();
   let abort = new AbortController();
 
+  const opened = new Set<string>();
+  const locals = new Map<string, ReturnType<LocalLoader>>();
+  const local: LocalLoader = (id) => {
+    let m = locals.get(id);
+    if (!m) {
+      m = import('./local-model.ts').then(({ browserLocalModel }) => browserLocalModel(id));
+      m.catch(() => locals.delete(id));
+      locals.set(id, m);
+    }
+    return m;
+  };
   const runtimeOf = (name: string): Promise<DomainRuntime> => {
     let r = runtimes.get(name);
+    if (!r && opened.has(name)) throw new Error(`domain ${name} is no longer loaded; open its folder again`);
     if (!r) {
       r = (async () => DomainRuntime.create(await loadBrowserDomain(name), await (factory ??= sqlFactory())))();
       r.catch(() => runtimes.delete(name));
@@ -159,7 +242,34 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
 
   return {
     async domainNames() {
-      return builtinDomainNames();
+      return [...builtinDomainNames(), ...[...opened].sort()];
+    },
+
+    async loadLocal(id) {
+      const { device } = await local(id);
+      return { device };
+    },
+
+    async openTau2(files, folder) {
+      const { TAU2_FILES, buildTau2Domain } = await import('../shared/tau2-domain.ts');
+      const missing = Object.values(TAU2_FILES).filter((f) => typeof files[f] !== 'string');
+      if (missing.length) throw new Error(`${folder}: not a tau2-bench data folder (missing ${missing.join(', ')})`);
+      const text = (f: string) => files[f]!.replace(/^\uFEFF/, '');
+      const db = text(TAU2_FILES.db);
+      const f = folder.toLowerCase();
+      const name = f.includes('airline') ? 'tau2-airline' : f.includes('retail') ? 'tau2-retail' : /"flights"\s*:/.test(db) ? 'tau2-airline' : /"orders"\s*:/.test(db) ? 'tau2-retail' : null;
+      if (!name) throw new Error(`${folder}: cannot tell whether this is tau2's airline or retail data`);
+      const at = (file: string) => `${folder}/${file}`;
+      const domain = buildTau2Domain(
+        name,
+        { db, tasks: text(TAU2_FILES.tasks), policy: text(TAU2_FILES.policy), splits: text(TAU2_FILES.splits), schema: await tau2SchemaText(name) },
+        { db: at(TAU2_FILES.db), tasks: at(TAU2_FILES.tasks), policy: at(TAU2_FILES.policy), splits: at(TAU2_FILES.splits), schema: `domains/${name}/schema.sql` },
+      );
+      const runtime = DomainRuntime.create(domain, await (factory ??= sqlFactory()));
+      await runtime;
+      runtimes.set(name, runtime);
+      opened.add(name);
+      return { name, tasks: domain.tasks.length };
     },
 
     async describe(name) {
@@ -204,7 +314,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       }
     },
 
-    async runCall(spec, onEvent, askCaller) {
+    async runCall(spec, onEvent, askCaller, host) {
       const runtime = await runtimeOf(spec.domain);
       const task = taskOf(runtime.domain, spec.taskId);
       const signal = freshSignal();
@@ -218,7 +328,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       } else {
         user = new ScriptedUser();
       }
-      const agent = (await agentFactory(spec.agent))();
+      const agent = (await agentFactory(spec.agent, local))();
       // Live scores are computed in turn order, off the episode's path.
       let chain = Promise.resolve();
       const emit = (index: number, turn: Turn, turns: Turn[]) => {
@@ -229,7 +339,9 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
         });
       };
       const seen: Turn[] = [];
+      const channel = spec.channel && host ? await episodeChannel(spec, host, user instanceof HumanCaller ? user : undefined) : undefined;
       const trajectory = await runEpisode({
+        ...(channel ? { channel } : {}),
         runtime,
         task,
         agent: paced(agent, pace, stopped),
@@ -254,7 +366,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       const runtime = await runtimeOf(job.domain);
       const task = taskOf(runtime.domain, job.taskId);
       const signal = freshSignal();
-      const agent = await agentFactory(job.agent);
+      const agent = await agentFactory(job.agent, local);
       // The page's callback runs on another message channel than this method's reply: wait until
       // it has taken every trajectory before resolving.
       const delivered: Promise<unknown>[] = [];

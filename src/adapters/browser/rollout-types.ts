@@ -4,7 +4,8 @@
  * sql.js.
  */
 import type { PresetName } from '../../core/channel/presets.ts';
-import type { ModelFlavor } from '../../core/ports/model-client.ts';
+import type { AudioGraph } from '../../core/channel/graph.ts';
+import type { RemoteFlavor as ModelFlavor } from '../../core/ports/model-client.ts';
 import type { SqlRow } from '../../core/ports/sql-db.ts';
 import type { ToolKind } from '../../core/schema/domain.ts';
 import type { PolicyRule } from '../../core/schema/policy.ts';
@@ -23,7 +24,12 @@ export interface EndpointSettings {
 }
 
 /** Who the agent is. */
-export type AgentSpec = { kind: 'reference' } | { kind: 'noop' } | ({ kind: 'remote' } & EndpointSettings);
+export type AgentSpec =
+  | { kind: 'reference' }
+  | { kind: 'noop' }
+  | ({ kind: 'remote' } & EndpointSettings)
+  /** An on-device agent of the models folder's manifest (`models/manifest.json`), run in a model worker. */
+  | { kind: 'local'; id: string };
 
 /** Who the caller is: the scripted simulator, or the person at the keyboard. */
 export type UserSpec = { kind: 'scripted' } | { kind: 'human' };
@@ -41,6 +47,26 @@ export interface CallSpec {
   maxSteps?: number;
   /** Pause before every participant turn, ms, so a person can follow the call. Default 0. */
   paceMs?: number;
+  /**
+   * Speak caller turns (espeak-ng) and put them through the preset's channel; the page renders
+   * the graphs and keeps the WAVs ({@link ChannelHost}). Absent: text only.
+   */
+  channel?: ChannelSettings;
+}
+
+/** Channel settings of a call beyond the preset (CLI `--dropout`, `--barge-in`). */
+export interface ChannelSettings {
+  /** Probability that a caller turn is cut off mid-way. */
+  dropout: number;
+  /** Probability that the caller barges in on an agent reply. */
+  bargeIn: number;
+}
+
+/** What the page does for the worker's channel: render graphs (OfflineAudioContext is page-only) and keep WAVs. */
+export interface ChannelHost {
+  render(graph: AudioGraph): Promise<Float32Array>;
+  /** Store a WAV under `name` (the CLI's relative path); returns the reference. */
+  put(name: string, bytes: Uint8Array): Promise<string>;
 }
 
 /** One tool of a domain, for display. */
@@ -114,6 +140,15 @@ export interface LiveScore {
 export type CallEvent =
   | { type: 'turn'; index: number; turn: Turn; live: LiveScore }
   | { type: 'end'; trajectory: Trajectory; live: LiveScore };
+
+/**
+ * The human caller's answer: words, and optionally their recorded voice (mono 16 kHz samples),
+ * which then replaces TTS for this turn and goes through the channel like any caller speech.
+ */
+export interface CallerAnswer {
+  text: string;
+  speech?: Float32Array;
+}
 
 /** What the human caller sees when it is their turn. */
 export interface CallerPrompt {

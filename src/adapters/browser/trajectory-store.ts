@@ -32,6 +32,15 @@ export interface StoredRecord {
 
 const DB_NAME = 'switchboard';
 const STORE = 'trajectories';
+const AUDIO = 'audio';
+
+/** One stored WAV of a record: `name` is the reference in the trajectory (the CLI's relative path). */
+export interface StoredAudio {
+  key: string;
+  record: string;
+  name: string;
+  bytes: Uint8Array;
+}
 
 /** The trajectory store. */
 export interface TrajectoryStore {
@@ -40,16 +49,23 @@ export interface TrajectoryStore {
   list(limit?: number): Promise<StoredRecord[]>;
   get(key: string): Promise<StoredRecord | undefined>;
   clear(): Promise<void>;
+  /** Keep a WAV of record `record` under `name`. */
+  putAudio(record: string, name: string, bytes: Uint8Array): Promise<void>;
+  /** The WAVs of a record: name → bytes. */
+  audioOf(record: string): Promise<Map<string, Uint8Array>>;
 }
 
 let opened: Promise<IDBPDatabase> | undefined;
 
 /** Open (and create on first use) the store. */
 export function openTrajectoryStore(): TrajectoryStore {
-  const db = (opened ??= openDB(DB_NAME, 1, {
-    upgrade(d) {
-      const s = d.createObjectStore(STORE, { keyPath: 'key' });
-      s.createIndex('savedAt', 'savedAt');
+  const db = (opened ??= openDB(DB_NAME, 2, {
+    upgrade(d, oldVersion) {
+      if (oldVersion < 1) {
+        const s = d.createObjectStore(STORE, { keyPath: 'key' });
+        s.createIndex('savedAt', 'savedAt');
+      }
+      if (oldVersion < 2) d.createObjectStore(AUDIO, { keyPath: 'key' }).createIndex('record', 'record');
     },
   }));
   return {
@@ -70,6 +86,15 @@ export function openTrajectoryStore(): TrajectoryStore {
     },
     async clear() {
       await (await db).clear(STORE);
+      await (await db).clear(AUDIO);
+    },
+    async putAudio(record, name, bytes) {
+      const a: StoredAudio = { key: `${record}|${name}`, record, name, bytes };
+      await (await db).put(AUDIO, a);
+    },
+    async audioOf(record) {
+      const all = (await (await db).getAllFromIndex(AUDIO, 'record', record)) as StoredAudio[];
+      return new Map(all.map((a) => [a.name, a.bytes]));
     },
   };
 }

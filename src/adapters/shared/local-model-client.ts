@@ -14,8 +14,8 @@ export interface LocalGenerator {
 }
 
 /**
- * A `ModelClient` of kind `on-device`. Its flavor is `vllm` (text or audio in, text out, tool
- * calls as `<tool_call>` text): the port has no flavor of its own for on-device models.
+ * A `ModelClient` of kind `on-device` and flavor `local` (text or caller audio in, text out, tool
+ * calls as `<tool_call>` text).
  *
  * - Sampling: temperature 0 is greedy decoding (deterministic); above 0 transformers.js samples
  *   with `top_p` / `top_k`, and `seed` is not honoured (its sampler is not seedable).
@@ -24,7 +24,7 @@ export interface LocalGenerator {
  */
 export class LocalModelClient implements ModelClient {
   readonly id: string;
-  readonly flavor = 'vllm' as const;
+  readonly flavor = 'local' as const;
   readonly kind = 'on-device' as const;
   readonly endpoint = null;
 

@@ -49,6 +49,11 @@ export interface LocalGeneration {
   prompt_token_ids: number[];
   /** `stop` at an end token, `length` at `max_tokens`. */
   finish_reason: 'stop' | 'length';
+  /**
+   * What the ASR model heard in each caller audio part of the request, in order (ASR + LLM
+   * agents; empty otherwise). The LLM saw these in place of the audio.
+   */
+  transcripts: string[];
 }
 
 /** A loaded on-device agent. */
@@ -129,11 +134,20 @@ function ids(t: Tensor): number[] {
   return Array.from(t.data as BigInt64Array, Number);
 }
 
-async function loadTranscriber(m: ManifestModel, device: LocalDevice): Promise<Transcriber> {
+/**
+ * The ASR model as a transcriber: transformers.js's `automatic-speech-recognition` pipeline,
+ * which picks the decoding by `config.json`'s `model_type` (whisper / moonshine: encoder-decoder
+ * generation; wav2vec2 / hubert / … CTC: one encoder pass, greedy labels collapsed by the
+ * tokenizer's CTC decoder).
+ */
+async function loadTranscriber(m: ManifestModel, device: LocalDevice): Promise<{ transcribe: Transcriber; dispose(): Promise<void> }> {
   const asr = await pipeline('automatic-speech-recognition', m.id, { device, dtype: m.dtype as never });
-  return async (audio) => {
-    const r = (await asr(audio)) as { text: string } | { text: string }[];
-    return (Array.isArray(r) ? r.map((x) => x.text).join(' ') : r.text).trim();
+  return {
+    async transcribe(audio) {
+      const r = (await asr(audio)) as { text: string } | { text: string }[];
+      return (Array.isArray(r) ? r.map((x) => x.text).join(' ') : r.text).trim();
+    },
+    dispose: () => asr.dispose(),
   };
 }
 
@@ -145,7 +159,7 @@ async function loadTranscriber(m: ManifestModel, device: LocalDevice): Promise<T
 export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalRuntime): Promise<LocalEngine> {
   useLocalModelsOnly(runtime.modelsPath);
   const { device } = runtime;
-  const transcribe = agent.asr ? await loadTranscriber(agent.asr, device) : null;
+  const asr = agent.asr ? await loadTranscriber(agent.asr, device) : null;
   const main = agent.llm ?? agent.audio;
   if (!main) throw new Error(`on-device agent ${agent.id} has no language model`);
   const opts = { device, dtype: main.dtype as never };
@@ -156,6 +170,14 @@ export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalR
 
   return {
     async generate(request) {
+      const transcripts: string[] = [];
+      const transcribe: Transcriber | null = asr
+        ? async (audio) => {
+            const text = await asr.transcribe(audio);
+            transcripts.push(text);
+            return text;
+          }
+        : null;
       const chat = await chatMessages(request.messages, transcribe);
       const prompt = tokenizer.apply_chat_template(chat as never, {
         ...(request.tools?.length ? { tools: request.tools as never } : {}),
@@ -179,10 +201,11 @@ export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalR
       const eos = new Set([model.generation_config?.eos_token_id, (model.config as { eos_token_id?: number | number[] }).eos_token_id].flat().filter((x): x is number => typeof x === 'number'));
       const stopped = gen.length > 0 && eos.has(gen[gen.length - 1]!);
       const text = tokenizer.decode(gen, { skip_special_tokens: true }).replace(THINK, '').trim();
-      return { text, token_ids: gen, prompt_token_ids: promptIds, finish_reason: stopped || gen.length < request.sampling.max_tokens ? 'stop' : 'length' };
+      return { text, token_ids: gen, prompt_token_ids: promptIds, finish_reason: stopped || gen.length < request.sampling.max_tokens ? 'stop' : 'length', transcripts };
     },
     async dispose() {
       await model.dispose();
+      await asr?.dispose();
     },
   };
 }

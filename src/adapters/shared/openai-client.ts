@@ -10,13 +10,13 @@
  * The SDK's own retries are off so that this policy is the only one.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
-import type { ModelClient, ModelFlavor, ModelRequest, ModelResponse } from '../../core/ports/model-client.ts';
+import type { ModelClient, RemoteFlavor, ModelRequest, ModelResponse } from '../../core/ports/model-client.ts';
 import { ModelEndpointError, isRetryableStatus } from '../../core/participants/model-errors.ts';
 import { StreamAssembler, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
 
 /** Settings of one client. */
 export interface OpenAiClientOptions extends Omit<WireOptions, 'model' | 'flavor'> {
-  flavor: ModelFlavor;
+  flavor: RemoteFlavor;
   /** e.g. `http://127.0.0.1:8000/v1`. */
   baseURL: string;
   /** Served model name; with vLLM a LoRA adapter is chosen by its `--lora-modules` name. */
@@ -51,7 +51,7 @@ interface AttemptFailure {
 export class OpenAiModelClient implements ModelClient {
   readonly id: string;
   readonly kind = 'remote' as const;
-  readonly flavor: ModelFlavor;
+  readonly flavor: RemoteFlavor;
   readonly model: string;
   readonly endpoint: string;
   private readonly sdk: OpenAI;

@@ -11,13 +11,13 @@
  * reply as a second choice whose `message.audio.data` is base64 WAV at 24 kHz, and stream chunks
  * with a top-level `modality` of `text` or `audio`).
  */
-import type { ModelAudio, ModelFlavor, ModelMessage, ModelRequest, ModelResponse, ModelToolCall } from '../../core/ports/model-client.ts';
+import type { ModelAudio, RemoteFlavor, ModelMessage, ModelRequest, ModelResponse, ModelToolCall } from '../../core/ports/model-client.ts';
 import { parseTextToolCalls } from '../../core/participants/model-tool-calls.ts';
 import { ModelEndpointError } from '../../core/participants/model-errors.ts';
 
 /** Per-flavor wire choices (all overridable on the client). */
 export interface WireOptions {
-  flavor: ModelFlavor;
+  flavor: RemoteFlavor;
   model: string;
   /** How caller audio goes in: `audio_url` data URL or `input_audio`. Default: `input_audio` for openai, `audio_url` otherwise. */
   audioPart?: 'audio_url' | 'input_audio';
@@ -28,7 +28,7 @@ export interface WireOptions {
 }
 
 /** Sample rate of the audio each flavor returns when the WAV header cannot be read, Hz. */
-export const DEFAULT_OUTPUT_RATE_HZ: Record<ModelFlavor, number | null> = { 'vllm-omni': 24_000, openai: 24_000, vllm: null };
+export const DEFAULT_OUTPUT_RATE_HZ: Record<RemoteFlavor, number | null> = { 'vllm-omni': 24_000, openai: 24_000, vllm: null };
 
 type Json = Record<string, unknown>;
 
@@ -192,7 +192,7 @@ export function joinAudioPieces(pieces: readonly string[]): string {
   return toBase64(out);
 }
 
-function audioOf(base64: string, transcript: string | null, flavor: ModelFlavor): ModelAudio {
+function audioOf(base64: string, transcript: string | null, flavor: RemoteFlavor): ModelAudio {
   let rate: number | null = null;
   try {
     rate = wavSampleRate(fromBase64(base64));
@@ -254,7 +254,7 @@ function usageOf(u: unknown): ModelResponse['usage'] {
  * `content` is null. Text without server tool calls is searched for `<tool_call>` blocks.
  * @throws ModelEndpointError (not retryable) when the body is not a chat completion.
  */
-export function responseFromBody(body: unknown, flavor: ModelFlavor, attempts: number): ModelResponse {
+export function responseFromBody(body: unknown, flavor: RemoteFlavor, attempts: number): ModelResponse {
   if (!isObj(body) || !Array.isArray(body.choices) || body.choices.length === 0) throw bad('no choices');
   const choices = body.choices.filter(isObj);
   const withAudio = (c: Json) => isObj(c.message) && isObj(c.message.audio) && typeof c.message.audio.data === 'string';
@@ -300,7 +300,7 @@ export class StreamAssembler {
   private logprobs: number[] | null = null;
   private usage: ModelResponse['usage'] = null;
 
-  constructor(private readonly flavor: ModelFlavor) {}
+  constructor(private readonly flavor: RemoteFlavor) {}
 
   /** Take one parsed chunk. */
   add(chunk: unknown): void {

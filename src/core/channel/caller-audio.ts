@@ -3,11 +3,16 @@
  * 16 kHz mono 16-bit WAV files (clean and degraded) in an {@link AudioStore}, referenced from
  * the trajectory together with the effect timeline.
  */
-import { meanPower } from '../audio/measure.ts';
-import { msToSamples, samplesToMs, SPEECH_RATE_HZ } from '../audio/pcm.ts';
+import { activeRms, meanPower } from '../audio/measure.ts';
+import { dbToGain, msToSamples, samplesToMs, SPEECH_RATE_HZ } from '../audio/pcm.ts';
+import { vocalTic } from '../audio/tics.ts';
+import { rngFromState } from '../ports/rng.ts';
 import { encodeWav } from '../audio/wav.ts';
 import type { Tts, TtsVoice } from '../ports/tts.ts';
-import type { TurnAudioRef } from '../schema/trajectory.ts';
+import type { Aside, TurnAudioRef } from '../schema/trajectory.ts';
+import type { EffectEvent } from './timeline.ts';
+import { babbleBed } from './babble.ts';
+import { planInserts, type InsertPlan } from './inserts.ts';
 import type { AudioStore } from './audio-store.ts';
 import { runChannel, type NoiseBank } from './chain.ts';
 import type { GraphRenderer } from './graph.ts';
@@ -79,6 +84,62 @@ export interface CallerTurnAudio {
   clean: Uint8Array;
   /** For a cut turn: cut time in ms (= `ref.duration_ms`). */
   cutMs: number | null;
+  /** Asides inserted into the audio (not part of `text`). */
+  asides: Aside[];
+}
+
+/** Silence around an inserted tic or aside: 150 ms. */
+export const INSERT_GAP_MS = 150;
+
+/**
+ * Speak `text` with the planned insertions: each text piece between insertion points is
+ * spoken on its own, and every insertion sits between them with {@link INSERT_GAP_MS} of
+ * silence either side, at its level relative to the active level of the turn's speech.
+ */
+async function speakWithInserts(ch: CallerChannel, text: string, inserts: readonly InsertPlan[]): Promise<{ samples: Float32Array; events: EffectEvent[]; asides: Aside[] }> {
+  type Piece = { kind: 'speech'; samples: Float32Array } | { kind: 'insert'; plan: InsertPlan; samples: Float32Array };
+  const pieces: Piece[] = [];
+  let from = 0;
+  for (const ins of inserts) {
+    const part = text.slice(from, ins.atChar);
+    if (part.trim()) pieces.push({ kind: 'speech', samples: (await ch.tts.synthesize(part, ch.voice)).samples });
+    from = ins.atChar;
+    const samples = ins.kind === 'aside' ? (await ch.tts.synthesize(ins.text, ch.voice)).samples.slice() : vocalTic(ins.tic, SPEECH_RATE_HZ, rngFromState(ins.seed));
+    pieces.push({ kind: 'insert', plan: ins, samples });
+  }
+  const rest = text.slice(from);
+  if (rest.trim()) pieces.push({ kind: 'speech', samples: (await ch.tts.synthesize(rest, ch.voice)).samples });
+  const speech = pieces.filter((p) => p.kind === 'speech').map((p) => p.samples);
+  const joined = new Float32Array(speech.reduce((a, x) => a + x.length, 0));
+  speech.reduce((at, x) => (joined.set(x, at), at + x.length), 0);
+  const level = activeRms(joined, SPEECH_RATE_HZ) || 0.1;
+  const gap = msToSamples(INSERT_GAP_MS, SPEECH_RATE_HZ);
+  const total = pieces.reduce((a, p) => a + p.samples.length + (p.kind === 'insert' ? 2 * gap : 0), 0);
+  const out = new Float32Array(total);
+  const events: EffectEvent[] = [];
+  const asides: Aside[] = [];
+  let at = 0;
+  for (const p of pieces) {
+    if (p.kind === 'speech') {
+      out.set(p.samples, at);
+      at += p.samples.length;
+      continue;
+    }
+    at += gap;
+    const own = activeRms(p.samples, SPEECH_RATE_HZ) || 1;
+    const g = (p.plan.kind === 'aside' ? 1 : level / own) * dbToGain(p.plan.levelDb);
+    for (let i = 0; i < p.samples.length; i++) out[at + i] = (p.samples[i] as number) * g;
+    const startMs = samplesToMs(at, SPEECH_RATE_HZ);
+    const endMs = samplesToMs(at + p.samples.length, SPEECH_RATE_HZ);
+    if (p.plan.kind === 'aside') {
+      events.push({ type: 'aside', start_ms: startMs, end_ms: endMs, params: { text: p.plan.text, level_db: p.plan.levelDb, at_char: p.plan.atChar } });
+      asides.push({ text: p.plan.text, at_char: p.plan.atChar, start_ms: startMs, end_ms: endMs });
+    } else {
+      events.push({ type: 'vocal_tic', start_ms: startMs, end_ms: endMs, params: { kind: p.plan.tic, level_db: p.plan.levelDb, at_char: p.plan.atChar } });
+    }
+    at += p.samples.length + gap;
+  }
+  return { samples: out, events, asides };
 }
 
 /**
@@ -87,8 +148,13 @@ export interface CallerTurnAudio {
  * when the channel has a VAD), so audio and transcript stop at the same point; the channel then
  * runs on the cut audio, so its length in ms equals the cut time.
  */
-export async function callerTurnAudio(ch: CallerChannel, text: string, key: CallerTurnKey, heard?: string): Promise<CallerTurnAudio> {
-  const full = await ch.tts.synthesize(text, ch.voice);
+export async function callerTurnAudio(ch: CallerChannel, text: string, key: CallerTurnKey, heard?: string, extraEvents: readonly EffectEvent[] = []): Promise<CallerTurnAudio> {
+  const language = ch.voice?.language ?? 'en';
+  // Tics and asides go into whole turns only (a cut turn keeps audio and text in sync).
+  const inserts = heard === undefined ? planInserts(ch.preset, { seed: key.seed, taskId: key.taskId, turn: key.turn }, text, language) : [];
+  let inserted: Awaited<ReturnType<typeof speakWithInserts>> | null = null;
+  if (inserts.length > 0) inserted = await speakWithInserts(ch, text, inserts);
+  const full = inserted ? { samples: inserted.samples } : await ch.tts.synthesize(text, ch.voice);
   let clean = full.samples;
   let cutMs: number | null = null;
   if (heard !== undefined) {
@@ -104,7 +170,11 @@ export async function callerTurnAudio(ch: CallerChannel, text: string, key: Call
   }
   const bankNames = { continuous: Object.keys(ch.bank?.continuous ?? {}), bursts: Object.keys(ch.bank?.bursts ?? {}) };
   const plan = planChannel(ch.preset, { seed: key.seed, taskId: key.taskId, turn: key.turn }, clean.length, bankNames);
-  const out = await runChannel(ch.renderer, clean, plan, ch.bank);
+  const bank = plan.noise?.source === 'procedural:babble' ? { ...ch.bank, babble: await babbleBed(ch.tts, language, key.seed) } : ch.bank;
+  const out = await runChannel(ch.renderer, clean, plan, bank);
+  const extra = [...(inserted?.events ?? []), ...extraEvents];
+  const timeline = extra.length ? [...out.timeline, ...extra].sort((a, b) => a.start_ms - b.start_ms) : out.timeline;
+  const v = ch.voice;
   const cleanWav = encodeWav(clean, SPEECH_RATE_HZ);
   const base = `${key.prefix}/turn-${String(key.turn).padStart(3, '0')}`;
   const names = { clean: `${base}.clean.wav`, degraded: `${base}.degraded.wav` };
@@ -112,9 +182,17 @@ export async function callerTurnAudio(ch: CallerChannel, text: string, key: Call
     ? { clean: await ch.store.put(names.clean, cleanWav), degraded: await ch.store.put(names.degraded, out.wav) }
     : names;
   return {
-    ref: { ...refs, duration_ms: plan.durationMs, preset: plan.preset, tts: ch.tts.id, timeline: out.timeline },
+    ref: {
+      ...refs,
+      duration_ms: plan.durationMs,
+      preset: plan.preset,
+      tts: ch.tts.id,
+      ...(v ? { voice: { language: v.language, name: v.voice ?? null, rate_wpm: v.rateWpm ?? null, pitch: v.pitch ?? null } } : {}),
+      timeline,
+    },
     degraded: out.wav,
     clean: cleanWav,
     cutMs,
+    asides: inserted?.asides ?? [],
   };
 }

@@ -12,7 +12,7 @@ import { biquadCascadeInPlace, biquadCoefficients } from '../audio/biquad.ts';
 import { dbToGain, floatToInt16, int16ToFloat, msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
 import { decimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
 import { allocWavPcm16, encodeWavPcm16 } from '../audio/wav.ts';
-import { BUTTERWORTH4_Q, type AudioGraph, type Automation, type GraphNode, type GraphRenderer } from './graph.ts';
+import { BUTTERWORTH4_Q, type AudioGraph, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
 import type { EffectEvent } from './timeline.ts';
 
@@ -20,6 +20,8 @@ import type { EffectEvent } from './timeline.ts';
 export interface NoiseBank {
   continuous?: Readonly<Record<string, Float32Array>>;
   bursts?: Readonly<Record<string, Float32Array>>;
+  /** The TTS babble bed of the turn's (language, seed) for the `procedural:babble` source ({@link babbleBed}). */
+  babble?: Float32Array;
 }
 
 /**
@@ -66,6 +68,10 @@ function sourceSamples(ref: SourceRef, kind: 'continuous' | 'bursts', bank: Nois
     return kind === 'continuous' ? loopTo(rec, n, Math.floor(offset * rec.length)) : rec;
   }
   if (kind === 'bursts') return proceduralBurst(name as ProceduralBurst, SPEECH_RATE_HZ, rng);
+  if (name === 'babble') {
+    if (!bank.babble) throw new Error('the plan uses babble noise but the noise bank has no babble bed (see babbleBed)');
+    return loopTo(bank.babble, n, Math.floor(offset * bank.babble.length));
+  }
   const bed = noiseBed(name as NoiseKind);
   return loopTo(bed, n, Math.floor(offset * bed.length));
 }
@@ -153,20 +159,24 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
   nodes.push({ kind: 'clip', id: 'adc' });
   if (plan.muffle) {
     const m = plan.muffle;
-    const whole = m.startMs <= 0 && m.endMs >= plan.durationMs;
+    const segs = m.segments ?? [{ startMs: m.startMs, endMs: m.endMs }];
+    const whole = segs.length === 1 && m.startMs <= 0 && m.endMs >= plan.durationMs;
     const tr = m.transitionMs / 1000;
-    const s = m.startMs / 1000;
-    const e = m.endMs / 1000;
-    // Crossfade dry ↔ low-passed: `wet` rises over `transitionMs` at the start, falls at the end.
-    const wet: Automation = whole
-      ? [{ timeS: 0, value: 1 }]
-      : [
-          { timeS: 0, value: 0 },
+    // Crossfade dry ↔ low-passed: `wet` rises over `transitionMs` at each segment's start and
+    // falls at its end.
+    const wet: { timeS: number; value: number }[] = whole ? [{ timeS: 0, value: 1 }] : [{ timeS: 0, value: 0 }];
+    if (!whole) {
+      for (const seg of segs) {
+        const s = seg.startMs / 1000;
+        const e = seg.endMs / 1000;
+        wet.push(
           { timeS: Math.max(0, s - tr / 2), value: 0 },
           { timeS: Math.min(durS, s + tr / 2), value: 1 },
           { timeS: Math.max(0, e - tr / 2), value: 1 },
           { timeS: Math.min(durS, e + tr / 2), value: 0 },
-        ];
+        );
+      }
+    }
     nodes.push(
       { kind: 'gain', id: 'muffle_dry', gain: 1, automation: wet.map((p) => ({ timeS: p.timeS, value: 1 - p.value })) },
       { kind: 'biquad', id: 'muffle_lp1', type: 'lowpass', frequencyHz: m.cutoffHz, q: BUTTERWORTH4_Q[0] },
@@ -260,7 +270,9 @@ export function channelTimeline(plan: ChannelPlan, bank: NoiseBank = {}): Effect
   if (plan.wind) events.push({ type: 'wind', start_ms: 0, end_ms: end, params: { snr_db: plan.wind.snrDb } });
   if (plan.muffle) {
     const m = plan.muffle;
-    events.push({ type: 'muffle', start_ms: m.startMs, end_ms: m.endMs, params: { cutoff_hz: m.cutoffHz, order: 4, transition_ms: m.transitionMs } });
+    for (const seg of m.segments ?? [{ startMs: m.startMs, endMs: m.endMs }]) {
+      events.push({ type: 'muffle', start_ms: seg.startMs, end_ms: seg.endMs, params: { cutoff_hz: m.cutoffHz, order: 4, transition_ms: m.transitionMs } });
+    }
   }
   if (plan.telephony) {
     events.push({ type: 'telephony', start_ms: 0, end_ms: end, params: { low_hz: plan.telephony.lowHz, high_hz: plan.telephony.highHz, codec: 'mulaw', codec_rate_hz: TELEPHONY_RATE_HZ } });

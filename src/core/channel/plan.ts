@@ -43,7 +43,11 @@ export interface ChannelPlan {
   noise: { source: SourceRef; snrDb: number; driftDb: number; driftPeriodMs: number; driftPhase: number; offset: number; seed: number } | null;
   bursts: { atMs: number; source: SourceRef; snrDb: number; seed: number }[];
   wind: { snrDb: number; seed: number } | null;
-  muffle: { cutoffHz: number; startMs: number; endMs: number; transitionMs: number } | null;
+  /**
+   * Muffled spans: `segments` sorted and disjoint; `startMs`/`endMs` span the first start to the
+   * last end. Each edge is a crossfade of `transitionMs` centred on it.
+   */
+  muffle: { cutoffHz: number; startMs: number; endMs: number; transitionMs: number; segments: { startMs: number; endMs: number }[] } | null;
   farField: { gainDb: number; rt60Ms: number; wetDb: number; seed: number } | null;
   packetLoss: { lossRate: number; meanBurstMs: number; frameMs: number; spans: { startMs: number; endMs: number; frames: number }[] } | null;
   telephony: { lowHz: number; highHz: number } | null;
@@ -111,9 +115,18 @@ export function planChannel(preset: PresetName | ChannelPreset, key: PlanKey, le
   if (p.muffle) {
     const r = root.fork('muffle');
     if (r.next() < p.muffle.probability) {
-      const seg = p.muffle.segmentMs === null ? durationMs : Math.min(p.muffle.segmentMs, durationMs);
-      const startMs = p.muffle.segmentMs === null ? 0 : r.next() * (durationMs - seg);
-      plan.muffle = { cutoffHz: p.muffle.cutoffHz, startMs, endMs: startMs + seg, transitionMs: p.muffle.transitionMs };
+      const max = Math.max(1, Math.floor(p.muffle.maxSegments ?? 1));
+      // One segment keeps the draws of a single-segment preset; more: a count, then one
+      // segment inside each of `count` equal slots (so they never overlap).
+      const count = p.muffle.segmentMs === null || max === 1 ? 1 : 1 + r.int(max);
+      const slot = durationMs / count;
+      const segments: { startMs: number; endMs: number }[] = [];
+      for (let i = 0; i < count; i++) {
+        const seg = p.muffle.segmentMs === null ? durationMs : Math.min(p.muffle.segmentMs, slot);
+        const startMs = p.muffle.segmentMs === null ? 0 : i * slot + r.next() * (slot - seg);
+        segments.push({ startMs, endMs: startMs + seg });
+      }
+      plan.muffle = { cutoffHz: p.muffle.cutoffHz, startMs: segments[0]!.startMs, endMs: segments[segments.length - 1]!.endMs, transitionMs: p.muffle.transitionMs, segments };
     }
   }
   if (p.farField) {

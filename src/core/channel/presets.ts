@@ -4,6 +4,9 @@
  */
 import type { NoiseKind } from '../audio/noise.ts';
 
+/** A procedural noise source: a generated noise kind, or `babble` (several overlapping TTS voices, see `babble.ts`). */
+export type ProceduralSource = NoiseKind | 'babble';
+
 /** Names of the presets. */
 export const PRESET_NAMES = ['clean', 'control', 'regular', 'harsh'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
@@ -16,7 +19,7 @@ export interface ChannelPreset {
   /** Continuous background noise mixed at an SNR (dB) against the speech's active level. */
   noise: {
     /** Procedural kinds to choose from when the noise bank has no continuous recordings. */
-    procedural: readonly NoiseKind[];
+    procedural: readonly ProceduralSource[];
     /** Mean SNR in dB. */
     snrDb: Range;
     /** Peak deviation of the slowly drifting SNR from its mean, in dB. */
@@ -35,6 +38,12 @@ export interface ChannelPreset {
     /** Length of the muffled segment in ms; `null` muffles the whole turn. */
     segmentMs: number | null;
     transitionMs: number;
+    /**
+     * With `segmentMs`: at most this many muffled segments in one turn (default 1), each drawn
+     * inside its own equal slot of the turn so they never overlap; the mic goes muffled/clear
+     * with crossfades of `transitionMs` at every edge.
+     */
+    maxSegments?: number;
   } | null;
   /** Far-field talker: lower direct level plus reverb, per turn with a probability. */
   farField: { probability: number; gainDb: Range; rt60Ms: Range; wetDb: Range } | null;
@@ -42,6 +51,18 @@ export interface ChannelPreset {
   packetLoss: { lossRate: Range; meanBurstMs: number; frameMs: number } | null;
   /** Telephony band-pass (Hz) and G.711 mu-law at 8 kHz. */
   telephony: { lowHz: number; highHz: number } | null;
+  /**
+   * Vocal tics (procedural cough or sniffle) inserted into a caller turn with this probability
+   * per turn, at a word boundary, at `levelDb` relative to the speech's active level. Absent or
+   * null: none.
+   */
+  tics?: { probability: number; levelDb: Range } | null;
+  /**
+   * Speech not meant for the agent ("hold on a second", spoken with the caller's voice in the
+   * domain's language, turned away from the phone: `levelDb` relative to the speech) inserted
+   * with this probability per turn at a word boundary. Absent or null: none.
+   */
+  asides?: { probability: number; levelDb: Range } | null;
 }
 
 /** Telephony band: 300–3400 Hz (ITU-T G.712 voice channel; tau2-bench `TELEPHONY_LOW/HIGH_FREQ`). */
@@ -53,13 +74,15 @@ export const TELEPHONY_BAND_HZ: readonly [number, number] = [300, 3400];
  * - `control`: only what every phone call has: telephony band-pass and mu-law at 8 kHz.
  * - `regular`: tau-Voice-like defaults (tau2-bench `voice_config.py`): noise at 15 ± 3 dB SNR,
  *   bursts 1/min at −5…+10 dB, muffling with probability 0.2 for 500 ms at 1500 Hz with 100 ms
- *   ramps, packet loss 1–2 % in 100 ms bursts, telephony.
- * - `harsh`: our own stress setting: noise at 5–10 dB, bursts 3/min, wind, longer muffling,
- *   far field, 3–5 % loss.
+ *   ramps, packet loss 1–2 % in 100 ms bursts, telephony; ours on top: a vocal tic and an aside
+ *   each in 5 % of caller turns.
+ * - `harsh`: our own stress setting: noise at 5–10 dB (procedural or TTS babble), bursts 3/min,
+ *   wind, up to three 1.5 s muffled spans per turn, far field, 3–5 % loss, tics and asides in
+ *   15 % of caller turns.
  */
 export const PRESETS: Record<PresetName, ChannelPreset> = {
-  clean: { noise: null, bursts: null, wind: null, muffle: null, farField: null, packetLoss: null, telephony: null },
-  control: { noise: null, bursts: null, wind: null, muffle: null, farField: null, packetLoss: null, telephony: { lowHz: 300, highHz: 3400 } },
+  clean: { noise: null, bursts: null, wind: null, muffle: null, farField: null, packetLoss: null, telephony: null, tics: null, asides: null },
+  control: { noise: null, bursts: null, wind: null, muffle: null, farField: null, packetLoss: null, telephony: { lowHz: 300, highHz: 3400 }, tics: null, asides: null },
   regular: {
     noise: { procedural: ['pink', 'brown'], snrDb: [15, 15], driftDb: 3, driftPeriodMs: [8_000, 20_000] },
     bursts: { ratePerMin: 1, snrDb: [-5, 10] },
@@ -68,14 +91,18 @@ export const PRESETS: Record<PresetName, ChannelPreset> = {
     farField: null,
     packetLoss: { lossRate: [0.01, 0.02], meanBurstMs: 100, frameMs: 20 },
     telephony: { lowHz: 300, highHz: 3400 },
+    tics: { probability: 0.05, levelDb: [-6, 0] },
+    asides: { probability: 0.05, levelDb: [-8, -4] },
   },
   harsh: {
-    noise: { procedural: ['pink', 'brown', 'white'], snrDb: [5, 10], driftDb: 3, driftPeriodMs: [5_000, 12_000] },
+    noise: { procedural: ['pink', 'brown', 'white', 'babble'], snrDb: [5, 10], driftDb: 3, driftPeriodMs: [5_000, 12_000] },
     bursts: { ratePerMin: 3, snrDb: [-5, 10] },
     wind: { probability: 0.3, snrDb: [0, 10] },
-    muffle: { probability: 0.4, cutoffHz: 1000, segmentMs: null, transitionMs: 100 },
+    muffle: { probability: 0.4, cutoffHz: 1000, segmentMs: 1500, transitionMs: 150, maxSegments: 3 },
     farField: { probability: 0.3, gainDb: [-12, -6], rt60Ms: [300, 700], wetDb: [-6, 0] },
     packetLoss: { lossRate: [0.03, 0.05], meanBurstMs: 100, frameMs: 20 },
     telephony: { lowHz: 300, highHz: 3400 },
+    tics: { probability: 0.15, levelDb: [-3, 3] },
+    asides: { probability: 0.15, levelDb: [-8, -3] },
   },
 };

@@ -17,10 +17,17 @@ import type { OpenAiToolSchema } from '../schema/domain.ts';
  *   choice's `message.audio` with a transcript; voice in `audio.voice`. No `top_k`.
  * - `vllm`: plain vLLM. Text or audio in, text out.
  */
-export type ModelFlavor = 'vllm-omni' | 'openai' | 'vllm';
+export type RemoteFlavor = 'vllm-omni' | 'openai' | 'vllm';
 
-/** All flavors, in a fixed order (for messages and CLI help). */
-export const MODEL_FLAVORS: readonly ModelFlavor[] = ['vllm-omni', 'openai', 'vllm'];
+/**
+ * A client's flavor: a server's wire dialect ({@link RemoteFlavor}), or `local` for an on-device
+ * model (transformers.js; text or caller audio in, text out, tool calls parsed from
+ * `<tool_call>` text by us).
+ */
+export type ModelFlavor = RemoteFlavor | 'local';
+
+/** The remote flavors, in a fixed order (what `<flavor>:<model>@<url>` accepts; messages and CLI help). */
+export const MODEL_FLAVORS: readonly RemoteFlavor[] = ['vllm-omni', 'openai', 'vllm'];
 
 /** One part of a user message. Audio is a complete WAV file (16 kHz mono 16-bit for caller speech), base64 without a data-URL prefix. */
 export type ModelContentPart = { type: 'text'; text: string } | { type: 'audio'; base64: string; format: 'wav' };

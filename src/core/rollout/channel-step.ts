@@ -10,7 +10,10 @@ import type { Task } from '../schema/task.ts';
 import type { Interrupted, ToolCall, UserTurn } from '../schema/trajectory.ts';
 import type { InterruptionType } from '../schema/trajectory.ts';
 import { safeName } from '../channel/audio-store.ts';
-import { normalizeMix, pickBargeIn, sampleInterruptionType } from '../channel/barge-in.ts';
+import { normalizeMix, sampleInterruptionType } from '../channel/barge-in.ts';
+import { heuristicPicker, type BargeInPicker } from '../channel/picker.ts';
+import { personaKey, personaVoice } from '../channel/persona-voice.ts';
+import type { EffectEvent } from '../channel/timeline.ts';
 import { callerTurnAudio, speechEndSample, type CallerChannel } from '../channel/caller-audio.ts';
 import { pickDropoutCut, type DropoutCutOptions } from '../channel/text-cut.ts';
 import { samplesToMs, SPEECH_RATE_HZ } from '../audio/pcm.ts';
@@ -24,6 +27,11 @@ export interface EpisodeChannel extends CallerChannel {
   bargeIn?: number;
   /** Ratios of the interruption types (normalized; default {@link DEFAULT_INTERRUPTION_MIX}). */
   mix?: Partial<Record<InterruptionType, number>>;
+  /**
+   * Chooses barge-in cuts and words (default the seeded heuristic; CLI `--barge-in-model` gives
+   * a model picker). The type is always sampled here, by the program.
+   */
+  bargeInPicker?: BargeInPicker;
   /** Called with each caller turn's degraded WAV (e.g. to stream it to a page). */
   onAudio?: (turnIndex: number, degradedWav: Uint8Array) => void;
 }
@@ -46,7 +54,19 @@ export function audioPrefix(key: ChannelEpisodeKey): string {
 }
 
 /** Fields a caller turn gains from the channel: heard text, dropout record, audio. */
-export type CallerTurnFields = Pick<UserTurn, 'text'> & Partial<Pick<UserTurn, 'audio' | 'dropout'>>;
+export type CallerTurnFields = Pick<UserTurn, 'text'> & Partial<Pick<UserTurn, 'audio' | 'dropout' | 'asides'>>;
+
+/** Notes for the timeline of a caller turn not yet spoken (a picker fallback on the barge-in turn), by episode and turn. */
+const pendingNotes = new WeakMap<EpisodeChannel, Map<string, EffectEvent[]>>();
+const noteKey = (key: ChannelEpisodeKey, turn: number) => `${key.domain}\u0000${key.task.id}\u0000${key.trial}\u0000${key.seed}\u0000${turn}`;
+
+/**
+ * The caller's voice: the channel's fixed voice when it has one, else the persona's
+ * ({@link personaVoice} of the task's persona, or its id).
+ */
+export function callerVoice(ch: EpisodeChannel, key: ChannelEpisodeKey) {
+  return ch.voice ?? personaVoice(key.language, personaKey(key.task));
+}
 
 /**
  * The caller's spoken `text` at trajectory index `turn` through the channel. With probability
@@ -57,10 +77,13 @@ export async function channelCallerTurn(ch: EpisodeChannel, key: ChannelEpisodeK
   if (!text.trim()) return { text };
   const rng = rngFor('dropout', key, turn);
   const cut = mayCut && (ch.dropout ?? 0) > 0 && rng.next() < (ch.dropout ?? 0) ? pickDropoutCut(text, rng, ch.dropoutCut) : null;
-  const voiced = ch.voice ? ch : { ...ch, voice: { language: key.language } };
-  const audio = await callerTurnAudio(voiced, text, { seed: key.seed, taskId: key.task.id, turn, prefix: audioPrefix(key) }, cut?.heard);
+  const voiced = { ...ch, voice: callerVoice(ch, key) };
+  const notes = pendingNotes.get(ch);
+  const extra = notes?.get(noteKey(key, turn)) ?? [];
+  notes?.delete(noteKey(key, turn));
+  const audio = await callerTurnAudio(voiced, text, { seed: key.seed, taskId: key.task.id, turn, prefix: audioPrefix(key) }, cut?.heard, extra);
   ch.onAudio?.(turn, audio.degraded);
-  if (!cut) return { text, audio: audio.ref };
+  if (!cut) return { text, audio: audio.ref, ...(audio.asides.length ? { asides: audio.asides } : {}) };
   return { text: cut.heard, audio: audio.ref, dropout: { full_text: text, cut_char: cut.char, mode: cut.mode, cut_ms: audio.cutMs } };
 }
 
@@ -83,8 +106,16 @@ export async function channelBargeIn(ch: EpisodeChannel, key: ChannelEpisodeKey,
   const rng = rngFor('barge-in', key, turn);
   if (!(rng.next() < p)) return null;
   const type = sampleInterruptionType(normalizeMix(ch.mix), rng);
-  const pick = pickBargeIn(text, type, rng, { language: key.language, facts: key.task.user_scenario.facts ?? [] });
+  const picker = ch.bargeInPicker ?? heuristicPicker;
+  const result = await picker.pick(text, type, rng, { language: key.language, facts: key.task.user_scenario.facts ?? [] });
+  const pick = result.pick;
   if (!pick) return null;
+  if (result.note) {
+    // The note goes on the timeline of the caller's interrupting turn (the next trajectory index).
+    let notes = pendingNotes.get(ch);
+    if (!notes) pendingNotes.set(ch, (notes = new Map()));
+    notes.set(noteKey(key, turn + 1), [{ type: 'note', start_ms: 0, end_ms: 0, params: { what: 'barge_in_picker_fallback', picker: picker.id, note: result.note } }]);
+  }
   const heardAudio = await ch.tts.synthesize(pick.cut.heard, { language: key.language });
   return {
     interrupted: {
@@ -94,6 +125,7 @@ export async function channelBargeIn(ch: EpisodeChannel, key: ChannelEpisodeKey,
       cut_char: pick.cut.char,
       cut_ms: samplesToMs(speechEndSample(heardAudio.samples), SPEECH_RATE_HZ),
       dropped_tool_calls: calls.map((c) => structuredClone(c)),
+      ...(picker === heuristicPicker ? {} : { picker: result.picker }),
     },
     caller: { text: pick.text, type, value: pick.value },
   };

@@ -3,6 +3,7 @@
  * node (never as HTML), so whatever a model writes shows literally.
  */
 import type { Turn } from '../../adapters/browser/rollout-types.ts';
+import { TurnAudio } from './waveform.tsx';
 
 const WHO: Record<Turn['role'], string> = { assistant: 'Agent', user: 'Caller', tool: 'Tool' };
 
@@ -11,7 +12,18 @@ function args(a: Record<string, unknown>): string {
 }
 
 /** The transcript of `turns`; `live` adds a polite live region for screen readers. */
-export function Transcript({ turns, id = 'transcript', live = false }: { turns: readonly Turn[]; id?: string; live?: boolean }) {
+export function Transcript({
+  turns,
+  id = 'transcript',
+  live = false,
+  audio,
+}: {
+  turns: readonly Turn[];
+  id?: string;
+  live?: boolean;
+  /** Stored WAVs by reference: caller turns with channel audio get playback and a waveform. */
+  audio?: ReadonlyMap<string, Uint8Array>;
+}) {
   if (turns.length === 0) return <p class="muted">No turns yet.</p>;
   return (
     <ol class="transcript" id={id} aria-live={live ? 'polite' : undefined}>
@@ -49,6 +61,17 @@ export function Transcript({ turns, id = 'transcript', live = false }: { turns: 
                 </p>
               ))}
               {!t.text && t.tool_calls.length === 0 && <p class="text muted">(silence)</p>}
+              {t.role === 'user' && t.audio && (
+                <TurnAudio
+                  turn={t}
+                  index={i}
+                  wav={audio?.get(t.audio.degraded)}
+                  interruptedMs={(() => {
+                    const prev = turns[i - 1];
+                    return prev?.role === 'assistant' ? prev.interrupted?.cut_ms : undefined;
+                  })()}
+                />
+              )}
             </div>
           </li>
         );

@@ -12,7 +12,7 @@ import { num } from '../components/score-panel.tsx';
 import { errorText, loadEndpoint, newId, trajectoryStore } from '../runtime.ts';
 import { EndpointForm } from './call.tsx';
 
-type AgentKind = AgentSpec['kind'];
+type AgentKind = Exclude<AgentSpec['kind'], 'local'>;
 
 /** Per-task tallies from the trajectories received so far. */
 interface Tally {

@@ -92,9 +92,66 @@ function Tables({ info }: Pick<ViewProps, 'info'>) {
 }
 
 /** The Browse view. */
-export function BrowseView({ info }: ViewProps) {
+/** Names of the files of a tau2-bench data folder (kept in step with `TAU2_FILES`). */
+const TAU2_FILE_NAMES = ['db.json', 'tasks.json', 'policy.md', 'split_tasks.json'];
+
+/**
+ * Open a tau2-bench data folder from disk (`data/tau2/domains/airline/` of a checkout): its four
+ * files are read here and parsed in the worker by the same code as the Node loader.
+ */
+let lastOpened: string | undefined; // survives the view's remount when the domain switches
+
+function OpenTau2({ onOpened }: { onOpened?: (name: string) => void }) {
+  const [state, setState] = useState<{ busy?: boolean; error?: string; done?: string }>(() => (lastOpened ? { done: lastOpened } : {}));
+  const open = async (list: FileList | null) => {
+    const files = [...(list ?? [])].filter((f) => TAU2_FILE_NAMES.includes(f.name));
+    if (files.length === 0) {
+      setState({ error: `no tau2-bench files in that folder (expected ${TAU2_FILE_NAMES.join(', ')})` });
+      return;
+    }
+    const folder = (files[0]!.webkitRelativePath || files[0]!.name).split('/').slice(-2, -1)[0] ?? 'folder';
+    setState({ busy: true });
+    try {
+      const texts = Object.fromEntries(await Promise.all(files.map(async (f) => [f.name, await f.text()] as const)));
+      const { name, tasks } = await mainWorker().service.openTau2(texts, folder);
+      lastOpened = `${folder} loaded as ${name} (${tasks} tasks)`;
+      setState({ done: lastOpened });
+      onOpened?.(name);
+    } catch (e) {
+      setState({ error: errorText(e) });
+    }
+  };
+  return (
+    <p class="open-tau2">
+      <label>
+        Open a tau2-bench data folder{' '}
+        <input
+          id="tau2-folder"
+          type="file"
+          // Non-standard but everywhere (Chromium, Firefox, Safari); a boolean DOM property.
+          {...{ webkitdirectory: true }}
+          multiple
+          disabled={state.busy}
+          onChange={(e) => void open(e.currentTarget.files)}
+        />
+      </label>{' '}
+      <span class="muted" id="tau2-status" aria-live="polite">
+        {state.busy ? 'loading…' : (state.done ?? 'airline or retail: db.json, tasks.json, policy.md, split_tasks.json; it stays in this tab')}
+      </span>
+      {state.error && (
+        <span role="alert" class="error" id="tau2-error">
+          {' '}
+          {state.error}
+        </span>
+      )}
+    </p>
+  );
+}
+
+export function BrowseView({ info, onDomainOpened }: ViewProps) {
   return (
     <div class="browse">
+      <OpenTau2 {...(onDomainOpened ? { onOpened: onDomainOpened } : {})} />
       <p class="lede">
         <strong>{info.name}</strong> · language {info.language} · calls {info.roles.join(' and ')} · {info.rules.length} rules ·{' '}
         {info.tools.length} tools · {info.tasks.length} tasks · {info.tables.length} tables

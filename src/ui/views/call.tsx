@@ -4,12 +4,17 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { proxy } from '../../adapters/browser/rollout-client.ts';
+import { browserGraphRenderer } from '../../adapters/browser/audio/renderer.ts';
+import { startMicRecording, wavBytes, type MicRecording } from '../../adapters/browser/audio/mic.ts';
 import type { StoredRecord } from '../../adapters/browser/trajectory-store.ts';
 import type {
   AgentSpec,
   CallEvent,
   CallSpec,
+  CallerAnswer,
   CallerPrompt,
+  ChannelHost,
+  ChannelSettings,
   EndpointSettings,
   LiveScore,
   ModelFlavor,
@@ -19,6 +24,7 @@ import type {
 } from '../../adapters/browser/rollout-types.ts';
 import type { ViewProps } from '../app.tsx';
 import { ScorePanel } from '../components/score-panel.tsx';
+import { LocalAgentPicker } from '../components/local-agent.tsx';
 import { Transcript } from '../components/transcript.tsx';
 import { errorText, loadEndpoint, mainWorker, newId, saveEndpoint, trajectoryStore } from '../runtime.ts';
 import { PRESETS, formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
@@ -66,6 +72,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [seed, setSeed] = useState(initial.seed ?? 0);
   const [preset, setPreset] = useState<PresetName>(initial.preset ?? 'clean');
   const [agentKind, setAgentKind] = useState<AgentKind>(initial.agent?.kind ?? 'reference');
+  const [localId, setLocalId] = useState(initial.agent?.kind === 'local' ? initial.agent.id : '');
   const [endpoint, setEndpoint] = useState<EndpointSettings>(() => {
     const saved = loadEndpoint();
     const a = initial.agent;
@@ -77,12 +84,18 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     if (p !== null && /^\d+$/.test(p)) return Number(p);
     return Number(localStorage.getItem(PACE_KEY) ?? 400);
   });
+  const [channel, setChannel] = useState<ChannelSettings | undefined>(() =>
+    initial.channel,
+  );
+  const [audio, setAudio] = useState<ReadonlyMap<string, Uint8Array>>(new Map());
   const [turns, setTurns] = useState<Turn[]>([]);
   const [live, setLive] = useState<LiveScore>();
   const [trajectory, setTrajectory] = useState<Trajectory>();
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string>();
-  const [prompt, setPrompt] = useState<{ p: CallerPrompt; resolve(s: string): void; reject(e: Error): void }>();
+  const [prompt, setPrompt] = useState<{ p: CallerPrompt; resolve(s: string | CallerAnswer): void; reject(e: Error): void }>();
+  const [recording, setRecording] = useState<MicRecording>();
+  const [take, setTake] = useState<{ samples: Float32Array; url: string }>();
   const [draft, setDraft] = useState('');
   const [copied, setCopied] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement>(null);
@@ -92,7 +105,9 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const agent: AgentSpec =
     agentKind === 'remote'
       ? { kind: 'remote', flavor: endpoint.flavor, baseURL: endpoint.baseURL, model: endpoint.model, ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}), ...(endpoint.temperature !== undefined ? { temperature: endpoint.temperature } : {}) }
-      : { kind: agentKind };
+      : agentKind === 'local'
+        ? { kind: 'local', id: localId }
+        : { kind: agentKind };
   const spec: CallSpec = {
     domain: info.name,
     taskId,
@@ -102,13 +117,14 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     user: { kind: mode === 'call' ? 'human' : 'scripted' },
     paceMs: mode === 'call' ? 0 : pace,
     ...(initial.maxSteps ? { maxSteps: initial.maxSteps } : {}),
+    ...(channel ? { channel } : {}),
   };
   const link = shareLink(location.href, spec);
 
   // Keep the address bar in step with the settings (reload keeps them).
   useEffect(() => {
     history.replaceState(null, '', formatHash(mode, specParams(spec)));
-  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor]);
+  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor, localId, channel?.dropout, channel?.bargeIn, !channel]);
 
   useEffect(() => {
     if (prompt) inputRef.current?.focus();
@@ -117,6 +133,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const start = async () => {
     if (running || !task) return;
     setTurns([]);
+    setAudio(new Map());
     setLive(undefined);
     setTrajectory(undefined);
     setError(undefined);
@@ -134,7 +151,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       domain: spec.domain,
       task_id: spec.taskId,
       seed: spec.seed,
-      agent: a.kind === 'remote' ? `${a.flavor}:${a.model}` : a.kind,
+      agent: a.kind === 'remote' ? `${a.flavor}:${a.model}` : a.kind === 'local' ? `local:${a.id}` : a.kind,
       user: spec.user.kind,
       spec: storedSpec,
       turns: [],
@@ -159,13 +176,27 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         save({ turns: e.trajectory.turns, trajectory: e.trajectory, status: 'done' });
       }
     });
+    const wavs = new Map<string, Uint8Array>();
+    // The worker speaks; the page renders the channel graphs (OfflineAudioContext exists only
+    // here) and keeps every WAV in IndexedDB beside the record as it arrives.
+    const host: ChannelHost | undefined = spec.channel
+      ? proxy({
+          render: (graph) => browserGraphRenderer.render(graph),
+          async put(name, bytes) {
+            wavs.set(name, bytes);
+            setAudio(new Map(wavs));
+            saving = saving.then(() => store.putAudio(record.key, name, bytes)).catch(() => undefined);
+            return name;
+          },
+        } satisfies ChannelHost)
+      : undefined;
     const ask =
       mode === 'call'
-        ? proxy((p: CallerPrompt) => new Promise<string>((resolve, reject) => setPrompt({ p, resolve, reject })))
+        ? proxy((p: CallerPrompt) => new Promise<string | CallerAnswer>((resolve, reject) => setPrompt({ p, resolve, reject })))
         : undefined;
     try {
       const { service, failed } = mainWorker();
-      await Promise.race([service.runCall(spec, onEvent, ask), failed]);
+      await Promise.race([service.runCall(spec, onEvent, ask, host), failed]);
     } catch (e) {
       setError(errorText(e));
     } finally {
@@ -183,11 +214,41 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
 
   const send = (hangUp: boolean) => {
     if (!prompt) return;
-    const text = draft.trim();
+    // Without speech recognition, a recorded turn's words are what was typed (or a placeholder).
+    const text = draft.trim() || (take ? '(spoken)' : '');
     if (!text && !hangUp) return;
-    prompt.resolve(hangUp ? `${text}${STOP}` : text);
+    const said = hangUp ? `${text}${STOP}` : text;
+    prompt.resolve(take ? { text: said, speech: take.samples } : said);
     setPrompt(undefined);
     setDraft('');
+    dropTake();
+  };
+
+  const dropTake = () => {
+    setTake((t) => {
+      if (t) URL.revokeObjectURL(t.url);
+      return undefined;
+    });
+  };
+
+  const record = async () => {
+    setError(undefined);
+    if (recording) {
+      setRecording(undefined);
+      try {
+        const samples = await recording.stop();
+        dropTake();
+        setTake({ samples, url: URL.createObjectURL(new Blob([wavBytes(samples) as BlobPart], { type: 'audio/wav' })) });
+      } catch (e) {
+        setError(`recording failed: ${errorText(e)}`);
+      }
+      return;
+    }
+    try {
+      setRecording(await startMicRecording());
+    } catch (e) {
+      setError(`no microphone: ${errorText(e)}`);
+    }
   };
 
   useEffect(() => {
@@ -245,8 +306,33 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             <option value="reference">reference (replays the reference solution)</option>
             <option value="noop">do-nothing</option>
             <option value="remote">remote endpoint</option>
+            <option value="local">on-device model</option>
           </select>
         </label>
+        <label>
+          <input
+            id="channel-audio"
+            type="checkbox"
+            checked={!!channel}
+            disabled={running}
+            onChange={(e) => setChannel(e.currentTarget.checked ? { dropout: 0, bargeIn: 0 } : undefined)}
+          />{' '}
+          Channel audio (espeak-ng)
+        </label>
+        {channel && (
+          <>
+            <label>
+              Dropout{' '}
+              <input id="dropout" type="number" min={0} max={1} step={0.1} value={channel.dropout} disabled={running} size={4}
+                onInput={(e) => setChannel({ ...channel, dropout: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })} />
+            </label>
+            <label>
+              Barge-in{' '}
+              <input id="barge-in" type="number" min={0} max={1} step={0.1} value={channel.bargeIn} disabled={running} size={4}
+                onInput={(e) => setChannel({ ...channel, bargeIn: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })} />
+            </label>
+          </>
+        )}
         {mode === 'watch' && (
           <label>
             Pace{' '}
@@ -266,7 +352,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           </label>
         )}
         <div class="buttons">
-          <button type="submit" id="run" disabled={running || !task || (agentKind === 'remote' && !endpoint.model)}>
+          <button type="submit" id="run" disabled={running || !task || (agentKind === 'remote' && !endpoint.model) || (agentKind === 'local' && !localId)}>
             {mode === 'watch' ? 'Run call' : 'Start call'}
           </button>
           <button type="button" id="stop" disabled={!running} onClick={stop}>
@@ -275,6 +361,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         </div>
       </form>
       {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
+      {agentKind === 'local' && <LocalAgentPicker value={localId} onChange={setLocalId} disabled={running} />}
       {task && (
         <p class="scenario">
           <span class="badge">{task.role}</span> {reasonOf(task)}
@@ -308,7 +395,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
               {running ? (prompt ? 'your turn' : 'running…') : trajectory ? `ended (${trajectory.termination})` : 'not started'}
             </span>
           </h2>
-          <Transcript turns={turns} live />
+          <Transcript turns={turns} live audio={audio} />
           {mode === 'call' && (
             <form
               class="say"
@@ -340,7 +427,28 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
                 <button type="button" id="hang-up" disabled={!prompt} onClick={() => send(true)}>
                   Say it and hang up
                 </button>
+                <button
+                  type="button"
+                  id="record"
+                  aria-pressed={!!recording}
+                  disabled={!channel || (!prompt && !recording)}
+                  title={channel ? 'your voice goes through the channel preset before the agent hears it' : 'switch channel audio on to speak'}
+                  onClick={() => void record()}
+                >
+                  {recording ? '■ Stop recording' : '● Record voice'}
+                </button>
               </div>
+              {!channel && <p class="muted">Switch “Channel audio” on to speak by microphone.</p>}
+              {take && (
+                <p class="take" id="take">
+                  Your take: <span id="take-ms">{Math.round((take.samples.length / 16000) * 1000)}</span> ms{' '}
+                  <audio controls src={take.url} aria-label="your recording, before the channel" />{' '}
+                  <button type="button" onClick={dropTake}>
+                    Discard
+                  </button>{' '}
+                  <span class="muted">sent with your next words; the transcript then plays what the agent heard</span>
+                </p>
+              )}
             </form>
           )}
         </section>

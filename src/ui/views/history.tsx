@@ -11,9 +11,9 @@ function when(ms: number): string {
   return new Date(ms).toLocaleString();
 }
 
-/** Save `text` as a file through a temporary link. */
-function download(name: string, text: string, type: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+/** Save `data` as a file through a temporary link. */
+function download(name: string, data: string | Uint8Array, type: string) {
+  const url = URL.createObjectURL(new Blob([data as BlobPart], { type }));
   const a = document.createElement('a');
   a.href = url;
   a.download = name;
@@ -21,6 +21,24 @@ function download(name: string, text: string, type: string) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/**
+ * One zip in the CLI's `--out` folder layout: `trajectories.jsonl` (oldest first) and every
+ * caller WAV at the relative path its trajectory references (`audio/<domain>/<task>/…`).
+ * fflate is loaded on first export.
+ */
+export async function exportZip(records: readonly StoredRecord[]): Promise<Uint8Array> {
+  const { zipSync, strToU8 } = await import('fflate');
+  const files: Record<string, Uint8Array> = { 'trajectories.jsonl': strToU8(trajectoriesJsonl(records)) };
+  const store = trajectoryStore();
+  for (const r of records) {
+    for (const [name, bytes] of await store.audioOf(r.key)) files[name] = bytes;
+  }
+  // WAV and JSONL barely compress at speed; level 6 for the text, stored WAVs.
+  return zipSync(
+    Object.fromEntries(Object.entries(files).map(([n, b]) => [n, n.endsWith('.wav') ? [b, { level: 0 }] : [b, { level: 6 }]])),
+  );
 }
 
 /** The History view. */
@@ -39,6 +57,11 @@ export function HistoryView(_: ViewProps) {
 
   const shown = (records ?? []).filter((r) => filter === 'all' || r.source === filter);
   const current = shown.find((r) => r.key === open);
+  const [audio, setAudio] = useState<ReadonlyMap<string, Uint8Array>>(new Map());
+  useEffect(() => {
+    setAudio(new Map());
+    if (open) void trajectoryStore().audioOf(open).then(setAudio, () => undefined);
+  }, [open]);
   const done = shown.filter((r) => r.trajectory);
 
   return (
@@ -66,6 +89,19 @@ export function HistoryView(_: ViewProps) {
           }
         >
           Export {done.length} as JSONL
+        </button>
+        <button
+          type="button"
+          id="export-zip"
+          disabled={done.length === 0}
+          onClick={() =>
+            void exportZip(done.slice().reverse()).then(
+              (zip) => download('switchboard-trajectories.zip', zip, 'application/zip'),
+              (e: unknown) => setError(errorText(e)),
+            )
+          }
+        >
+          Export {done.length} as zip (JSONL + WAV)
         </button>
         <button type="button" onClick={() => void load()}>
           Refresh
@@ -139,7 +175,7 @@ export function HistoryView(_: ViewProps) {
             </p>
           )}
           <div class="split">
-            <Transcript turns={current.turns} id="history-transcript" />
+            <Transcript turns={current.turns} id="history-transcript" audio={audio} />
             <div>{current.trajectory?.reward_info ? <RewardBreakdown info={current.trajectory.reward_info} id="history-reward" /> : <p class="muted">Not scored.</p>}</div>
           </div>
         </section>

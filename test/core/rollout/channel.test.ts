@@ -10,6 +10,7 @@ import { nodeGraphRenderer } from '../../../src/adapters/node/audio/renderer.ts'
 import { espeakTts } from '../../../src/adapters/node/audio/espeak-tts.ts';
 import { MemoryAudioStore } from '../../../src/core/channel/audio-store.ts';
 import { speechEndSample } from '../../../src/core/channel/caller-audio.ts';
+import { voiceFromRecord } from '../../../src/core/channel/persona-voice.ts';
 import { decodeWav } from '../../../src/core/audio/wav.ts';
 import { samplesToMs } from '../../../src/core/audio/pcm.ts';
 import { scoreCommunicate } from '../../../src/core/scoring/communicate.ts';
@@ -83,11 +84,13 @@ describe('episode loop with the phone channel', () => {
       expect(d.full_text.startsWith(u.text)).toBe(true);
       expect(u.text.length).toBeLessThan(d.full_text.length);
       // The transcript cut, timed independently: end of speech of the TTS of the heard text.
-      const heard = await tts.synthesize(u.text, { language: 'en-US' });
+      // In the caller's recorded voice (the persona's).
+      const voice = voiceFromRecord(u.audio!.voice!);
+      const heard = await tts.synthesize(u.text, voice);
       const expectedMs = samplesToMs(Math.max(1, speechEndSample(heard.samples)), 16000);
       const degraded = decodeWav(ch.store.files.get(u.audio!.degraded)!);
       const clean = decodeWav(ch.store.files.get(u.audio!.clean)!);
-      const full = await tts.synthesize(d.full_text, { language: 'en-US' });
+      const full = await tts.synthesize(d.full_text, voice);
       const fullMs = samplesToMs(full.samples.length, 16000);
       expect(Math.min(expectedMs, fullMs)).toBeCloseTo(d.cut_ms!, 6);
       expect(samplesToMs(degraded.samples.length, 16000)).toBeCloseTo(d.cut_ms!, 6);

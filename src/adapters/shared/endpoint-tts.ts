@@ -1,0 +1,53 @@
+/**
+ * {@link Tts} over a model endpoint's own speech (vLLM-Omni serving Qwen-Omni, or OpenAI audio
+ * output) through a {@link ModelClient}: the model is asked to say the text verbatim with
+ * `audio: { voice }`; the reply's WAV (24 kHz from vLLM-Omni and OpenAI) is decoded, mixed to
+ * mono and resampled to 16 kHz. Not bit-deterministic unless the server is (sampling is sent
+ * explicitly: temperature 0, a fixed seed).
+ */
+import type { ModelClient } from '../../core/ports/model-client.ts';
+import type { Tts, TtsAudio, TtsVoice } from '../../core/ports/tts.ts';
+import { decodeWav, resample } from '../../core/audio/wav.ts';
+import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
+
+/** Options of {@link endpointTts}. */
+export interface EndpointTtsOptions {
+  /** Speaker used when the voice names none (vLLM-Omni Qwen3-Omni: `Ethan`, `Chelsie`; OpenAI: `alloy`). Default `Ethan`. */
+  speaker?: string;
+  /** Most tokens of the spoken text reply. Default 1024. */
+  maxTokens?: number;
+}
+
+/** Instruction that makes an omni model a reader. */
+export const ENDPOINT_TTS_SYSTEM = 'Read the user message aloud exactly as written, word for word, in its own language. Do not add, answer or translate anything.';
+
+function base64ToBytes(b64: string): Uint8Array {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** A {@link Tts} backed by an endpoint's audio output. `TtsVoice.voice` is taken as the speaker name when it is not an espeak-ng name. */
+export function endpointTts(client: ModelClient, opts: EndpointTtsOptions = {}): Tts {
+  const fallbackSpeaker = opts.speaker ?? 'Ethan';
+  return {
+    id: `endpoint:${client.id}`,
+    async synthesize(text: string, voice?: TtsVoice): Promise<TtsAudio> {
+      // espeak-ng names (`en-us+f3`, `cmn`) mean nothing to an endpoint.
+      const speaker = voice?.voice && !/[+]|^(?:cmn|en-us|[a-z]{2,3}(?:-[a-z]{2})?)$/.test(voice.voice) ? voice.voice : fallbackSpeaker;
+      const res = await client.complete({
+        messages: [
+          { role: 'system', content: ENDPOINT_TTS_SYSTEM },
+          { role: 'user', content: text },
+        ],
+        sampling: { temperature: 0, top_p: 1, top_k: null, max_tokens: opts.maxTokens ?? 1024, seed: 0 },
+        audio: { voice: speaker },
+      });
+      if (!res.audio) throw new Error(`endpoint TTS ${client.id}: the reply has no audio (is audio output enabled on the server?)`);
+      const decoded = decodeWav(base64ToBytes(res.audio.base64));
+      const samples = decoded.sampleRate === SPEECH_RATE_HZ ? decoded.samples : resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ);
+      return { samples, sampleRate: SPEECH_RATE_HZ };
+    },
+  };
+}

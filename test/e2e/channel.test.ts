@@ -1,0 +1,130 @@
+/**
+ * The phone channel in a real browser (Debian chromium): a scripted call with channel audio —
+ * espeak-ng (WASM, loaded as its own chunk) speaks each caller turn, the page renders the
+ * preset's graph with OfflineAudioContext, every caller turn gets playback and a waveform with
+ * its channel events — then the WAVs are found in IndexedDB from the history and exported in
+ * one zip (CLI `--out` layout). Screenshots go to a temp folder (printed once).
+ */
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { unzipSync, strFromU8 } from 'fflate';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { Trajectory } from '../../src/core/schema/trajectory.ts';
+import { decodeWav } from '../../src/core/audio/wav.ts';
+import { buildPage, launch, serve } from './harness.ts';
+
+let url = '';
+let context: BrowserContext;
+let shots = '';
+const cleanup: (() => Promise<void>)[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  const dist = await buildPage();
+  cleanup.push(() => rm(dist, { recursive: true, force: true }));
+  // The models folder beside the page: the manifest only (no weights in the repository).
+  await mkdir(join(dist, 'models'));
+  await copyFile(new URL('../../models/manifest.json', import.meta.url), join(dist, 'models', 'manifest.json'));
+  const server = await serve(dist);
+  cleanup.push(server.close);
+  url = server.url;
+  const browser = await launch();
+  cleanup.push(browser.close);
+  context = browser.context;
+  shots = await mkdtemp(join(tmpdir(), 'switchboard-e2e-channel-shots-'));
+  console.log(`e2e channel screenshots: ${shots}`);
+}, 180_000);
+
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c().catch(() => undefined);
+});
+
+async function open(hash = ''): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(`${url}${hash}`);
+  return page;
+}
+
+const CALL = '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=3&preset=harsh&agent=reference&user=scripted&audio=1&dropout=0.5&pace=0';
+
+describe('channel audio in chromium', () => {
+  it('speaks, degrades and draws every caller turn, keeps the WAVs and exports one zip', async () => {
+    const page = await open(`${CALL}&run=1`);
+    await page.waitForSelector('#termination', { timeout: 60_000 });
+    expect(await page.isChecked('#channel-audio')).toBe(true);
+    const callerTurns = await page.locator('#transcript li[data-role="user"]').count();
+    expect(callerTurns).toBeGreaterThanOrEqual(3);
+    // Every caller turn has playback and a drawn waveform.
+    await page.waitForFunction((n) => document.querySelectorAll('#transcript .turn-audio audio[src^="blob:"]').length === n, callerTurns);
+    expect(await page.locator('#transcript .turn-audio svg path.wave').count()).toBe(callerTurns);
+    const pathLen = await page.$eval('#transcript .turn-audio svg path.wave', (p) => (p.getAttribute('d') ?? '').length);
+    expect(pathLen).toBeGreaterThan(1000);
+    // The harsh preset drops packets; the marks come from the effect timeline.
+    expect(await page.locator('#transcript [data-mark="packet_loss"]').count()).toBeGreaterThan(0);
+    const hasDropout = await page.locator('#transcript [data-mark="dropout"]').count();
+    // The audio plays in the browser: its duration matches the timeline's.
+    const dur = await page.$eval('#transcript .turn-audio audio', (a) =>
+      new Promise<number>((r) => {
+        const el = a as HTMLAudioElement;
+        if (Number.isFinite(el.duration) && el.duration > 0) r(el.duration);
+        else el.addEventListener('loadedmetadata', () => r(el.duration), { once: true });
+      }),
+    );
+    expect(dur).toBeGreaterThan(0.3);
+    await page.locator('#transcript .turn-audio').first().scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, 'channel-watch.png'), fullPage: true });
+
+    // Kept in IndexedDB with the trajectory: the history shows the same audio after a reload.
+    const hist = await open('#/history');
+    await hist.waitForSelector('#history tbody tr');
+    await hist.locator('#history tbody tr').first().locator('button').click();
+    await hist.waitForFunction((n) => document.querySelectorAll('#history-transcript .turn-audio audio[src^="blob:"]').length === n, callerTurns);
+
+    const [download] = await Promise.all([hist.waitForEvent('download'), hist.click('#export-zip')]);
+    const zip = unzipSync(new Uint8Array(await readFile((await download.path())!)));
+    const names = Object.keys(zip).sort();
+    expect(names[names.length - 1]).toBe('trajectories.jsonl');
+    const lines = strFromU8(zip['trajectories.jsonl']!).trimEnd().split('\n').map((l) => Trajectory.parse(JSON.parse(l)));
+    expect(lines).toHaveLength(1);
+    const t = lines[0]!;
+    const refs = t.turns.flatMap((x) => (x.role === 'user' && x.audio ? [x.audio] : []));
+    expect(refs).toHaveLength(callerTurns);
+    for (const r of refs) {
+      expect(r.degraded).toMatch(/^audio\/carrier\/carrier-pay-balance-1\/0-3\/turn-\d{3}\.degraded\.wav$/);
+      expect(r.tts).toBe('espeak-ng');
+      expect(r.preset).toBe('harsh');
+      const wav = decodeWav(zip[r.degraded]!);
+      expect(wav.sampleRate).toBe(16000);
+      expect(Math.abs((wav.samples.length / 16) - r.duration_ms)).toBeLessThanOrEqual(1);
+      expect(zip[r.clean]).toBeDefined();
+    }
+    expect(names).toHaveLength(1 + 2 * callerTurns);
+    const cut = t.turns.find((x) => x.role === 'user' && x.dropout);
+    expect(Boolean(cut)).toBe(hasDropout > 0);
+    await hist.screenshot({ path: join(shots, 'channel-history.png'), fullPage: true });
+    await hist.close();
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  }, 120_000);
+
+  it('offers the on-device agent with the device, and says what is missing when its files are absent', async () => {
+    const page = await open('#/watch?domain=carrier&agent=local&local=whisper-base%2Bqwen3-0.6b');
+    await page.waitForSelector('#local-id');
+    expect(await page.inputValue('#agent')).toBe('local');
+    expect(await page.inputValue('#local-id')).toBe('whisper-base+qwen3-0.6b');
+    const ids = await page.$$eval('#local-id option', (o) => o.map((x) => x.textContent));
+    expect(ids).toContain('qwen3-0.6b');
+    await page.waitForFunction(() => /WebGPU|WASM/.test(document.querySelector('#local-device strong')?.textContent ?? ''));
+    const offered = (await page.textContent('#local-device strong')) ?? '';
+    expect(offered).toMatch(/^(WebGPU|WASM \(CPU\)) \(this browser\)$/);
+    expect(await page.getAttribute('#share-link', 'href')).toContain('agent=local&local=whisper-base%2Bqwen3-0.6b');
+    await page.click('#local-load');
+    await page.waitForSelector('#local-error', { timeout: 30_000 });
+    expect(await page.textContent('#local-error')).toMatch(/whisper-base|qwen3|models/);
+    await page.screenshot({ path: join(shots, 'local-agent.png') });
+    await page.close();
+  }, 60_000);
+});

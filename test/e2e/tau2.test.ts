@@ -1,0 +1,65 @@
+/**
+ * Opening a tau2-bench data folder from disk in Browse (real chromium): `../shared/tau2/airline`
+ * through the folder input, parsed in the worker by the Node loader's own code, then browsed
+ * and called like a built-in domain.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext } from 'playwright-core';
+import { buildPage, launch, serve } from './harness.ts';
+
+const AIRLINE = fileURLToPath(new URL('../../../shared/tau2/airline', import.meta.url));
+let url = '';
+let context: BrowserContext;
+let shots = '';
+const cleanup: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  const dist = await buildPage();
+  cleanup.push(() => rm(dist, { recursive: true, force: true }));
+  const server = await serve(dist);
+  cleanup.push(server.close);
+  url = server.url;
+  const browser = await launch();
+  cleanup.push(browser.close);
+  context = browser.context;
+  shots = await mkdtemp(join(tmpdir(), 'switchboard-e2e-tau2-shots-'));
+  console.log(`e2e tau2 screenshots: ${shots}`);
+}, 180_000);
+
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c().catch(() => undefined);
+});
+
+describe.skipIf(!existsSync(AIRLINE))('a tau2-bench folder opened in chromium', () => {
+  it('loads airline from disk, browses it and runs a reference call', async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${url}#/browse`);
+    await page.waitForSelector('#tau2-folder');
+    await page.setInputFiles('#tau2-folder', AIRLINE);
+    await page.waitForFunction(() => document.querySelector('#tau2-status')?.textContent?.includes('loaded as tau2-airline'), undefined, { timeout: 30_000 });
+    expect(await page.textContent('#tau2-status')).toBe('airline loaded as tau2-airline (50 tasks)');
+    await page.waitForFunction(() => document.querySelector('.lede strong')?.textContent === 'tau2-airline');
+    expect(await page.inputValue('#domain')).toBe('tau2-airline');
+    expect(await page.textContent('.lede')).toContain('50 tasks');
+    await page.selectOption('#db-table', { index: 0 });
+    await page.waitForSelector('#db-rows tbody tr');
+    await page.screenshot({ path: join(shots, 'tau2-browse.png') });
+    // Watch a call on it (the worker that loaded it runs the call).
+    await page.click('a[data-view="watch"]');
+    await page.waitForSelector('#run');
+    await page.selectOption('#pace', '0');
+    await page.click('#run');
+    await page.waitForSelector('#termination', { timeout: 30_000 });
+    expect(await page.locator('#transcript li').count()).toBeGreaterThan(2);
+    await page.screenshot({ path: join(shots, 'tau2-watch.png'), fullPage: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+});
