@@ -1,7 +1,7 @@
 /**
  * Phone-channel options of `switchboard run` (issue 5): `--preset`, `--dropout`, `--barge-in`,
- * `--barge-in-mix`, `--noise-dir`, `--barge-in-model`. Any of them turns the channel on; caller audio is written
- * under `<out>/audio/` beside trajectories.jsonl.
+ * `--barge-in-mix`, `--noise-dir`, `--barge-in-model`, `--tts`. Any of them turns the channel on;
+ * caller audio is written under `<out>/audio/` beside trajectories.jsonl.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,6 +19,8 @@ import { fsAudioStore } from '../adapters/node/audio/fs-store.ts';
 import { parseModelSpec, UsageError } from './participants.ts';
 import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 import { modelBargeInPicker, type BargeInPicker } from '../core/channel/picker.ts';
+import { endpointTts } from '../adapters/shared/endpoint-tts.ts';
+import type { Tts } from '../core/ports/tts.ts';
 
 /** The channel flags as commander parses them. */
 export interface ChannelFlags {
@@ -29,14 +31,27 @@ export interface ChannelFlags {
   noiseDir?: string;
   /** `<flavor>:<model>@<url>` of a model barge-in picker. */
   bargeInModel?: string;
+  /** Caller speech: `espeak` (default) or `<flavor>:<model>@<url>` for an endpoint's own speech. */
+  tts?: string;
+}
+
+/** An OpenAI-compatible client for a `<flavor>:<model>@<url>` option (key from the environment). */
+function endpointClient(option: string, spec: string, env: Readonly<Record<string, string | undefined>>): OpenAiModelClient {
+  const model = parseModelSpec(spec);
+  if (!model) throw new UsageError(`${option} "${spec}": expected <flavor>:<model>@<http(s) base URL>`);
+  const apiKey = env.SWITCHBOARD_API_KEY || env.OPENAI_API_KEY || undefined;
+  return new OpenAiModelClient({ ...model, ...(apiKey ? { apiKey } : {}) });
+}
+
+/** The caller's speech synthesizer for `--tts`: espeak-ng, or an endpoint's audio output. */
+export function ttsFromSpec(spec: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): Tts {
+  if (spec === undefined || spec === 'espeak') return espeakTts();
+  return endpointTts(endpointClient('--tts', spec, env));
 }
 
 /** The model picker of `--barge-in-model` (key from SWITCHBOARD_API_KEY or OPENAI_API_KEY). */
 export function pickerFromSpec(spec: string, env: Readonly<Record<string, string | undefined>> = process.env): BargeInPicker {
-  const model = parseModelSpec(spec);
-  if (!model) throw new UsageError(`--barge-in-model "${spec}": expected <flavor>:<model>@<http(s) base URL>`);
-  const apiKey = env.SWITCHBOARD_API_KEY || env.OPENAI_API_KEY || undefined;
-  return modelBargeInPicker(new OpenAiModelClient({ ...model, ...(apiKey ? { apiKey } : {}) }));
+  return modelBargeInPicker(endpointClient('--barge-in-model', spec, env));
 }
 
 /** Parse `backchannel=0.4,urge=0.2,…` (types not named weigh 0; weights are normalized). */
@@ -87,10 +102,10 @@ export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
  * `<outDir>/audio/…`; without --out it is rendered (timelines are recorded) but not kept.
  */
 export async function channelFromFlags(flags: ChannelFlags, outDir: string | undefined): Promise<EpisodeChannel | undefined> {
-  const none = [flags.preset, flags.dropout, flags.bargeIn, flags.bargeInMix, flags.noiseDir, flags.bargeInModel].every((f) => f === undefined);
+  const none = [flags.preset, flags.dropout, flags.bargeIn, flags.bargeInMix, flags.noiseDir, flags.bargeInModel, flags.tts].every((f) => f === undefined);
   if (none) return undefined;
   return {
-    tts: espeakTts(),
+    tts: ttsFromSpec(flags.tts),
     renderer: nodeGraphRenderer,
     preset: flags.preset ?? 'regular',
     ...(outDir ? { store: fsAudioStore(outDir) } : {}),
