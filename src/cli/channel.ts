@@ -21,6 +21,9 @@ import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 import { modelBargeInPicker, type BargeInPicker } from '../core/channel/picker.ts';
 import { endpointTts } from '../adapters/shared/endpoint-tts.ts';
 import type { Tts } from '../core/ports/tts.ts';
+import { missingFiles, modelsDir, readManifest } from '../adapters/node/local-model.ts';
+import { LocalModelError, resolveLocalTts } from '../adapters/shared/local-model-manifest.ts';
+import { localTts } from '../adapters/shared/local-tts.ts';
 
 /** The channel flags as commander parses them. */
 export interface ChannelFlags {
@@ -31,7 +34,7 @@ export interface ChannelFlags {
   noiseDir?: string;
   /** `<flavor>:<model>@<url>` of a model barge-in picker. */
   bargeInModel?: string;
-  /** Caller speech: `espeak` (default) or `<flavor>:<model>@<url>` for an endpoint's own speech. */
+  /** Caller speech: `espeak` (default), `local:<id>` (on-device TTS model) or `<flavor>:<model>@<url>` for an endpoint's own speech. */
   tts?: string;
 }
 
@@ -43,9 +46,25 @@ function endpointClient(option: string, spec: string, env: Readonly<Record<strin
   return new OpenAiModelClient({ ...model, ...(apiKey ? { apiKey } : {}) });
 }
 
-/** The caller's speech synthesizer for `--tts`: espeak-ng, or an endpoint's audio output. */
+/**
+ * The caller's speech synthesizer for `--tts`: espeak-ng, an on-device `text-to-speech` model of
+ * the manifest (`local:<id>`, from the models folder: `SWITCHBOARD_MODELS` or `models/`; files
+ * checked now, the model loads on the first turn), or an endpoint's audio output.
+ */
 export function ttsFromSpec(spec: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): Tts {
   if (spec === undefined || spec === 'espeak') return espeakTts();
+  if (spec.startsWith('local:')) {
+    const dir = modelsDir(env);
+    try {
+      const model = resolveLocalTts(readManifest(dir), spec.slice('local:'.length));
+      const missing = missingFiles(dir, model);
+      if (missing.length) throw new LocalModelError(`needs files that are not in ${dir}: ${missing.join(', ')}. On a machine with internet run: npm run models:fetch -- ${model.id}`);
+      return localTts(model, { modelsPath: dir, device: 'cpu' });
+    } catch (e) {
+      if (e instanceof LocalModelError) throw new UsageError(`--tts ${spec}: ${e.message}`);
+      throw e;
+    }
+  }
   return endpointTts(endpointClient('--tts', spec, env));
 }
 

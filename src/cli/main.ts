@@ -270,7 +270,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .option('--barge-in <p>', 'probability that the caller interrupts an agent reply (default 0)', numberOption('--barge-in', 0, 1))
     .option('--barge-in-mix <ratios>', 'interruption type ratios (default backchannel=0.35,urge=0.2,correction=0.2,question=0.15,stop=0.1)', parseMix)
     .option('--noise-dir <dir>', 'noise recordings (WAV): 10 s or longer are background beds, shorter ones bursts (default procedural noise)')
-    .option('--tts <spec>', 'caller speech: espeak (Debian espeak-ng, default) | <flavor>:<model>@<base-url> for an endpoint\'s own speech (vLLM-Omni, OpenAI)')
+    .option('--tts <spec>', 'caller speech: espeak (Debian espeak-ng, default) | <flavor>:<model>@<base-url> for an endpoint\'s own speech (vLLM-Omni, OpenAI) | local:<model-id> for an on-device model')
     .option('--barge-in-model <spec>', 'model that picks barge-in cut points and words: <flavor>:<model>@<base-url> (default the seeded heuristic; the type is still sampled by the program)')
     .action(async (opts: RunOpts) => {
       const { report, trajectories } = await runCommand(io, opts);

@@ -1,7 +1,8 @@
 /**
  * End-to-end harness: build the page with vite into a temp folder, serve it from 127.0.0.1 with
  * a tiny static server, and drive Debian's chromium through playwright-core with a fresh
- * profile. Nothing leaves the machine.
+ * profile (and Debian's firefox-esr through puppeteer-core over WebDriver BiDi). Nothing leaves
+ * the machine.
  */
 import { createServer, type Server } from 'node:http';
 import { existsSync } from 'node:fs';
@@ -11,9 +12,12 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 import { chromium, type BrowserContext } from 'playwright-core';
+import puppeteer, { type Browser } from 'puppeteer-core';
 
 /** Debian's chromium (`apt-get install chromium`). */
 export const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Firefox ESR (`apt-get install firefox-esr`). */
+export const FIREFOX = '/usr/bin/firefox-esr';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const TYPES: Record<string, string> = {
@@ -95,6 +99,29 @@ export async function launch(extraArgs: readonly string[] = []): Promise<{ conte
     context,
     async close() {
       await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A headless Firefox ESR (WebDriver BiDi, puppeteer-core) with a fresh profile folder; `close` removes the folder. */
+export async function launchFirefox(): Promise<{ browser: Browser; close(): Promise<void> }> {
+  if (!existsSync(FIREFOX)) {
+    throw new Error(`${FIREFOX} is missing: install Debian's Firefox ESR (apt-get install -y firefox-esr) to run the Firefox end-to-end test`);
+  }
+  const profile = await mkdtemp(join(tmpdir(), 'switchboard-e2e-firefox-'));
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: FIREFOX,
+    headless: true,
+    userDataDir: profile,
+    defaultViewport: { width: 1400, height: 1000 },
+    extraPrefsFirefox: { 'app.update.enabled': false, 'browser.shell.checkDefaultBrowser': false },
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close();
       await rm(profile, { recursive: true, force: true });
     },
   };

@@ -143,6 +143,7 @@ describe('models/manifest.json', () => {
       ['moonshine-base', 'automatic-speech-recognition'],
       ['wav2vec2-base-960h', 'automatic-speech-recognition'],
       ['ultravox-v0.5-llama-3.2-1b', 'audio-text-to-text'],
+      ['mms-tts-eng', 'text-to-speech'],
     ]);
     const r = (id: string) => {
       const a = resolveLocalAgent(m, id);
@@ -154,6 +155,8 @@ describe('models/manifest.json', () => {
     expect(r('qwen3-0.6b')).toEqual([null, 'qwen3-0.6b', null]);
     expect(r('ultravox-v0.5-llama-3.2-1b')).toEqual([null, null, 'ultravox-v0.5-llama-3.2-1b']);
     expect(() => r('whisper-base')).toThrow('unknown on-device agent "whisper-base"');
+    // A TTS model is a voice (--tts local:<id>), not an agent.
+    expect(() => r('mms-tts-eng')).toThrow('unknown on-device agent "mms-tts-eng"');
   });
 
   it('rejects an agent that points at a model of the wrong task, and paths leaving the model folder', () => {

@@ -386,3 +386,93 @@ export function writeTinyAsrModel(modelsDir: string, id: string): string[] {
     'onnx/model.onnx': tinyAsrOnnx(),
   });
 }
+
+// ---------------------------------------------------------------- the tiny VITS text-to-speech model
+
+/**
+ * Tokens of the tiny TTS model, by id: `<pad>` (id 0, silent, never produced for text), then
+ * every character it speaks. The tokenizer lower-cases text and drops any other character.
+ */
+export const TINY_TTS_VOCAB = ['<pad>', ' ', "'", ...'abcdefghijklmnopqrstuvwxyz0123456789'] as const;
+/** The tiny model's native rate: not 16 kHz, so the adapter must resample. */
+export const TINY_TTS_RATE = 24_000;
+/** Samples per character at {@link TINY_TTS_RATE} (100 ms; 1,600 samples at 16 kHz). */
+export const TINY_TTS_BURST = 2_400;
+
+/** The tone of token `id` (≥ 1): `200 + 50·id` Hz (250…2,050 Hz), a whole number of cycles per 100 ms. */
+export function tinyTtsToneHz(id: number): number {
+  return 200 + 50 * id;
+}
+
+/** The token ids the tiny TTS tokenizer makes of `text` (what the model speaks, in order). */
+export function tinyTtsTokens(text: string): number[] {
+  return [...text.toLowerCase()].map((ch) => (TINY_TTS_VOCAB as readonly string[]).indexOf(ch)).filter((id) => id > 0);
+}
+
+/**
+ * The ONNX bytes of the tiny TTS model, a VITS stand-in with its interface: `input_ids` [batch,
+ * tokens] → `waveform` [batch, samples]. A Gather takes each token's row of a burst table (a
+ * {@link TINY_TTS_BURST}-sample sine at {@link tinyTtsToneHz}, amplitude 0.5) and a Reshape
+ * concatenates the bursts, so `samples = tokens × TINY_TTS_BURST` exactly.
+ */
+export function tinyTtsOnnx(): Uint8Array {
+  const V = TINY_TTS_VOCAB.length;
+  const L = TINY_TTS_BURST;
+  const table = new Float32Array(V * L);
+  for (let id = 1; id < V; id++) {
+    const hz = tinyTtsToneHz(id);
+    for (let n = 0; n < L; n++) table[id * L + n] = 0.5 * Math.sin((2 * Math.PI * hz * n) / TINY_TTS_RATE);
+  }
+  const shape = new BigInt64Array([0n, -1n]);
+  return onnxModel('tiny_vits', [
+    node('Gather', ['bursts', 'input_ids'], ['frames'], [intAttr('axis', 0)]),
+    node('Reshape', ['frames', 'flat_shape'], ['waveform']),
+    tensor('bursts', FLOAT, [V, L], f32(table)),
+    tensor('flat_shape', INT64, [2], new Uint8Array(shape.buffer)),
+    valueInfo(11, 'input_ids', INT64, ['batch_size', 'sequence_length']),
+    valueInfo(12, 'waveform', FLOAT, ['batch_size', 'num_samples']),
+  ]);
+}
+
+/**
+ * Write the tiny TTS model into `<modelsDir>/<id>/` in an MMS-TTS (VITS) model's layout:
+ * `config.json` (`model_type: vits`, `sampling_rate`), a character `tokenizer.json` (lower-case,
+ * drop unknown characters, split into characters, one id each), `tokenizer_config.json`
+ * (`VitsTokenizer`) and `onnx/model.onnx`, which transformers.js's `text-to-speech` pipeline runs
+ * as `VitsModel`. Returns the files written.
+ */
+export function writeTinyTtsModel(modelsDir: string, id: string): string[] {
+  const vocab = Object.fromEntries(TINY_TTS_VOCAB.map((w, i) => [w, i]));
+  return writeFiles(join(modelsDir, id), {
+    'config.json': JSON.stringify({
+      model_type: 'vits',
+      architectures: ['VitsModel'],
+      vocab_size: TINY_TTS_VOCAB.length,
+      sampling_rate: TINY_TTS_RATE,
+      pad_token_id: 0,
+    }),
+    'tokenizer.json': JSON.stringify({
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: [{ id: 0, content: '<pad>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+      normalizer: {
+        type: 'Sequence',
+        normalizers: [{ type: 'Lowercase' }, { type: 'Replace', pattern: { Regex: "[^ 'a-z0-9]" }, content: '' }],
+      },
+      pre_tokenizer: { type: 'Split', pattern: { Regex: '.' }, behavior: 'Isolated', invert: false },
+      post_processor: null,
+      decoder: null,
+      model: { type: 'WordLevel', vocab, unk_token: '<pad>' },
+    }),
+    'tokenizer_config.json': JSON.stringify({
+      tokenizer_class: 'VitsTokenizer',
+      pad_token: '<pad>',
+      unk_token: '<pad>',
+      add_blank: false,
+      normalize: true,
+      model_max_length: 4096,
+    }),
+    'onnx/model.onnx': tinyTtsOnnx(),
+  });
+}

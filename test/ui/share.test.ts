@@ -17,6 +17,25 @@ describe('share links', () => {
     expect(paramsSpec(route.params)).toEqual({ domain: 'carrier', taskId: 'carrier-pay-balance-1', seed: 7, preset: 'harsh', agent: { kind: 'noop' }, user: { kind: 'scripted' } });
   });
 
+  it('round-trips channel audio settings and an on-device agent', () => {
+    const spec: CallSpec = {
+      domain: 'carrier',
+      taskId: 't',
+      seed: 3,
+      preset: 'regular',
+      agent: { kind: 'local', id: 'whisper-base+qwen3-0.6b' },
+      user: { kind: 'scripted' },
+      channel: { dropout: 0.3, bargeIn: 0.2 },
+    };
+    const p = specParams(spec);
+    expect(p.toString()).toBe('domain=carrier&task=t&seed=3&preset=regular&agent=local&local=whisper-base%2Bqwen3-0.6b&user=scripted&audio=1&dropout=0.3&barge_in=0.2');
+    const { paceMs: _, ...rest } = { ...spec, paceMs: 0 };
+    expect(paramsSpec(p)).toEqual(rest);
+    // Out-of-range probabilities are clamped; a bad local id is ignored.
+    expect(paramsSpec(new URLSearchParams('audio=1&dropout=7&barge_in=-1')).channel).toEqual({ dropout: 1, bargeIn: 0 });
+    expect(paramsSpec(new URLSearchParams('agent=local&local=../x')).agent).toBeUndefined();
+  });
+
   it('never carries a key or endpoint credentials', () => {
     const spec: CallSpec = {
       domain: 'carrier',

@@ -24,8 +24,10 @@ export type ManifestFile = z.infer<typeof ManifestFile>;
  * - `text-generation`: a chat LLM; tool calls are parsed from its text by us.
  * - `automatic-speech-recognition`: caller audio → text (whisper, moonshine).
  * - `audio-text-to-text`: takes caller audio and text, answers in text (ultravox, voxtral, gemma3n).
+ * - `text-to-speech`: caller text → speech (`--tts local:<id>`; VITS / MMS-TTS: one ONNX graph
+ *   `input_ids` → `waveform` at `config.json`'s `sampling_rate`, character tokenizer). Not an agent.
  */
-export const LocalTask = z.enum(['text-generation', 'automatic-speech-recognition', 'audio-text-to-text']);
+export const LocalTask = z.enum(['text-generation', 'automatic-speech-recognition', 'audio-text-to-text', 'text-to-speech']);
 export type LocalTask = z.infer<typeof LocalTask>;
 
 /** One model. */
@@ -118,8 +120,19 @@ export function resolveLocalAgent(manifest: ModelManifest, id: string): Resolved
   const model = byId.get(id);
   if (model?.task === 'text-generation') return { id, llm: model, asr: null, audio: null };
   if (model?.task === 'audio-text-to-text') return { id, llm: null, asr: null, audio: model };
-  const usable = [...manifest.agents.map((a) => a.id), ...manifest.models.filter((m) => m.task !== 'automatic-speech-recognition').map((m) => m.id)];
+  const usable = [...manifest.agents.map((a) => a.id), ...manifest.models.filter((m) => m.task === 'text-generation' || m.task === 'audio-text-to-text').map((m) => m.id)];
   throw new LocalModelError(`unknown on-device agent "${id}" (manifest has: ${usable.join(', ') || 'nothing'})`);
+}
+
+/**
+ * Resolve `--tts local:<id>`'s id: a `text-to-speech` model of the manifest.
+ * @throws LocalModelError naming the manifest's TTS models.
+ */
+export function resolveLocalTts(manifest: ModelManifest, id: string): ManifestModel {
+  const model = manifest.models.find((m) => m.id === id);
+  if (model?.task === 'text-to-speech') return model;
+  const usable = manifest.models.filter((m) => m.task === 'text-to-speech').map((m) => m.id);
+  throw new LocalModelError(`unknown on-device TTS model "${id}" (manifest has: ${usable.join(', ') || 'nothing'})`);
 }
 
 /** The models an agent needs, each once. */

@@ -75,3 +75,43 @@ function biquadCascade4InPlace(x: Float32Array, [s0, s1, s2, s3]: readonly [Biqu
   }
   return x;
 }
+
+/** Four sections as in {@link biquadCascadeInPlace}. */
+export type BiquadCascade4 = readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients];
+
+/**
+ * The 4-section cascade over `x[start, end)` into `y[start, end)` (float32 values held in a
+ * Float64Array, which hot FIR loops read without conversions), continuing from and updating
+ * `state` (8 values: each section's two TDF-II states, zero at the start of a signal). Running a
+ * signal through consecutive ranges gives the values {@link biquadCascadeInPlace} leaves in `x`,
+ * bit for bit.
+ */
+export function biquadCascade4Range(x: Float32Array, y: Float64Array, start: number, end: number, [s0, s1, s2, s3]: BiquadCascade4, state: Float64Array): void {
+  const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
+  const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
+  const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
+  const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
+  let u1 = state[0] as number, u2 = state[1] as number, v1 = state[2] as number, v2 = state[3] as number;
+  let w1 = state[4] as number, w2 = state[5] as number, z1 = state[6] as number, z2 = state[7] as number;
+  const fround = Math.fround;
+  for (let i = start; i < end; i++) {
+    const a = x[i] as number;
+    const ya = p0 * a + u1;
+    u1 = p1 * a - pa1 * ya + u2;
+    u2 = p2 * a - pa2 * ya;
+    const b = fround(ya);
+    const yb = q0 * b + v1;
+    v1 = q1 * b - qa1 * yb + v2;
+    v2 = q2 * b - qa2 * yb;
+    const c = fround(yb);
+    const yc = r0 * c + w1;
+    w1 = r1 * c - ra1 * yc + w2;
+    w2 = r2 * c - ra2 * yc;
+    const d = fround(yc);
+    const yd = t0 * d + z1;
+    z1 = t1 * d - ta1 * yd + z2;
+    z2 = t2 * d - ta2 * yd;
+    y[i] = fround(yd);
+  }
+  state[0] = u1; state[1] = u2; state[2] = v1; state[3] = v2; state[4] = w1; state[5] = w2; state[6] = z1; state[7] = z2;
+}

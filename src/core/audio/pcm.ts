@@ -51,7 +51,9 @@ export function quantize16InPlace(samples: Float32Array): Float32Array {
 export function quantize16Into(samples: Float32Array, pcm: Int16Array): Float32Array {
   if (pcm.length !== samples.length) throw new RangeError(`quantize16Into: ${pcm.length} PCM slots for ${samples.length} samples`);
   for (let i = 0; i < samples.length; i++) {
-    const r = Math.round((samples[i] as number) * 32768);
+    // floor(v + 0.5) = Math.round(v) for a float32 sample times 32768 (see ROUNDING in
+    // resample.ts), and much faster in V8.
+    const r = Math.floor((samples[i] as number) * 32768 + 0.5);
     const v = r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0; // | 0: NaN and -0 become 0
     pcm[i] = v;
     samples[i] = v / 32768;

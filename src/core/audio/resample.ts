@@ -4,6 +4,8 @@
  * timelines line up sample for sample.
  */
 
+import { biquadCascade4Range, type BiquadCascade4 } from './biquad.ts';
+
 /**
  * Half-length of the half-band filter: 31 → 63 taps, 16 of them non-zero besides the centre.
  * With a Kaiser window of β = 7 (≈ 70 dB stopband, Kaiser's design formula) the transition
@@ -37,6 +39,8 @@ function halfbandOddTaps(half: number): Float64Array {
 
 const ODD = halfbandOddTaps(HALFBAND_HALF_LENGTH);
 const H0 = 0.5;
+/** 1 / 32768: a power of two, so `v * INV_32768` equals `v / 32768` exactly. */
+const INV_32768 = 1 / 32768;
 
 /** `x` with `pad` zeros before and after (so the filter loops need no bounds checks). */
 function padded(x: Float32Array, pad: number): Float32Array {
@@ -49,12 +53,12 @@ function padded(x: Float32Array, pad: number): Float32Array {
 // phone channel). The unrolled loops add the terms in the same order as the generic ones, so
 // results are bit-identical.
 const UNROLLED = ODD.length === 16;
-const [h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15] = Array.from(ODD.length === 16 ? ODD : new Float64Array(16)) as unknown as readonly [
+const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = Array.from(ODD.length === 16 ? ODD : new Float64Array(16)) as unknown as readonly [
   number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
 ];
 
 /** One decimator output at centre `c` with zero padding outside `x` (edges only). */
-function decimateAt(x: Float32Array, c: number): number {
+function decimateAt(x: Float32Array | Float64Array, c: number): number {
   const n = x.length;
   const h = ODD;
   let acc = H0 * (x[c] as number);
@@ -63,7 +67,7 @@ function decimateAt(x: Float32Array, c: number): number {
 }
 
 /** One interpolator odd output between `x[m]` and `x[m + 1]`, with zero padding outside `x` (edges only). */
-function interpolateAt(x: Float32Array, m: number): number {
+function interpolateAt(x: Float32Array | Float64Array, m: number): number {
   const n = x.length;
   const h = ODD;
   let acc = 0;
@@ -75,6 +79,8 @@ function interpolateAt(x: Float32Array, m: number): number {
  * {@link decimate2} into `out` (length `ceil(x.length / 2)`, e.g. a reused buffer). Returns `out`.
  */
 export function decimate2Into(x: Float32Array, out: Float32Array): Float32Array {
+  // Taps as function locals: module-level consts cost a context load and hole check per use.
+  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
   const n = x.length;
   const len = (n + 1) >> 1;
   if (out.length !== len) throw new RangeError(`decimate2Into: output has ${out.length} samples, needs ${len}`);
@@ -112,28 +118,29 @@ export function decimate2Into(x: Float32Array, out: Float32Array): Float32Array 
   return out;
 }
 
-/** Index of float sample `y` in a 65,536-entry 16-bit table (rounded, clipped; NaN → 0). */
+/*
+ * ROUNDING: the 16-bit kernels round with Math.floor(v + 0.5), not Math.round(v) (which V8
+ * does not lower to a fast instruction here: it alone doubled the decimator's time). The two are
+ * equal for every v = (a float32 value) · 32768: such a v has a 24-bit significand, so v + 0.5
+ * is exact in float64 unless |v| < 2^-30 (both then give 0, up to the sign of zero, which
+ * `| 0` drops) or v is already an integer ≥ 2^53; NaN and ±Infinity behave alike too.
+ */
+
+/** Index of float32 sample `y` in a 65,536-entry 16-bit table (rounded, clipped; NaN → 0). */
 function q16Index(y: number): number {
-  const r = Math.round(y * 32768);
+  const r = Math.floor(y * 32768 + 0.5); // = Math.round for float32 y (see ROUNDING)
   return (r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768;
 }
 
 /**
- * {@link decimate2Into} followed by a per-sample 16-bit table map, fused in one pass: output m
- * is `table[v + 32768]` where v is the decimated sample rounded to float32, scaled by 32768,
- * rounded and clipped to 16 bits (e.g. the mu-law round-trip table: decimate and companding in
- * one go, bit-identical to the two steps).
+ * Interior outputs [mLo, mHi) of {@link decimate2MapInto}: its hot loop in a function of its own, so
+ * V8 optimizes it once (inside the caller, OSR code entered in this loop deopted on the edge
+ * loops on every call).
  */
-export function decimate2MapInto(x: Float32Array, out: Float32Array, table: Float32Array): Float32Array {
-  const n = x.length;
-  const len = (n + 1) >> 1;
-  if (out.length !== len) throw new RangeError(`decimate2MapInto: output has ${out.length} samples, needs ${len}`);
-  if (table.length !== 65536) throw new RangeError('decimate2MapInto: table needs 65536 entries');
-  const reach = 2 * ODD.length - 1;
-  const mLo = Math.min(len, (reach + 1) >> 1);
-  const mHi = UNROLLED ? Math.max(mLo, Math.min(len, ((n - 1 - reach) >> 1) + 1)) : mLo;
+function decimate2MapInterior(x: Float32Array, out: Float32Array, table: Float32Array, mLo: number, mHi: number): void {
+  // Taps as function locals: module-level consts cost a context load and hole check per use.
+  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
   const fround = Math.fround;
-  for (let m = 0; m < mLo; m++) out[m] = table[q16Index(fround(decimateAt(x, 2 * m)))] as number;
   for (let m = mLo; m < mHi; m++) {
     const c = 2 * m;
     let acc = H0 * (x[c] as number);
@@ -153,42 +160,141 @@ export function decimate2MapInto(x: Float32Array, out: Float32Array, table: Floa
     acc += h13 * ((x[c - 27] as number) + (x[c + 27] as number));
     acc += h14 * ((x[c - 29] as number) + (x[c + 29] as number));
     acc += h15 * ((x[c - 31] as number) + (x[c + 31] as number));
-    const r = Math.round(fround(acc) * 32768);
+    const r = Math.floor(fround(acc) * 32768 + 0.5);
     out[m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768] as number;
   }
+}
+
+/** Reused scratch for {@link biquadCascade4Decimate2MapInto}'s band-passed signal (grown on demand). */
+let scratch64 = new Float64Array(0);
+
+/**
+ * {@link biquadCascadeInPlace} with four sections on a copy of `x` (`x` is left as is), then
+ * {@link decimate2MapInto} into `out`, fused: the interior loop filters the two input samples
+ * each decimator output newly needs and then computes that output. The band-passed signal and
+ * `out` hold float32 values in Float64Arrays, so the FIR loops load them without conversions.
+ * `out[m]` equals the two-step result bit for bit.
+ */
+export function biquadCascade4Decimate2MapInto(x: Float32Array, sections: BiquadCascade4, out: Float64Array, table: Float32Array): Float64Array {
+  const n = x.length;
+  const len = (n + 1) >> 1;
+  if (out.length !== len) throw new RangeError(`biquadCascade4Decimate2MapInto: output has ${out.length} samples, needs ${len}`);
+  if (table.length !== 65536) throw new RangeError('biquadCascade4Decimate2MapInto: table needs 65536 entries');
+  const reach = 2 * ODD.length - 1; // 31
+  const mLo = Math.min(len, (reach + 1) >> 1);
+  const mHi = UNROLLED ? Math.max(mLo, Math.min(len, ((n - 1 - reach) >> 1) + 1)) : mLo;
+  const state = new Float64Array(8);
+  if (scratch64.length < n) scratch64 = new Float64Array(n);
+  const y = scratch64;
+  // Filtered prefix: everything the edge outputs m < mLo and the first interior one read but its
+  // two newest samples (2·mLo + 30 and + 31), which the fused loop filters itself.
+  const pre = mHi > mLo ? 2 * mLo + reach - 1 : n;
+  biquadCascade4Range(x, y, 0, Math.min(n, pre), sections, state);
+  const fround = Math.fround;
+  // Edge outputs see zeros beyond `n` (the scratch may be longer): a view of exactly n samples.
+  const yn = y.length === n ? y : y.subarray(0, n);
+  for (let m = 0; m < mLo; m++) out[m] = table[q16Index(fround(decimateAt(yn, 2 * m)))] as number;
+  if (mHi > mLo) {
+    biquadDecimate2MapInterior(x, y, sections, state, out, table, mLo, mHi);
+    biquadCascade4Range(x, y, 2 * mHi + reach - 1, n, sections, state);
+  }
+  for (let m = mHi; m < len; m++) out[m] = table[q16Index(fround(decimateAt(yn, 2 * m)))] as number;
+  return out;
+}
+
+/** The fused interior of {@link biquadCascade4Decimate2MapInto}: outputs [mLo, mHi), filtering x[2m + 30], x[2m + 31] first. */
+function biquadDecimate2MapInterior(x: Float32Array, y: Float64Array, [s0, s1, s2, s3]: BiquadCascade4, state: Float64Array, out: Float64Array, table: Float32Array, mLo: number, mHi: number): void {
+  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
+  const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
+  const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
+  const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
+  let u1 = state[0] as number, u2 = state[1] as number, v1 = state[2] as number, v2 = state[3] as number;
+  let w1 = state[4] as number, w2 = state[5] as number, z1 = state[6] as number, z2 = state[7] as number;
+  const fround = Math.fround;
+  for (let m = mLo; m < mHi; m++) {
+    const c = 2 * m;
+    // The cascade on x[c + 30] and x[c + 31] (same operations as biquadCascade4Range).
+    for (let i = c + 30; i <= c + 31; i++) {
+      const a = x[i] as number;
+      const ya = p0 * a + u1;
+      u1 = p1 * a - pa1 * ya + u2;
+      u2 = p2 * a - pa2 * ya;
+      const b = fround(ya);
+      const yb = q0 * b + v1;
+      v1 = q1 * b - qa1 * yb + v2;
+      v2 = q2 * b - qa2 * yb;
+      const cc = fround(yb);
+      const yc = r0 * cc + w1;
+      w1 = r1 * cc - ra1 * yc + w2;
+      w2 = r2 * cc - ra2 * yc;
+      const d = fround(yc);
+      const yd = t0 * d + z1;
+      z1 = t1 * d - ta1 * yd + z2;
+      z2 = t2 * d - ta2 * yd;
+      y[i] = fround(yd);
+    }
+    let acc = H0 * (y[c] as number);
+    acc += h0 * ((y[c - 1] as number) + (y[c + 1] as number));
+    acc += h1 * ((y[c - 3] as number) + (y[c + 3] as number));
+    acc += h2 * ((y[c - 5] as number) + (y[c + 5] as number));
+    acc += h3 * ((y[c - 7] as number) + (y[c + 7] as number));
+    acc += h4 * ((y[c - 9] as number) + (y[c + 9] as number));
+    acc += h5 * ((y[c - 11] as number) + (y[c + 11] as number));
+    acc += h6 * ((y[c - 13] as number) + (y[c + 13] as number));
+    acc += h7 * ((y[c - 15] as number) + (y[c + 15] as number));
+    acc += h8 * ((y[c - 17] as number) + (y[c + 17] as number));
+    acc += h9 * ((y[c - 19] as number) + (y[c + 19] as number));
+    acc += h10 * ((y[c - 21] as number) + (y[c + 21] as number));
+    acc += h11 * ((y[c - 23] as number) + (y[c + 23] as number));
+    acc += h12 * ((y[c - 25] as number) + (y[c + 25] as number));
+    acc += h13 * ((y[c - 27] as number) + (y[c + 27] as number));
+    acc += h14 * ((y[c - 29] as number) + (y[c + 29] as number));
+    acc += h15 * ((y[c - 31] as number) + (y[c + 31] as number));
+    const r = Math.floor(fround(acc) * 32768 + 0.5);
+    out[m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768] as number;
+  }
+  state[0] = u1; state[1] = u2; state[2] = v1; state[3] = v2; state[4] = w1; state[5] = w2; state[6] = z1; state[7] = z2;
+}
+
+/**
+ * {@link decimate2Into} followed by a per-sample 16-bit table map, fused in one pass: output m
+ * is `table[v + 32768]` where v is the decimated sample rounded to float32, scaled by 32768,
+ * rounded and clipped to 16 bits (e.g. the mu-law round-trip table: decimate and companding in
+ * one go, bit-identical to the two steps).
+ */
+export function decimate2MapInto(x: Float32Array, out: Float32Array, table: Float32Array): Float32Array {
+  // Taps as function locals: module-level consts cost a context load and hole check per use.
+  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const n = x.length;
+  const len = (n + 1) >> 1;
+  if (out.length !== len) throw new RangeError(`decimate2MapInto: output has ${out.length} samples, needs ${len}`);
+  if (table.length !== 65536) throw new RangeError('decimate2MapInto: table needs 65536 entries');
+  const reach = 2 * ODD.length - 1;
+  const mLo = Math.min(len, (reach + 1) >> 1);
+  const mHi = UNROLLED ? Math.max(mLo, Math.min(len, ((n - 1 - reach) >> 1) + 1)) : mLo;
+  const fround = Math.fround;
+  for (let m = 0; m < mLo; m++) out[m] = table[q16Index(fround(decimateAt(x, 2 * m)))] as number;
+  decimate2MapInterior(x, out, table, mLo, mHi);
   for (let m = mHi; m < len; m++) out[m] = table[q16Index(fround(decimateAt(x, 2 * m)))] as number;
   return out;
 }
 
 /**
- * {@link interpolate2Into} with 16-bit quantization fused in: `out` gets the quantized samples
- * (`v / 32768`) and `pcm` (same length) their 16-bit values `v`, bit-identical to interpolating
- * and then quantizing (rounded to nearest, clipped, NaN → 0).
+ * Interior outputs [mLo, mHi) of {@link interpolate2Quantize16Into}: its hot loop in a function of its own, so
+ * V8 optimizes it once (inside the caller, OSR code entered in this loop deopted on the edge
+ * loops on every call).
  */
-export function interpolate2Quantize16Into(x: Float32Array, out: Float32Array, pcm: Int16Array): Float32Array {
-  const length = out.length;
-  if (pcm.length !== length) throw new RangeError(`interpolate2Quantize16Into: ${pcm.length} PCM slots for ${length} samples`);
-  const nx = x.length;
-  const pairs = (length + 1) >> 1;
-  const taps = ODD.length;
-  const mLo = Math.min(pairs, taps - 1);
-  const mHi = UNROLLED ? Math.max(mLo, Math.min(nx - taps, length >> 1)) : mLo;
+function interpolate2Quantize16Interior(x: Float32Array | Float64Array, out: Float32Array, pcm: Int16Array, mLo: number, mHi: number): void {
+  // Taps as function locals: module-level consts cost a context load and hole check per use.
+  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const inv = INV_32768;
   const fround = Math.fround;
-  const put = (i: number, y: number) => {
-    const v = q16Index(fround(y)) - 32768;
-    pcm[i] = v;
-    out[i] = v / 32768;
-  };
-  const edge = (m: number) => {
-    put(2 * m, m < nx ? (x[m] as number) : 0);
-    if (2 * m + 1 < length) put(2 * m + 1, interpolateAt(x, m));
-  };
-  for (let m = 0; m < mLo; m++) edge(m);
   for (let m = mLo; m < mHi; m++) {
-    const e = Math.round((x[m] as number) * 32768);
+    const e = Math.floor((x[m] as number) * 32768 + 0.5);
     const ve = e > 32767 ? 32767 : e < -32768 ? -32768 : e | 0;
     pcm[2 * m] = ve;
-    out[2 * m] = ve / 32768;
+    out[2 * m] = ve * inv;
     let acc = 0;
     acc += h0 * ((x[m - 0] as number) + (x[m + 1] as number));
     acc += h1 * ((x[m - 1] as number) + (x[m + 2] as number));
@@ -206,11 +312,41 @@ export function interpolate2Quantize16Into(x: Float32Array, out: Float32Array, p
     acc += h13 * ((x[m - 13] as number) + (x[m + 14] as number));
     acc += h14 * ((x[m - 14] as number) + (x[m + 15] as number));
     acc += h15 * ((x[m - 15] as number) + (x[m + 16] as number));
-    const r = Math.round(fround(2 * acc) * 32768);
+    const r = Math.floor(fround(2 * acc) * 32768 + 0.5);
     const v = r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0;
     pcm[2 * m + 1] = v;
-    out[2 * m + 1] = v / 32768;
+    out[2 * m + 1] = v * inv;
   }
+}
+
+/**
+ * {@link interpolate2Into} with 16-bit quantization fused in: `out` gets the quantized samples
+ * (`v / 32768`) and `pcm` (same length) their 16-bit values `v`, bit-identical to interpolating
+ * and then quantizing (rounded to nearest, clipped, NaN → 0). `x` may be a Float64Array
+ * holding float32 values (e.g. from {@link biquadCascade4Decimate2MapInto}).
+ */
+export function interpolate2Quantize16Into(x: Float32Array | Float64Array, out: Float32Array, pcm: Int16Array): Float32Array {
+  // Taps as function locals: module-level consts cost a context load and hole check per use.
+  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const length = out.length;
+  if (pcm.length !== length) throw new RangeError(`interpolate2Quantize16Into: ${pcm.length} PCM slots for ${length} samples`);
+  const nx = x.length;
+  const pairs = (length + 1) >> 1;
+  const taps = ODD.length;
+  const mLo = Math.min(pairs, taps - 1);
+  const mHi = UNROLLED ? Math.max(mLo, Math.min(nx - taps, length >> 1)) : mLo;
+  const fround = Math.fround;
+  const put = (i: number, y: number) => {
+    const v = q16Index(fround(y)) - 32768;
+    pcm[i] = v;
+    out[i] = v * INV_32768;
+  };
+  const edge = (m: number) => {
+    put(2 * m, m < nx ? (x[m] as number) : 0);
+    if (2 * m + 1 < length) put(2 * m + 1, interpolateAt(x, m));
+  };
+  for (let m = 0; m < mLo; m++) edge(m);
+  interpolate2Quantize16Interior(x, out, pcm, mLo, mHi);
   for (let m = mHi; m < pairs; m++) edge(m);
   return out;
 }
@@ -229,6 +365,8 @@ export function decimate2(x: Float32Array): Float32Array {
  * Returns `out`.
  */
 export function interpolate2Into(x: Float32Array, out: Float32Array): Float32Array {
+  // Taps as function locals: module-level consts cost a context load and hole check per use.
+  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
   const length = out.length;
   const nx = x.length;
   // Output pairs (2m, 2m + 1) for m < pairs; x[m] is 0 beyond x's end (padding).
@@ -370,4 +508,21 @@ export function resampleRate(x: Float32Array, fromHz: number, toHz: number): Flo
     out[m] = acc;
   }
   return out;
+}
+
+// Warm the hot kernels on a short signal at load: every statement then has type feedback
+// before V8 first optimizes them, which happens mid-loop (OSR) on the first real 10 s turn;
+// without it the OSR code lacks feedback for the code after the loop and deopts there on every
+// later call (measured: 121 deopts in 700 turns, the kernels running at a fraction of speed).
+{
+  const x = new Float32Array(256);
+  for (let i = 0; i < x.length; i++) x[i] = Math.sin(i);
+  const table = new Float32Array(65536);
+  const passThrough = { b0: 1, b1: 0, b2: 0, a1: 0, a2: 0 };
+  const narrow = biquadCascade4Decimate2MapInto(x, [passThrough, passThrough, passThrough, passThrough], new Float64Array(128), table);
+  interpolate2Quantize16Into(narrow, x, new Int16Array(256));
+  const narrow32 = new Float32Array(narrow);
+  decimate2MapInto(x, narrow32, table);
+  interpolate2Into(narrow32, x);
+  decimate2Into(x, narrow32);
 }

@@ -8,9 +8,9 @@ import { hash32, rngFromState } from '../ports/rng.ts';
 import { activeRms, rms } from '../audio/measure.ts';
 import { loopTo, proceduralBurst, proceduralNoise, windNoise, type NoiseKind, type ProceduralBurst } from '../audio/noise.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
-import { biquadCascadeInPlace, biquadCoefficients } from '../audio/biquad.ts';
+import { biquadCoefficients } from '../audio/biquad.ts';
 import { dbToGain, floatToInt16, int16ToFloat, msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
-import { decimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
+import { biquadCascade4Decimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
 import { allocWavPcm16, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
@@ -194,20 +194,34 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
   return { sampleRate: rate, length: n, nodes, edges, output };
 }
 
-/** Multiply `x` in place by a piecewise-linear envelope through `points` (sample positions, increasing). */
+/**
+ * Multiply `x` in place by a piecewise-linear envelope through `points` (sample positions,
+ * increasing; the first at 0): one loop per segment, each sample's gain by the same formula as
+ * a per-sample search would use (bit-identical), the last value held after the last point.
+ */
 function applyRamps(x: Float32Array, points: readonly { atSample: number; value: number }[]): void {
-  let j = 0;
-  for (let i = 0; i < x.length; i++) {
-    while (j + 1 < points.length && (points[j + 1] as { atSample: number }).atSample <= i) j++;
+  const n = x.length;
+  let i = 0;
+  for (let j = 0; j + 1 < points.length && i < n; j++) {
     const a = points[j]!;
-    const b = points[j + 1];
-    const g = b && b.atSample > a.atSample ? a.value + ((b.value - a.value) * (i - a.atSample)) / (b.atSample - a.atSample) : a.value;
-    x[i] = (x[i] as number) * g;
+    const b = points[j + 1]!;
+    // Samples i with a.atSample ≤ i < b.atSample take this segment.
+    const end = Math.min(n, Math.ceil(b.atSample));
+    if (b.atSample > a.atSample) {
+      const at = a.atSample;
+      const v0 = a.value;
+      const dv = b.value - a.value;
+      const span = b.atSample - a.atSample;
+      for (; i < end; i++) x[i] = (x[i] as number) * (v0 + (dv * (i - at)) / span);
+    }
+    i = Math.max(i, end);
   }
+  const last = points[points.length - 1];
+  if (last) for (; i < n; i++) x[i] = (x[i] as number) * last.value;
 }
 
 /** Zero the samples of every span (ms) at `rateHz`, in place. */
-function zeroSpans(x: Float32Array, rateHz: number, spans: readonly { startMs: number; endMs: number }[]): void {
+function zeroSpans(x: Float32Array | Float64Array, rateHz: number, spans: readonly { startMs: number; endMs: number }[]): void {
   for (const s of spans) x.fill(0, msToSamples(s.startMs, rateHz), Math.min(x.length, msToSamples(s.endMs, rateHz)));
 }
 
@@ -226,8 +240,8 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan): Float32A
 /**
  * {@link channelTail}, and with `pcm` (same length as `rendered`) also the 16-bit quantization
  * of {@link runChannel}: the returned samples are then quantized and `pcm` holds their 16-bit
- * values. The telephony leg runs as three passes over typed arrays: band-pass in place;
- * decimation fused with the mu-law round trip (one table lookup); frame drops; interpolation
+ * values. The telephony leg runs as three passes over typed arrays: band-pass fused with the
+ * decimation and the mu-law round trip (one table lookup); frame drops; interpolation
  * back into `rendered`, fused with the quantization. Bit-identical to the step-by-step chain.
  */
 function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null): Float32Array {
@@ -237,16 +251,18 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
   }
   const { lowHz, highHz } = plan.telephony;
   const rate = plan.sampleRate;
-  biquadCascadeInPlace(rendered, [
+  // Band-pass fused with the decimation (and the mu-law map): one pass, reading `rendered`.
+  const bandPass = [
     biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[0], rate),
     biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[1], rate),
     biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[0], rate),
     biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[1], rate),
-  ]);
-  const narrow = decimate2MapInto(rendered, new Float32Array((rendered.length + 1) >> 1), muLawRoundTripTable());
+  ] as const;
+  // The 8 kHz signal: float32 values in a Float64Array (read without conversions below).
+  const narrow = biquadCascade4Decimate2MapInto(rendered, bandPass, new Float64Array((rendered.length + 1) >> 1), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
-  return pcm ? interpolate2Quantize16Into(narrow, rendered, pcm) : interpolate2Into(narrow, rendered);
+  return pcm ? interpolate2Quantize16Into(narrow, rendered, pcm) : interpolate2Into(new Float32Array(narrow), rendered);
 }
 
 /** The effect timeline of a plan (burst spans use the burst sounds' lengths). */

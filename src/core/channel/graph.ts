@@ -77,7 +77,102 @@ export type OfflineContextFactory = (channels: number, length: number, sampleRat
 
 /** A {@link GraphRenderer} over a platform's `OfflineAudioContext` constructor. */
 export function offlineRenderer(createContext: OfflineContextFactory): GraphRenderer {
-  return { render: (graph) => renderGraph(createContext(1, graph.length, graph.sampleRate), graph) };
+  return {
+    render: (graph) => {
+      const direct = renderGraphDirect(graph);
+      return direct ? Promise.resolve(direct) : renderGraph(createContext(1, graph.length, graph.sampleRate), graph);
+    },
+  };
+}
+
+/**
+ * Render `graph` in plain JavaScript when it has only what WebAudio computes exactly in float32
+ * (buffers starting on a sample frame, constant gains, sums, the hard clip): the samples equal
+ * an `OfflineAudioContext` render's, without the cost of building and running one. `null` when
+ * the graph needs WebAudio (convolver, biquad, automated gain, a buffer starting between two
+ * sample frames), so one graph description serves both paths.
+ */
+export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
+  const byId = new Map<string, GraphNode>();
+  for (const n of graph.nodes) {
+    if (byId.has(n.id)) throw new Error(`duplicate graph node id "${n.id}"`);
+    if (n.kind === 'convolver' || n.kind === 'biquad' || (n.kind === 'gain' && n.automation && n.automation.length > 0)) return null;
+    if (n.kind === 'buffer' && !Number.isInteger(n.startS * graph.sampleRate)) return null;
+    byId.set(n.id, n);
+  }
+  const inputs = new Map<string, string[]>();
+  const fanOut = new Map<string, number>();
+  for (const [from, to] of graph.edges) {
+    if (!byId.has(from) || !byId.has(to)) throw new Error(`graph edge ${from} → ${to} names an unknown node`);
+    const list = inputs.get(to);
+    if (list) list.push(from);
+    else inputs.set(to, [from]);
+    fanOut.set(from, (fanOut.get(from) ?? 0) + 1);
+  }
+  if (!byId.has(graph.output)) throw new Error(`graph output "${graph.output}" is not a node`);
+  const length = graph.length;
+  const done = new Map<string, Float32Array>();
+  const visiting = new Set<string>();
+  // Output of node `id` as a buffer the caller may overwrite (shared outputs are copied).
+  const evaluate = (id: string): Float32Array => {
+    const hit = done.get(id);
+    if (hit) return hit.slice();
+    if (visiting.has(id)) throw new Error(`graph has a cycle through "${id}"`);
+    visiting.add(id);
+    const n = byId.get(id)!;
+    let out: Float32Array;
+    if (n.kind === 'buffer') {
+      out = new Float32Array(length);
+      const at = n.startS * graph.sampleRate;
+      if (at < length) out.set(at >= 0 ? n.samples.subarray(0, length - at) : n.samples.subarray(-at, length - at), Math.max(0, at));
+    } else {
+      // A node's input is the float32 sum of everything connected to it; node-web-audio-api
+      // adds the inputs from the last connection to the first (checked against its renders).
+      const from = (inputs.get(id) ?? []).slice().reverse();
+      out = from.length > 0 ? evaluate(from[0]!) : new Float32Array(length);
+      for (let k = 1; k < from.length; k++) {
+        // A buffer feeding only this node is added straight from its samples (no copy).
+        const src = byId.get(from[k]!)!;
+        if (src.kind === 'buffer' && (fanOut.get(src.id) ?? 0) === 1) addAt(out, src.samples, src.startS * graph.sampleRate);
+        else addInto(out, evaluate(from[k]!));
+      }
+      if (n.kind === 'gain') scaleInPlace(out, Math.fround(n.gain));
+      else if (n.kind === 'clip') clipInPlace(out);
+    }
+    visiting.delete(id);
+    if ((fanOut.get(id) ?? 0) > 1) done.set(id, out.slice());
+    return out;
+  };
+  return evaluate(graph.output);
+}
+
+function addInto(acc: Float32Array, x: Float32Array): void {
+  for (let i = 0; i < acc.length; i++) acc[i] = (acc[i] as number) + (x[i] as number);
+}
+
+/** Add `x` into `acc` starting at sample `at` (x is silent outside its own span). */
+function addAt(acc: Float32Array, x: Float32Array, at: number): void {
+  const from = Math.max(0, at);
+  const to = Math.min(acc.length, at + x.length);
+  for (let i = from; i < to; i++) acc[i] = (acc[i] as number) + (x[i - at] as number);
+}
+
+function scaleInPlace(x: Float32Array, g: number): void {
+  if (g === 1) return;
+  for (let i = 0; i < x.length; i++) x[i] = (x[i] as number) * g;
+}
+
+/**
+ * The `clip` node's WaveShaper with curve [-1, 1], as WebAudio computes it in float32:
+ * v = (x + 1) / 2, then (1 − v)·(−1) + v·1 inside, the curve's ends outside (so not quite the
+ * identity: a sample may move by one float32 step).
+ */
+function clipInPlace(x: Float32Array): void {
+  const fround = Math.fround;
+  for (let i = 0; i < x.length; i++) {
+    const v = fround(0.5 * fround((x[i] as number) + 1));
+    x[i] = v <= 0 ? -1 : v >= 1 ? 1 : v - fround(1 - v);
+  }
 }
 
 function automate(param: ParamLike, value: number, automation: Automation | undefined): void {
