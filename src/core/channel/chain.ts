@@ -244,6 +244,9 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan): Float32A
  * decimation and the mu-law round trip (one table lookup); frame drops; interpolation
  * back into `rendered`, fused with the quantization. Bit-identical to the step-by-step chain.
  */
+/** The telephony leg's 8 kHz buffer, reused by {@link tail} (grown on demand). */
+let narrowScratch = new Float64Array(0);
+
 function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null): Float32Array {
   if (!plan.telephony) {
     if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
@@ -258,8 +261,11 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
     biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[0], rate),
     biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[1], rate),
   ] as const;
-  // The 8 kHz signal: float32 values in a Float64Array (read without conversions below).
-  const narrow = biquadCascade4Decimate2MapInto(rendered, bandPass, new Float64Array((rendered.length + 1) >> 1), muLawRoundTripTable());
+  // The 8 kHz signal: float32 values in a Float64Array (read without conversions below), in a
+  // scratch buffer reused across turns (the tail is synchronous; nothing keeps it).
+  const len = (rendered.length + 1) >> 1;
+  if (narrowScratch.length < len) narrowScratch = new Float64Array(len);
+  const narrow = biquadCascade4Decimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
   return pcm ? interpolate2Quantize16Into(narrow, rendered, pcm) : interpolate2Into(new Float32Array(narrow), rendered);
