@@ -28,11 +28,14 @@ export function trajectoryStore(): TrajectoryStore {
 
 const ENDPOINT_KEY = 'switchboard.endpoint';
 
-/** The saved remote endpoint, or defaults. */
-export function loadEndpoint(): EndpointSettings {
+/** Where the remote caller's endpoint (key included) is kept, apart from the agent's. */
+export const CALLER_ENDPOINT_KEY = 'switchboard.caller-endpoint';
+
+/** The saved remote endpoint (the agent's, or another under `key`), or defaults. */
+export function loadEndpoint(key: string = ENDPOINT_KEY): EndpointSettings {
   const fallback: EndpointSettings = { flavor: 'openai', baseURL: 'http://127.0.0.1:8000/v1', model: '', apiKey: '' };
   try {
-    const raw = localStorage.getItem(ENDPOINT_KEY);
+    const raw = localStorage.getItem(key);
     return raw ? { ...fallback, ...(JSON.parse(raw) as Partial<EndpointSettings>) } : fallback;
   } catch {
     return fallback;
@@ -40,8 +43,8 @@ export function loadEndpoint(): EndpointSettings {
 }
 
 /** Save the remote endpoint (key included) in localStorage; it is sent nowhere else. */
-export function saveEndpoint(e: EndpointSettings): void {
-  localStorage.setItem(ENDPOINT_KEY, JSON.stringify(e));
+export function saveEndpoint(e: EndpointSettings, key: string = ENDPOINT_KEY): void {
+  localStorage.setItem(key, JSON.stringify(e));
 }
 
 /** A unique id for records and batches. */

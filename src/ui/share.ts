@@ -3,7 +3,7 @@
  * Holds what determines the call — domain, task, seed, channel preset, participant kinds and
  * model settings — and never an API key or the credentials or query of an endpoint URL.
  */
-import type { AgentSpec, CallSpec, ModelFlavor, PresetName, UserSpec } from '../adapters/browser/rollout-types.ts';
+import type { AgentSpec, CallSpec, EndpointSettings, ModelFlavor, PresetName, UserSpec } from '../adapters/browser/rollout-types.ts';
 
 /** Channel presets (kept in step with `src/core/channel/presets.ts`, checked by a test). */
 export const PRESETS: readonly PresetName[] = ['clean', 'control', 'regular', 'harsh'];
@@ -43,6 +43,27 @@ export function publicEndpoint(url: string): string {
   }
 }
 
+/** A remote endpoint's shareable settings under `prefix` (`flavor`, `model`, `base`, `temperature`): never its key or URL credentials. */
+function setEndpoint(p: URLSearchParams, prefix: string, e: EndpointSettings): void {
+  p.set(`${prefix}flavor`, e.flavor);
+  p.set(`${prefix}model`, e.model);
+  const base = publicEndpoint(e.baseURL);
+  if (base) p.set(`${prefix}base`, base);
+  if (e.temperature !== undefined) p.set(`${prefix}temperature`, String(e.temperature));
+}
+
+/** The endpoint settings under `prefix` (see {@link setEndpoint}); the key is this machine's, never the link's. */
+function getEndpoint(p: URLSearchParams, prefix: string): EndpointSettings {
+  const flavor = p.get(`${prefix}flavor`) as ModelFlavor | null;
+  const t = Number(p.get(`${prefix}temperature`));
+  return {
+    flavor: flavor && FLAVORS.includes(flavor) ? flavor : 'openai',
+    model: p.get(`${prefix}model`) ?? '',
+    baseURL: publicEndpoint(p.get(`${prefix}base`) ?? ''),
+    ...(p.has(`${prefix}temperature`) && Number.isFinite(t) ? { temperature: t } : {}),
+  };
+}
+
 /** The share parameters of a call (without `run`). */
 export function specParams(spec: CallSpec): URLSearchParams {
   const p = new URLSearchParams();
@@ -51,15 +72,10 @@ export function specParams(spec: CallSpec): URLSearchParams {
   p.set('seed', String(spec.seed));
   p.set('preset', spec.preset);
   p.set('agent', spec.agent.kind);
-  if (spec.agent.kind === 'remote') {
-    p.set('flavor', spec.agent.flavor);
-    p.set('model', spec.agent.model);
-    const base = publicEndpoint(spec.agent.baseURL);
-    if (base) p.set('base', base);
-    if (spec.agent.temperature !== undefined) p.set('temperature', String(spec.agent.temperature));
-  }
+  if (spec.agent.kind === 'remote') setEndpoint(p, '', spec.agent);
   if (spec.agent.kind === 'local') p.set('local', spec.agent.id);
   p.set('user', spec.user.kind);
+  if (spec.user.kind === 'remote') setEndpoint(p, 'user_', spec.user);
   if (spec.maxSteps !== undefined) p.set('max_steps', String(spec.maxSteps));
   if (spec.channel) {
     p.set('audio', '1');
@@ -85,7 +101,7 @@ function intParam(p: URLSearchParams, name: string): number | undefined {
 
 /**
  * Read call settings from hash parameters. Missing or invalid values are left out (the view
- * keeps its defaults); a remote agent takes its key from this machine, never from the link.
+ * keeps its defaults); a remote agent or caller takes its key from this machine, never from the link.
  */
 export function paramsSpec(p: URLSearchParams): Partial<Omit<CallSpec, 'agent' | 'user'>> & { agent?: AgentSpec; user?: UserSpec } {
   const out: Partial<Omit<CallSpec, 'agent' | 'user'>> & { agent?: AgentSpec; user?: UserSpec } = {};
@@ -101,19 +117,10 @@ export function paramsSpec(p: URLSearchParams): Partial<Omit<CallSpec, 'agent' |
   if (agent === 'reference' || agent === 'noop') out.agent = { kind: agent };
   const localId = p.get('local');
   if (agent === 'local' && localId && /^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(localId)) out.agent = { kind: 'local', id: localId };
-  if (agent === 'remote') {
-    const flavor = p.get('flavor') as ModelFlavor | null;
-    const t = Number(p.get('temperature'));
-    out.agent = {
-      kind: 'remote',
-      flavor: flavor && FLAVORS.includes(flavor) ? flavor : 'openai',
-      model: p.get('model') ?? '',
-      baseURL: publicEndpoint(p.get('base') ?? ''),
-      ...(p.has('temperature') && Number.isFinite(t) ? { temperature: t } : {}),
-    };
-  }
+  if (agent === 'remote') out.agent = { kind: 'remote', ...getEndpoint(p, '') };
   const user = p.get('user');
   if (user === 'scripted' || user === 'human') out.user = { kind: user };
+  if (user === 'remote') out.user = { kind: 'remote', ...getEndpoint(p, 'user_') };
   const steps = intParam(p, 'max_steps');
   if (steps) out.maxSteps = steps;
   if (p.has('audio')) {

@@ -129,6 +129,50 @@ describe('rollout service with a remote agent', () => {
   });
 });
 
+describe('rollout service with a remote (model-backed) caller', () => {
+  it('asks the endpoint for every caller turn with the key, and records no key', async () => {
+    const replies = [completion({ model: 'u', content: '你好，我想用话费余额交二月份的账单。' }), completion({ model: 'u', content: '好的，谢谢，再见。###STOP###' })];
+    const server = await startOpenAiServer((_body, i) => ({ json: replies[Math.min(i, replies.length - 1)] }));
+    try {
+      const events: CallEvent[] = [];
+      const t = await service.runCall(
+        { ...CALL, agent: { kind: 'noop' }, user: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'u', apiKey: 'sk-caller-key', temperature: 0.3 } },
+        (e) => void events.push(e),
+      );
+      expect(server.requests).toHaveLength(2);
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk-caller-key', 'Bearer sk-caller-key']);
+      const first = server.requests[0]!.body;
+      expect([first.model, first.temperature, first.messages[0].role]).toEqual(['u', 0.3, 'system']);
+      // The caller hears the agent: its second request holds the agent's reply.
+      expect(JSON.stringify(server.requests[1]!.body.messages)).toContain('好的，我明白了。');
+      expect(t.participants.user).toBe('openai:u');
+      expect(t.participants.user_card).toMatchObject({ kind: 'remote', model: 'u' });
+      expect(JSON.stringify(t)).not.toContain('sk-caller-key');
+      expect(JSON.stringify(events)).not.toContain('sk-caller-key');
+      expect(t.turns.map((x) => `${x.role}:${x.role === 'tool' ? x.name : x.text}`)).toEqual([
+        'assistant:您好，这里是畅联通信客服，请问有什么可以帮您？',
+        'user:你好，我想用话费余额交二月份的账单。',
+        'assistant:好的，我明白了。',
+        'user:好的，谢谢，再见。',
+      ]);
+      expect([t.valid, t.termination, t.reward_info?.reward]).toEqual([true, 'user_stop', 0]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('ends the call invalid (never scored) when the caller model invents a value', async () => {
+    const server = await startOpenAiServer(() => ({ json: completion({ model: 'u', content: '我的号码是13900001111。' }) }));
+    try {
+      const t = await service.runCall({ ...CALL, agent: { kind: 'noop' }, user: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'u' } }, () => undefined);
+      expect([t.valid, t.termination, t.reward_info]).toEqual([false, 'infrastructure_error', null]);
+      expect(server.requests[0]?.headers.authorization).toBe('Bearer EMPTY');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('describeChanges', () => {
   const w = (p: Partial<WriteEntry>): WriteEntry => ({ seq: 1, turn: 3, actor: 'assistant', tool: 't', table: 'bills', op: 'update', key: { bill_id: 'B1' }, column: 'status', before: 'unpaid', after: 'paid', ...p });
   it('nets out repeated writes and drops columns written back', () => {

@@ -52,6 +52,32 @@ describe('share links', () => {
     expect(shareLink('http://h/', spec)).toMatch(/^http:\/\/h\/#\/call\?/);
   });
 
+  it('round-trips a model-backed caller without its key or endpoint credentials', () => {
+    const spec: CallSpec = {
+      domain: 'carrier',
+      taskId: 't',
+      seed: 2,
+      preset: 'clean',
+      agent: { kind: 'remote', flavor: 'vllm', model: 'agent-m', baseURL: 'https://llm.example/v1', apiKey: 'sk-agent' },
+      user: { kind: 'remote', flavor: 'vllm-omni', model: 'caller-m', baseURL: 'https://me:pw@sim.example/v1?key=abc#x', apiKey: 'sk-caller', temperature: 0.4 },
+    };
+    const link = shareLink('http://h/', spec);
+    expect(link).toMatch(/^http:\/\/h\/#\/watch\?/);
+    expect(link).not.toMatch(/sk-caller|sk-agent|pw|abc|me%3A|me:/);
+    const p = parseHash(link.slice(link.indexOf('#'))).params;
+    expect(p.get('user_base')).toBe('https://sim.example/v1');
+    expect(paramsSpec(p)).toEqual({
+      domain: 'carrier',
+      taskId: 't',
+      seed: 2,
+      preset: 'clean',
+      agent: { kind: 'remote', flavor: 'vllm', model: 'agent-m', baseURL: 'https://llm.example/v1' },
+      user: { kind: 'remote', flavor: 'vllm-omni', model: 'caller-m', baseURL: 'https://sim.example/v1', temperature: 0.4 },
+    });
+    // A caller flavor the page does not know falls back to openai; the agent's settings stay apart.
+    expect(paramsSpec(new URLSearchParams('user=remote&user_flavor=x&user_model=m&flavor=vllm')).user).toEqual({ kind: 'remote', flavor: 'openai', model: 'm', baseURL: '' });
+  });
+
   it('ignores bad values and parses empty hashes as browse', () => {
     expect(parseHash('').view).toBe('browse');
     expect(formatHash('batch')).toBe('#/batch');

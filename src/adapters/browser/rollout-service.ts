@@ -18,7 +18,7 @@ import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
 import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
 import { liveScore } from './live-score.ts';
-import type { AgentSpec, BatchJob, CallEvent, CallSpec, CallerAnswer, CallerPrompt, ChannelHost, DomainInfo, TableRows, ToolInfo } from './rollout-types.ts';
+import type { AgentSpec, BatchJob, EndpointSettings, CallEvent, CallSpec, CallerAnswer, CallerPrompt, ChannelHost, DomainInfo, TableRows, ToolInfo } from './rollout-types.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
 import type { Tts } from '../../core/ports/tts.ts';
 import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
@@ -37,7 +37,7 @@ export interface RolloutService {
   /**
    * Run one call to its end, scoring it live: `onEvent` gets every turn with the score so far,
    * then the scored trajectory. `askCaller` supplies the caller's words when `spec.user` is
-   * `human` (append `###STOP###` to hang up). Resolves with the scored trajectory
+   * `human` (append `###STOP###` to hang up); a `remote` caller is a model at its endpoint. Resolves with the scored trajectory
    * (`reward_info` null when the call ended invalid, e.g. stopped with {@link cancel}).
    */
   runCall(
@@ -157,6 +157,19 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
       return () => new ModelAgent(client, { sampling });
     }
   }
+}
+
+/** A model-backed caller ({@link ModelUser}) over a remote endpoint; the OpenAI client code loads on first use. */
+async function remoteCaller(spec: EndpointSettings): Promise<UserSimulator> {
+  const [{ OpenAiModelClient }, { ModelUser }] = await Promise.all([import('../shared/openai-client.ts'), import('../../core/participants/model-user.ts')]);
+  const client = new OpenAiModelClient({
+    flavor: spec.flavor,
+    baseURL: spec.baseURL,
+    model: spec.model,
+    ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
+    maxRetries: 1,
+  });
+  return new ModelUser(client, spec.temperature !== undefined ? { sampling: { temperature: spec.temperature } } : {});
 }
 
 /**
@@ -325,6 +338,8 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       if (spec.user.kind === 'human') {
         if (!askCaller) throw new Error('a human caller needs askCaller');
         user = new HumanCaller(askCaller);
+      } else if (spec.user.kind === 'remote') {
+        user = await remoteCaller(spec.user);
       } else {
         user = new ScriptedUser();
       }

@@ -31,8 +31,11 @@ export type AgentSpec =
   /** An on-device agent of the models folder's manifest (`models/manifest.json`), run in a model worker. */
   | { kind: 'local'; id: string };
 
-/** Who the caller is: the scripted simulator, or the person at the keyboard. */
-export type UserSpec = { kind: 'scripted' } | { kind: 'human' };
+/**
+ * Who the caller is: the scripted simulator, the person at the keyboard, or a model behind a
+ * remote OpenAI-compatible endpoint (a `ModelUser`, prompted from the task).
+ */
+export type UserSpec = { kind: 'scripted' } | { kind: 'human' } | ({ kind: 'remote' } & EndpointSettings);
 
 /** Everything that determines one call. With scripted participants it replays bit for bit. */
 export interface CallSpec {

@@ -1,5 +1,5 @@
 /**
- * Watch a simulated call (scripted caller) or call as the caller (you type), against the
+ * Watch a simulated call (scripted or model-backed caller) or call as the caller (you type), against the
  * reference, do-nothing or a remote agent; scored live; shareable; stored as it happens.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -26,24 +26,58 @@ import type { ViewProps } from '../app.tsx';
 import { ScorePanel } from '../components/score-panel.tsx';
 import { LocalAgentPicker } from '../components/local-agent.tsx';
 import { Transcript } from '../components/transcript.tsx';
-import { errorText, loadEndpoint, mainWorker, newId, saveEndpoint, trajectoryStore } from '../runtime.ts';
+import { CALLER_ENDPOINT_KEY, errorText, loadEndpoint, mainWorker, newId, saveEndpoint, trajectoryStore } from '../runtime.ts';
 import { PRESETS, formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
 import { reasonOf } from './browse.tsx';
 
 type AgentKind = AgentSpec['kind'];
+/** Callers of the Watch view (the Call view's caller is the person at the keyboard). */
+type CallerKind = 'scripted' | 'remote';
+
+/** A remote endpoint as a participant spec: the key only when set. */
+function endpointSpec(e: EndpointSettings): EndpointSettings {
+  return {
+    flavor: e.flavor,
+    baseURL: e.baseURL,
+    model: e.model,
+    ...(e.apiKey ? { apiKey: e.apiKey } : {}),
+    ...(e.temperature !== undefined ? { temperature: e.temperature } : {}),
+  };
+}
+
+/** What is stored and shared of a remote endpoint: never the key. */
+function withoutKey(e: EndpointSettings): EndpointSettings {
+  const { apiKey: _, ...rest } = e;
+  return rest;
+}
+
+/** Shared settings of a remote participant over this machine's saved ones (the key stays local). */
+function sharedOver(saved: EndpointSettings, shared: EndpointSettings): EndpointSettings {
+  return { ...saved, flavor: shared.flavor, model: shared.model, baseURL: shared.baseURL || saved.baseURL, ...(shared.temperature !== undefined ? { temperature: shared.temperature } : {}) };
+}
 const STOP = '###STOP###';
 const PACE_KEY = 'switchboard.pace';
 
-/** Endpoint settings form (kept in localStorage only). */
-export function EndpointForm({ value, onChange }: { value: EndpointSettings; onChange(e: EndpointSettings): void }) {
+/** Endpoint settings form (kept in localStorage only, under `storageKey` when given). */
+export function EndpointForm({
+  value,
+  onChange,
+  storageKey,
+  who = 'agent',
+}: {
+  value: EndpointSettings;
+  onChange(e: EndpointSettings): void;
+  storageKey?: string;
+  who?: 'agent' | 'caller';
+}) {
   const set = (patch: Partial<EndpointSettings>) => {
     const next = { ...value, ...patch };
-    saveEndpoint(next);
+    saveEndpoint(next, storageKey);
     onChange(next);
   };
   return (
-    <fieldset class="endpoint">
-      <legend>Remote agent endpoint (saved in this browser only; never shared)</legend>
+    <fieldset class="endpoint" data-endpoint={who}>
+      <legend>Remote {who} endpoint (saved in this browser only; never shared)</legend>
       <label>
         Flavor{' '}
         <select value={value.flavor} onChange={(e) => set({ flavor: e.currentTarget.value as ModelFlavor })}>
@@ -77,7 +111,13 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     const saved = loadEndpoint();
     const a = initial.agent;
     // A shared remote agent names model and endpoint; the key is this machine's.
-    return a?.kind === 'remote' ? { ...saved, flavor: a.flavor, model: a.model, baseURL: a.baseURL || saved.baseURL, ...(a.temperature !== undefined ? { temperature: a.temperature } : {}) } : saved;
+    return a?.kind === 'remote' ? sharedOver(saved, a) : saved;
+  });
+  const [callerKind, setCallerKind] = useState<CallerKind>(initial.user?.kind === 'remote' ? 'remote' : 'scripted');
+  const [callerEndpoint, setCallerEndpoint] = useState<EndpointSettings>(() => {
+    const saved = loadEndpoint(CALLER_ENDPOINT_KEY);
+    const u = initial.user;
+    return u?.kind === 'remote' ? sharedOver(saved, u) : saved;
   });
   const [pace, setPace] = useState(() => {
     const p = route.params.get('pace');
@@ -104,7 +144,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const task = info.tasks.find((t) => t.id === taskId);
   const agent: AgentSpec =
     agentKind === 'remote'
-      ? { kind: 'remote', flavor: endpoint.flavor, baseURL: endpoint.baseURL, model: endpoint.model, ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}), ...(endpoint.temperature !== undefined ? { temperature: endpoint.temperature } : {}) }
+      ? { kind: 'remote', ...endpointSpec(endpoint) }
       : agentKind === 'local'
         ? { kind: 'local', id: localId }
         : { kind: agentKind };
@@ -114,7 +154,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     seed,
     preset,
     agent,
-    user: { kind: mode === 'call' ? 'human' : 'scripted' },
+    user: mode === 'call' ? { kind: 'human' } : callerKind === 'remote' ? { kind: 'remote', ...endpointSpec(callerEndpoint) } : { kind: 'scripted' },
     paceMs: mode === 'call' ? 0 : pace,
     ...(initial.maxSteps ? { maxSteps: initial.maxSteps } : {}),
     ...(channel ? { channel } : {}),
@@ -124,7 +164,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   // Keep the address bar in step with the settings (reload keeps them).
   useEffect(() => {
     history.replaceState(null, '', formatHash(mode, specParams(spec)));
-  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor, localId, channel?.dropout, channel?.bargeIn, !channel]);
+  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor, localId, channel?.dropout, channel?.bargeIn, !channel, callerKind, callerEndpoint.model, callerEndpoint.baseURL, callerEndpoint.flavor]);
 
   useEffect(() => {
     if (prompt) inputRef.current?.focus();
@@ -140,9 +180,9 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     setCopied(false);
     setRunning(true);
     const store = trajectoryStore();
-    const { agent: a, ...rest } = spec;
-    // What is stored and shared never holds the key.
-    const storedSpec: CallSpec = { ...rest, agent: a.kind === 'remote' ? { kind: 'remote', flavor: a.flavor, model: a.model, baseURL: a.baseURL } : a };
+    const { agent: a, user: u, ...rest } = spec;
+    // What is stored and shared never holds a key.
+    const storedSpec: CallSpec = { ...rest, agent: a.kind === 'remote' ? { kind: 'remote', ...withoutKey(a) } : a, user: u.kind === 'remote' ? { kind: 'remote', ...withoutKey(u) } : u };
     const record: StoredRecord = {
       key: newId(),
       savedAt: Date.now(),
@@ -152,7 +192,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       task_id: spec.taskId,
       seed: spec.seed,
       agent: a.kind === 'remote' ? `${a.flavor}:${a.model}` : a.kind === 'local' ? `local:${a.id}` : a.kind,
-      user: spec.user.kind,
+      user: u.kind === 'remote' ? `${u.flavor}:${u.model}` : u.kind,
       spec: storedSpec,
       turns: [],
       trajectory: null,
@@ -335,6 +375,15 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         )}
         {mode === 'watch' && (
           <label>
+            Caller{' '}
+            <select id="caller" value={callerKind} disabled={running} onChange={(e) => setCallerKind(e.currentTarget.value as CallerKind)}>
+              <option value="scripted">scripted (replays the task's script)</option>
+              <option value="remote">model at a remote endpoint</option>
+            </select>
+          </label>
+        )}
+        {mode === 'watch' && (
+          <label>
             Pace{' '}
             <select
               id="pace"
@@ -352,7 +401,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           </label>
         )}
         <div class="buttons">
-          <button type="submit" id="run" disabled={running || !task || (agentKind === 'remote' && !endpoint.model) || (agentKind === 'local' && !localId)}>
+          <button type="submit" id="run" disabled={running || !task || (agentKind === 'remote' && !endpoint.model) || (agentKind === 'local' && !localId) || (mode === 'watch' && callerKind === 'remote' && !callerEndpoint.model)}>
             {mode === 'watch' ? 'Run call' : 'Start call'}
           </button>
           <button type="button" id="stop" disabled={!running} onClick={stop}>
@@ -361,6 +410,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         </div>
       </form>
       {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
+      {mode === 'watch' && callerKind === 'remote' && <EndpointForm value={callerEndpoint} onChange={setCallerEndpoint} storageKey={CALLER_ENDPOINT_KEY} who="caller" />}
       {agentKind === 'local' && <LocalAgentPicker value={localId} onChange={setLocalId} disabled={running} />}
       {task && (
         <p class="scenario">
