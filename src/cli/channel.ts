@@ -11,8 +11,7 @@ import { INTERRUPTION_TYPES, normalizeMix } from '../core/channel/barge-in.ts';
 import type { NoiseBank } from '../core/channel/chain.ts';
 import type { EpisodeChannel } from '../core/rollout/channel-step.ts';
 import type { InterruptionType } from '../core/schema/trajectory.ts';
-import { decodeWav, resample } from '../core/audio/wav.ts';
-import { SPEECH_RATE_HZ } from '../core/audio/pcm.ts';
+import { BED_MIN_S, noiseName, noiseRecording, splitNoiseBank } from '../core/channel/noise-bank.ts';
 import { espeakTts } from '../adapters/node/audio/espeak-tts.ts';
 import { nodeGraphRenderer } from '../adapters/node/audio/renderer.ts';
 import { fsAudioStore } from '../adapters/node/audio/fs-store.ts';
@@ -91,29 +90,23 @@ export function parseMix(value: string): Partial<Record<InterruptionType, number
   return mix;
 }
 
-/** Minimum length of a background-noise recording: 10 s (shorter files are burst sounds). */
-export const BED_MIN_S = 10;
+export { BED_MIN_S };
 
-/** Load every `.wav` in `dir` as 16 kHz mono: ≥ 10 s → continuous, shorter → bursts. */
+/** Load every `.wav` in `dir` as 16 kHz mono: ≥ {@link BED_MIN_S} s → continuous, shorter → bursts. */
 export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
   const names = (await readdir(dir).catch((e: Error) => {
     throw new UsageError(`--noise-dir ${dir}: ${e.message}`);
   })).filter((f) => f.toLowerCase().endsWith('.wav')).sort();
-  const continuous: Record<string, Float32Array> = {};
-  const bursts: Record<string, Float32Array> = {};
   if (names.length === 0) throw new UsageError(`--noise-dir ${dir}: no .wav files there`);
+  const recordings: [string, Float32Array][] = [];
   for (const f of names) {
-    let decoded: ReturnType<typeof decodeWav>;
     try {
-      decoded = decodeWav(new Uint8Array(await readFile(join(dir, f))));
+      recordings.push([noiseName(f), noiseRecording(new Uint8Array(await readFile(join(dir, f))))]);
     } catch (e) {
       throw new UsageError(`--noise-dir ${dir}: ${f}: not a readable WAV file (${(e as Error).message})`);
     }
-    const { samples, sampleRate } = decoded;
-    const x = sampleRate === SPEECH_RATE_HZ ? samples : resample(samples, sampleRate, SPEECH_RATE_HZ);
-    (x.length >= BED_MIN_S * SPEECH_RATE_HZ ? continuous : bursts)[f.slice(0, -4)] = x;
   }
-  return { continuous, bursts };
+  return splitNoiseBank(recordings);
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { startRolloutWorker, type RolloutWorker } from '../adapters/browser/rollout-client.ts';
 import { openTrajectoryStore, type TrajectoryStore } from '../adapters/browser/trajectory-store.ts';
-import type { EndpointSettings } from '../adapters/browser/rollout-types.ts';
+import type { EndpointSettings, NoiseFile } from '../adapters/browser/rollout-types.ts';
 
 let main: RolloutWorker | undefined;
 
@@ -17,6 +17,32 @@ export function mainWorker(): RolloutWorker {
 export function restartMainWorker(): void {
   main?.terminate();
   main = undefined;
+}
+
+/** The user's noise recordings for channel-audio calls: kept for this tab's session only. */
+let noiseFiles: readonly NoiseFile[] = [];
+
+/** The session's noise files (empty: the presets' own noises). */
+export function sessionNoise(): readonly NoiseFile[] {
+  return noiseFiles;
+}
+
+/** Replace the session's noise files. */
+export function setSessionNoise(files: readonly NoiseFile[]): void {
+  noiseFiles = files;
+}
+
+/** The files of tau2-bench folders opened in Browse, by domain name, for the batch workers. */
+const tau2Folders = new Map<string, { files: Record<string, string>; folder: string }>();
+
+/** Remember an opened tau2-bench folder (the main worker has loaded it). */
+export function rememberTau2(name: string, files: Record<string, string>, folder: string): void {
+  tau2Folders.set(name, { files, folder });
+}
+
+/** The opened tau2-bench folder of domain `name`, if any. */
+export function openedTau2(name: string): { files: Record<string, string>; folder: string } | undefined {
+  return tau2Folders.get(name);
 }
 
 let store: TrajectoryStore | undefined;

@@ -1,7 +1,8 @@
 /**
  * Share links: a call's settings in the URL hash (`#/watch?domain=carrier&task=…&seed=0&…`).
  * Holds what determines the call — domain, task, seed, channel preset, participant kinds and
- * model settings — and never an API key or the credentials or query of an endpoint URL.
+ * model settings — and never an API key or the credentials or query of an endpoint URL, nor
+ * the user's noise files (`noise=custom` only says they were used).
  */
 import type { AgentSpec, CallSpec, EndpointSettings, ModelFlavor, PresetName, UserSpec } from '../adapters/browser/rollout-types.ts';
 
@@ -81,6 +82,8 @@ export function specParams(spec: CallSpec): URLSearchParams {
     p.set('audio', '1');
     if (spec.channel.dropout) p.set('dropout', String(spec.channel.dropout));
     if (spec.channel.bargeIn) p.set('barge_in', String(spec.channel.bargeIn));
+    // The user's noise files stay in their tab: the link only says a custom bank was used.
+    if (spec.channel.noise?.length) p.set('noise', 'custom');
   }
   return p;
 }

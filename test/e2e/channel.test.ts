@@ -8,6 +8,7 @@
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { unzipSync, strFromU8 } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -48,6 +49,7 @@ async function open(hash = ''): Promise<Page> {
   return page;
 }
 
+const NOISE = (f: string) => fileURLToPath(new URL(`../../../shared/noise/${f}`, import.meta.url));
 const CALL = '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=3&preset=harsh&agent=reference&user=scripted&audio=1&dropout=0.5&pace=0';
 
 describe('channel audio in chromium', () => {
@@ -106,6 +108,29 @@ describe('channel audio in chromium', () => {
     expect(Boolean(cut)).toBe(hasDropout > 0);
     await hist.screenshot({ path: join(shots, 'channel-history.png'), fullPage: true });
     await hist.close();
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  }, 120_000);
+
+  it('uses the noise files the user adds as the noise bank, and the link says so', async () => {
+    const page = await open('#/watch?domain=carrier&task=carrier-pay-balance-1&seed=1&preset=regular&agent=reference&user=scripted&audio=1&pace=0');
+    await page.waitForSelector('#noise-files');
+    await page.setInputFiles('#noise-files', [NOISE('people_talking.wav'), NOISE('car_horn.wav')]);
+    await page.waitForFunction(() => document.querySelector('#noise-status')?.textContent?.includes('custom noise bank'));
+    expect(await page.textContent('#noise-status')).toContain('people_talking.wav, car_horn.wav');
+    const link = (await page.getAttribute('#share-link', 'href')) ?? '';
+    expect(link).toContain('noise=custom');
+    expect(link).not.toContain('people_talking');
+    expect(await page.textContent('#share-note')).toContain('custom noise bank');
+    await page.click('#run');
+    await page.waitForSelector('#termination', { timeout: 60_000 });
+    const callerTurns = await page.locator('#transcript li[data-role="user"]').count();
+    expect(callerTurns).toBeGreaterThanOrEqual(2);
+    await page.waitForFunction((n) => document.querySelectorAll('#transcript .turn-audio').length === n, callerTurns);
+    // The ≥ 10 s recording is the bed (car_horn, 4 s, is a burst sound): every turn's timeline names it.
+    const beds = await page.$$eval('#transcript .turn-audio', (els) => els.map((e) => e.getAttribute('data-noise')));
+    expect(beds).toEqual(Array(callerTurns).fill('file:people_talking'));
+    await page.screenshot({ path: join(shots, 'channel-noise-files.png'), fullPage: true });
     await page.close();
     expect(pageErrors).toEqual([]);
   }, 120_000);

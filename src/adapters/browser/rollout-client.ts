@@ -38,6 +38,11 @@ export interface PoolOptions {
   onTrajectory(t: Trajectory): void;
   /** A task's summary, when all its trials are done. */
   onTask?(s: TaskSummary): void;
+  /**
+   * A tau2-bench folder the jobs' domain comes from (file name → text, and the folder's name, as
+   * given to `openTau2`): every worker loads it once before its first job.
+   */
+  tau2?: { files: Record<string, string>; folder: string };
 }
 
 /** A running batch. */
@@ -59,7 +64,9 @@ export function runBatchPool(opts: PoolOptions): PoolRun {
   let next = 0;
   let cancelled = false;
   const onTrajectory = proxy((t: Trajectory) => opts.onTrajectory(t));
+  const tau2 = opts.tau2;
   const loop = async (w: RolloutWorker) => {
+    if (tau2) await Promise.race([w.service.openTau2(tau2.files, tau2.folder), w.failed]);
     while (!cancelled && next < opts.jobs.length) {
       const index = next++;
       const summary = await Promise.race([w.service.runTask(opts.jobs[index]!, onTrajectory), w.failed]);

@@ -18,7 +18,8 @@ import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
 import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
 import { liveScore } from './live-score.ts';
-import type { AgentSpec, BatchJob, EndpointSettings, CallEvent, CallSpec, CallerAnswer, CallerPrompt, ChannelHost, DomainInfo, TableRows, ToolInfo } from './rollout-types.ts';
+import type { AgentSpec, BatchJob, EndpointSettings, CallEvent, CallSpec, CallerAnswer, CallerPrompt, ChannelHost, DomainInfo, NoiseFile, TableRows, ToolInfo } from './rollout-types.ts';
+import { noiseName, noiseRecording, splitNoiseBank } from '../../core/channel/noise-bank.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
 import type { Tts } from '../../core/ports/tts.ts';
 import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
@@ -39,12 +40,15 @@ export interface RolloutService {
    * then the scored trajectory. `askCaller` supplies the caller's words when `spec.user` is
    * `human` (append `###STOP###` to hang up); a `remote` caller is a model at its endpoint. Resolves with the scored trajectory
    * (`reward_info` null when the call ended invalid, e.g. stopped with {@link cancel}).
+   * `noise`: WAV recordings that become the channel's noise bank (≥ 10 s beds, shorter bursts,
+   * as the CLI's `--noise-dir`); used only when the call has channel audio.
    */
   runCall(
     spec: CallSpec,
     onEvent: (e: CallEvent) => void | Promise<void>,
     askCaller?: (p: CallerPrompt) => Promise<string | CallerAnswer>,
     host?: ChannelHost,
+    noise?: readonly NoiseFile[],
   ): Promise<Trajectory>;
   /**
    * K rollouts of one task with the core's `runBatch` (scripted caller). `onTrajectory` gets
@@ -172,11 +176,24 @@ async function remoteCaller(spec: EndpointSettings): Promise<UserSimulator> {
   return new ModelUser(client, spec.temperature !== undefined ? { sampling: { temperature: spec.temperature } } : {});
 }
 
+/** The noise bank of the user's WAV files (decoded and split like the CLI's `--noise-dir`). */
+function noiseBankOf(files: readonly NoiseFile[]): EpisodeChannel['bank'] {
+  return splitNoiseBank(
+    files.map((f) => {
+      try {
+        return [noiseName(f.name), noiseRecording(f.bytes)] as const;
+      } catch (e) {
+        throw new Error(`noise file ${f.name}: not a readable WAV file (${(e as Error).message})`);
+      }
+    }),
+  );
+}
+
 /**
  * The episode channel of a call: espeak-ng in this worker (a separately loaded GPL-3.0 chunk,
- * imported only here), graphs rendered and WAVs kept by the page.
+ * imported only here), graphs rendered and WAVs kept by the page; `noise` files as its noise bank.
  */
-async function episodeChannel(spec: CallSpec, host: ChannelHost, human?: HumanCaller): Promise<EpisodeChannel> {
+async function episodeChannel(spec: CallSpec, host: ChannelHost, human?: HumanCaller, noise?: readonly NoiseFile[]): Promise<EpisodeChannel> {
   const { browserEspeakTts } = await import('./audio/espeak-tts.ts');
   const espeak = browserEspeakTts();
   // A human turn with a recording: its voice stands in for the TTS of the whole turn (the
@@ -201,6 +218,7 @@ async function episodeChannel(spec: CallSpec, host: ChannelHost, human?: HumanCa
     tts,
     renderer: { render: (graph) => host.render(graph) },
     preset: spec.preset,
+    ...(noise?.length ? { bank: noiseBankOf(noise) } : {}),
     store: {
       put: (name, bytes) => host.put(name, bytes),
       get: async (ref) => {
@@ -327,7 +345,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       }
     },
 
-    async runCall(spec, onEvent, askCaller, host) {
+    async runCall(spec, onEvent, askCaller, host, noise) {
       const runtime = await runtimeOf(spec.domain);
       const task = taskOf(runtime.domain, spec.taskId);
       const signal = freshSignal();
@@ -354,7 +372,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
         });
       };
       const seen: Turn[] = [];
-      const channel = spec.channel && host ? await episodeChannel(spec, host, user instanceof HumanCaller ? user : undefined) : undefined;
+      const channel = spec.channel && host ? await episodeChannel(spec, host, user instanceof HumanCaller ? user : undefined, noise) : undefined;
       const trajectory = await runEpisode({
         ...(channel ? { channel } : {}),
         runtime,

@@ -63,6 +63,17 @@ export interface ChannelSettings {
   dropout: number;
   /** Probability that the caller barges in on an agent reply. */
   bargeIn: number;
+  /**
+   * File names of the user's noise recordings when the call used them as its noise bank (the
+   * recordings go to `runCall` apart from the spec, and never into a share link).
+   */
+  noise?: string[];
+}
+
+/** A noise recording the user chose (a WAV file's name and bytes); see `noise-bank.ts` in the core. */
+export interface NoiseFile {
+  name: string;
+  bytes: Uint8Array;
 }
 
 /** What the page does for the worker's channel: render graphs (OfflineAudioContext is page-only) and keep WAVs. */

@@ -38,7 +38,11 @@ async function readText(path: string): Promise<string> {
  */
 export async function loadDomainDir(dir: string, def: DomainDefinition): Promise<Domain> {
   const paths = Object.fromEntries(KEYS.map((k) => [k, join(dir, DOMAIN_FILES[k])])) as Record<keyof DomainSources, string>;
-  const texts = await Promise.all(KEYS.map((k) => readText(paths[k])));
+  // Read all four at once, but report the first failure in file order (deterministic).
+  const settled = await Promise.allSettled(KEYS.map((k) => readText(paths[k])));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const texts = settled.map((r) => (r as PromiseFulfilledResult<string>).value);
   const sources = Object.fromEntries(KEYS.map((k, i) => [k, texts[i]!])) as unknown as DomainSources;
   return buildDomain(def, sources, paths);
 }

@@ -70,12 +70,15 @@ export function TurnAudio({ turn, wav, index, interruptedMs }: { turn: UserTurn;
   const labels: string[] = [];
   const bursts = marks.filter((e) => e.type === 'burst').length;
   const drops = marks.filter((e) => e.type === 'packet_loss').length;
+  const bed = audio.timeline.find((e) => e.type === 'background_noise');
+  const bedSource = typeof bed?.params.source === 'string' ? bed.params.source : undefined;
+  if (bedSource) labels.push(`background noise ${bedSource}`);
   if (bursts) labels.push(`${bursts} noise burst${bursts > 1 ? 's' : ''}`);
   if (drops) labels.push(`${drops} packet drop${drops > 1 ? 's' : ''}`);
   if (turn.dropout) labels.push(`dropout cut at ${Math.round(turn.dropout.cut_ms ?? dur)} ms`);
   if (turn.barge_in) labels.push(`barge-in (${turn.barge_in.type})${interruptedMs != null ? ` at agent ${Math.round(interruptedMs)} ms` : ''}`);
   return (
-    <div class="turn-audio" data-audio-turn={index}>
+    <div class="turn-audio" data-audio-turn={index} {...(bedSource ? { 'data-noise': bedSource } : {})}>
       <svg
         class="waveform"
         viewBox={`0 0 ${W} ${H}`}

@@ -9,7 +9,7 @@ import type { AgentSpec, BatchJob, EndpointSettings, Trajectory } from '../../ad
 import { isSuccess, passHatK } from '../../core/scoring/pass-hat-k.ts';
 import type { ViewProps } from '../app.tsx';
 import { num } from '../components/score-panel.tsx';
-import { errorText, loadEndpoint, newId, trajectoryStore } from '../runtime.ts';
+import { errorText, loadEndpoint, newId, openedTau2, trajectoryStore } from '../runtime.ts';
 import { EndpointForm } from './call.tsx';
 
 type AgentKind = Exclude<AgentSpec['kind'], 'local'>;
@@ -108,9 +108,12 @@ export function BatchView({ info }: ViewProps) {
         setResults({ ...state, trajectories: state.trajectories.slice() });
       });
     };
+    // A tau2-bench folder opened in Browse lives in the main worker: the pool's workers load it too.
+    const tau2 = openedTau2(info.name);
     const pool = runBatchPool({
       jobs,
       size: workers,
+      ...(tau2 ? { tau2 } : {}),
       onTrajectory(t) {
         state.trajectories.push(t);
         const agentName = t.participants.agent;

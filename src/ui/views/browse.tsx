@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Task, TableRows } from '../../adapters/browser/rollout-types.ts';
 import type { ViewProps } from '../app.tsx';
-import { errorText, mainWorker } from '../runtime.ts';
+import { errorText, mainWorker, rememberTau2 } from '../runtime.ts';
 
 /** The reason for call of a task, whichever instruction shape it uses. */
 export function reasonOf(task: Task): string {
@@ -114,6 +114,7 @@ function OpenTau2({ onOpened }: { onOpened?: (name: string) => void }) {
     try {
       const texts = Object.fromEntries(await Promise.all(files.map(async (f) => [f.name, await f.text()] as const)));
       const { name, tasks } = await mainWorker().service.openTau2(texts, folder);
+      rememberTau2(name, texts, folder);
       lastOpened = `${folder} loaded as ${name} (${tasks} tasks)`;
       setState({ done: lastOpened });
       onOpened?.(name);

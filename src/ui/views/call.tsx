@@ -18,6 +18,7 @@ import type {
   EndpointSettings,
   LiveScore,
   ModelFlavor,
+  NoiseFile,
   PresetName,
   Trajectory,
   Turn,
@@ -26,7 +27,7 @@ import type { ViewProps } from '../app.tsx';
 import { ScorePanel } from '../components/score-panel.tsx';
 import { LocalAgentPicker } from '../components/local-agent.tsx';
 import { Transcript } from '../components/transcript.tsx';
-import { CALLER_ENDPOINT_KEY, errorText, loadEndpoint, mainWorker, newId, saveEndpoint, trajectoryStore } from '../runtime.ts';
+import { CALLER_ENDPOINT_KEY, errorText, loadEndpoint, mainWorker, newId, saveEndpoint, sessionNoise, setSessionNoise, trajectoryStore } from '../runtime.ts';
 import { PRESETS, formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
 import { reasonOf } from './browse.tsx';
 
@@ -127,6 +128,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [channel, setChannel] = useState<ChannelSettings | undefined>(() =>
     initial.channel,
   );
+  // The user's noise recordings (this tab's session only; never in a link).
+  const [noise, setNoise] = useState<readonly NoiseFile[]>(sessionNoise);
   const [audio, setAudio] = useState<ReadonlyMap<string, Uint8Array>>(new Map());
   const [turns, setTurns] = useState<Turn[]>([]);
   const [live, setLive] = useState<LiveScore>();
@@ -157,14 +160,15 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     user: mode === 'call' ? { kind: 'human' } : callerKind === 'remote' ? { kind: 'remote', ...endpointSpec(callerEndpoint) } : { kind: 'scripted' },
     paceMs: mode === 'call' ? 0 : pace,
     ...(initial.maxSteps ? { maxSteps: initial.maxSteps } : {}),
-    ...(channel ? { channel } : {}),
+    ...(channel ? { channel: noise.length ? { ...channel, noise: noise.map((f) => f.name) } : channel } : {}),
   };
   const link = shareLink(location.href, spec);
+  const linkNoise = route.params.get('noise') === 'custom';
 
   // Keep the address bar in step with the settings (reload keeps them).
   useEffect(() => {
     history.replaceState(null, '', formatHash(mode, specParams(spec)));
-  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor, localId, channel?.dropout, channel?.bargeIn, !channel, callerKind, callerEndpoint.model, callerEndpoint.baseURL, callerEndpoint.flavor]);
+  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor, localId, channel?.dropout, channel?.bargeIn, !channel, noise, callerKind, callerEndpoint.model, callerEndpoint.baseURL, callerEndpoint.flavor]);
 
   useEffect(() => {
     if (prompt) inputRef.current?.focus();
@@ -236,7 +240,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         : undefined;
     try {
       const { service, failed } = mainWorker();
-      await Promise.race([service.runCall(spec, onEvent, ask, host), failed]);
+      await Promise.race([service.runCall(spec, onEvent, ask, host, spec.channel?.noise ? noise : undefined), failed]);
     } catch (e) {
       setError(errorText(e));
     } finally {
@@ -244,6 +248,13 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       setRunning(false);
       await saving;
     }
+  };
+
+  const pickNoise = async (list: FileList | null) => {
+    const wavs = [...(list ?? [])].filter((f) => /\.wav$/i.test(f.name));
+    const files = await Promise.all(wavs.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+    setSessionNoise(files);
+    setNoise(files);
   };
 
   const stop = () => {
@@ -371,6 +382,21 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
               <input id="barge-in" type="number" min={0} max={1} step={0.1} value={channel.bargeIn} disabled={running} size={4}
                 onInput={(e) => setChannel({ ...channel, bargeIn: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })} />
             </label>
+            <label title="WAV files: 10 s or longer are background beds, shorter ones are bursts (as the CLI's --noise-dir); kept in this tab only, never in a link">
+              Noise files{' '}
+              <input id="noise-files" type="file" accept=".wav,audio/wav" multiple disabled={running} onChange={(e) => void pickNoise(e.currentTarget.files)} />
+            </label>
+            <span class="muted" id="noise-status" aria-live="polite">
+              {noise.length ? `custom noise bank: ${noise.map((f) => f.name).join(', ')}` : "the preset's own noises"}
+              {noise.length > 0 && (
+                <>
+                  {' '}
+                  <button type="button" id="noise-clear" disabled={running} onClick={() => void pickNoise(null)}>
+                    Clear
+                  </button>
+                </>
+              )}
+            </span>
           </>
         )}
         {mode === 'watch' && (
@@ -429,9 +455,18 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           Copy
         </button>{' '}
         <span id="share-note" class="muted" aria-live="polite">
-          {copied ? 'copied' : 'reproduces this call (scripted participants replay exactly); no key is in it'}
+          {copied
+            ? 'copied'
+            : spec.channel?.noise
+              ? 'your noise files cannot travel in a link: it says a custom noise bank was used, and opens with the preset’s noises (not an exact replay); no key is in it'
+              : 'reproduces this call (scripted participants replay exactly); no key is in it'}
         </span>
       </p>
+      {linkNoise && !spec.channel?.noise && (
+        <p class="muted" id="noise-link-note">
+          The shared call used a custom noise bank that is not in the link: add the same noise files to reproduce it exactly.
+        </p>
+      )}
       {error && (
         <p role="alert" class="error" id="call-error">
           {error}
