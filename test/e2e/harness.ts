@@ -39,19 +39,30 @@ export async function buildPage(): Promise<string> {
   return outDir;
 }
 
-/** Serve `dir` on 127.0.0.1 (a free port). */
-export async function serve(dir: string): Promise<{ url: string; close(): Promise<void> }> {
-  const root = resolve(dir);
+/**
+ * Serve `dir` on 127.0.0.1 (a free port). `mounts` serve more folders under URL prefixes
+ * (e.g. `{ '/models/': folder }`); a file missing there is a 404, not the page.
+ */
+export async function serve(dir: string, mounts: Readonly<Record<string, string>> = {}): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     void (async () => {
-      const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+      let path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+      const mount = Object.keys(mounts).find((m) => path.startsWith(m));
+      const root = resolve(mount ? mounts[mount]! : dir);
+      if (mount) path = path.slice(mount.length);
       let file = normalize(join(root, path));
       if (!file.startsWith(root + sep) && file !== root) {
         res.writeHead(403).end();
         return;
       }
       const info = await stat(file).catch(() => null);
-      if (!info || info.isDirectory()) file = join(root, 'index.html');
+      if (!info || info.isDirectory()) {
+        if (mount) {
+          res.writeHead(404).end();
+          return;
+        }
+        file = join(root, 'index.html');
+      }
       const body = await readFile(file).catch(() => null);
       if (!body) {
         res.writeHead(404).end();

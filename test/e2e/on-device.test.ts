@@ -1,0 +1,99 @@
+/**
+ * The on-device agent in a real browser (Debian chromium through playwright-core, --disable-gpu):
+ * the generated tiny causal LM (test/models/tiny-model.ts) and a manifest pointing at it are
+ * served at /models/ beside the built page; the page loads the agent into its model worker on
+ * WASM (onnxruntime-web's files served by this site, never a CDN) and runs a carrier call with it.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext } from 'playwright-core';
+import { writeTinyModel } from '../models/tiny-model.ts';
+import { buildPage, launch, serve } from './harness.ts';
+
+let url = '';
+let context: BrowserContext;
+const cleanup: (() => Promise<void>)[] = [];
+/** Requests that tried to leave 127.0.0.1 (aborted). */
+const offsite: string[] = [];
+
+beforeAll(async () => {
+  const models = await mkdtemp(join(tmpdir(), 'switchboard-e2e-models-'));
+  cleanup.push(() => rm(models, { recursive: true, force: true }));
+  const files = writeTinyModel(models, 'tiny-llama');
+  const sha = async (f: string) => createHash('sha256').update(await readFile(join(models, 'tiny-llama', f))).digest('hex');
+  const manifest = {
+    version: 1,
+    models: [
+      {
+        id: 'tiny-llama',
+        repo: 'switchboard/tiny-llama',
+        revision: 'test',
+        task: 'text-generation',
+        dtype: 'fp32',
+        license: 'Apache-2.0',
+        files: await Promise.all(files.map(async (f) => ({ path: f, sha256: await sha(f) }))),
+      },
+    ],
+    agents: [],
+  };
+  await writeFile(join(models, 'manifest.json'), JSON.stringify(manifest));
+  const dist = await buildPage();
+  cleanup.push(() => rm(dist, { recursive: true, force: true }));
+  const server = await serve(dist, { '/models/': models });
+  cleanup.push(server.close);
+  url = server.url;
+  const browser = await launch();
+  cleanup.push(browser.close);
+  context = browser.context;
+  await context.route(
+    (u) => !u.href.startsWith(url),
+    (route) => {
+      offsite.push(route.request().url());
+      return route.abort();
+    },
+  );
+}, 180_000);
+
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c().catch(() => undefined);
+});
+
+describe('the on-device agent in chromium', () => {
+  it('loads the tiny model on WASM and its tool call runs in a carrier call', async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${url}#/watch`);
+    await page.waitForSelector('#task');
+    await page.selectOption('#task', 'carrier-pay-balance-1');
+    await page.selectOption('#pace', '0');
+    await page.selectOption('#agent', 'local');
+    await page.waitForSelector('#local-id');
+    expect(await page.$$eval('#local-id option', (o) => o.map((x) => x.textContent))).toEqual(['tiny-llama']);
+    await expect.poll(() => page.textContent('#local-device')).toBe('Device: WASM (CPU) (this browser)');
+    await page.click('#local-load');
+    await page.waitForFunction(() => document.querySelector('#local-device')?.textContent?.includes('(loaded)') || document.querySelector('#local-error'), null, { timeout: 60_000 });
+    expect(await page.locator('#local-error').count(), (await page.textContent('#local-error').catch(() => '')) ?? '').toBe(0);
+    expect(await page.textContent('#local-device')).toBe('Device: WASM (CPU) (loaded)');
+
+    await page.click('#run');
+    await page.waitForSelector('#termination', { timeout: 60_000 });
+    const lines = await page.$$eval('#transcript > li', (items) =>
+      items.map((li) => {
+        const role = li.getAttribute('data-role');
+        if (role === 'tool') return `tool: ${li.querySelector('code.call')?.textContent?.replace(/\(.*$/, '')} ${li.querySelector('.badge')?.textContent}`;
+        const calls = [...li.querySelectorAll('p.calls code')].map((c) => c.textContent).join(' ');
+        return `${role}: ${li.querySelector('p.text')?.textContent ?? ''}${calls ? `→ ${calls}` : ''}`;
+      }),
+    );
+    // The tiny model's exact reply: its tool call really runs, then it reports and ends the call.
+    expect(lines).toEqual(['assistant: Let me check.→ get_bills({"customer_id":"C1002"})', 'tool: get_bills ok', 'assistant: Your bill is paid.']);
+    expect(await page.textContent('#termination')).toContain('agent_stop');
+    expect(errors).toEqual([]);
+    expect(offsite).toEqual([]);
+    await page.close();
+  }, 180_000);
+});
