@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
-import { buildPage, launch, serve } from './harness.ts';
+import { buildPage, launch, serve, openPage } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -42,12 +42,7 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c().catch(() => undefined);
 });
 
-async function open(hash = ''): Promise<Page> {
-  const page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(`${url}${hash}`);
-  return page;
-}
+const open = (hash = ''): Promise<Page> => openPage(context, url, pageErrors, hash);
 
 const NOISE = (f: string) => fileURLToPath(new URL(`../../../shared/noise/${f}`, import.meta.url));
 const CALL = '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=3&preset=harsh&agent=reference&user=scripted&audio=1&dropout=0.5&pace=0';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import puppeteer, { type Browser } from 'puppeteer-core';
 
 /** Debian's chromium (`apt-get install chromium`). */
@@ -137,3 +137,15 @@ export async function launchFirefox(): Promise<{ browser: Browser; close(): Prom
     },
   };
 }
+
+/**
+ * Open `url + hash` in a new tab of `context`, recording uncaught page errors in `errors` (the
+ * tests assert it stays empty).
+ */
+export async function openPage(context: BrowserContext, url: string, errors: string[], hash = ''): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${url}${hash}`);
+  return page;
+}
+

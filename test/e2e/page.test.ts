@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
-import { buildPage, launch, serve } from './harness.ts';
+import { buildPage, launch, serve, openPage } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -36,12 +36,7 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c().catch(() => undefined);
 });
 
-async function open(hash = ''): Promise<Page> {
-  const page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(`${url}${hash}`);
-  return page;
-}
+const open = (hash = ''): Promise<Page> => openPage(context, url, pageErrors, hash);
 
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
