@@ -33,14 +33,18 @@ export async function audioCases(): Promise<BenchCase[]> {
   const cases: BenchCase[] = [
     {
       name: `regular channel, ${TURN_S} s turn @16 kHz (≥ ${TARGET_X}× RT)`,
-      fn: () => runChannel(nodeGraphRenderer, speech, planChannel('regular', { seed: seed++, taskId: 'bench' }, speech.length)),
+      fn: () =>
+        runChannel(nodeGraphRenderer, speech, planChannel('regular', { seed: seed++, taskId: 'bench' }, speech.length)),
       targetMs: (TURN_S * 1000) / TARGET_X,
       baselineMs: { label: 'tau2-bench numpy/scipy', ms: (TURN_S * 1000) / TAU2_X },
     },
   ];
   try {
     await tts.synthesize('ok');
-    cases.push({ name: 'espeak-ng TTS, one sentence → 16 kHz', fn: () => tts.synthesize('I would like to change my flight to Friday morning, please.') });
+    cases.push({
+      name: 'espeak-ng TTS, one sentence → 16 kHz',
+      fn: () => tts.synthesize('I would like to change my flight to Friday morning, please.'),
+    });
   } catch {
     console.log('(espeak-ng not installed: TTS case skipped)');
   }

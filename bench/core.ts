@@ -16,7 +16,10 @@ async function bigDatabase(bytes: number) {
   const db = await (await sqlJsFactory())();
   await db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
   const rows = Math.ceil(bytes / 200);
-  const batch = Array.from({ length: rows }, (_, i) => ({ sql: 'INSERT INTO filler (id, body) VALUES (?, ?)', params: [i, `row ${i} `.padEnd(200, 'x')] }));
+  const batch = Array.from({ length: rows }, (_, i) => ({
+    sql: 'INSERT INTO filler (id, body) VALUES (?, ?)',
+    params: [i, `row ${i} `.padEnd(200, 'x')],
+  }));
   await db.batch(batch);
   return db;
 }
@@ -33,7 +36,14 @@ export async function coreCases(): Promise<BenchCase[]> {
   const image = await db.snapshot();
 
   const task = domain.tasks.find((t) => t.id === 'carrier-pay-balance-1')!;
-  const trajectory = await runEpisode({ runtime, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 0, clock: fixedClock(domain.now) });
+  const trajectory = await runEpisode({
+    runtime,
+    task,
+    agent: new ReferenceAgent(),
+    user: new ScriptedUser(),
+    seed: 0,
+    clock: fixedClock(domain.now),
+  });
   const reward = await evaluate(runtime, task, trajectory.turns);
   if (reward.reward !== 1) throw new Error(`bench setup: reference trajectory scores ${reward.reward}`);
 
@@ -44,6 +54,10 @@ export async function coreCases(): Promise<BenchCase[]> {
       fn: async () => db.restore(await db.snapshot()),
       targetMs: 5,
     },
-    { name: 'gold replay + full scoring of one task', fn: () => evaluate(runtime, task, trajectory.turns), targetMs: 12 },
+    {
+      name: 'gold replay + full scoring of one task',
+      fn: () => evaluate(runtime, task, trajectory.turns),
+      targetMs: 12,
+    },
   ];
 }

@@ -45,10 +45,18 @@ export async function runCases(title: string, cases: readonly BenchCase[], time 
     if (!r || !('latency' in r)) throw new Error(`benchmark "${c.name}" failed: ${JSON.stringify(r)}`);
     const median = r.latency.p50;
     const parts = [`  ${c.name.padEnd(46)} median ${fmt(median).padStart(10)}  (${r.latency.samplesCount} samples)`];
-    if (c.targetMs !== undefined) parts.push(`target ≤ ${fmt(c.targetMs)}  ratio ${(median / c.targetMs).toFixed(2)}  ${median <= c.targetMs ? 'meets' : 'MISSES'}`);
+    if (c.targetMs !== undefined)
+      parts.push(
+        `target ≤ ${fmt(c.targetMs)}  ratio ${(median / c.targetMs).toFixed(2)}  ${median <= c.targetMs ? 'meets' : 'MISSES'}`,
+      );
     if (c.baselineMs) parts.push(`${versus(c.baselineMs.ms / median)} ${c.baselineMs.label} (${fmt(c.baselineMs.ms)})`);
     console.log(parts.join('  ·  '));
-    out.push({ name: c.name, medianMs: median, samples: r.latency.samplesCount, ...(c.targetMs !== undefined ? { targetMs: c.targetMs } : {}) });
+    out.push({
+      name: c.name,
+      medianMs: median,
+      samples: r.latency.samplesCount,
+      ...(c.targetMs !== undefined ? { targetMs: c.targetMs } : {}),
+    });
   }
   return out;
 }

@@ -96,7 +96,11 @@ async function medianOf(rounds: number, fn: () => Promise<unknown>): Promise<num
 }
 
 /** Measure one tau2 domain. */
-export async function measureTau2Domain(name: Tau2DomainName, dataDir: string, options: Tau2BenchOptions = {}): Promise<Tau2DomainBench> {
+export async function measureTau2Domain(
+  name: Tau2DomainName,
+  dataDir: string,
+  options: Tau2BenchOptions = {},
+): Promise<Tau2DomainBench> {
   const rounds = options.rounds ?? 5;
   const timings: Tau2LoadTimings = { readFiles: 0, importDb: 0, buildDomain: 0 };
   const [domain, loadMs] = await timed(() => loadTau2Domain(name, dataDir, timings));
@@ -115,7 +119,14 @@ export async function measureTau2Domain(name: Tau2DomainName, dataDir: string, o
   const trajectories = new Map<string, Turn[]>();
   const referenceRewards: Record<string, number> = {};
   for (const task of domain.tasks) {
-    const trajectory = await runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 0, clock: fixedClock(domain.now) });
+    const trajectory = await runEpisode({
+      runtime: rt,
+      task,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: fixedClock(domain.now),
+    });
     trajectories.set(task.id, trajectory.turns);
     const info = await evaluate(rt, task, trajectory.turns, { termination: trajectory.termination });
     const key = String(info.reward);
@@ -129,7 +140,13 @@ export async function measureTau2Domain(name: Tau2DomainName, dataDir: string, o
   for (const task of domain.tasks) {
     const env = await rt.open(task);
     for (const [i, action] of (task.evaluation_criteria?.actions ?? []).entries()) {
-      calls.push((await timed(() => env.call({ id: `b${i}`, name: action.name, arguments: action.arguments }, action.requestor, i)))[1]);
+      calls.push(
+        (
+          await timed(() =>
+            env.call({ id: `b${i}`, name: action.name, arguments: action.arguments }, action.requestor, i),
+          )
+        )[1],
+      );
     }
     await env.close();
     opens.push(await medianOf(rounds, async () => (await rt.open(task)).close()));
@@ -194,7 +211,9 @@ export function formatTau2Bench(result: Tau2BenchResult): string {
     lines.push(
       `  ${r.domain} (${r.tasks} tasks)`,
       `    gold replay + full scoring per task        median ${fmt(r.scoreMs).padStart(9)}  (max ${fmt(r.scoreMaxMs)})  ·  ${speedup.toFixed(0)}× faster than tau2-bench's Python (${python} ms)  ·  target ≥ ${TAU2_SPEEDUP_TARGET}× (≤ ${fmt(target)})  ${r.scoreMs <= target ? 'meets' : 'MISSES'}`,
-      `    reference trajectories' rewards            ${Object.entries(r.referenceRewards).map(([k, n]) => `${n} × ${k}`).join(', ')}`,
+      `    reference trajectories' rewards            ${Object.entries(r.referenceRewards)
+        .map(([k, n]) => `${n} × ${k}`)
+        .join(', ')}`,
       `    gold replay ${fmt(r.goldReplayMs)} · env open+close ${fmt(r.envOpenMs)} · tool call ${fmt(r.toolCallMs)} · exportState ${fmt(r.exportStateMs)} (not used by scoring)`,
       `    load ${fmt(r.loadMs)} (db.json import ${fmt(r.importDbMs)}) · runtime build ${fmt(r.runtimeCreateMs)}`,
       `    gate with episodes: ${fmt(r.gateMs)} (${r.gateAccepted}/${r.tasks} accepted)`,

@@ -14,10 +14,25 @@
  * sha256 mismatch, unpinned file); 2 bad command line.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agentModels, parseManifest, resolveLocalAgent, type ManifestModel, type ModelManifest } from '../src/adapters/shared/local-model-manifest.ts';
+import {
+  agentModels,
+  parseManifest,
+  resolveLocalAgent,
+  type ManifestModel,
+  type ModelManifest,
+} from '../src/adapters/shared/local-model-manifest.ts';
 
 /** Options of {@link fetchModels}. */
 export interface FetchOptions {
@@ -49,7 +64,9 @@ async function get(url: string): Promise<Response> {
     res = await fetch(url, { redirect: 'follow' });
   } catch (e) {
     const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-    throw new FetchError(`cannot reach ${new URL(url).origin} (${cause}): models:fetch needs internet access; on an offline machine copy the models folder from one that has it`);
+    throw new FetchError(
+      `cannot reach ${new URL(url).origin} (${cause}): models:fetch needs internet access; on an offline machine copy the models folder from one that has it`,
+    );
   }
   if (!res.ok) throw new FetchError(`${url}: HTTP ${res.status}`);
   return res;
@@ -80,20 +97,27 @@ function pickModels(manifest: ModelManifest, ids: readonly string[]): ManifestMo
  */
 export async function fetchModels(o: FetchOptions): Promise<number> {
   const manifestPath = join(o.dir, 'manifest.json');
-  const raw = JSON.parse(readFileSync(manifestPath, 'utf8')) as { models: { id: string; revision: string; files: { path: string; sha256: string | null; size?: number | null }[] }[] };
+  const raw = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+    models: { id: string; revision: string; files: { path: string; sha256: string | null; size?: number | null }[] }[];
+  };
   const manifest = parseManifest(raw);
   let downloaded = 0;
   let changed = false;
   for (const model of pickModels(manifest, o.ids)) {
     const unpinned = model.files.filter((f) => f.sha256 === null);
     if (unpinned.length && !o.pin) {
-      throw new FetchError(`${model.id}: ${unpinned.length} file(s) have no sha256 in the manifest (${unpinned[0]!.path}…); run with --pin to record them`);
+      throw new FetchError(
+        `${model.id}: ${unpinned.length} file(s) have no sha256 in the manifest (${unpinned[0]!.path}…); run with --pin to record them`,
+      );
     }
     const rawModel = raw.models.find((m) => m.id === model.id)!;
     let revision = model.revision;
     if (o.pin && !/^[0-9a-f]{40}$/.test(revision)) {
-      const info = (await (await get(`${o.endpoint}/api/models/${model.repo}/revision/${encodeURIComponent(revision)}`)).json()) as { sha?: string };
-      if (!info.sha || !/^[0-9a-f]{40}$/.test(info.sha)) throw new FetchError(`${model.repo}@${revision}: the hub gave no commit id`);
+      const info = (await (
+        await get(`${o.endpoint}/api/models/${model.repo}/revision/${encodeURIComponent(revision)}`)
+      ).json()) as { sha?: string };
+      if (!info.sha || !/^[0-9a-f]{40}$/.test(info.sha))
+        throw new FetchError(`${model.repo}@${revision}: the hub gave no commit id`);
       revision = info.sha;
       rawModel.revision = revision;
       changed = true;
@@ -115,7 +139,9 @@ export async function fetchModels(o: FetchOptions): Promise<number> {
         o.log(`${model.id}/${file.path}: pinned sha256 ${sum}`);
       } else if (sum !== file.sha256) {
         rmSync(dest);
-        throw new FetchError(`${model.id}/${file.path}: sha256 ${sum} does not match the manifest's ${file.sha256}; file deleted`);
+        throw new FetchError(
+          `${model.id}/${file.path}: sha256 ${sum} does not match the manifest's ${file.sha256}; file deleted`,
+        );
       } else o.log(`${model.id}/${file.path}: downloaded, sha256 ok`);
     }
   }

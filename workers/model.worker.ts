@@ -12,10 +12,15 @@ import { env } from '@huggingface/transformers';
 import ortMjs from '../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs?url';
 import ortWasm from '../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm?url';
 import type { LocalDevice } from '../src/adapters/shared/local-model-engine.ts';
-import { createLocalModelService, pickDevice, type LocalModelService } from '../src/adapters/shared/local-model-service.ts';
+import {
+  createLocalModelService,
+  pickDevice,
+  type LocalModelService,
+} from '../src/adapters/shared/local-model-service.ts';
 
 const wasm = env.backends.onnx.wasm;
-if (wasm) wasm.wasmPaths = { mjs: new URL(ortMjs, self.location.href).href, wasm: new URL(ortWasm, self.location.href).href };
+if (wasm)
+  wasm.wasmPaths = { mjs: new URL(ortMjs, self.location.href).href, wasm: new URL(ortWasm, self.location.href).href };
 
 /** `navigator.gpu` alone is not enough (headless or --disable-gpu Chromium): it must give an adapter. */
 const gpu = (self.navigator as { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;

@@ -5,14 +5,7 @@
  */
 import { defineDomain, type RuleCheck, type RuleCheckContext, type EnvFunction } from '../../src/core/schema/domain.ts';
 import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
-import {
-  PREPAID_DAILY_LIMIT_FEN,
-  disputeCutoff,
-  localDate,
-  toYuan,
-  tools,
-  userTools,
-} from './tools.ts';
+import { PREPAID_DAILY_LIMIT_FEN, disputeCutoff, localDate, toYuan, tools, userTools } from './tools.ts';
 
 /** The policy clock: Saturday 2025-03-15 10:00 China Standard Time, ms since the epoch. */
 export const CARRIER_NOW_MS = Date.parse('2025-03-15T10:00:00+08:00');
@@ -75,7 +68,8 @@ const oneDisputePerCharge: RuleCheck = {
         'SELECT d.charge_id, (SELECT COUNT(*) FROM disputes x WHERE x.charge_id = d.charge_id) AS n FROM disputes d WHERE d.dispute_id = ?',
         [id],
       );
-      if (row && Number(row.n) > 1) return `charge ${String(row.charge_id)} now has ${Number(row.n)} disputes; at most one is allowed`;
+      if (row && Number(row.n) > 1)
+        return `charge ${String(row.charge_id)} now has ${Number(row.n)} disputes; at most one is allowed`;
     }
     return null;
   },
@@ -89,9 +83,10 @@ const noPlanChangeWhenOverdue: RuleCheck = {
     const changed = writes.filter((w) => w.table === 'customers' && w.column === 'next_plan_id' && w.after !== null);
     for (const w of changed) {
       const customerId = String(w.key.customer_id);
-      const overdue = await db.all("SELECT bill_id FROM bills WHERE customer_id = ? AND status = 'overdue' ORDER BY bill_id", [
-        customerId,
-      ]);
+      const overdue = await db.all(
+        "SELECT bill_id FROM bills WHERE customer_id = ? AND status = 'overdue' ORDER BY bill_id",
+        [customerId],
+      );
       if (overdue.length > 0) {
         return `plan change scheduled for customer ${customerId} while bills ${overdue.map((b) => String(b.bill_id)).join(', ')} are overdue`;
       }
@@ -101,7 +96,12 @@ const noPlanChangeWhenOverdue: RuleCheck = {
 };
 
 /** Rule checks run after every successful agent write. */
-export const carrierRuleChecks: readonly RuleCheck[] = [prepaidDailyLimit, disputeWindow, oneDisputePerCharge, noPlanChangeWhenOverdue];
+export const carrierRuleChecks: readonly RuleCheck[] = [
+  prepaidDailyLimit,
+  disputeWindow,
+  oneDisputePerCharge,
+  noPlanChangeWhenOverdue,
+];
 
 function stringArg(fn: string, args: Record<string, unknown>, name: string): string {
   const v = args[name];
@@ -118,7 +118,9 @@ function stringArg(fn: string, args: Record<string, unknown>, name: string): str
  */
 export const carrierEnvFunctions: Readonly<Record<string, EnvFunction>> = {
   async bill_outstanding(db, args) {
-    const b = await db.one('SELECT amount_fen - paid_fen AS fen FROM bills WHERE bill_id = ?', [stringArg('bill_outstanding', args, 'bill_id')]);
+    const b = await db.one('SELECT amount_fen - paid_fen AS fen FROM bills WHERE bill_id = ?', [
+      stringArg('bill_outstanding', args, 'bill_id'),
+    ]);
     return b ? toYuan(Number(b.fen)) : null;
   },
   async bill_status(db, args) {
@@ -126,11 +128,15 @@ export const carrierEnvFunctions: Readonly<Record<string, EnvFunction>> = {
     return b ? String(b.status) : null;
   },
   async pending_plan(db, args) {
-    const c = await db.one('SELECT next_plan_id FROM customers WHERE customer_id = ?', [stringArg('pending_plan', args, 'customer_id')]);
+    const c = await db.one('SELECT next_plan_id FROM customers WHERE customer_id = ?', [
+      stringArg('pending_plan', args, 'customer_id'),
+    ]);
     return c?.next_plan_id == null ? null : String(c.next_plan_id);
   },
   async dispute_count(db, args) {
-    const r = await db.one('SELECT COUNT(*) AS n FROM disputes WHERE charge_id = ?', [stringArg('dispute_count', args, 'charge_id')]);
+    const r = await db.one('SELECT COUNT(*) AS n FROM disputes WHERE charge_id = ?', [
+      stringArg('dispute_count', args, 'charge_id'),
+    ]);
     return Number(r?.n ?? 0);
   },
 };

@@ -109,7 +109,9 @@ function checkPayable(bill: SqlRow, fen: number): void {
   const billId = str(bill, 'bill_id');
   if (outstanding === 0) throw new ToolError(`bill ${billId} is already paid`);
   if (fen > outstanding) {
-    throw new ToolError(`amount ${toYuan(fen)} yuan exceeds the outstanding ${toYuan(outstanding)} yuan of bill ${billId}`);
+    throw new ToolError(
+      `amount ${toYuan(fen)} yuan exceeds the outstanding ${toYuan(outstanding)} yuan of bill ${billId}`,
+    );
   }
 }
 
@@ -148,7 +150,8 @@ export const DISPUTE_REASONS = ['not_subscribed', 'service_not_received', 'wrong
 export const findCustomerByPhone = defineTool({
   name: 'find_customer_by_phone',
   kind: 'read',
-  description: "Look up a customer account by its 11-digit mobile number. Returns the account with its plan and prepaid balance (yuan).",
+  description:
+    'Look up a customer account by its 11-digit mobile number. Returns the account with its plan and prepaid balance (yuan).',
   params: z.object({ phone: Phone }),
   async run({ db }, { phone }) {
     const digits = normalizePhone(phone);
@@ -173,7 +176,8 @@ export const findCustomerByPhone = defineTool({
 export const getBills = defineTool({
   name: 'get_bills',
   kind: 'read',
-  description: 'List all bills of a customer, oldest period first, with amount, paid and outstanding in yuan and status (unpaid, paid, overdue).',
+  description:
+    'List all bills of a customer, oldest period first, with amount, paid and outstanding in yuan and status (unpaid, paid, overdue).',
   params: z.object({ customer_id: CustomerId }),
   async run({ db }, { customer_id }) {
     await customerById(db, customer_id);
@@ -216,7 +220,9 @@ export const getPayments = defineTool({
   params: z.object({ customer_id: CustomerId }),
   async run({ db }, { customer_id }) {
     await customerById(db, customer_id);
-    const rows = await db.all('SELECT * FROM payments WHERE customer_id = ? ORDER BY paid_at, payment_id', [customer_id]);
+    const rows = await db.all('SELECT * FROM payments WHERE customer_id = ? ORDER BY paid_at, payment_id', [
+      customer_id,
+    ]);
     return {
       customer_id,
       payments: rows.map((p) => ({
@@ -252,7 +258,8 @@ export const listPlans = defineTool({
 export const changePlan = defineTool({
   name: 'change_plan',
   kind: 'write',
-  description: "Schedule a plan change. It takes effect on the first day of the next billing cycle; the current cycle's plan is unchanged.",
+  description:
+    "Schedule a plan change. It takes effect on the first day of the next billing cycle; the current cycle's plan is unchanged.",
   spokenAs: '为您变更套餐，下个账期生效',
   params: z.object({ customer_id: CustomerId, plan_id: z.string().describe('Target plan id, e.g. "PL58"') }),
   async run({ db, now }, { customer_id, plan_id }) {
@@ -285,7 +292,9 @@ export const payBillFromBalance = defineTool({
     checkPayable(bill, fen);
     const balance = num(c, 'prepaid_balance_fen');
     if (fen > balance) {
-      throw new ToolError(`insufficient prepaid balance: ${toYuan(balance)} yuan available, ${toYuan(fen)} yuan requested`);
+      throw new ToolError(
+        `insufficient prepaid balance: ${toYuan(balance)} yuan available, ${toYuan(fen)} yuan requested`,
+      );
     }
     await db.run('UPDATE customers SET prepaid_balance_fen = ? WHERE customer_id = ?', [balance - fen, customer_id]);
     const paid = await applyPayment(db, bill, fen, 'prepaid_balance', now());
@@ -328,7 +337,8 @@ export const TRANSFER_RESULT = 'Transferred to a human agent. Tell the caller th
 export const transferToHumanAgents = defineTool({
   name: 'transfer_to_human_agents',
   kind: 'generic',
-  description: 'Hand the call to a human agent, with a one-sentence summary of what the caller needs. Use for requests the tools cannot handle.',
+  description:
+    'Hand the call to a human agent, with a one-sentence summary of what the caller needs. Use for requests the tools cannot handle.',
   params: z.object({ summary: z.string().min(1) }),
   async run() {
     return TRANSFER_RESULT;
@@ -379,7 +389,9 @@ export const payBillWithWallet = defineTool({
     if (owner?.phone !== w.phone) throw new ToolError(`bill ${bill_id} does not belong to phone ${w.phone}`);
     checkPayable(bill, fen);
     if (fen > w.balanceFen) {
-      throw new ToolError(`insufficient wallet balance: ${toYuan(w.balanceFen)} yuan available, ${toYuan(fen)} yuan requested`);
+      throw new ToolError(
+        `insufficient wallet balance: ${toYuan(w.balanceFen)} yuan available, ${toYuan(fen)} yuan requested`,
+      );
     }
     await db.run('UPDATE wallet SET balance_fen = ? WHERE phone = ?', [w.balanceFen - fen, w.phone]);
     const paid = await applyPayment(db, bill, fen, 'wallet', now());

@@ -15,13 +15,23 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import type { DbState } from '../../src/core/env/state.ts';
 import { DomainFileError, fieldPath } from '../../src/core/schema/domain.ts';
 import type { PyDict, PyJsonObject } from '../../src/core/tau2/py-json.ts';
-import { absentFieldsColumn, groupByParent, inPositionOrder, pyDocument, pyZod, requireTables, type ExportOptions } from '../../src/core/tau2/rows.ts';
+import {
+  absentFieldsColumn,
+  groupByParent,
+  inPositionOrder,
+  pyDocument,
+  pyZod,
+  requireTables,
+  type ExportOptions,
+} from '../../src/core/tau2/rows.ts';
 import { flightRecord, reservationRecord, userRecord } from './records.ts';
 
 const str = z.string();
 const { int, float } = pyZod;
 const Cabin = z.enum(['business', 'economy', 'basic_economy']);
-const CabinInts = pyZod.dict(int).refine((m) => [...m.keys()].every((k) => Cabin.safeParse(k).success), 'keys must be cabin classes');
+const CabinInts = pyZod
+  .dict(int)
+  .refine((m) => [...m.keys()].every((k) => Cabin.safeParse(k).success), 'keys must be cabin classes');
 const Passenger = pyZod.record({ first_name: str, last_name: str, dob: str });
 
 const FlightDate = pyZod.union('status', [
@@ -129,7 +139,9 @@ export function importTau2Db(source: unknown, file = 'db.json'): Record<string, 
     throw new DomainFileError(file, fieldPath(issue.path), issue.message);
   }
   const db = parsed.data;
-  const t: Record<(typeof AIRLINE_TABLES)[number], SqlRow[]> = Object.fromEntries(AIRLINE_TABLES.map((n) => [n, []])) as never;
+  const t: Record<(typeof AIRLINE_TABLES)[number], SqlRow[]> = Object.fromEntries(
+    AIRLINE_TABLES.map((n) => [n, []]),
+  ) as never;
   [...db.flights].forEach(([key, f], position) => {
     keyMustMatch(file, `flights.${key}`, key, f.flight_number, 'flight_number');
     t.flights.push({

@@ -10,7 +10,6 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { pyFloat, type PyDict, type PyJson, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
 import { absentFields, type RecordForm } from '../../src/core/tau2/rows.ts';
 
-
 const s = (v: unknown): string => v as string;
 const n = (v: unknown): number => v as number;
 

@@ -19,12 +19,7 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { ToolError, defineTool, type ToolDb, type ToolDefinition } from '../../src/core/schema/domain.ts';
 import { calculateTool, thinkTool, toolJson, transferToHumanAgentsTool } from '../../src/core/tau2/common-tools.ts';
 import type { PyJson } from '../../src/core/tau2/py-json.ts';
-import {
-  directFlightRecord,
-  reservationRecord,
-  userRecord,
-  type PyJson as RecordJson,
-} from './records.ts';
+import { directFlightRecord, reservationRecord, userRecord, type PyJson as RecordJson } from './records.ts';
 
 /** EST (UTC-5, the policy's zone; no daylight saving in tau2's clock), ms. */
 const EST_OFFSET_MS = -5 * 3_600_000;
@@ -141,12 +136,16 @@ async function flightDateRow(db: ToolDb, flightNumber: string, date: string): Pr
   return d;
 }
 
-async function cabinRows(db: ToolDb, flightNumber: string, date: string): Promise<{ seats: SqlRow[]; prices: SqlRow[] }> {
+async function cabinRows(
+  db: ToolDb,
+  flightNumber: string,
+  date: string,
+): Promise<{ seats: SqlRow[]; prices: SqlRow[] }> {
   const [seats, prices] = await Promise.all([
-    db.all('SELECT cabin, available_seats FROM flight_date_seats WHERE flight_number = ? AND date = ? ORDER BY position', [
-      flightNumber,
-      date,
-    ]),
+    db.all(
+      'SELECT cabin, available_seats FROM flight_date_seats WHERE flight_number = ? AND date = ? ORDER BY position',
+      [flightNumber, date],
+    ),
     db.all('SELECT cabin, price FROM flight_date_prices WHERE flight_number = ? AND date = ? ORDER BY position', [
       flightNumber,
       date,
@@ -213,10 +212,14 @@ async function nextPosition(db: ToolDb, sql: string, params: (string | number)[]
  * credits it) and returns whether a payment row is due (`total !== 0`).
  */
 async function payForUpdate(db: ToolDb, userId: string, paymentId: string, total: number): Promise<boolean> {
-  const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [userId, paymentId]);
+  const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
+    userId,
+    paymentId,
+  ]);
   if (!pm) throw new ToolError('Payment method not found');
   if (pm.source === 'certificate') throw new ToolError('Certificate cannot be used to update reservation');
-  if (pm.source === 'gift_card' && (pm.amount as number) < total) throw new ToolError('Gift card balance is not enough');
+  if (pm.source === 'gift_card' && (pm.amount as number) < total)
+    throw new ToolError('Gift card balance is not enough');
   if (pm.source === 'gift_card') {
     await db.run('UPDATE user_payment_methods SET amount = ? WHERE user_id = ? AND payment_method_id = ?', [
       (pm.amount as number) - total,
@@ -228,9 +231,11 @@ async function payForUpdate(db: ToolDb, userId: string, paymentId: string, total
 }
 
 async function appendPayment(db: ToolDb, reservationId: string, paymentId: string, amount: number): Promise<void> {
-  const position = await nextPosition(db, 'SELECT max(position) AS p FROM reservation_payments WHERE reservation_id = ?', [
-    reservationId,
-  ]);
+  const position = await nextPosition(
+    db,
+    'SELECT max(position) AS p FROM reservation_payments WHERE reservation_id = ?',
+    [reservationId],
+  );
   await db.run('INSERT INTO reservation_payments (reservation_id, position, payment_id, amount) VALUES (?, ?, ?, ?)', [
     reservationId,
     position,
@@ -245,7 +250,8 @@ async function appendPayment(db: ToolDb, reservationId: string, paymentId: strin
 const getUserDetails = defineTool({
   name: 'get_user_details',
   kind: 'read',
-  description: "Look up a user's profile: name, address, email, date of birth, payment methods, saved passengers, membership and reservation ids.",
+  description:
+    "Look up a user's profile: name, address, email, date of birth, payment methods, saved passengers, membership and reservation ids.",
   params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'.") }),
   async run({ db }, { user_id }) {
     return toolJson(await userJson(db, await userRow(db, user_id)));
@@ -300,8 +306,17 @@ const searchOnestopFlight = defineTool({
     for (const first of await searchDirect(db, date, origin, null, null, date)) {
       const f = first as { destination: string; scheduled_arrival_time_est: string };
       // tau2 builds the next day by adding 1 to the day number without zero padding.
-      const date2 = f.scheduled_arrival_time_est.includes('+1') ? `2024-05-${Number.parseInt(date.slice(-2), 10) + 1}` : date;
-      for (const second of await searchDirect(db, date2, f.destination, destination, f.scheduled_arrival_time_est, date2)) {
+      const date2 = f.scheduled_arrival_time_est.includes('+1')
+        ? `2024-05-${Number.parseInt(date.slice(-2), 10) + 1}`
+        : date;
+      for (const second of await searchDirect(
+        db,
+        date2,
+        f.destination,
+        destination,
+        f.scheduled_arrival_time_est,
+        date2,
+      )) {
         out.push([first, second]);
       }
     }
@@ -373,7 +388,8 @@ const bookReservation = defineTool({
       methods.set(pay.payment_id, pm);
     }
     const paid = args.payment_methods.reduce((sum, p) => sum + p.amount, 0);
-    if (paid !== total) throw new ToolError(`Payment amount does not add up, total price is ${total}, but paid ${paid}`);
+    if (paid !== total)
+      throw new ToolError(`Payment amount does not add up, total price is ${total}, but paid ${paid}`);
     for (const pay of args.payment_methods) {
       const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
         args.user_id,
@@ -390,7 +406,10 @@ const bookReservation = defineTool({
           pay.payment_id,
         ]);
       } else if (pm.source === 'certificate') {
-        await db.run('DELETE FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [args.user_id, pay.payment_id]);
+        await db.run('DELETE FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
+          args.user_id,
+          pay.payment_id,
+        ]);
       }
     }
     for (const leg of legs) {
@@ -420,29 +439,34 @@ const bookReservation = defineTool({
     for (const [i, leg] of legs.entries()) {
       await db.run(
         'INSERT INTO reservation_flights (reservation_id, position, flight_number, origin, destination, date, price) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [reservationId, i, leg.info.flight_number, leg.flight.origin!, leg.flight.destination!, leg.info.date, leg.price],
+        [
+          reservationId,
+          i,
+          leg.info.flight_number,
+          leg.flight.origin!,
+          leg.flight.destination!,
+          leg.info.date,
+          leg.price,
+        ],
       );
     }
     for (const [i, p] of args.passengers.entries()) {
-      await db.run('INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES (?, ?, ?, ?, ?)', [
-        reservationId,
-        i,
-        p.first_name,
-        p.last_name,
-        p.dob,
-      ]);
+      await db.run(
+        'INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES (?, ?, ?, ?, ?)',
+        [reservationId, i, p.first_name, p.last_name, p.dob],
+      );
     }
     for (const [i, p] of args.payment_methods.entries()) {
-      await db.run('INSERT INTO reservation_payments (reservation_id, position, payment_id, amount) VALUES (?, ?, ?, ?)', [
-        reservationId,
-        i,
-        p.payment_id,
-        p.amount,
-      ]);
+      await db.run(
+        'INSERT INTO reservation_payments (reservation_id, position, payment_id, amount) VALUES (?, ?, ?, ?)',
+        [reservationId, i, p.payment_id, p.amount],
+      );
     }
-    const userPosition = await nextPosition(db, 'SELECT max(position) AS p FROM user_reservation_ids WHERE user_id = ?', [
-      user.user_id as string,
-    ]);
+    const userPosition = await nextPosition(
+      db,
+      'SELECT max(position) AS p FROM user_reservation_ids WHERE user_id = ?',
+      [user.user_id as string],
+    );
     await db.run('INSERT INTO user_reservation_ids (user_id, position, reservation_id) VALUES (?, ?, ?)', [
       user.user_id as string,
       userPosition,
@@ -459,9 +483,10 @@ const cancelReservation = defineTool({
   params: z.strictObject({ reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'.") }),
   async run({ db }, { reservation_id }) {
     await reservationRow(db, reservation_id);
-    const payments = await db.all('SELECT payment_id, amount FROM reservation_payments WHERE reservation_id = ? ORDER BY position', [
-      reservation_id,
-    ]);
+    const payments = await db.all(
+      'SELECT payment_id, amount FROM reservation_payments WHERE reservation_id = ? ORDER BY position',
+      [reservation_id],
+    );
     for (const p of payments) await appendPayment(db, reservation_id, p.payment_id as string, -(p.amount as number));
     await db.run("UPDATE reservations SET status = 'cancelled' WHERE reservation_id = ?", [reservation_id]);
     return reservationJson(db, reservation_id);
@@ -471,7 +496,8 @@ const cancelReservation = defineTool({
 const updateReservationBaggages = defineTool({
   name: 'update_reservation_baggages',
   kind: 'write',
-  description: 'Change the number of checked bags on a reservation; added charged bags are paid with a method from the user profile.',
+  description:
+    'Change the number of checked bags on a reservation; added charged bags are paid with a method from the user profile.',
   params: z.strictObject({
     reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'."),
     total_baggages: z.number().int().describe('The new total number of checked bags.'),
@@ -482,7 +508,8 @@ const updateReservationBaggages = defineTool({
     const r = await reservationRow(db, reservation_id);
     const user = await userRow(db, r.user_id as string);
     const total = 50 * Math.max(0, nonfree_baggages - (r.nonfree_baggages as number));
-    if (await payForUpdate(db, user.user_id as string, payment_id, total)) await appendPayment(db, reservation_id, payment_id, total);
+    if (await payForUpdate(db, user.user_id as string, payment_id, total))
+      await appendPayment(db, reservation_id, payment_id, total);
     await db.run('UPDATE reservations SET total_baggages = ?, nonfree_baggages = ? WHERE reservation_id = ?', [
       total_baggages,
       nonfree_baggages,
@@ -512,7 +539,9 @@ const updateReservationFlights = defineTool({
     const next: { flight_number: string; origin: string; destination: string; date: string; price: number }[] = [];
     for (const info of flights) {
       const kept =
-        cabin === r.cabin ? current.find((f) => f.flight_number === info.flight_number && f.date === info.date) : undefined;
+        cabin === r.cabin
+          ? current.find((f) => f.flight_number === info.flight_number && f.date === info.date)
+          : undefined;
       if (kept) {
         total += (kept.price as number) * nPax;
         next.push({
@@ -535,7 +564,8 @@ const updateReservationFlights = defineTool({
       });
     }
     total -= current.reduce((sum, f) => sum + (f.price as number), 0) * nPax;
-    if (await payForUpdate(db, user.user_id as string, payment_id, total)) await appendPayment(db, reservation_id, payment_id, total);
+    if (await payForUpdate(db, user.user_id as string, payment_id, total))
+      await appendPayment(db, reservation_id, payment_id, total);
     await db.run('DELETE FROM reservation_flights WHERE reservation_id = ?', [reservation_id]);
     for (const [i, f] of next.entries()) {
       await db.run(
@@ -562,13 +592,10 @@ const updateReservationPassengers = defineTool({
     if (passengers.length !== current.length) throw new ToolError('Number of passengers does not match');
     await db.run('DELETE FROM reservation_passengers WHERE reservation_id = ?', [reservation_id]);
     for (const [i, p] of passengers.entries()) {
-      await db.run('INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES (?, ?, ?, ?, ?)', [
-        reservation_id,
-        i,
-        p.first_name,
-        p.last_name,
-        p.dob,
-      ]);
+      await db.run(
+        'INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES (?, ?, ?, ?, ?)',
+        [reservation_id, i, p.first_name, p.last_name, p.dob],
+      );
     }
     return reservationJson(db, reservation_id);
   },
@@ -585,9 +612,14 @@ const sendCertificate = defineTool({
   async run({ db }, { user_id, amount }) {
     await userRow(db, user_id);
     for (const id of NEW_CERTIFICATE_IDS) {
-      const taken = await db.one('SELECT 1 AS x FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [user_id, id]);
+      const taken = await db.one(
+        'SELECT 1 AS x FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?',
+        [user_id, id],
+      );
       if (taken) continue;
-      const position = await nextPosition(db, 'SELECT max(position) AS p FROM user_payment_methods WHERE user_id = ?', [user_id]);
+      const position = await nextPosition(db, 'SELECT max(position) AS p FROM user_payment_methods WHERE user_id = ?', [
+        user_id,
+      ]);
       await db.run(
         "INSERT INTO user_payment_methods (user_id, payment_method_id, position, source, brand, last_four, amount) VALUES (?, ?, ?, 'certificate', NULL, NULL, ?)",
         [user_id, id, position, amount],

@@ -17,7 +17,16 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import type { DbState } from '../../src/core/env/state.ts';
 import { DomainFileError, fieldPath } from '../../src/core/schema/domain.ts';
 import type { PyDict, PyJsonObject } from '../../src/core/tau2/py-json.ts';
-import { absentFieldsColumn, dictColumn, groupByParent, inPositionOrder, pyDocument, pyZod, requireTables, type ExportOptions } from '../../src/core/tau2/rows.ts';
+import {
+  absentFieldsColumn,
+  dictColumn,
+  groupByParent,
+  inPositionOrder,
+  pyDocument,
+  pyZod,
+  requireTables,
+  type ExportOptions,
+} from '../../src/core/tau2/rows.ts';
 import { ORDER_OPTIONAL_FIELDS, orderRecord, productRecord, userRecord } from './records.ts';
 
 const str = z.string();
@@ -116,7 +125,9 @@ export function importTau2Db(source: unknown, file = 'db.json'): Record<string, 
     throw new DomainFileError(file, fieldPath(issue.path), issue.message);
   }
   const db = parsed.data;
-  const t: Record<(typeof RETAIL_TABLES)[number], SqlRow[]> = Object.fromEntries(RETAIL_TABLES.map((n) => [n, []])) as never;
+  const t: Record<(typeof RETAIL_TABLES)[number], SqlRow[]> = Object.fromEntries(
+    RETAIL_TABLES.map((n) => [n, []]),
+  ) as never;
   const itemOwner = new Map<string, string>();
   [...db.products].forEach(([key, p], position) => {
     keyMustMatch(file, `products.${key}`, key, p.product_id, 'product_id');
@@ -124,7 +135,8 @@ export function importTau2Db(source: unknown, file = 'db.json'): Record<string, 
     [...p.variants].forEach(([itemId, v], i) => {
       keyMustMatch(file, `products.${key}.variants.${itemId}`, itemId, v.item_id, 'item_id');
       const owner = itemOwner.get(itemId);
-      if (owner) throw new DomainFileError(file, `products.${key}.variants.${itemId}`, `item id also used by product ${owner}`);
+      if (owner)
+        throw new DomainFileError(file, `products.${key}.variants.${itemId}`, `item id also used by product ${owner}`);
       itemOwner.set(itemId, key);
       t.product_variants.push({
         item_id: itemId,
@@ -189,7 +201,12 @@ export function importTau2Db(source: unknown, file = 'db.json'): Record<string, 
       }),
     );
     o.fulfillments.forEach((x, i) =>
-      t.order_fulfillments.push({ order_id: key, position: i, tracking_id: JSON.stringify(x.tracking_id), item_ids: JSON.stringify(x.item_ids) }),
+      t.order_fulfillments.push({
+        order_id: key,
+        position: i,
+        tracking_id: JSON.stringify(x.tracking_id),
+        item_ids: JSON.stringify(x.item_ids),
+      }),
     );
     o.payment_history.forEach((p, i) => t.order_payment_history.push({ order_id: key, position: i, ...p }));
   });

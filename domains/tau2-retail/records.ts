@@ -10,7 +10,6 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { PyFloat, pyFloat, type PyDict, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
 import { absentFields, jsonDict, jsonList, type RecordForm } from '../../src/core/tau2/rows.ts';
 
-
 const s = (v: unknown): string => v as string;
 const f = (v: unknown): PyFloat => new PyFloat(v as number);
 

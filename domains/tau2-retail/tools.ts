@@ -34,7 +34,14 @@ const ADDRESS_PARAMS = {
 const ADDRESS_SET = 'address1 = ?, address2 = ?, city = ?, state = ?, country = ?, zip = ?';
 
 /** The address parameters in {@link ADDRESS_SET} order. */
-function addressValues(a: { address1: string; address2: string; city: string; state: string; country: string; zip: string }): string[] {
+function addressValues(a: {
+  address1: string;
+  address2: string;
+  city: string;
+  state: string;
+  country: string;
+  zip: string;
+}): string[] {
   return [a.address1, a.address2, a.city, a.state, a.country, a.zip];
 }
 
@@ -84,14 +91,18 @@ async function userJson(db: ToolDb, userId: string): Promise<string> {
 /** tau2's `_get_payment_method`: the user must exist and own the method. */
 async function paymentMethodRow(db: ToolDb, userId: string, paymentMethodId: string): Promise<SqlRow> {
   await userRow(db, userId);
-  const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [userId, paymentMethodId]);
+  const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
+    userId,
+    paymentMethodId,
+  ]);
   if (!pm) throw new ToolError('Payment method not found');
   return pm;
 }
 
 /** tau2's `_get_variant`: the product must exist and list the item. */
 async function variantRow(db: ToolDb, productId: string, itemId: string): Promise<SqlRow> {
-  if (!(await db.one('SELECT 1 AS x FROM products WHERE product_id = ?', [productId]))) throw new ToolError('Product not found');
+  if (!(await db.one('SELECT 1 AS x FROM products WHERE product_id = ?', [productId])))
+    throw new ToolError('Product not found');
   const v = await db.one('SELECT * FROM product_variants WHERE product_id = ? AND item_id = ?', [productId, itemId]);
   if (!v) throw new ToolError('Variant not found');
   return v;
@@ -105,7 +116,13 @@ async function setBalance(db: ToolDb, pm: SqlRow, balance: number): Promise<void
   ]);
 }
 
-async function appendPayment(db: ToolDb, orderId: string, type: 'payment' | 'refund', amount: number, paymentMethodId: string): Promise<void> {
+async function appendPayment(
+  db: ToolDb,
+  orderId: string,
+  type: 'payment' | 'refund',
+  amount: number,
+  paymentMethodId: string,
+): Promise<void> {
   const r = await db.one('SELECT max(position) AS p FROM order_payment_history WHERE order_id = ?', [orderId]);
   const position = r?.p == null ? 0 : (r.p as number) + 1;
   await db.run(
@@ -144,8 +161,13 @@ const findUserIdByNameZip = defineTool({
   async run({ db }, { first_name, last_name, zip }) {
     const first = first_name.toLowerCase();
     const last = last_name.toLowerCase();
-    const candidates = await db.all('SELECT user_id, first_name, last_name FROM users WHERE zip = ? ORDER BY position', [zip]);
-    const hit = candidates.find((u) => (u.first_name as string).toLowerCase() === first && (u.last_name as string).toLowerCase() === last);
+    const candidates = await db.all(
+      'SELECT user_id, first_name, last_name FROM users WHERE zip = ? ORDER BY position',
+      [zip],
+    );
+    const hit = candidates.find(
+      (u) => (u.first_name as string).toLowerCase() === first && (u.last_name as string).toLowerCase() === last,
+    );
     if (!hit) throw new ToolError('User not found');
     return hit.user_id as string;
   },
@@ -178,14 +200,17 @@ const getOrderDetails = defineTool({
 const getProductDetails = defineTool({
   name: 'get_product_details',
   kind: 'read',
-  description: 'Look up a product type and all its items (variants) with options, availability and price. A product id is not an item id.',
+  description:
+    'Look up a product type and all its items (variants) with options, availability and price. A product id is not an item id.',
   params: z.strictObject({
     product_id: z.string().describe("The product id, e.g. '6086499569' (not an item id)."),
   }),
   async run({ db }, { product_id }) {
     const p = await db.one('SELECT * FROM products WHERE product_id = ?', [product_id]);
     if (!p) throw new ToolError('Product not found');
-    const variants = await db.all('SELECT * FROM product_variants WHERE product_id = ? ORDER BY position', [product_id]);
+    const variants = await db.all('SELECT * FROM product_variants WHERE product_id = ? ORDER BY position', [
+      product_id,
+    ]);
     return toolJson(productRecord(p, variants));
   },
 });
@@ -193,7 +218,8 @@ const getProductDetails = defineTool({
 const getItemDetails = defineTool({
   name: 'get_item_details',
   kind: 'read',
-  description: 'Look up one item (a product variant): its options, availability and price. An item id is not a product id.',
+  description:
+    'Look up one item (a product variant): its options, availability and price. An item id is not a product id.',
   params: z.strictObject({
     item_id: z.string().describe("The item id, e.g. '6086499569' (not a product id)."),
   }),
@@ -217,7 +243,8 @@ const getUserDetails = defineTool({
 const listAllProductTypes = defineTool({
   name: 'list_all_product_types',
   kind: 'read',
-  description: 'List every product type (there are 50) as a JSON object from product name to product id, sorted by name.',
+  description:
+    'List every product type (there are 50) as a JSON object from product name to product id, sorted by name.',
   params: z.strictObject({}),
   async run({ db }) {
     const products = await db.all('SELECT name, product_id FROM products ORDER BY position');
@@ -243,10 +270,12 @@ const cancelPendingOrder = defineTool({
     const payments = await orderPayments(db, order_id);
     for (const p of payments) {
       const pm = await paymentMethodRow(db, o.user_id as string, p.payment_method_id as string);
-      if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) + (p.amount as number), 2));
+      if (pm.source === 'gift_card')
+        await setBalance(db, pm, pyRound((pm.balance as number) + (p.amount as number), 2));
     }
     await db.run("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", [reason, order_id]);
-    for (const p of payments) await appendPayment(db, order_id, 'refund', p.amount as number, p.payment_method_id as string);
+    for (const p of payments)
+      await appendPayment(db, order_id, 'refund', p.amount as number, p.payment_method_id as string);
     return orderJson(db, order_id);
   },
 });
@@ -254,7 +283,8 @@ const cancelPendingOrder = defineTool({
 const modifyPendingOrderAddress = defineTool({
   name: 'modify_pending_order_address',
   kind: 'write',
-  description: "Change the shipping address of a pending order. Explain the change and get the user's explicit yes first.",
+  description:
+    "Change the shipping address of a pending order. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({ order_id: z.string().describe(ORDER_ID_DESC), ...ADDRESS_PARAMS }),
   async run({ db }, args) {
     const o = await orderRow(db, args.order_id);
@@ -282,7 +312,8 @@ const modifyPendingOrderItems = defineTool({
     if (o.status !== 'pending') throw new ToolError('Non-pending order cannot be modified');
     const items = await orderItems(db, order_id);
     checkItemCounts(items, item_ids, (id) => `${id} not found`);
-    if (item_ids.length !== new_item_ids.length) throw new ToolError('The number of items to be exchanged should match');
+    if (item_ids.length !== new_item_ids.length)
+      throw new ToolError('The number of items to be exchanged should match');
     let diff = 0;
     let variant: SqlRow | undefined;
     for (const [i, itemId] of item_ids.entries()) {
@@ -295,7 +326,8 @@ const modifyPendingOrderItems = defineTool({
       diff += (variant.price as number) - (item.price as number);
     }
     const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
-    if (pm.source === 'gift_card' && (pm.balance as number) < diff) throw new ToolError('Insufficient gift card balance to pay for the new item');
+    if (pm.source === 'gift_card' && (pm.balance as number) < diff)
+      throw new ToolError('Insufficient gift card balance to pay for the new item');
     await appendPayment(db, order_id, diff > 0 ? 'payment' : 'refund', Math.abs(diff), payment_method_id);
     if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) - diff, 2));
     // Items change one after another, each time the first item still carrying the old id; all
@@ -320,7 +352,8 @@ const modifyPendingOrderItems = defineTool({
 const modifyPendingOrderPayment = defineTool({
   name: 'modify_pending_order_payment',
   kind: 'write',
-  description: "Pay a pending order with a different payment method of the user. Explain the change and get the user's explicit yes first.",
+  description:
+    "Pay a pending order with a different payment method of the user. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({
     order_id: z.string().describe(ORDER_ID_DESC),
     payment_method_id: z.string().describe(PAYMENT_METHOD_DESC),
@@ -335,9 +368,11 @@ const modifyPendingOrderPayment = defineTool({
       throw new ToolError('There should be exactly one payment for a pending order');
     }
     const oldMethodId = first!.payment_method_id as string;
-    if (oldMethodId === payment_method_id) throw new ToolError('The new payment method should be different from the current one');
+    if (oldMethodId === payment_method_id)
+      throw new ToolError('The new payment method should be different from the current one');
     const amount = first!.amount as number;
-    if (pm.source === 'gift_card' && (pm.balance as number) < amount) throw new ToolError('Insufficient gift card balance to pay for the order');
+    if (pm.source === 'gift_card' && (pm.balance as number) < amount)
+      throw new ToolError('Insufficient gift card balance to pay for the order');
     await appendPayment(db, order_id, 'payment', amount, payment_method_id);
     await appendPayment(db, order_id, 'refund', amount, oldMethodId);
     if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) - amount, 2));
@@ -380,11 +415,10 @@ const returnDeliveredOrderItems = defineTool({
       throw new ToolError('Payment method should be the original payment method');
     }
     checkItemCounts(await orderItems(db, order_id), item_ids, () => 'Some item not found');
-    await db.run("UPDATE orders SET status = 'return requested', return_items = ?, return_payment_method_id = ? WHERE order_id = ?", [
-      JSON.stringify(sortedIds(item_ids)),
-      payment_method_id,
-      order_id,
-    ]);
+    await db.run(
+      "UPDATE orders SET status = 'return requested', return_items = ?, return_payment_method_id = ? WHERE order_id = ?",
+      [JSON.stringify(sortedIds(item_ids)), payment_method_id, order_id],
+    );
     return orderJson(db, order_id);
   },
 });
@@ -407,7 +441,8 @@ const exchangeDeliveredOrderItems = defineTool({
     if (o.status !== 'delivered') throw new ToolError('Non-delivered order cannot be exchanged');
     const items = await orderItems(db, order_id);
     checkItemCounts(items, item_ids, (id) => `Number of ${id} not found.`);
-    if (item_ids.length !== new_item_ids.length) throw new ToolError('The number of items to be exchanged should match.');
+    if (item_ids.length !== new_item_ids.length)
+      throw new ToolError('The number of items to be exchanged should match.');
     let diff = 0;
     for (const [i, itemId] of item_ids.entries()) {
       const newItemId = new_item_ids[i]!;

@@ -38,7 +38,11 @@ export interface ChannelFlags {
 }
 
 /** An OpenAI-compatible client for a `<flavor>:<model>@<url>` option (key from the environment). */
-function endpointClient(option: string, spec: string, env: Readonly<Record<string, string | undefined>>): OpenAiModelClient {
+function endpointClient(
+  option: string,
+  spec: string,
+  env: Readonly<Record<string, string | undefined>>,
+): OpenAiModelClient {
   const model = parseModelSpec(spec);
   if (!model) throw new UsageError(`${option} "${spec}": expected <flavor>:<model>@<http(s) base URL>`);
   const apiKey = env.SWITCHBOARD_API_KEY || env.OPENAI_API_KEY || undefined;
@@ -50,14 +54,20 @@ function endpointClient(option: string, spec: string, env: Readonly<Record<strin
  * the manifest (`local:<id>`, from the models folder: `SWITCHBOARD_MODELS` or `models/`; files
  * checked now, the model loads on the first turn), or an endpoint's audio output.
  */
-export function ttsFromSpec(spec: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): Tts {
+export function ttsFromSpec(
+  spec: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Tts {
   if (spec === undefined || spec === 'espeak') return espeakTts();
   if (spec.startsWith('local:')) {
     const dir = modelsDir(env);
     try {
       const model = resolveLocalTts(readManifest(dir), spec.slice('local:'.length));
       const missing = missingFiles(dir, model);
-      if (missing.length) throw new LocalModelError(`needs files that are not in ${dir}: ${missing.join(', ')}. On a machine with internet run: npm run models:fetch -- ${model.id}`);
+      if (missing.length)
+        throw new LocalModelError(
+          `needs files that are not in ${dir}: ${missing.join(', ')}. On a machine with internet run: npm run models:fetch -- ${model.id}`,
+        );
       return localTts(model, { modelsPath: dir, device: 'cpu' });
     } catch (e) {
       if (e instanceof LocalModelError) throw new UsageError(`--tts ${spec}: ${e.message}`);
@@ -68,16 +78,23 @@ export function ttsFromSpec(spec: string | undefined, env: Readonly<Record<strin
 }
 
 /** The model picker of `--barge-in-model` (key from SWITCHBOARD_API_KEY or OPENAI_API_KEY). */
-export function pickerFromSpec(spec: string, env: Readonly<Record<string, string | undefined>> = process.env): BargeInPicker {
+export function pickerFromSpec(
+  spec: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): BargeInPicker {
   return modelBargeInPicker(endpointClient('--barge-in-model', spec, env));
 }
 
 /** Parse `backchannel=0.4,urge=0.2,…` (types not named weigh 0; weights are normalized). */
 export function parseMix(value: string): Partial<Record<InterruptionType, number>> {
   const mix: Partial<Record<InterruptionType, number>> = {};
-  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [k, v] = part.split('=').map((x) => x.trim());
-    if (!k || !(INTERRUPTION_TYPES as readonly string[]).includes(k)) throw new InvalidArgumentError(`--barge-in-mix: unknown type "${k}" (types: ${INTERRUPTION_TYPES.join(', ')})`);
+    if (!k || !(INTERRUPTION_TYPES as readonly string[]).includes(k))
+      throw new InvalidArgumentError(`--barge-in-mix: unknown type "${k}" (types: ${INTERRUPTION_TYPES.join(', ')})`);
     const w = v !== undefined && /^\d+(\.\d+)?$/.test(v) ? Number(v) : NaN;
     if (!Number.isFinite(w)) throw new InvalidArgumentError(`--barge-in-mix: weight of ${k} must be a number ≥ 0`);
     mix[k as InterruptionType] = w;
@@ -94,9 +111,13 @@ export { BED_MIN_S };
 
 /** Load every `.wav` in `dir` as 16 kHz mono: ≥ {@link BED_MIN_S} s → continuous, shorter → bursts. */
 export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
-  const names = (await readdir(dir).catch((e: Error) => {
-    throw new UsageError(`--noise-dir ${dir}: ${e.message}`);
-  })).filter((f) => f.toLowerCase().endsWith('.wav')).sort();
+  const names = (
+    await readdir(dir).catch((e: Error) => {
+      throw new UsageError(`--noise-dir ${dir}: ${e.message}`);
+    })
+  )
+    .filter((f) => f.toLowerCase().endsWith('.wav'))
+    .sort();
   if (names.length === 0) throw new UsageError(`--noise-dir ${dir}: no .wav files there`);
   const recordings: [string, Float32Array][] = [];
   for (const f of names) {
@@ -113,8 +134,19 @@ export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
  * The episode channel for the flags, or undefined when none is given. Audio goes to
  * `<outDir>/audio/…`; without --out it is rendered (timelines are recorded) but not kept.
  */
-export async function channelFromFlags(flags: ChannelFlags, outDir: string | undefined): Promise<EpisodeChannel | undefined> {
-  const none = [flags.preset, flags.dropout, flags.bargeIn, flags.bargeInMix, flags.noiseDir, flags.bargeInModel, flags.tts].every((f) => f === undefined);
+export async function channelFromFlags(
+  flags: ChannelFlags,
+  outDir: string | undefined,
+): Promise<EpisodeChannel | undefined> {
+  const none = [
+    flags.preset,
+    flags.dropout,
+    flags.bargeIn,
+    flags.bargeInMix,
+    flags.noiseDir,
+    flags.bargeInModel,
+    flags.tts,
+  ].every((f) => f === undefined);
   if (none) return undefined;
   return {
     tts: ttsFromSpec(flags.tts),

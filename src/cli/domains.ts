@@ -33,21 +33,29 @@ export interface OpenDomain {
 export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
   const isTau2 = TAU2.includes(spec.domain);
   if (isTau2 && !spec.data) {
-    throw new UsageError(`${spec.domain} needs --data <dir>: a tau2-bench data folder (data/tau2/domains/${spec.domain.slice(5)}/ of a checkout)`);
+    throw new UsageError(
+      `${spec.domain} needs --data <dir>: a tau2-bench data folder (data/tau2/domains/${spec.domain.slice(5)}/ of a checkout)`,
+    );
   }
-  if (!isTau2 && spec.data) throw new UsageError(`--data is only for tau2-airline and tau2-retail, not "${spec.domain}"`);
-  const domain = await (isTau2 ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data!) : loadDomain(spec.domain)).catch(
-    (e: unknown) => {
-      if (e instanceof DomainFileError) throw e;
-      const message = (e as Error).message;
-      throw new UsageError(message.startsWith('unknown domain') ? `${message}; with --data: ${TAU2.join(', ')}` : message);
-    },
-  );
+  if (!isTau2 && spec.data)
+    throw new UsageError(`--data is only for tau2-airline and tau2-retail, not "${spec.domain}"`);
+  const domain = await (isTau2
+    ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data!)
+    : loadDomain(spec.domain)
+  ).catch((e: unknown) => {
+    if (e instanceof DomainFileError) throw e;
+    const message = (e as Error).message;
+    throw new UsageError(
+      message.startsWith('unknown domain') ? `${message}; with --data: ${TAU2.join(', ')}` : message,
+    );
+  });
   let runtime: DomainRuntime;
   try {
     runtime = await DomainRuntime.create(domain, await sqlJsFactory());
   } catch (e) {
-    throw new UsageError(`domain ${domain.name}: building its database from the schema and seed failed: ${(e as Error).message}`);
+    throw new UsageError(
+      `domain ${domain.name}: building its database from the schema and seed failed: ${(e as Error).message}`,
+    );
   }
   return { domain, runtime };
 }
@@ -60,7 +68,8 @@ export function selectTasks(domain: Domain, opts: { taskIds?: string; split?: st
   let tasks: Task[] = domain.tasks;
   if (opts.split !== undefined) {
     const splits = (domain as Partial<Tau2Domain>).splits;
-    if (!splits) throw new UsageError(`--split needs a domain with task splits (tau2-airline, tau2-retail), not ${domain.name}`);
+    if (!splits)
+      throw new UsageError(`--split needs a domain with task splits (tau2-airline, tau2-retail), not ${domain.name}`);
     try {
       tasks = tasksInSplit(tasks, splits, opts.split);
     } catch (e) {
@@ -68,12 +77,21 @@ export function selectTasks(domain: Domain, opts: { taskIds?: string; split?: st
     }
   }
   if (opts.taskIds !== undefined) {
-    const wanted = [...new Set(opts.taskIds.split(',').map((s) => s.trim()).filter(Boolean))];
+    const wanted = [
+      ...new Set(
+        opts.taskIds
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ];
     if (wanted.length === 0) throw new UsageError('--task-ids names no task');
     const known = new Set(tasks.map((t) => t.id));
     const unknown = wanted.filter((id) => !known.has(id));
     if (unknown.length) {
-      throw new UsageError(`unknown task id(s) in ${domain.name}${opts.split ? ` split ${opts.split}` : ''}: ${unknown.join(', ')}`);
+      throw new UsageError(
+        `unknown task id(s) in ${domain.name}${opts.split ? ` split ${opts.split}` : ''}: ${unknown.join(', ')}`,
+      );
     }
     tasks = tasks.filter((t) => wanted.includes(t.id));
   }

@@ -29,10 +29,17 @@ function pad(text: string, width: number, right: boolean): string {
 /**
  * Render rows as an aligned table. Columns whose header is in `numeric` are right-aligned.
  */
-export function table(headers: readonly string[], rows: readonly (readonly string[])[], numeric: ReadonlySet<string> = new Set()): string {
+export function table(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  numeric: ReadonlySet<string> = new Set(),
+): string {
   const widths = headers.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => pad(c, widths[i]!, numeric.has(headers[i]!))).join('  ').trimEnd();
+    cells
+      .map((c, i) => pad(c, widths[i]!, numeric.has(headers[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

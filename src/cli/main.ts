@@ -38,7 +38,6 @@ const defaultIo: CliIo = {
   progress: Boolean(process.stderr.isTTY),
 };
 
-
 function bar(io: CliIo, total: number, label: string): { tick(): void; stop(): void } {
   if (!io.progress) return { tick() {}, stop() {} };
   const b = new cliProgress.SingleBar(
@@ -229,7 +228,9 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
 
   cmd
     .command('gate')
-    .description('Admission check of a domain: reference solutions replay, rules bind, do-nothing fails, reference passes.')
+    .description(
+      'Admission check of a domain: reference solutions replay, rules bind, do-nothing fails, reference passes.',
+    )
     .argument('<domain>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--split <name>', 'tau2 task split: base, train or test')
@@ -247,37 +248,102 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--split <name>', 'tau2 task split: base, train or test')
-    .option('--agent <spec>', 'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY) | local:<model-id> (models/manifest.json)', 'reference')
+    .option(
+      '--agent <spec>',
+      'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY) | local:<model-id> (models/manifest.json)',
+      'reference',
+    )
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
     .option('--judge <spec>', 'judge for NL and unchecked assertions: <flavor>:<model>@<base-url>')
-    .option('--judge-n <n>', 'judgements per assertion, majority verdict, ties not met (default 1)', numberOption('--judge-n', 1, 99, true))
+    .option(
+      '--judge-n <n>',
+      'judgements per assertion, majority verdict, ties not met (default 1)',
+      numberOption('--judge-n', 1, 99, true),
+    )
     .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
     .option('--top-p <p>', 'model nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
-    .option('--top-k <k>', 'model top-k sampling, not sent to openai (default: not sent)', numberOption('--top-k', -1, 1_000_000, true))
-    .option('--max-tokens <n>', 'most tokens per model reply (default 1024)', numberOption('--max-tokens', 1, 1_000_000, true))
-    .option('--teacher-guidance', 'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)')
-    .option('--model-timeout <ms>', 'per-request model timeout (default 60000)', numberOption('--model-timeout', 1, 3_600_000, true))
-    .option('--model-retries <n>', 'model request retries on 429/5xx/network errors (default 4)', numberOption('--model-retries', 0, 20, true))
+    .option(
+      '--top-k <k>',
+      'model top-k sampling, not sent to openai (default: not sent)',
+      numberOption('--top-k', -1, 1_000_000, true),
+    )
+    .option(
+      '--max-tokens <n>',
+      'most tokens per model reply (default 1024)',
+      numberOption('--max-tokens', 1, 1_000_000, true),
+    )
+    .option(
+      '--teacher-guidance',
+      'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)',
+    )
+    .option(
+      '--model-timeout <ms>',
+      'per-request model timeout (default 60000)',
+      numberOption('--model-timeout', 1, 3_600_000, true),
+    )
+    .option(
+      '--model-retries <n>',
+      'model request retries on 429/5xx/network errors (default 4)',
+      numberOption('--model-retries', 0, 20, true),
+    )
     .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
-    .option('--max-steps <n>', `participant turns per episode, tool calls not counted (default ${DEFAULT_MAX_STEPS})`, intOption('--max-steps', 1))
+    .option(
+      '--max-steps <n>',
+      `participant turns per episode, tool calls not counted (default ${DEFAULT_MAX_STEPS})`,
+      intOption('--max-steps', 1),
+    )
     .option('--task-ids <ids>', 'comma-separated task ids')
-    .option('--out <dir>', 'write trajectories.jsonl and summary.json here (and caller audio under audio/ with a channel)')
+    .option(
+      '--out <dir>',
+      'write trajectories.jsonl and summary.json here (and caller audio under audio/ with a channel)',
+    )
     .option('--json', 'print the summary as one JSON document')
-    .option('--preset <name>', `phone channel preset: ${PRESET_NAMES.join(', ')} (turns the channel on; default regular when a channel flag is given)`, choiceOption('--preset', PRESET_NAMES))
-    .option('--dropout <p>', 'probability that a caller turn is cut off mid-way (default 0)', numberOption('--dropout', 0, 1))
-    .option('--barge-in <p>', 'probability that the caller interrupts an agent reply (default 0)', numberOption('--barge-in', 0, 1))
-    .option('--barge-in-mix <ratios>', 'interruption type ratios (default backchannel=0.35,urge=0.2,correction=0.2,question=0.15,stop=0.1)', parseMix)
-    .option('--noise-dir <dir>', 'noise recordings (WAV): 10 s or longer are background beds, shorter ones bursts (default procedural noise)')
-    .option('--tts <spec>', 'caller speech: espeak (Debian espeak-ng, default) | <flavor>:<model>@<base-url> for an endpoint\'s own speech (vLLM-Omni, OpenAI) | local:<model-id> for an on-device model')
-    .option('--barge-in-model <spec>', 'model that picks barge-in cut points and words: <flavor>:<model>@<base-url> (default the seeded heuristic; the type is still sampled by the program)')
+    .option(
+      '--preset <name>',
+      `phone channel preset: ${PRESET_NAMES.join(', ')} (turns the channel on; default regular when a channel flag is given)`,
+      choiceOption('--preset', PRESET_NAMES),
+    )
+    .option(
+      '--dropout <p>',
+      'probability that a caller turn is cut off mid-way (default 0)',
+      numberOption('--dropout', 0, 1),
+    )
+    .option(
+      '--barge-in <p>',
+      'probability that the caller interrupts an agent reply (default 0)',
+      numberOption('--barge-in', 0, 1),
+    )
+    .option(
+      '--barge-in-mix <ratios>',
+      'interruption type ratios (default backchannel=0.35,urge=0.2,correction=0.2,question=0.15,stop=0.1)',
+      parseMix,
+    )
+    .option(
+      '--noise-dir <dir>',
+      'noise recordings (WAV): 10 s or longer are background beds, shorter ones bursts (default procedural noise)',
+    )
+    .option(
+      '--tts <spec>',
+      "caller speech: espeak (Debian espeak-ng, default) | <flavor>:<model>@<base-url> for an endpoint's own speech (vLLM-Omni, OpenAI) | local:<model-id> for an on-device model",
+    )
+    .option(
+      '--barge-in-model <spec>',
+      'model that picks barge-in cut points and words: <flavor>:<model>@<base-url> (default the seeded heuristic; the type is still sampled by the program)',
+    )
     .action(async (opts: RunOpts) => {
       const { report, trajectories } = await runCommand(io, opts);
       if (opts.json) io.out(JSON.stringify(report, null, 2));
       else {
         const invalid = invalidLines(trajectories);
-        io.out([renderSummary(report), ...invalid.slice(0, 10), ...(invalid.length > 10 ? [`… and ${invalid.length - 10} more`] : [])].join('\n'));
+        io.out(
+          [
+            renderSummary(report),
+            ...invalid.slice(0, 10),
+            ...(invalid.length > 10 ? [`… and ${invalid.length - 10} more`] : []),
+          ].join('\n'),
+        );
         if (opts.out) io.err(`wrote ${join(resolve(opts.out), 'trajectories.jsonl')} and summary.json`);
       }
       if (report.totals.valid === 0) {
@@ -342,6 +408,9 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
     if (e instanceof UsageError || e instanceof DomainFileError) return fail(e.message, EXIT.usage);
     if (process.env.SWITCHBOARD_DEBUG) io.err(String((e as Error)?.stack ?? e));
-    return fail(`internal error (a bug; please report it): ${e instanceof Error ? e.message : String(e)}`, EXIT.internal);
+    return fail(
+      `internal error (a bug; please report it): ${e instanceof Error ? e.message : String(e)}`,
+      EXIT.internal,
+    );
   }
 }

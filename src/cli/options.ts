@@ -18,7 +18,8 @@ export function intOption(name: string, min: number) {
 /** Parse an option that takes one of `choices`. */
 export function choiceOption<const T extends string>(name: string, choices: readonly T[]) {
   return (value: string): T => {
-    if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`${name} must be one of ${choices.join(', ')}`);
+    if (!(choices as readonly string[]).includes(value))
+      throw new InvalidArgumentError(`${name} must be one of ${choices.join(', ')}`);
     return value as T;
   };
 }
@@ -41,4 +42,3 @@ export async function prepareOutFile(path: string, option = '--out'): Promise<st
   if (!parent?.isDirectory()) throw new UsageError(`${option} ${path}: cannot write there (no folder ${dirname(abs)})`);
   return abs;
 }
-

@@ -118,7 +118,8 @@ export function agentFactory(spec: string, settings: ModelSettings = {}): () => 
     const c = client(model, settings);
     return () => new ModelAgent(c, agentOptions(settings));
   }
-  if (settings.teacherGuidance) throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url> or local:<id>)');
+  if (settings.teacherGuidance)
+    throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url> or local:<id>)');
   const f = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
   if (!f) throw new UsageError(`unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')})`);
   return f;
@@ -144,10 +145,16 @@ export function userFactory(spec: string, settings: ModelSettings = {}): () => U
 export function judgeFor(spec: string, settings: ModelSettings = {}, n = 1): Judge {
   refuseLocal(spec);
   const model = parseModelSpec(spec);
-  if (!model) throw new UsageError(`unknown judge "${spec}" (expected <flavor>:<model>@<url> with flavor ${MODEL_FLAVORS.join(', ')})`);
+  if (!model)
+    throw new UsageError(
+      `unknown judge "${spec}" (expected <flavor>:<model>@<url> with flavor ${MODEL_FLAVORS.join(', ')})`,
+    );
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--judge-n must be a whole number from 1, not ${n}`);
   const max = settings.sampling?.max_tokens;
-  return new ModelJudge(client(model, settings), { ...(max !== undefined ? { sampling: { max_tokens: max } } : {}), ...(n > 1 ? { n } : {}) });
+  return new ModelJudge(client(model, settings), {
+    ...(max !== undefined ? { sampling: { max_tokens: max } } : {}),
+    ...(n > 1 ? { n } : {}),
+  });
 }
 
 /** A commander parser for a number option in [min, max]. */
@@ -155,7 +162,9 @@ export function numberOption(name: string, min: number, max: number, integer = f
   return (value: string) => {
     const n = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value.trim()) : NaN;
     if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-      throw new InvalidArgumentError(`${name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`);
+      throw new InvalidArgumentError(
+        `${name} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`,
+      );
     }
     return n;
   };

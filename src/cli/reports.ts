@@ -11,7 +11,10 @@ export function renderGate(report: GateReport): string {
     `${num(t.reference_reward)}${t.reference_partial ? ' (partial)' : ''}`,
     num(t.noop_reward),
   ]);
-  const out = [`Gate: ${report.domain}`, table(['task', 'verdict', 'reference', 'do-nothing'], rows, new Set(['reference', 'do-nothing']))];
+  const out = [
+    `Gate: ${report.domain}`,
+    table(['task', 'verdict', 'reference', 'do-nothing'], rows, new Set(['reference', 'do-nothing'])),
+  ];
   for (const p of report.domain_problems) out.push(`domain: ${p}`);
   for (const t of report.tasks) {
     for (const r of t.reasons) out.push(`refused ${t.task_id}: ${r}`);
@@ -21,13 +24,17 @@ export function renderGate(report: GateReport): string {
   const refused = report.tasks.filter((t) => !t.accepted).length;
   const n = report.tasks.length;
   const problems = report.domain_problems.length ? `; ${report.domain_problems.length} domain problem(s)` : '';
-  out.push(refused === 0 && !problems ? `ACCEPTED: all ${n} tasks` : `REFUSED: ${refused} of ${n} tasks refused${problems}`);
+  out.push(
+    refused === 0 && !problems ? `ACCEPTED: all ${n} tasks` : `REFUSED: ${refused} of ${n} tasks refused${problems}`,
+  );
   return out.join('\n');
 }
 
 /** The score table of a batch: per task rewards, mean and pass^k; then totals. */
 export function renderSummary(
-  s: BatchSummary & { settings?: { teacher_guidance?: boolean; channel?: { preset: string; dropout: number; barge_in: number } | null } },
+  s: BatchSummary & {
+    settings?: { teacher_guidance?: boolean; channel?: { preset: string; dropout: number; barge_in: number } | null };
+  },
 ): string {
   const ks = Array.from({ length: s.trials }, (_, i) => String(i + 1));
   const headers = ['task', 'rewards', 'mean', ...ks.map((k) => `pass^${k}`), 'invalid'];
@@ -38,12 +45,21 @@ export function renderSummary(
     ...ks.map((k) => num(t.pass_hat[k])),
     String(t.invalid),
   ]);
-  rows.push(['ALL', '', num(s.totals.mean_reward), ...ks.map((k) => num(s.totals.pass_hat[k])), String(s.totals.invalid)]);
+  rows.push([
+    'ALL',
+    '',
+    num(s.totals.mean_reward),
+    ...ks.map((k) => num(s.totals.pass_hat[k])),
+    String(s.totals.invalid),
+  ]);
   const numeric = new Set(['mean', 'invalid', ...ks.map((k) => `pass^${k}`)]);
   const ch = s.settings?.channel;
-  const channel = ch ? ` · channel ${ch.preset}${ch.dropout ? ` dropout ${ch.dropout}` : ''}${ch.barge_in ? ` barge-in ${ch.barge_in}` : ''}` : '';
-  const guided = s.settings?.teacher_guidance
-    ? ' · TEACHER-GUIDED: demonstrations, not an evaluation'
+  const channel = ch
+    ? ` · channel ${ch.preset}${ch.dropout ? ` dropout ${ch.dropout}` : ''}${ch.barge_in ? ` barge-in ${ch.barge_in}` : ''}`
     : '';
-  return [`Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}${channel}${guided}`, table(headers, rows, numeric)].join('\n');
+  const guided = s.settings?.teacher_guidance ? ' · TEACHER-GUIDED: demonstrations, not an evaluation' : '';
+  return [
+    `Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}${channel}${guided}`,
+    table(headers, rows, numeric),
+  ].join('\n');
 }

@@ -22,7 +22,9 @@ const VIEWS: { id: string; label: string; hint: string }[] = [
 ];
 
 const Browse = lazyView<ViewProps>(() => import('./views/browse.tsx').then((m) => m.BrowseView));
-const Watch = lazyView<ViewProps & { mode: 'watch' | 'call' }>(() => import('./views/call.tsx').then((m) => m.CallView));
+const Watch = lazyView<ViewProps & { mode: 'watch' | 'call' }>(() =>
+  import('./views/call.tsx').then((m) => m.CallView),
+);
 const Batch = lazyView<ViewProps>(() => import('./views/batch.tsx').then((m) => m.BatchView));
 const History = lazyView<ViewProps>(() => import('./views/history.tsx').then((m) => m.HistoryView));
 
@@ -59,7 +61,9 @@ export function App() {
   const view = VIEWS.some((v) => v.id === route.view) ? route.view : 'browse';
   return (
     <>
-      <a class="skip" href="#content">Skip to content</a>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
       <header class="top">
         <div class="brand">
           <h1>Switchboard</h1>
@@ -79,7 +83,12 @@ export function App() {
           <ul>
             {VIEWS.map((v) => (
               <li key={v.id}>
-                <a href={formatHash(v.id)} aria-current={view === v.id ? 'page' : undefined} title={v.hint} data-view={v.id}>
+                <a
+                  href={formatHash(v.id)}
+                  aria-current={view === v.id ? 'page' : undefined}
+                  title={v.hint}
+                  data-view={v.id}
+                >
                   {v.label}
                 </a>
               </li>
@@ -116,9 +125,10 @@ export function App() {
       </main>
       <footer class="about" id="about">
         <p class="muted">
-          Switchboard is Apache-2.0. Caller speech in the page uses eSpeak NG (npm <code>espeak-ng</code>, GPL-3.0-or-later), loaded only
-          as a separate optional chunk when a call has channel audio switched on; it is not part of the main bundle. Everything runs in
-          this tab; nothing is sent anywhere except to a remote agent endpoint you configure.
+          Switchboard is Apache-2.0. Caller speech in the page uses eSpeak NG (npm <code>espeak-ng</code>,
+          GPL-3.0-or-later), loaded only as a separate optional chunk when a call has channel audio switched on; it is
+          not part of the main bundle. Everything runs in this tab; nothing is sent anywhere except to a remote agent
+          endpoint you configure.
         </p>
       </footer>
     </>

@@ -75,7 +75,9 @@ export function saveEndpoint(e: EndpointSettings, key: string = ENDPOINT_KEY): v
 
 /** A unique id for records and batches. */
 export function newId(): string {
-  return typeof crypto.randomUUID === 'function' ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  return typeof crypto.randomUUID === 'function'
+    ? crypto.randomUUID()
+    : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
 /** Message of anything thrown. */

@@ -4,7 +4,14 @@
  * model settings — and never an API key or the credentials or query of an endpoint URL, nor
  * the user's noise files (`noise=custom` only says they were used).
  */
-import type { AgentSpec, CallSpec, EndpointSettings, ModelFlavor, PresetName, UserSpec } from '../adapters/browser/rollout-types.ts';
+import type {
+  AgentSpec,
+  CallSpec,
+  EndpointSettings,
+  ModelFlavor,
+  PresetName,
+  UserSpec,
+} from '../adapters/browser/rollout-types.ts';
 
 /** Channel presets (kept in step with `src/core/channel/presets.ts`, checked by a test). */
 export const PRESETS: readonly PresetName[] = ['clean', 'control', 'regular', 'harsh'];
@@ -106,7 +113,9 @@ function intParam(p: URLSearchParams, name: string): number | undefined {
  * Read call settings from hash parameters. Missing or invalid values are left out (the view
  * keeps its defaults); a remote agent or caller takes its key from this machine, never from the link.
  */
-export function paramsSpec(p: URLSearchParams): Partial<Omit<CallSpec, 'agent' | 'user'>> & { agent?: AgentSpec; user?: UserSpec } {
+export function paramsSpec(
+  p: URLSearchParams,
+): Partial<Omit<CallSpec, 'agent' | 'user'>> & { agent?: AgentSpec; user?: UserSpec } {
   const out: Partial<Omit<CallSpec, 'agent' | 'user'>> & { agent?: AgentSpec; user?: UserSpec } = {};
   const domain = p.get('domain');
   if (domain) out.domain = domain;
@@ -119,7 +128,8 @@ export function paramsSpec(p: URLSearchParams): Partial<Omit<CallSpec, 'agent' |
   const agent = p.get('agent');
   if (agent === 'reference' || agent === 'noop') out.agent = { kind: agent };
   const localId = p.get('local');
-  if (agent === 'local' && localId && /^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(localId)) out.agent = { kind: 'local', id: localId };
+  if (agent === 'local' && localId && /^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(localId))
+    out.agent = { kind: 'local', id: localId };
   if (agent === 'remote') out.agent = { kind: 'remote', ...getEndpoint(p, '') };
   const user = p.get('user');
   if (user === 'scripted' || user === 'human') out.user = { kind: user };

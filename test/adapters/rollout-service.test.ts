@@ -8,7 +8,14 @@ import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
 import { completion, startOpenAiServer, wireToolCall } from '../fixtures/openai-server.ts';
 
 const service = createRolloutService(() => sqlJsFactory());
-const CALL = { domain: 'carrier', taskId: 'carrier-pay-balance-1', seed: 0, preset: 'clean', agent: { kind: 'reference' }, user: { kind: 'scripted' } } as const;
+const CALL = {
+  domain: 'carrier',
+  taskId: 'carrier-pay-balance-1',
+  seed: 0,
+  preset: 'clean',
+  agent: { kind: 'reference' },
+  user: { kind: 'scripted' },
+} as const;
 
 describe('rollout service (the page worker, driven in Node)', () => {
   it('lists the built-in domains that have their data files (not the tau2 folders)', () => {
@@ -19,7 +26,11 @@ describe('rollout service (the page worker, driven in Node)', () => {
     const d = await service.describe('carrier');
     expect(d.rules.map((r) => r.id)).toEqual(['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9']);
     const pay = d.tools.find((t) => t.name === 'pay_bill_from_balance')!;
-    expect([pay.kind, pay.side, pay.params.map((p) => `${p.name}: ${p.type}`)]).toEqual(['write', 'agent', ['customer_id: string', 'bill_id: string', 'amount: number']]);
+    expect([pay.kind, pay.side, pay.params.map((p) => `${p.name}: ${p.type}`)]).toEqual([
+      'write',
+      'agent',
+      ['customer_id: string', 'bill_id: string', 'amount: number'],
+    ]);
     expect(d.tools.find((t) => t.name === 'pay_bill_with_wallet')?.side).toBe('user');
     expect(d.tables.find((t) => t.name === 'customers')).toEqual({
       name: 'customers',
@@ -39,7 +50,17 @@ describe('rollout service (the page worker, driven in Node)', () => {
     expect(events.map((e) => (e.type === 'turn' ? e.index : 'end'))).toEqual([...t.turns.keys(), 'end']);
     const firstCall = events.find((e) => e.type === 'turn' && e.turn.role === 'tool')!;
     expect(firstCall.live.calls).toEqual([
-      { turn: 5, name: 'find_customer_by_phone', requestor: 'assistant', kind: 'read', ok: true, process: 0.1, whitelist: 'no-writes', offending: [], writes: 0 },
+      {
+        turn: 5,
+        name: 'find_customer_by_phone',
+        requestor: 'assistant',
+        kind: 'read',
+        ok: true,
+        process: 0.1,
+        whitelist: 'no-writes',
+        offending: [],
+        writes: 0,
+      },
     ]);
     // Before any write the behaviour checks that need one are undecided.
     expect(firstCall.live.assertions.find((a) => a.id === 'confirm-first')?.status).toBe('skipped');
@@ -68,10 +89,14 @@ describe('rollout service (the page worker, driven in Node)', () => {
   it('takes the caller turns from askCaller and ends on the stop token', async () => {
     const said = ['我想交二月份的话费', '15867452301', '是的，确认。', '没有了，谢谢，再见。###STOP###'];
     const prompts: CallerPrompt[] = [];
-    const t = await service.runCall({ ...CALL, user: { kind: 'human' } }, () => undefined, async (p) => {
-      prompts.push(p);
-      return said.shift()!;
-    });
+    const t = await service.runCall(
+      { ...CALL, user: { kind: 'human' } },
+      () => undefined,
+      async (p) => {
+        prompts.push(p);
+        return said.shift()!;
+      },
+    );
     expect(prompts.map((p) => p.agentText)).toEqual([
       '您好，这里是畅联通信客服，请问有什么可以帮您？',
       '请问您的手机号码是多少？',
@@ -82,17 +107,38 @@ describe('rollout service (the page worker, driven in Node)', () => {
   });
 
   it('ends a call invalid when the caller leaves (never scored 0)', async () => {
-    const t = await service.runCall({ ...CALL, user: { kind: 'human' } }, () => undefined, () => Promise.reject(new Error('call stopped by the user')));
+    const t = await service.runCall(
+      { ...CALL, user: { kind: 'human' } },
+      () => undefined,
+      () => Promise.reject(new Error('call stopped by the user')),
+    );
     expect([t.valid, t.termination, t.reward_info]).toEqual([false, 'infrastructure_error', null]);
   });
 
   it('runs K rollouts of a task through runBatch and reports each trajectory before resolving', async () => {
     const got: Trajectory[] = [];
-    const s = await service.runTask({ domain: 'carrier', taskId: 'carrier-pay-balance-1', trials: 3, seed: 5, agent: { kind: 'noop' }, user: { kind: 'scripted' } }, async (t) => {
-      await new Promise((r) => setTimeout(r, 5));
-      got.push(t);
+    const s = await service.runTask(
+      {
+        domain: 'carrier',
+        taskId: 'carrier-pay-balance-1',
+        trials: 3,
+        seed: 5,
+        agent: { kind: 'noop' },
+        user: { kind: 'scripted' },
+      },
+      async (t) => {
+        await new Promise((r) => setTimeout(r, 5));
+        got.push(t);
+      },
+    );
+    expect(s).toEqual({
+      task_id: 'carrier-pay-balance-1',
+      rewards: [0, 0, 0],
+      invalid: 0,
+      mean: 0,
+      partial: false,
+      pass_hat: { 1: 0, 2: 0, 3: 0 },
     });
-    expect(s).toEqual({ task_id: 'carrier-pay-balance-1', rewards: [0, 0, 0], invalid: 0, mean: 0, partial: false, pass_hat: { 1: 0, 2: 0, 3: 0 } });
     expect(got.map((t) => t.seed)).toEqual([5, 6, 7]);
   });
 });
@@ -101,20 +147,29 @@ describe('rollout service with a remote agent', () => {
   it('calls the endpoint with the key, runs its tool calls, and records no key', async () => {
     const replies = [
       completion({ model: 'm', content: '您好，请问您的手机号码是多少？' }),
-      completion({ model: 'm', content: null, tool_calls: [wireToolCall('c1', 'find_customer_by_phone', { phone: '15867452301' })] }),
+      completion({
+        model: 'm',
+        content: null,
+        tool_calls: [wireToolCall('c1', 'find_customer_by_phone', { phone: '15867452301' })],
+      }),
       completion({ model: 'm', content: '查到了，再见。###STOP###' }),
     ];
     const server = await startOpenAiServer((_body, i) => ({ json: replies[Math.min(i, replies.length - 1)] }));
     try {
       const events: CallEvent[] = [];
       const t = await service.runCall(
-        { ...CALL, agent: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'm', apiKey: 'sk-test-key' } },
+        {
+          ...CALL,
+          agent: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'm', apiKey: 'sk-test-key' },
+        },
         (e) => void events.push(e),
       );
       expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test-key');
       expect(t.participants.agent_card).toMatchObject({ kind: 'remote', model: 'm' });
       expect(JSON.stringify(t)).not.toContain('sk-test-key');
-      expect(t.turns.map((x) => (x.role === 'tool' ? `tool:${x.name}:${x.error ? 'error' : 'ok'}` : `${x.role}:${x.text}`))).toEqual([
+      expect(
+        t.turns.map((x) => (x.role === 'tool' ? `tool:${x.name}:${x.error ? 'error' : 'ok'}` : `${x.role}:${x.text}`)),
+      ).toEqual([
         'assistant:您好，请问您的手机号码是多少？',
         'user:你好，我想用话费余额把二月份的账单交了。',
         'assistant:',
@@ -131,16 +186,33 @@ describe('rollout service with a remote agent', () => {
 
 describe('rollout service with a remote (model-backed) caller', () => {
   it('asks the endpoint for every caller turn with the key, and records no key', async () => {
-    const replies = [completion({ model: 'u', content: '你好，我想用话费余额交二月份的账单。' }), completion({ model: 'u', content: '好的，谢谢，再见。###STOP###' })];
+    const replies = [
+      completion({ model: 'u', content: '你好，我想用话费余额交二月份的账单。' }),
+      completion({ model: 'u', content: '好的，谢谢，再见。###STOP###' }),
+    ];
     const server = await startOpenAiServer((_body, i) => ({ json: replies[Math.min(i, replies.length - 1)] }));
     try {
       const events: CallEvent[] = [];
       const t = await service.runCall(
-        { ...CALL, agent: { kind: 'noop' }, user: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'u', apiKey: 'sk-caller-key', temperature: 0.3 } },
+        {
+          ...CALL,
+          agent: { kind: 'noop' },
+          user: {
+            kind: 'remote',
+            flavor: 'openai',
+            baseURL: server.url,
+            model: 'u',
+            apiKey: 'sk-caller-key',
+            temperature: 0.3,
+          },
+        },
         (e) => void events.push(e),
       );
       expect(server.requests).toHaveLength(2);
-      expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk-caller-key', 'Bearer sk-caller-key']);
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+        'Bearer sk-caller-key',
+        'Bearer sk-caller-key',
+      ]);
       const first = server.requests[0]!.body;
       expect([first.model, first.temperature, first.messages[0].role]).toEqual(['u', 0.3, 'system']);
       // The caller hears the agent: its second request holds the agent's reply.
@@ -162,9 +234,18 @@ describe('rollout service with a remote (model-backed) caller', () => {
   });
 
   it('ends the call invalid (never scored) when the caller model invents a value', async () => {
-    const server = await startOpenAiServer(() => ({ json: completion({ model: 'u', content: '我的号码是13900001111。' }) }));
+    const server = await startOpenAiServer(() => ({
+      json: completion({ model: 'u', content: '我的号码是13900001111。' }),
+    }));
     try {
-      const t = await service.runCall({ ...CALL, agent: { kind: 'noop' }, user: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'u' } }, () => undefined);
+      const t = await service.runCall(
+        {
+          ...CALL,
+          agent: { kind: 'noop' },
+          user: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'u' },
+        },
+        () => undefined,
+      );
       expect([t.valid, t.termination, t.reward_info]).toEqual([false, 'infrastructure_error', null]);
       expect(server.requests[0]?.headers.authorization).toBe('Bearer EMPTY');
     } finally {
@@ -174,7 +255,19 @@ describe('rollout service with a remote (model-backed) caller', () => {
 });
 
 describe('describeChanges', () => {
-  const w = (p: Partial<WriteEntry>): WriteEntry => ({ seq: 1, turn: 3, actor: 'assistant', tool: 't', table: 'bills', op: 'update', key: { bill_id: 'B1' }, column: 'status', before: 'unpaid', after: 'paid', ...p });
+  const w = (p: Partial<WriteEntry>): WriteEntry => ({
+    seq: 1,
+    turn: 3,
+    actor: 'assistant',
+    tool: 't',
+    table: 'bills',
+    op: 'update',
+    key: { bill_id: 'B1' },
+    column: 'status',
+    before: 'unpaid',
+    after: 'paid',
+    ...p,
+  });
   it('nets out repeated writes and drops columns written back', () => {
     expect(
       describeChanges([
@@ -182,7 +275,14 @@ describe('describeChanges', () => {
         w({ before: 'paid', after: 'overdue' }),
         w({ column: 'paid_fen', before: 0, after: 10 }),
         w({ column: 'paid_fen', before: 10, after: 0 }),
-        w({ table: 'disputes', op: 'delete', key: { dispute_id: 'D1' }, column: 'status', before: 'open', after: null }),
+        w({
+          table: 'disputes',
+          op: 'delete',
+          key: { dispute_id: 'D1' },
+          column: 'status',
+          before: 'open',
+          after: null,
+        }),
       ]),
     ).toEqual(['bills[B1].status: "unpaid" → "overdue"', 'disputes[D1]: deleted {"status":"open"}']);
   });

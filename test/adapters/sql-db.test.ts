@@ -61,7 +61,9 @@ describe('Node worker failures', () => {
   const bootstrap = new URL('../../src/adapters/node/ts-worker.mjs', import.meta.url);
 
   it('rejects the factory when the worker module cannot load', async () => {
-    const worker = new Worker(bootstrap, { workerData: { entry: new URL('./no-such-thread.ts', import.meta.url).href } });
+    const worker = new Worker(bootstrap, {
+      workerData: { entry: new URL('./no-such-thread.ts', import.meta.url).href },
+    });
     const error = await connectNodeDbWorker(worker).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/^database worker failed: Cannot find module .*no-such-thread\.ts/);

@@ -14,7 +14,12 @@ import { babbleBed, BABBLE_BED_S, BABBLE_SENTENCES, BABBLE_TALKERS } from '../..
 import { callerTurnAudio, INSERT_GAP_MS } from '../../src/core/channel/caller-audio.ts';
 import { buildChannelGraph, runChannel } from '../../src/core/channel/chain.ts';
 import { asidePhrases, planInserts } from '../../src/core/channel/inserts.ts';
-import { ESPEAK_VARIANTS, personaVoice, PERSONA_PITCH, PERSONA_RATE_WPM } from '../../src/core/channel/persona-voice.ts';
+import {
+  ESPEAK_VARIANTS,
+  personaVoice,
+  PERSONA_PITCH,
+  PERSONA_RATE_WPM,
+} from '../../src/core/channel/persona-voice.ts';
 import { planChannel } from '../../src/core/channel/plan.ts';
 import { PRESETS, PRESET_NAMES, type ChannelPreset } from '../../src/core/channel/presets.ts';
 import { EffectEvent } from '../../src/core/channel/timeline.ts';
@@ -28,7 +33,10 @@ const espeak = espeakTts();
 /** espeak-ng, recording every call. */
 function recording(inner: Tts = espeak) {
   const calls: { text: string; voice: TtsVoice | undefined }[] = [];
-  const tts: Tts = { id: inner.id, synthesize: (text, voice) => (calls.push({ text, voice }), inner.synthesize(text, voice)) };
+  const tts: Tts = {
+    id: inner.id,
+    synthesize: (text, voice) => (calls.push({ text, voice }), inner.synthesize(text, voice)),
+  };
   return { tts, calls };
 }
 
@@ -36,9 +44,14 @@ describe('vocal tics and asides', () => {
   it('clean and control never insert; the rate of a preset is met over many turns; same key → same plan', () => {
     const text = 'I would like to change the phone number on my account, please.';
     for (const name of ['clean', 'control'] as const) {
-      for (let turn = 0; turn < 200; turn++) expect(planInserts(name, { seed: 3, taskId: 't', turn }, text, 'en')).toEqual([]);
+      for (let turn = 0; turn < 200; turn++)
+        expect(planInserts(name, { seed: 3, taskId: 't', turn }, text, 'en')).toEqual([]);
     }
-    const p: ChannelPreset = { ...OFF, tics: { probability: 0.3, levelDb: [-6, 0] }, asides: { probability: 0.2, levelDb: [-8, -4] } };
+    const p: ChannelPreset = {
+      ...OFF,
+      tics: { probability: 0.3, levelDb: [-6, 0] },
+      asides: { probability: 0.2, levelDb: [-8, -4] },
+    };
     const N = 2000;
     let tics = 0;
     let asides = 0;
@@ -48,13 +61,18 @@ describe('vocal tics and asides', () => {
       asides += ins.filter((i) => i.kind === 'aside').length;
       for (const i of ins) {
         // At a word boundary: start of a token or the end of the text.
-        expect(i.atChar === text.length || (i.atChar >= 0 && text[i.atChar] !== ' ' && (i.atChar === 0 || text[i.atChar - 1] === ' '))).toBe(true);
+        expect(
+          i.atChar === text.length ||
+            (i.atChar >= 0 && text[i.atChar] !== ' ' && (i.atChar === 0 || text[i.atChar - 1] === ' ')),
+        ).toBe(true);
       }
     }
     // Binomial sd at N = 2000: 0.010 and 0.009; tolerance 4 sd.
     expect(Math.abs(tics / N - 0.3)).toBeLessThan(0.04);
     expect(Math.abs(asides / N - 0.2)).toBeLessThan(0.036);
-    expect(planInserts(p, { seed: 1, taskId: 'rate', turn: 5 }, text, 'en')).toEqual(planInserts(p, { seed: 1, taskId: 'rate', turn: 5 }, text, 'en'));
+    expect(planInserts(p, { seed: 1, taskId: 'rate', turn: 5 }, text, 'en')).toEqual(
+      planInserts(p, { seed: 1, taskId: 'rate', turn: 5 }, text, 'en'),
+    );
     expect(PRESETS.regular.tics!.probability).toBeGreaterThan(0);
     expect(PRESETS.harsh.asides!.probability).toBeGreaterThan(PRESETS.regular.asides!.probability);
   });
@@ -78,18 +96,29 @@ describe('vocal tics and asides', () => {
     ['zh', '我想把账户上的电话号码改一下。'],
   ] as const) {
     it(`${language}: tic and aside go into the audio at their timeline spans, the aside is TTS in the domain's language, the text is unchanged`, async () => {
-      const p: ChannelPreset = { ...OFF, tics: { probability: 1, levelDb: [0, 0] }, asides: { probability: 1, levelDb: [-6, -6] } };
+      const p: ChannelPreset = {
+        ...OFF,
+        tics: { probability: 1, levelDb: [0, 0] },
+        asides: { probability: 1, levelDb: [-6, -6] },
+      };
       const { tts, calls } = recording();
       const store = new MemoryAudioStore();
       const voice = { language };
-      const out = await callerTurnAudio({ tts, voice, renderer: nodeGraphRenderer, preset: p, store }, text, { seed: 2, taskId: 'ins', turn: 1, prefix: 'x' });
+      const out = await callerTurnAudio({ tts, voice, renderer: nodeGraphRenderer, preset: p, store }, text, {
+        seed: 2,
+        taskId: 'ins',
+        turn: 1,
+        prefix: 'x',
+      });
       const events = out.ref.timeline.filter((e) => e.type === 'vocal_tic' || e.type === 'aside');
       expect(events.map((e) => e.type).sort()).toEqual(['aside', 'vocal_tic']);
       for (const e of out.ref.timeline) EffectEvent.parse(e);
       const aside = events.find((e) => e.type === 'aside')!;
       expect(asidePhrases(language)).toContain(aside.params.text);
       expect(calls.some((c) => c.text === aside.params.text && c.voice?.language === language)).toBe(true);
-      expect(out.asides).toEqual([{ text: aside.params.text, at_char: aside.params.at_char, start_ms: aside.start_ms, end_ms: aside.end_ms }]);
+      expect(out.asides).toEqual([
+        { text: aside.params.text, at_char: aside.params.at_char, start_ms: aside.start_ms, end_ms: aside.end_ms },
+      ]);
       const clean = decodeWav(store.files.get(out.ref.clean)!).samples;
       expect(out.ref.duration_ms).toBeCloseTo((clean.length * 1000) / 16000, 6);
       for (const e of events) {
@@ -121,7 +150,9 @@ describe('TTS babble noise', () => {
     expect(await babbleBed(tts, 'en', 41)).toBe(a);
     expect(calls).toHaveLength(BABBLE_TALKERS * BABBLE_SENTENCES);
     const zh = await babbleBed(tts, 'zh', 41);
-    expect(calls.slice(-BABBLE_SENTENCES).every((c) => c.voice?.language === 'zh' && /[\u4e00-\u9fff]/.test(c.text))).toBe(true);
+    expect(
+      calls.slice(-BABBLE_SENTENCES).every((c) => c.voice?.language === 'zh' && /[\u4e00-\u9fff]/.test(c.text)),
+    ).toBe(true);
     expect(zh).not.toEqual(a);
     // Several overlapping talkers: few near-silent 20 ms frames (a single talker has pauses).
     const frame = 320;
@@ -132,7 +163,10 @@ describe('TTS babble noise', () => {
 
   it('harsh may use it; mixed at the planned SNR within ±0.5 dB', async () => {
     expect(PRESETS.harsh.noise!.procedural).toContain('babble');
-    const p: ChannelPreset = { ...OFF, noise: { procedural: ['babble'], snrDb: [10, 10], driftDb: 0, driftPeriodMs: [10_000, 10_000] } };
+    const p: ChannelPreset = {
+      ...OFF,
+      noise: { procedural: ['babble'], snrDb: [10, 10], driftDb: 0, driftPeriodMs: [10_000, 10_000] },
+    };
     const speech = speechLike(4, 16000);
     const plan = planChannel(p, { seed: 41, taskId: 'bab' }, speech.length);
     expect(plan.noise!.source).toBe('procedural:babble');
@@ -148,14 +182,20 @@ describe('TTS babble noise', () => {
 
 describe('muffled mic segments', () => {
   it('several muffled spans per turn with crossfades: ≥ 20 dB less energy above 2 kHz inside than in the clear spans', async () => {
-    const p: ChannelPreset = { ...OFF, muffle: { probability: 1, cutoffHz: 1500, segmentMs: 1000, transitionMs: 100, maxSegments: 3 } };
+    const p: ChannelPreset = {
+      ...OFF,
+      muffle: { probability: 1, cutoffHz: 1500, segmentMs: 1000, transitionMs: 100, maxSegments: 3 },
+    };
     const white = whiteNoise(16000 * 9, seededRng(4)).map((v) => v * 0.1);
     let plan = planChannel(p, { seed: 0, taskId: 'mf' }, white.length);
-    for (let s = 1; plan.muffle!.segments.length < 3; s++) plan = planChannel(p, { seed: s, taskId: 'mf' }, white.length);
+    for (let s = 1; plan.muffle!.segments.length < 3; s++)
+      plan = planChannel(p, { seed: s, taskId: 'mf' }, white.length);
     const segs = plan.muffle!.segments;
     for (let i = 1; i < segs.length; i++) expect(segs[i]!.startMs).toBeGreaterThanOrEqual(segs[i - 1]!.endMs);
     const y = await nodeGraphRenderer.render(buildChannelGraph(white, plan));
-    const hi = (a: number, b: number) => bandEnergyDb(y.subarray(msToSamples(a, 16000), msToSamples(b, 16000)), 16000, 2000, 8000) - 10 * Math.log10((b - a) / 1000);
+    const hi = (a: number, b: number) =>
+      bandEnergyDb(y.subarray(msToSamples(a, 16000), msToSamples(b, 16000)), 16000, 2000, 8000) -
+      10 * Math.log10((b - a) / 1000);
     const margin = 100; // beyond the 100 ms crossfade (±50 ms around each edge)
     const clear: [number, number][] = [];
     let from = 0;
@@ -175,11 +215,17 @@ describe('muffled mic segments', () => {
     expect(mid).toBeLessThan(hi(clear[0]![0], clear[0]![1]) - 1);
     expect(mid).toBeGreaterThan(hi(s0.startMs + margin, s0.endMs - margin) + 1);
     const out = await runChannel(nodeGraphRenderer, white, plan);
-    expect(out.timeline.filter((e) => e.type === 'muffle').map((e) => [e.start_ms, e.end_ms])).toEqual(segs.map((s) => [s.startMs, s.endMs]));
+    expect(out.timeline.filter((e) => e.type === 'muffle').map((e) => [e.start_ms, e.end_ms])).toEqual(
+      segs.map((s) => [s.startMs, s.endMs]),
+    );
   });
 
   it('a single-segment preset draws one span as before', () => {
-    const plan = planChannel({ ...OFF, muffle: { ...PRESETS.regular.muffle!, probability: 1 } }, { seed: 1, taskId: 't' }, 16000 * 3);
+    const plan = planChannel(
+      { ...OFF, muffle: { ...PRESETS.regular.muffle!, probability: 1 } },
+      { seed: 1, taskId: 't' },
+      16000 * 3,
+    );
     expect(plan.muffle!.segments).toHaveLength(1);
     expect(plan.muffle!.endMs - plan.muffle!.startMs).toBeCloseTo(500, 9);
     for (const name of PRESET_NAMES) expect(() => planChannel(name, { seed: 1, taskId: 't' }, 100)).not.toThrow();
@@ -212,12 +258,17 @@ describe('endpoint speech as a Tts', () => {
   let server: TestServer;
   const tone = Array.from({ length: 12000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 24000)));
   beforeAll(async () => {
-    server = await startOpenAiServer(() => ({ json: omniAudioCompletion({ model: 'qwen-omni', content: 'Hello there.', audio: wavBase64(tone, 24000) }) }));
+    server = await startOpenAiServer(() => ({
+      json: omniAudioCompletion({ model: 'qwen-omni', content: 'Hello there.', audio: wavBase64(tone, 24000) }),
+    }));
   });
   afterAll(() => server.close());
 
   it('asks vLLM-Omni for audio, decodes the two-choice reply (24 kHz WAV) and resamples to 16 kHz', async () => {
-    const tts = endpointTts(new OpenAiModelClient({ flavor: 'vllm-omni', model: 'qwen-omni', baseURL: server.url, maxRetries: 0 }), { speaker: 'Chelsie' });
+    const tts = endpointTts(
+      new OpenAiModelClient({ flavor: 'vllm-omni', model: 'qwen-omni', baseURL: server.url, maxRetries: 0 }),
+      { speaker: 'Chelsie' },
+    );
     const out = await tts.synthesize('Hello there.', { language: 'en', voice: 'en-us+f3' });
     expect(out.sampleRate).toBe(16000);
     expect(out.samples.length).toBe(8000); // 0.5 s

@@ -28,8 +28,15 @@ describe('graph renderer (node-web-audio-api)', () => {
     const y = await renderGraph(ctx, {
       sampleRate: 16000,
       length: x.length,
-      nodes: [{ kind: 'buffer', id: 's', samples: x, startS: 0 }, { kind: 'gain', id: 'g', gain: 4 }, { kind: 'clip', id: 'c' }],
-      edges: [['s', 'g'], ['g', 'c']],
+      nodes: [
+        { kind: 'buffer', id: 's', samples: x, startS: 0 },
+        { kind: 'gain', id: 'g', gain: 4 },
+        { kind: 'clip', id: 'c' },
+      ],
+      edges: [
+        ['s', 'g'],
+        ['g', 'c'],
+      ],
       output: 'c',
     });
     expect(peak(y)).toBeCloseTo(1, 5);
@@ -39,7 +46,10 @@ describe('graph renderer (node-web-audio-api)', () => {
 
 describe('background noise at a target SNR (real recording: people_talking.wav)', () => {
   const speech = speechLike(8);
-  const preset = (snr: number, drift: number): ChannelPreset => ({ ...OFF, noise: { procedural: ['pink'], snrDb: [snr, snr], driftDb: drift, driftPeriodMs: [4000, 4000] } });
+  const preset = (snr: number, drift: number): ChannelPreset => ({
+    ...OFF,
+    noise: { procedural: ['pink'], snrDb: [snr, snr], driftDb: drift, driftPeriodMs: [4000, 4000] },
+  });
 
   it('mixes within ±0.5 dB of the target (no drift)', async () => {
     for (const target of [0, 15, 25]) {
@@ -104,7 +114,8 @@ describe('muffled mic and telephony filters', () => {
   it('telephony passes 300–3400 Hz and cuts below 150 Hz and above 4 kHz', async () => {
     const plan = planChannel('control', { seed: 1, taskId: 'tel' }, white.length);
     const out = await runChannel(nodeGraphRenderer, white, plan);
-    const drop = (lo: number, hi: number) => bandEnergyDb(white, 16000, lo, hi) - bandEnergyDb(out.samples, 16000, lo, hi);
+    const drop = (lo: number, hi: number) =>
+      bandEnergyDb(white, 16000, lo, hi) - bandEnergyDb(out.samples, 16000, lo, hi);
     expect(Math.abs(drop(500, 3000))).toBeLessThan(1);
     expect(drop(20, 150)).toBeGreaterThan(15);
     expect(drop(4500, 8000)).toBeGreaterThan(40);
@@ -116,11 +127,26 @@ describe('presets', () => {
 
   it('same (preset, seed, task id) → identical bytes; another seed → different bytes', async () => {
     for (const name of ['regular', 'harsh'] as const) {
-      const a = await runChannel(nodeGraphRenderer, speech, planChannel(name, { seed: 7, taskId: 'task_1' }, speech.length, bankNames), bank);
-      const b = await runChannel(nodeGraphRenderer, speech, planChannel(name, { seed: 7, taskId: 'task_1' }, speech.length, bankNames), bank);
+      const a = await runChannel(
+        nodeGraphRenderer,
+        speech,
+        planChannel(name, { seed: 7, taskId: 'task_1' }, speech.length, bankNames),
+        bank,
+      );
+      const b = await runChannel(
+        nodeGraphRenderer,
+        speech,
+        planChannel(name, { seed: 7, taskId: 'task_1' }, speech.length, bankNames),
+        bank,
+      );
       expect(Buffer.from(a.wav).equals(Buffer.from(b.wav))).toBe(true);
       expect(a.timeline).toEqual(b.timeline);
-      const c = await runChannel(nodeGraphRenderer, speech, planChannel(name, { seed: 8, taskId: 'task_1' }, speech.length, bankNames), bank);
+      const c = await runChannel(
+        nodeGraphRenderer,
+        speech,
+        planChannel(name, { seed: 8, taskId: 'task_1' }, speech.length, bankNames),
+        bank,
+      );
       expect(Buffer.from(a.wav).equals(Buffer.from(c.wav))).toBe(false);
     }
   });
@@ -150,7 +176,13 @@ describe('presets', () => {
   });
 
   it('zeroes the dropped frames in the output and logs each drop burst', async () => {
-    const p: ChannelPreset = { ...PRESETS.regular, noise: null, bursts: null, muffle: null, packetLoss: { lossRate: [0.05, 0.05], meanBurstMs: 100, frameMs: 20 } };
+    const p: ChannelPreset = {
+      ...PRESETS.regular,
+      noise: null,
+      bursts: null,
+      muffle: null,
+      packetLoss: { lossRate: [0.05, 0.05], meanBurstMs: 100, frameMs: 20 },
+    };
     const long = speechLike(60, 16000);
     const plan = planChannel(p, { seed: 4, taskId: 'loss' }, long.length);
     const out = await runChannel(nodeGraphRenderer, long, plan);

@@ -8,7 +8,13 @@ import { decodeWav } from '../../src/core/audio/wav.ts';
 import { NOISE_DIR } from './helpers.ts';
 
 function capture(): CliIo & { stdout: string; stderr: string } {
-  const io = { stdout: '', stderr: '', progress: false, out: (t: string) => void (io.stdout += `${t}\n`), err: (t: string) => void (io.stderr += `${t}\n`) };
+  const io = {
+    stdout: '',
+    stderr: '',
+    progress: false,
+    out: (t: string) => void (io.stdout += `${t}\n`),
+    err: (t: string) => void (io.stderr += `${t}\n`),
+  };
   return io;
 }
 
@@ -19,10 +25,36 @@ describe('switchboard run with the phone channel', () => {
   it('writes caller audio beside the trajectories (carrier, --preset regular --seed 7 --barge-in 0.3 --dropout 0.1)', async () => {
     const out = await mkdtemp(join(tmpdir(), 'sb-channel-'));
     dirs.push(out);
-    const args = ['run', '--domain', 'carrier', '--preset', 'regular', '--seed', '7', '--barge-in', '0.3', '--dropout', '0.1', '--barge-in-mix', 'backchannel=1,correction=1', '--noise-dir', NOISE_DIR, '--task-ids', 'carrier-pay-balance-1,carrier-pay-split-limit-1,carrier-change-plan-1', '--trials', '2', '--out', out, '--json'];
+    const args = [
+      'run',
+      '--domain',
+      'carrier',
+      '--preset',
+      'regular',
+      '--seed',
+      '7',
+      '--barge-in',
+      '0.3',
+      '--dropout',
+      '0.1',
+      '--barge-in-mix',
+      'backchannel=1,correction=1',
+      '--noise-dir',
+      NOISE_DIR,
+      '--task-ids',
+      'carrier-pay-balance-1,carrier-pay-split-limit-1,carrier-change-plan-1',
+      '--trials',
+      '2',
+      '--out',
+      out,
+      '--json',
+    ];
     const io = capture();
     expect(await main(args, io)).toBeLessThanOrEqual(1);
-    const lines = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => Trajectory.parse(JSON.parse(l)));
+    const lines = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => Trajectory.parse(JSON.parse(l)));
     expect(lines.length).toBeGreaterThan(0);
     let files = 0;
     let events = 0;

@@ -15,7 +15,9 @@ let dir: string;
 const tone = Array.from({ length: 18000 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 24000)));
 
 beforeAll(async () => {
-  server = await startOpenAiServer(() => ({ json: omniAudioCompletion({ model: 'omni', content: 'ok', audio: wavBase64(tone, 24000) }) }));
+  server = await startOpenAiServer(() => ({
+    json: omniAudioCompletion({ model: 'omni', content: 'ok', audio: wavBase64(tone, 24000) }),
+  }));
   dir = await mkdtemp(join(tmpdir(), 'sb-tts-'));
 });
 afterAll(async () => {
@@ -27,7 +29,23 @@ describe('run --tts <endpoint>', () => {
   it('speaks every caller turn with the endpoint and stores 16 kHz WAVs of its length', async () => {
     const io = capture();
     const out = join(dir, 'run');
-    const code = await main(['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--preset', 'clean', '--tts', `vllm-omni:omni@${server.url}`, '--out', out, '--json'], io);
+    const code = await main(
+      [
+        'run',
+        '--domain',
+        'carrier',
+        '--task-ids',
+        'carrier-change-plan-1',
+        '--preset',
+        'clean',
+        '--tts',
+        `vllm-omni:omni@${server.url}`,
+        '--out',
+        out,
+        '--json',
+      ],
+      io,
+    );
     expect(code).toBe(0);
     const t = Trajectory.parse(JSON.parse((await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim()));
     const spoken = t.turns.filter((x) => x.role === 'user' && x.audio);

@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { floatToInt16, int16ToFloat } from '../../src/core/audio/pcm.ts';
 import { decodeWav, encodeWav, encodeWavWithWavefile, resample } from '../../src/core/audio/wav.ts';
-import { MULAW_MAX, muLawDecodeSample, muLawEncodeSample, muLawErrorBound, muLawRoundTrip } from '../../src/core/audio/mulaw.ts';
+import {
+  MULAW_MAX,
+  muLawDecodeSample,
+  muLawEncodeSample,
+  muLawErrorBound,
+  muLawRoundTrip,
+} from '../../src/core/audio/mulaw.ts';
 import { decimate2, interpolate2 } from '../../src/core/audio/resample.ts';
 import { applyFrameDrops, dropSpans, gilbertElliottDrops } from '../../src/core/audio/packet-loss.ts';
 import { brownNoise, pinkNoise, poissonTimesMs, whiteNoise, windNoise } from '../../src/core/audio/noise.ts';
@@ -101,7 +107,12 @@ describe('2:1 rate changes (16 ↔ 8 kHz)', () => {
 
 describe('Gilbert–Elliott packet loss', () => {
   it('drops the configured share of frames over a long signal, in ~100 ms bursts', () => {
-    for (const [seed, lossRate] of [[1, 0.01], [2, 0.015], [3, 0.02], [4, 0.05]] as const) {
+    for (const [seed, lossRate] of [
+      [1, 0.01],
+      [2, 0.015],
+      [3, 0.02],
+      [4, 0.05],
+    ] as const) {
       const frames = 3 * 60 * 60 * 50; // 3 h of 20 ms frames
       const drops = gilbertElliottDrops(frames, { lossRate }, seededRng(seed));
       const measured = drops.reduce((a, b) => a + b, 0) / frames;

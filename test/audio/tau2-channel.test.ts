@@ -18,7 +18,26 @@ describe('phone channel on tau2-airline', () => {
   it('runs with dropout and barge-in, stores clean and degraded WAV for every spoken caller turn, and replays byte-identically', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-tau2-ch-'));
     dirs.push(dir);
-    const args = (out: string) => ['run', '--domain', 'tau2-airline', '--data', tau2DataDir('airline'), '--task-ids', '11', '--preset', 'regular', '--dropout', '0.3', '--barge-in', '0.3', '--seed', '4', '--out', out, '--json'];
+    const args = (out: string) => [
+      'run',
+      '--domain',
+      'tau2-airline',
+      '--data',
+      tau2DataDir('airline'),
+      '--task-ids',
+      '11',
+      '--preset',
+      'regular',
+      '--dropout',
+      '0.3',
+      '--barge-in',
+      '0.3',
+      '--seed',
+      '4',
+      '--out',
+      out,
+      '--json',
+    ];
     const io = capture();
     expect(await main(args(join(dir, 'a')), io)).toBe(0);
     const summary = JSON.parse(io.stdout);
@@ -43,7 +62,10 @@ describe('phone channel on tau2-airline', () => {
     expect(await readFile(join(dir, 'b', 'trajectories.jsonl'), 'utf8')).toBe(text);
     const first = spoken[0]!;
     if (first.role === 'user') {
-      const [a, b] = await Promise.all([readFile(join(dir, 'a', first.audio!.degraded)), readFile(join(dir, 'b', first.audio!.degraded))]);
+      const [a, b] = await Promise.all([
+        readFile(join(dir, 'a', first.audio!.degraded)),
+        readFile(join(dir, 'b', first.audio!.degraded)),
+      ]);
       expect(a.equals(b)).toBe(true);
       expect((await stat(join(dir, 'a', first.audio!.clean))).size).toBeGreaterThan(44);
     }

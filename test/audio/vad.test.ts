@@ -13,7 +13,8 @@ import type { SpeechSegment } from '../../src/core/channel/caller-audio.ts';
 import { loadNoise } from './helpers.ts';
 
 // Silero VAD v5 from @ricky0123/vad-web, run by onnxruntime-web (WASM) from node_modules.
-const overlapMs = (a: SpeechSegment, b: SpeechSegment) => Math.max(0, Math.min(a.endMs, b.endMs) - Math.max(a.startMs, b.startMs));
+const overlapMs = (a: SpeechSegment, b: SpeechSegment) =>
+  Math.max(0, Math.min(a.endMs, b.endMs) - Math.max(a.startMs, b.startMs));
 
 /** First and last active sample of a TTS clip (energy gate), in ms. */
 function speechSpan(x: Float32Array): SpeechSegment {
@@ -28,7 +29,11 @@ describe('Silero VAD (onnxruntime-web, WASM, local files)', async () => {
   const tts = espeakTts();
 
   it('finds the espeak-ng sentences placed in engine noise and sent through the regular channel', async () => {
-    const sentences = ['I would like to change my flight to Friday morning.', 'My booking code is X 4 2 7 B.', '我的账号是一三八。'];
+    const sentences = [
+      'I would like to change my flight to Friday morning.',
+      'My booking code is X 4 2 7 B.',
+      '我的账号是一三八。',
+    ];
     const gapMs = 1500;
     const clips = await Promise.all(sentences.map((s, i) => tts.synthesize(s, { language: i === 2 ? 'zh' : 'en' })));
     const total = clips.reduce((n, c) => n + c.samples.length, 0) + (clips.length + 1) * gapMs * 16;
@@ -68,7 +73,12 @@ describe('Silero VAD (onnxruntime-web, WASM, local files)', async () => {
   it('times a dropout cut: the cut audio ends where the VAD says the heard words end', async () => {
     const store = new MemoryAudioStore();
     const ch = { tts, renderer: nodeGraphRenderer, preset: 'control' as const, store, vad, voice: { language: 'en' } };
-    const out = await callerTurnAudio(ch, 'My phone number is five five five, zero one two three.', { seed: 1, taskId: 'cut', turn: 1, prefix: 'x' }, 'My phone number is five five');
+    const out = await callerTurnAudio(
+      ch,
+      'My phone number is five five five, zero one two three.',
+      { seed: 1, taskId: 'cut', turn: 1, prefix: 'x' },
+      'My phone number is five five',
+    );
     const prefix = await tts.synthesize('My phone number is five five', { language: 'en' });
     const segs = await vad.segments(prefix.samples, 16000);
     expect(out.cutMs).toBeCloseTo(segs[segs.length - 1]!.endMs, 6);

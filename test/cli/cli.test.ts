@@ -8,7 +8,6 @@ import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 
-
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
@@ -21,7 +20,15 @@ describe('switchboard CLI', () => {
     const report = JSON.parse(io.stdout);
     expect(report).toMatchObject({ domain: 'carrier', accepted: true, domain_problems: [] });
     expect(report.tasks).toHaveLength(15);
-    expect(report.tasks[0]).toEqual({ task_id: 'carrier-pay-balance-1', accepted: true, reasons: [], info: [], reference_reward: 1, noop_reward: 0, reference_partial: false });
+    expect(report.tasks[0]).toEqual({
+      task_id: 'carrier-pay-balance-1',
+      accepted: true,
+      reasons: [],
+      info: [],
+      reference_reward: 1,
+      noop_reward: 0,
+      reference_partial: false,
+    });
   });
 
   it('run writes one trajectory per line and a summary with pass^k', async () => {
@@ -29,10 +36,37 @@ describe('switchboard CLI', () => {
     dirs.push(out);
     const io = capture();
     const ids = 'carrier-pay-balance-1,carrier-claimed-payment-1';
-    const code = await main(['run', '--domain', 'carrier', '--agent', 'reference', '--trials', '2', '--concurrency', '3', '--seed', '5', '--task-ids', ids, '--out', out, '--json'], io);
+    const code = await main(
+      [
+        'run',
+        '--domain',
+        'carrier',
+        '--agent',
+        'reference',
+        '--trials',
+        '2',
+        '--concurrency',
+        '3',
+        '--seed',
+        '5',
+        '--task-ids',
+        ids,
+        '--out',
+        out,
+        '--json',
+      ],
+      io,
+    );
     expect(code).toBe(0);
     const summary = JSON.parse(io.stdout);
-    expect(summary.totals).toEqual({ episodes: 4, valid: 4, invalid: 0, invalid_attempts: 0, mean_reward: 1, pass_hat: { 1: 1, 2: 1 } });
+    expect(summary.totals).toEqual({
+      episodes: 4,
+      valid: 4,
+      invalid: 0,
+      invalid_attempts: 0,
+      mean_reward: 1,
+      pass_hat: { 1: 1, 2: 1 },
+    });
     expect(summary.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])).toEqual([
       ['carrier-pay-balance-1', [1, 1]],
       ['carrier-claimed-payment-1', [1, 1]],
@@ -61,7 +95,9 @@ describe('switchboard CLI', () => {
 
   it('prints a readable score table without --json', async () => {
     const io = capture();
-    expect(await main(['run', '--domain', 'carrier', '--agent', 'noop', '--task-ids', 'carrier-change-plan-1'], io)).toBe(0);
+    expect(
+      await main(['run', '--domain', 'carrier', '--agent', 'noop', '--task-ids', 'carrier-change-plan-1'], io),
+    ).toBe(0);
     expect(io.stdout).toContain('Run: carrier · agent noop · user scripted · 1 trial · seed 0');
     expect(io.stdout).toMatch(/carrier-change-plan-1\s+0\.00\s+0\.000\s+0\.000\s+0/);
   });
@@ -69,7 +105,9 @@ describe('switchboard CLI', () => {
   it('rejects bad input with exit code 2 and a clear message', async () => {
     let io = capture();
     expect(await main(['gate', 'atlantis'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail\n');
+    expect(io.stderr).toBe(
+      'switchboard: unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail\n',
+    );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
     expect(io.stderr).toBe('switchboard: unknown agent "gpt-9" (known: reference, noop)\n');
@@ -79,7 +117,11 @@ describe('switchboard CLI', () => {
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--trials', '0'], io)).toBe(2);
     expect(io.stderr).toContain('--trials must be a whole number from 1 to 2147483647');
-    for (const bad of [['--seed', '1e21'], ['--trials', '0x2'], ['--seed', '9007199254740993']]) {
+    for (const bad of [
+      ['--seed', '1e21'],
+      ['--trials', '0x2'],
+      ['--seed', '9007199254740993'],
+    ]) {
       io = capture();
       expect(await main(['run', '--domain', 'carrier', ...bad], io)).toBe(2);
     }
@@ -96,13 +138,17 @@ describe('switchboard CLI', () => {
     expect(io.stderr).toContain('tau2-airline needs --data <dir>');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--split', 'train'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: --split needs a domain with task splits (tau2-airline, tau2-retail), not carrier\n');
+    expect(io.stderr).toBe(
+      'switchboard: --split needs a domain with task splits (tau2-airline, tau2-retail), not carrier\n',
+    );
   });
 
   it('--json failures print one JSON error document on stdout', async () => {
     const io = capture();
     expect(await main(['run', '--domain', 'atlantis', '--json'], io)).toBe(2);
-    expect(JSON.parse(io.stdout)).toEqual({ error: 'unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail' });
+    expect(JSON.parse(io.stdout)).toEqual({
+      error: 'unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail',
+    });
   });
 
   it('refuses an --out that is not a folder before running anything', async () => {
@@ -121,7 +167,9 @@ describe('switchboard CLI', () => {
   it('prints the version', async () => {
     const io = capture();
     expect(await main(['--version'], io)).toBe(0);
-    expect(io.stdout).toBe(`${JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version}\n`);
+    expect(io.stdout).toBe(
+      `${JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version}\n`,
+    );
   });
 
   it('demo gates carrier and checks reference 1.0 / do-nothing 0.0 on every task', async () => {
@@ -137,18 +185,27 @@ describe('switchboard CLI', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-domain-'));
     dirs.push(dir);
     const src = builtinDomainDir('carrier');
-    await writeFile(join(dir, 'domain.ts'), `export { carrier } from ${JSON.stringify(pathToFileURL(join(src, 'domain.ts')).href)};\n`);
+    await writeFile(
+      join(dir, 'domain.ts'),
+      `export { carrier } from ${JSON.stringify(pathToFileURL(join(src, 'domain.ts')).href)};\n`,
+    );
     for (const f of ['policy.md', 'schema.sql', 'seed.json', 'tasks.json']) await copyFile(join(src, f), join(dir, f));
     let io = capture();
     expect(await main(['gate', dir, '--task-ids', 'carrier-change-plan-1', '--json'], io)).toBe(0);
-    expect(JSON.parse(io.stdout).tasks.map((t: { task_id: string; accepted: boolean }) => [t.task_id, t.accepted])).toEqual([['carrier-change-plan-1', true]]);
+    expect(
+      JSON.parse(io.stdout).tasks.map((t: { task_id: string; accepted: boolean }) => [t.task_id, t.accepted]),
+    ).toEqual([['carrier-change-plan-1', true]]);
 
     const tasks = JSON.parse(await readFile(join(src, 'tasks.json'), 'utf8'));
     tasks[4].evaluation_criteria.reward_basis = ['DB', 'VIBES'];
     await writeFile(join(dir, 'tasks.json'), JSON.stringify(tasks));
     io = capture();
     expect(await main(['run', '--domain', dir], io)).toBe(2);
-    expect(io.stderr).toMatch(new RegExp(`^switchboard: ${join(dir, 'tasks.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\[4\\]\\.evaluation_criteria\\.reward_basis\\[1\\]: `));
+    expect(io.stderr).toMatch(
+      new RegExp(
+        `^switchboard: ${join(dir, 'tasks.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\[4\\]\\.evaluation_criteria\\.reward_basis\\[1\\]: `,
+      ),
+    );
     expect(io.stdout).toBe('');
   });
 });

@@ -7,7 +7,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
 
-
 /** The hand-built tau2-bench results file (see tau2-results-airline.md). */
 const FIXTURE = fileURLToPath(new URL('../fixtures/tau2-results-airline.json', import.meta.url));
 /** tau2-bench's airline data folder: ../shared/tau2/airline from the repository root. */
@@ -30,7 +29,10 @@ function recorded(id: string): string {
 
 interface Db {
   users: Record<string, { payment_methods: Record<string, unknown>; reservations: string[] }>;
-  reservations: Record<string, { insurance: string; payment_history: { payment_id: string; amount: number }[]; flights: { price: number }[] }>;
+  reservations: Record<
+    string,
+    { insurance: string; payment_history: { payment_id: string; amount: number }[]; flights: { price: number }[] }
+  >;
 }
 const db = JSON.parse(readFileSync(join(AIRLINE, 'db.json'), 'utf8')) as Db;
 
@@ -53,7 +55,14 @@ describe('switchboard replay: tau2-bench results', () => {
     expect(await main(['replay', FIXTURE, '--domain', 'tau2-airline', '--data', AIRLINE, '--json'], io)).toBe(1);
     expect(io.stderr).toBe('');
     const doc = JSON.parse(io.stdout);
-    const same = (simulation_id: string, index: number, name: string, args: Record<string, unknown>, id: string, error = false) => ({
+    const same = (
+      simulation_id: string,
+      index: number,
+      name: string,
+      args: Record<string, unknown>,
+      id: string,
+      error = false,
+    ) => ({
       simulation_id,
       index,
       requestor: 'assistant',
@@ -158,7 +167,10 @@ describe('switchboard replay: tau2-bench results', () => {
     const z7 = db.reservations.Z7GOZK!;
     expect(out(1).payment_history).toEqual(z7.payment_history);
     expect(out(1).status).toBe(null);
-    expect(out(2).payment_history).toEqual([...z7.payment_history, ...z7.payment_history.map((p) => ({ ...p, amount: -p.amount }))]);
+    expect(out(2).payment_history).toEqual([
+      ...z7.payment_history,
+      ...z7.payment_history.map((p) => ({ ...p, amount: -p.amount })),
+    ]);
     expect(out(2).status).toBe('cancelled');
     expect(out(4).insurance).toBe(db.reservations.PEP4E0!.insurance);
     expect(Number(doc.calls[5].ours)).toBe(db.reservations.PEP4E0!.flights.reduce((n, f) => n + f.price, 0));
@@ -231,7 +243,9 @@ describe('switchboard replay: tau2-bench directory format', () => {
     await writeFile(simFile, JSON.stringify(sim));
     const io = capture();
     expect(await main(['replay', dir, '--domain', 'tau2-airline', '--data', AIRLINE], io)).toBe(2);
-    expect(io.stderr).toBe(`switchboard: ${simFile}: messages[3].error: Invalid input: expected boolean, received string\n`);
+    expect(io.stderr).toBe(
+      `switchboard: ${simFile}: messages[3].error: Invalid input: expected boolean, received string\n`,
+    );
 
     const alone = join(await tempDir(), 'results.json');
     await writeFile(alone, await readFile(join(dir, 'results.json'), 'utf8'));
@@ -262,7 +276,9 @@ describe('switchboard replay: our trajectories', () => {
       all_equal: true,
     });
     // The reference solutions, in order; the caller pays from the wallet with user tools.
-    expect(doc.calls.map((c: { requestor: string; name: string; equal: boolean }) => `${c.requestor}:${c.name}:${c.equal}`)).toEqual([
+    expect(
+      doc.calls.map((c: { requestor: string; name: string; equal: boolean }) => `${c.requestor}:${c.name}:${c.equal}`),
+    ).toEqual([
       'assistant:find_customer_by_phone:true',
       'assistant:get_bills:true',
       'assistant:pay_bill_from_balance:true',
@@ -273,7 +289,9 @@ describe('switchboard replay: our trajectories', () => {
       'assistant:get_bills:true',
     ]);
     expect(doc.calls.every((c: { recorded: string; ours: string }) => c.recorded === c.ours)).toBe(true);
-    expect(doc.rewards.map((r: { recorded: number; ours: number; equal: boolean }) => [r.recorded, r.ours, r.equal])).toEqual([
+    expect(
+      doc.rewards.map((r: { recorded: number; ours: number; equal: boolean }) => [r.recorded, r.ours, r.equal]),
+    ).toEqual([
       [1, 1, true],
       [1, 1, true],
     ]);
@@ -289,9 +307,11 @@ describe('switchboard replay: our trajectories', () => {
     const io2 = capture();
     expect(await main(['replay', tampered, '--domain', 'carrier', '--json'], io2)).toBe(1);
     const doc2 = JSON.parse(io2.stdout);
-    expect(doc2.calls.filter((c: { equal: boolean }) => !c.equal).map((c: { simulation_id: string; index: number }) => [c.simulation_id, c.index])).toEqual([
-      ['carrier/carrier-wallet-pay-1/0/0', 2],
-    ]);
+    expect(
+      doc2.calls
+        .filter((c: { equal: boolean }) => !c.equal)
+        .map((c: { simulation_id: string; index: number }) => [c.simulation_id, c.index]),
+    ).toEqual([['carrier/carrier-wallet-pay-1/0/0', 2]]);
     expect(doc2.summary.calls).toEqual({ total: 8, equal: 7, different: 1, percent_equal: 87.5, unanswered: 0 });
   });
 });
@@ -317,7 +337,19 @@ describe('switchboard replay: bad input exits 2 naming the file and the field', 
   it('a JSONL line that is not a trajectory, or not JSON', async () => {
     const dir = await tempDir();
     const out = join(dir, 'run');
-    await main(['run', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1,carrier-bill-inquiry-1', '--out', out, '--json'], capture());
+    await main(
+      [
+        'run',
+        '--domain',
+        'carrier',
+        '--task-ids',
+        'carrier-pay-balance-1,carrier-bill-inquiry-1',
+        '--out',
+        out,
+        '--json',
+      ],
+      capture(),
+    );
     const lines = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
     const t = JSON.parse(lines[1]!);
     delete t.turns;
@@ -342,7 +374,10 @@ describe('switchboard replay: bad input exits 2 naming the file and the field', 
       stderr: `switchboard: ${other}: no "simulations" (tau2-bench results) and no "schema_version" (trajectory): expected a tau2-bench results file or Switchboard trajectories (JSON, or JSONL with one trajectory per line)\n`,
     });
     const missing = join(dir, 'missing.json');
-    expect(await fail([missing, '--domain', 'carrier'])).toEqual({ code: 2, stderr: `switchboard: ${missing}: cannot read (no such file)\n` });
+    expect(await fail([missing, '--domain', 'carrier'])).toEqual({
+      code: 2,
+      stderr: `switchboard: ${missing}: cannot read (no such file)\n`,
+    });
 
     const doc = JSON.parse(await readFile(FIXTURE, 'utf8'));
     doc.simulations[2].task_id = '404';

@@ -2,7 +2,12 @@ import { mkdtemp, readFile, rm, writeFile, copyFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinDomainDir, builtinDomains, loadBuiltinDomain, loadDomainDir } from '../../src/adapters/node/load-domain.ts';
+import {
+  builtinDomainDir,
+  builtinDomains,
+  loadBuiltinDomain,
+  loadDomainDir,
+} from '../../src/adapters/node/load-domain.ts';
 import type { DbState, DomainRuntime, Environment, RuleViolation } from '../../src/core/env/index.ts';
 import {
   DomainFileError,
@@ -94,7 +99,9 @@ describe('loading', () => {
 
   it('names known domains for an unknown one', async () => {
     await expect(loadBuiltinDomain('airline')).rejects.toThrow('unknown domain "airline"; known domains: carrier');
-    await expect(loadBuiltinDomain('constructor')).rejects.toThrow('unknown domain "constructor"; known domains: carrier');
+    await expect(loadBuiltinDomain('constructor')).rejects.toThrow(
+      'unknown domain "constructor"; known domains: carrier',
+    );
   });
 
   describe('errors name the file path', () => {
@@ -102,14 +109,17 @@ describe('loading', () => {
     const src = builtinDomainDir('carrier');
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'carrier-'));
-      for (const f of ['policy.md', 'schema.sql', 'seed.json', 'tasks.json']) await copyFile(join(src, f), join(dir, f));
+      for (const f of ['policy.md', 'schema.sql', 'seed.json', 'tasks.json'])
+        await copyFile(join(src, f), join(dir, f));
     });
     afterAll(async () => {
       await rm(dir, { recursive: true, force: true });
     });
 
     it('for a missing file', async () => {
-      await expect(loadDomainDir(join(dir, 'nowhere'), carrier)).rejects.toThrow(`${join(dir, 'nowhere', 'policy.md')}: cannot read (`);
+      await expect(loadDomainDir(join(dir, 'nowhere'), carrier)).rejects.toThrow(
+        `${join(dir, 'nowhere', 'policy.md')}: cannot read (`,
+      );
     });
 
     it('for a malformed task', async () => {
@@ -118,7 +128,10 @@ describe('loading', () => {
       await writeFile(join(dir, 'tasks.json'), JSON.stringify(tasks));
       const e = await loadDomainDir(dir, carrier).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(DomainFileError);
-      expect([(e as DomainFileError).file, (e as DomainFileError).field]).toEqual([join(dir, 'tasks.json'), '[2].user_scenario']);
+      expect([(e as DomainFileError).file, (e as DomainFileError).field]).toEqual([
+        join(dir, 'tasks.json'),
+        '[2].user_scenario',
+      ]);
       await copyFile(join(src, 'tasks.json'), join(dir, 'tasks.json'));
     });
 
@@ -149,7 +162,10 @@ describe('policy and tools', () => {
       'transfer_to_human_agents:generic',
       'think:think',
     ]);
-    expect((domain.userTools ?? []).map((t) => `${t.name}:${t.kind}`)).toEqual(['check_wallet_balance:read', 'pay_bill_with_wallet:write']);
+    expect((domain.userTools ?? []).map((t) => `${t.name}:${t.kind}`)).toEqual([
+      'check_wallet_balance:read',
+      'pay_bill_with_wallet:write',
+    ]);
     const needSpoken = [...domain.tools.filter((t) => t.kind === 'write'), ...(domain.userTools ?? [])];
     expect(needSpoken.filter((t) => !t.spokenAs).map((t) => t.name)).toEqual([]);
   });
@@ -216,7 +232,9 @@ describe('seed', () => {
   it('has payments before now and from the bill owner', async () => {
     expect(state.payments!.filter((p) => String(p.paid_at) >= '2025-03-15T10:00:00+08:00')).toEqual([]);
     expect(
-      await env.query('SELECT p.payment_id FROM payments p JOIN bills b ON b.bill_id = p.bill_id WHERE p.customer_id != b.customer_id'),
+      await env.query(
+        'SELECT p.payment_id FROM payments p JOIN bills b ON b.bill_id = p.bill_id WHERE p.customer_id != b.customer_id',
+      ),
     ).toEqual([]);
   });
 
@@ -279,7 +297,11 @@ describe('tasks', () => {
     expect(dual).toEqual(['carrier-wallet-pay-1', 'carrier-pay-split-limit-1', 'carrier-outbound-overdue-1']);
     const refusal = byId.get('carrier-dispute-expired-1')!;
     expect(actionsOf(refusal).filter(isWrite)).toEqual([]);
-    expect(refusal.evaluation_criteria?.assertions?.some((a) => a.check?.kind === 'tool_not_called' && a.check.tool === 'file_dispute')).toBe(true);
+    expect(
+      refusal.evaluation_criteria?.assertions?.some(
+        (a) => a.check?.kind === 'tool_not_called' && a.check.tool === 'file_dispute',
+      ),
+    ).toBe(true);
     expect(byId.get('carrier-claimed-payment-1')!.evaluation_criteria?.communicate_info).toEqual(['未查到']);
   });
 
@@ -297,7 +319,9 @@ describe('tasks', () => {
 
   it('check agent writes for confirmation (R2) and identification (R1)', () => {
     for (const t of domain.tasks.filter((x) => actionsOf(x).some((a) => a.requestor === 'assistant' && isWrite(a)))) {
-      const checks = (t.evaluation_criteria?.assertions ?? []).map((a) => `${a.rule}:${a.check?.kind}:${a.check?.tool ?? ''}`);
+      const checks = (t.evaluation_criteria?.assertions ?? []).map(
+        (a) => `${a.rule}:${a.check?.kind}:${a.check?.tool ?? ''}`,
+      );
       expect(checks, t.id).toContain('R2:confirm_before_write:');
       expect(checks, t.id).toContain('R1:read_before_write:find_customer_by_phone');
     }
@@ -310,12 +334,27 @@ describe('tasks', () => {
       for (const a of t.evaluation_criteria?.assertions ?? []) {
         const c = a.check;
         const label = `${t.id}/${a.id}`;
-        if (c?.tool) expect(domain.tools.some((x) => x.name === c.tool), label).toBe(true);
-        if (c?.kind === 'tool_called') expect(agent.some((x) => x.name === c.tool && argsInclude(x.arguments, c.args)), label).toBe(true);
-        if (c?.kind === 'tool_not_called') expect(agent.some((x) => x.name === c.tool && argsInclude(x.arguments, c.args)), label).toBe(false);
+        if (c?.tool)
+          expect(
+            domain.tools.some((x) => x.name === c.tool),
+            label,
+          ).toBe(true);
+        if (c?.kind === 'tool_called')
+          expect(
+            agent.some((x) => x.name === c.tool && argsInclude(x.arguments, c.args)),
+            label,
+          ).toBe(true);
+        if (c?.kind === 'tool_not_called')
+          expect(
+            agent.some((x) => x.name === c.tool && argsInclude(x.arguments, c.args)),
+            label,
+          ).toBe(false);
         if (c?.kind === 'read_before_write') {
           expect(firstWrite, label).toBeGreaterThan(0);
-          expect(agent.slice(0, firstWrite).some((x) => x.name === c.tool), label).toBe(true);
+          expect(
+            agent.slice(0, firstWrite).some((x) => x.name === c.tool),
+            label,
+          ).toBe(true);
         }
       }
     }
@@ -330,7 +369,8 @@ describe('tasks', () => {
       const called =
         ec.reward_basis.includes('ASSERTIONS') && (ec.assertions ?? []).some((a) => a.check?.kind === 'tool_called');
       expect(writes || communicate || called, t.id).toBe(true);
-      for (const s of ec.communicate_info ?? []) expect(opening(t).includes(s), `${t.id}: "${s}" is in the opening`).toBe(false);
+      for (const s of ec.communicate_info ?? [])
+        expect(opening(t).includes(s), `${t.id}: "${s}" is in the opening`).toBe(false);
     }
   });
 
@@ -339,13 +379,30 @@ describe('tasks', () => {
     for (const t of domain.tasks) {
       const args = JSON.stringify(actionsOf(t).map((a) => a.arguments));
       const facts = t.user_scenario.facts ?? [];
-      const others = [domain.greeting, t.opening ?? '', '还有什么可以帮您', ...spoken, ...(t.evaluation_criteria?.communicate_info ?? [])];
+      const others = [
+        domain.greeting,
+        t.opening ?? '',
+        '还有什么可以帮您',
+        ...spoken,
+        ...(t.evaluation_criteria?.communicate_info ?? []),
+      ];
       for (const f of facts) {
         expect(args.includes(f.value), `${t.id}: fact ${f.key} is used`).toBe(true);
-        expect(f.cues.some((c) => (f.ask ?? f.cues[0]!).includes(c)), `${t.id}: ask of ${f.key} contains a cue`).toBe(true);
-        for (const c of f.cues) expect(others.filter((s) => s.includes(c)), `${t.id}: cue ${c}`).toEqual([]);
+        expect(
+          f.cues.some((c) => (f.ask ?? f.cues[0]!).includes(c)),
+          `${t.id}: ask of ${f.key} contains a cue`,
+        ).toBe(true);
+        for (const c of f.cues)
+          expect(
+            others.filter((s) => s.includes(c)),
+            `${t.id}: cue ${c}`,
+          ).toEqual([]);
       }
-      if (t.role === 'inbound') expect(facts.map((f) => f.key), t.id).toContain('phone');
+      if (t.role === 'inbound')
+        expect(
+          facts.map((f) => f.key),
+          t.id,
+        ).toContain('phone');
     }
   });
 });
@@ -360,8 +417,14 @@ describe('reference solutions', () => {
       expect(r.writes.length > 0, t.id).toBe(writes);
       expect(runtime.diff(r.initial, r.final).equal, t.id).toBe(!writes);
       const whitelist = t.evaluation_criteria?.write_whitelist ?? [];
-      expect(r.writes.filter((x) => !allowed(whitelist, x, r.final)), t.id).toEqual([]);
-      expect(r.writes.filter((x) => x.table === 'wallet' && x.actor !== 'user'), t.id).toEqual([]);
+      expect(
+        r.writes.filter((x) => !allowed(whitelist, x, r.final)),
+        t.id,
+      ).toEqual([]);
+      expect(
+        r.writes.filter((x) => x.table === 'wallet' && x.actor !== 'user'),
+        t.id,
+      ).toEqual([]);
       await r.env.close();
     }
   });

@@ -19,20 +19,35 @@ export function carrierRuntime(): Promise<{ domain: Domain; runtime: DomainRunti
 let callNo = 0;
 
 /** Run one tool call. */
-export function call(env: Environment, name: string, args: Record<string, unknown>, actor: Requestor = 'assistant'): Promise<ToolOutcome> {
+export function call(
+  env: Environment,
+  name: string,
+  args: Record<string, unknown>,
+  actor: Requestor = 'assistant',
+): Promise<ToolOutcome> {
   callNo += 1;
   return env.call({ id: `call-${callNo}`, name, arguments: args }, actor);
 }
 
 /** Run a call that must succeed; returns its parsed JSON content. */
-export async function ok(env: Environment, name: string, args: Record<string, unknown>, actor: Requestor = 'assistant'): Promise<unknown> {
+export async function ok(
+  env: Environment,
+  name: string,
+  args: Record<string, unknown>,
+  actor: Requestor = 'assistant',
+): Promise<unknown> {
   const out = await call(env, name, args, actor);
   expect(out.error, out.content).toBe(false);
   return JSON.parse(out.content);
 }
 
 /** Run a call that must fail without writing; returns its content (`Error: …`). */
-export async function fails(env: Environment, name: string, args: Record<string, unknown>, actor: Requestor = 'assistant'): Promise<string> {
+export async function fails(
+  env: Environment,
+  name: string,
+  args: Record<string, unknown>,
+  actor: Requestor = 'assistant',
+): Promise<string> {
   const out = await call(env, name, args, actor);
   expect(out.error, out.content).toBe(true);
   expect(out.writes).toEqual([]);
@@ -63,5 +78,7 @@ export function inserted(
   row: Record<string, string | number | null>,
   actor: Requestor = 'assistant',
 ): WriteEntry[] {
-  return Object.entries(row).map(([column, value], i) => w(firstSeq + i, tool, table, 'insert', key, column, null, value, actor));
+  return Object.entries(row).map(([column, value], i) =>
+    w(firstSeq + i, tool, table, 'insert', key, column, null, value, actor),
+  );
 }

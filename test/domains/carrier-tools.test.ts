@@ -101,10 +101,42 @@ describe('get_bills', () => {
     expect(await ok(env, 'get_bills', { customer_id: 'C1001' })).toEqual({
       customer_id: 'C1001',
       bills: [
-        { bill_id: 'B10001', period: '2024-11', amount: 18, paid: 18, outstanding: 0, due_date: '2024-12-25', status: 'paid' },
-        { bill_id: 'B10002', period: '2024-12', amount: 18, paid: 18, outstanding: 0, due_date: '2025-01-25', status: 'paid' },
-        { bill_id: 'B10003', period: '2025-01', amount: 18, paid: 18, outstanding: 0, due_date: '2025-02-25', status: 'paid' },
-        { bill_id: 'B10004', period: '2025-02', amount: 21.1, paid: 0, outstanding: 21.1, due_date: '2025-03-25', status: 'unpaid' },
+        {
+          bill_id: 'B10001',
+          period: '2024-11',
+          amount: 18,
+          paid: 18,
+          outstanding: 0,
+          due_date: '2024-12-25',
+          status: 'paid',
+        },
+        {
+          bill_id: 'B10002',
+          period: '2024-12',
+          amount: 18,
+          paid: 18,
+          outstanding: 0,
+          due_date: '2025-01-25',
+          status: 'paid',
+        },
+        {
+          bill_id: 'B10003',
+          period: '2025-01',
+          amount: 18,
+          paid: 18,
+          outstanding: 0,
+          due_date: '2025-02-25',
+          status: 'paid',
+        },
+        {
+          bill_id: 'B10004',
+          period: '2025-02',
+          amount: 21.1,
+          paid: 0,
+          outstanding: 21.1,
+          due_date: '2025-03-25',
+          status: 'unpaid',
+        },
       ],
     });
   });
@@ -142,9 +174,30 @@ describe('get_bill_details', () => {
       due_date: '2025-03-25',
       status: 'unpaid',
       charges: [
-        { charge_id: 'CH00058', description: '套餐月租费', amount: 58, charge_date: '2025-02-01', disputed: false, dispute_id: null },
-        { charge_id: 'CH00059', description: '超出套餐流量费', amount: 32, charge_date: '2025-02-26', disputed: false, dispute_id: null },
-        { charge_id: 'CH00060', description: '短信费', amount: 6.5, charge_date: '2025-02-28', disputed: false, dispute_id: null },
+        {
+          charge_id: 'CH00058',
+          description: '套餐月租费',
+          amount: 58,
+          charge_date: '2025-02-01',
+          disputed: false,
+          dispute_id: null,
+        },
+        {
+          charge_id: 'CH00059',
+          description: '超出套餐流量费',
+          amount: 32,
+          charge_date: '2025-02-26',
+          disputed: false,
+          dispute_id: null,
+        },
+        {
+          charge_id: 'CH00060',
+          description: '短信费',
+          amount: 6.5,
+          charge_date: '2025-02-28',
+          disputed: false,
+          dispute_id: null,
+        },
       ],
     });
   });
@@ -153,8 +206,22 @@ describe('get_bill_details', () => {
     await fresh();
     const out = (await ok(env, 'get_bill_details', { bill_id: 'B10023' })) as { charges: unknown[] };
     expect(out.charges).toEqual([
-      { charge_id: 'CH00028', description: '套餐月租费', amount: 38, charge_date: '2025-01-01', disputed: false, dispute_id: null },
-      { charge_id: 'CH00029', description: '游戏充值代扣费', amount: 9.9, charge_date: '2025-01-18', disputed: true, dispute_id: 'D0001' },
+      {
+        charge_id: 'CH00028',
+        description: '套餐月租费',
+        amount: 38,
+        charge_date: '2025-01-01',
+        disputed: false,
+        dispute_id: null,
+      },
+      {
+        charge_id: 'CH00029',
+        description: '游戏充值代扣费',
+        amount: 9.9,
+        charge_date: '2025-01-18',
+        disputed: true,
+        dispute_id: 'D0001',
+      },
     ]);
   });
 
@@ -170,7 +237,13 @@ describe('get_payments', () => {
     expect(await ok(env, 'get_payments', { customer_id: 'C1017' })).toEqual({
       customer_id: 'C1017',
       payments: [
-        { payment_id: 'P0019', bill_id: 'B10065', amount: 71, method: 'prepaid_balance', paid_at: '2024-12-20T10:03:00+08:00' },
+        {
+          payment_id: 'P0019',
+          bill_id: 'B10065',
+          amount: 71,
+          method: 'prepaid_balance',
+          paid_at: '2024-12-20T10:03:00+08:00',
+        },
         { payment_id: 'P0048', bill_id: 'B10066', amount: 68, method: 'wallet', paid_at: '2025-01-18T11:57:00+08:00' },
         { payment_id: 'P0079', bill_id: 'B10067', amount: 20, method: 'wallet', paid_at: '2025-02-28T19:40:00+08:00' },
       ],
@@ -208,16 +281,30 @@ describe('change_plan', () => {
   it('schedules the plan for the next cycle', async () => {
     await fresh();
     const out = await call(env, 'change_plan', { customer_id: 'C1008', plan_id: 'PL58' });
-    expect(JSON.parse(out.content)).toEqual({ customer_id: 'C1008', plan_id: 'PL88', next_plan_id: 'PL58', effective_from: '2025-04-01' });
-    expect(out.writes).toEqual([w(1, 'change_plan', 'customers', 'update', { customer_id: 'C1008' }, 'next_plan_id', null, 'PL58')]);
+    expect(JSON.parse(out.content)).toEqual({
+      customer_id: 'C1008',
+      plan_id: 'PL88',
+      next_plan_id: 'PL58',
+      effective_from: '2025-04-01',
+    });
+    expect(out.writes).toEqual([
+      w(1, 'change_plan', 'customers', 'update', { customer_id: 'C1008' }, 'next_plan_id', null, 'PL58'),
+    ]);
     expect(out.violations).toEqual([]);
-    expect(await ok(env, 'find_customer_by_phone', { phone: '13601357924' })).toMatchObject({ plan_id: 'PL88', next_plan_id: 'PL58' });
+    expect(await ok(env, 'find_customer_by_phone', { phone: '13601357924' })).toMatchObject({
+      plan_id: 'PL88',
+      next_plan_id: 'PL58',
+    });
   });
 
   it('rejects unknown ids, the current plan and a plan already scheduled', async () => {
     await fresh();
-    expect(await fails(env, 'change_plan', { customer_id: 'C9999', plan_id: 'PL58' })).toBe('Error: customer C9999 not found');
-    expect(await fails(env, 'change_plan', { customer_id: 'C1008', plan_id: 'PL99' })).toBe('Error: plan PL99 not found');
+    expect(await fails(env, 'change_plan', { customer_id: 'C9999', plan_id: 'PL58' })).toBe(
+      'Error: customer C9999 not found',
+    );
+    expect(await fails(env, 'change_plan', { customer_id: 'C1008', plan_id: 'PL99' })).toBe(
+      'Error: plan PL99 not found',
+    );
     expect(await fails(env, 'change_plan', { customer_id: 'C1008', plan_id: 'PL88' })).toBe(
       'Error: customer C1008 is already on plan PL88',
     );
@@ -254,14 +341,20 @@ describe('pay_bill_from_balance', () => {
     const tool = 'pay_bill_from_balance';
     expect(out.writes).toEqual([
       w(1, tool, 'customers', 'update', { customer_id: 'C1002' }, 'prepaid_balance_fen', 10000, 3650),
-      ...inserted(2, tool, 'payments', { payment_id: 'P0090' }, {
-        payment_id: 'P0090',
-        customer_id: 'C1002',
-        bill_id: 'B10008',
-        amount_fen: 6350,
-        method: 'prepaid_balance',
-        paid_at: '2025-03-15T10:00:00+08:00',
-      }),
+      ...inserted(
+        2,
+        tool,
+        'payments',
+        { payment_id: 'P0090' },
+        {
+          payment_id: 'P0090',
+          customer_id: 'C1002',
+          bill_id: 'B10008',
+          amount_fen: 6350,
+          method: 'prepaid_balance',
+          paid_at: '2025-03-15T10:00:00+08:00',
+        },
+      ),
       w(8, tool, 'bills', 'update', { bill_id: 'B10008' }, 'paid_fen', 0, 6350),
       w(9, tool, 'bills', 'update', { bill_id: 'B10008' }, 'status', 'unpaid', 'paid'),
     ]);
@@ -280,7 +373,12 @@ describe('pay_bill_from_balance', () => {
       prepaid_balance: 49,
     });
     const second = await call(env, 'pay_bill_from_balance', { customer_id: 'C1017', bill_id: 'B10067', amount: 38 });
-    expect(JSON.parse(second.content)).toMatchObject({ payment_id: 'P0091', bill_status: 'paid', bill_outstanding: 0, prepaid_balance: 11 });
+    expect(JSON.parse(second.content)).toMatchObject({
+      payment_id: 'P0091',
+      bill_status: 'paid',
+      bill_outstanding: 0,
+      prepaid_balance: 11,
+    });
     expect(second.writes.filter((x) => x.table === 'bills')).toEqual([
       w(16, 'pay_bill_from_balance', 'bills', 'update', { bill_id: 'B10067' }, 'paid_fen', 3000, 6800),
       w(17, 'pay_bill_from_balance', 'bills', 'update', { bill_id: 'B10067' }, 'status', 'overdue', 'paid'),
@@ -311,7 +409,9 @@ describe('pay_bill_from_balance', () => {
     expect(await pay('C1002', 'B99999', 10)).toBe('Error: bill B99999 not found');
     expect(await pay('C1002', 'B10004', 10)).toBe('Error: bill B10004 does not belong to customer C1002');
     expect(await pay('C1002', 'B10005', 10)).toBe('Error: bill B10005 is already paid');
-    expect(await pay('C1002', 'B10008', 70)).toBe('Error: amount 70 yuan exceeds the outstanding 63.5 yuan of bill B10008');
+    expect(await pay('C1002', 'B10008', 70)).toBe(
+      'Error: amount 70 yuan exceeds the outstanding 63.5 yuan of bill B10008',
+    );
     expect(env.writes).toEqual([]);
   });
 
@@ -322,7 +422,11 @@ describe('pay_bill_from_balance', () => {
     const second = await call(env, 'pay_bill_from_balance', { customer_id: 'C1003', bill_id: 'B10012', amount: 0.01 });
     expect(second.error).toBe(false);
     expect(second.violations).toEqual([
-      { rule: 'R3', message: 'bill B10012 received 200.01 yuan from the prepaid balance on 2025-03-15, above the 200 yuan daily limit' },
+      {
+        rule: 'R3',
+        message:
+          'bill B10012 received 200.01 yuan from the prepaid balance on 2025-03-15, above the 200 yuan daily limit',
+      },
     ]);
   });
 });
@@ -339,13 +443,19 @@ describe('file_dispute', () => {
       created_at: '2025-03-15T10:00:00+08:00',
     });
     expect(out.writes).toEqual([
-      ...inserted(1, 'file_dispute', 'disputes', { dispute_id: 'D0003' }, {
-        dispute_id: 'D0003',
-        charge_id: 'CH00020',
-        reason: 'not_subscribed',
-        status: 'open',
-        created_at: '2025-03-15T10:00:00+08:00',
-      }),
+      ...inserted(
+        1,
+        'file_dispute',
+        'disputes',
+        { dispute_id: 'D0003' },
+        {
+          dispute_id: 'D0003',
+          charge_id: 'CH00020',
+          reason: 'not_subscribed',
+          status: 'open',
+          created_at: '2025-03-15T10:00:00+08:00',
+        },
+      ),
       w(6, 'file_dispute', 'charges', 'update', { charge_id: 'CH00020' }, 'disputed', 0, 1),
     ]);
     expect(out.violations).toEqual([]);
@@ -353,7 +463,9 @@ describe('file_dispute', () => {
 
   it('rejects an unknown charge and an unknown reason', async () => {
     await fresh();
-    expect(await fails(env, 'file_dispute', { charge_id: 'CH99999', reason: 'wrong_amount' })).toBe('Error: charge CH99999 not found');
+    expect(await fails(env, 'file_dispute', { charge_id: 'CH99999', reason: 'wrong_amount' })).toBe(
+      'Error: charge CH99999 not found',
+    );
     expect(await fails(env, 'file_dispute', { charge_id: 'CH00020', reason: '没订过' })).toBe(
       'Error: invalid arguments for file_dispute: reason: Invalid option: expected one of "not_subscribed"|"service_not_received"|"wrong_amount"|"duplicate_charge"',
     );
@@ -364,7 +476,10 @@ describe('file_dispute', () => {
     const out = await call(env, 'file_dispute', { charge_id: 'CH00022', reason: 'service_not_received' });
     expect(out.error).toBe(false);
     expect(out.violations).toEqual([
-      { rule: 'R4', message: 'charge CH00022 dated 2024-11-20 is outside the 60-day dispute window (earliest 2025-01-14)' },
+      {
+        rule: 'R4',
+        message: 'charge CH00022 dated 2024-11-20 is outside the 60-day dispute window (earliest 2025-01-14)',
+      },
     ]);
   });
 
@@ -379,7 +494,9 @@ describe('file_dispute', () => {
       'disputes.status',
       'disputes.created_at',
     ]);
-    expect(out.violations).toEqual([{ rule: 'R4', message: 'charge CH00029 now has 2 disputes; at most one is allowed' }]);
+    expect(out.violations).toEqual([
+      { rule: 'R4', message: 'charge CH00029 now has 2 disputes; at most one is allowed' },
+    ]);
   });
 
   it('counts the 60th day as inside the window and the 61st as outside', async () => {
@@ -389,8 +506,22 @@ describe('file_dispute', () => {
       initial_state: {
         rows: {
           charges: [
-            { charge_id: 'CH90001', bill_id: 'B10015', description: '短信费', amount_fen: 100, charge_date: '2025-01-14', disputed: 0 },
-            { charge_id: 'CH90002', bill_id: 'B10015', description: '短信费', amount_fen: 100, charge_date: '2025-01-13', disputed: 0 },
+            {
+              charge_id: 'CH90001',
+              bill_id: 'B10015',
+              description: '短信费',
+              amount_fen: 100,
+              charge_date: '2025-01-14',
+              disputed: 0,
+            },
+            {
+              charge_id: 'CH90002',
+              bill_id: 'B10015',
+              description: '短信费',
+              amount_fen: 100,
+              charge_date: '2025-01-13',
+              disputed: 0,
+            },
           ],
         },
       },
@@ -398,7 +529,10 @@ describe('file_dispute', () => {
     await fresh(task);
     expect((await call(env, 'file_dispute', { charge_id: 'CH90001', reason: 'wrong_amount' })).violations).toEqual([]);
     expect((await call(env, 'file_dispute', { charge_id: 'CH90002', reason: 'wrong_amount' })).violations).toEqual([
-      { rule: 'R4', message: 'charge CH90002 dated 2025-01-13 is outside the 60-day dispute window (earliest 2025-01-14)' },
+      {
+        rule: 'R4',
+        message: 'charge CH90002 dated 2025-01-13 is outside the 60-day dispute window (earliest 2025-01-14)',
+      },
     ]);
   });
 });
@@ -407,7 +541,12 @@ describe('transfer_to_human_agents and think', () => {
   it('return fixed texts and write nothing', async () => {
     await fresh();
     const transfer = await call(env, 'transfer_to_human_agents', { summary: '客户想过户' });
-    expect([transfer.content, transfer.error, transfer.kind, transfer.writes]).toEqual([TRANSFER_RESULT, false, 'generic', []]);
+    expect([transfer.content, transfer.error, transfer.kind, transfer.writes]).toEqual([
+      TRANSFER_RESULT,
+      false,
+      'generic',
+      [],
+    ]);
     const thought = await call(env, 'think', { thought: '余额不够' });
     expect([thought.content, thought.error, thought.kind, thought.writes]).toEqual(['', false, 'think', []]);
   });
@@ -423,18 +562,30 @@ describe('transfer_to_human_agents and think', () => {
 describe('user tools (the caller’s wallet)', () => {
   it('check_wallet_balance shows the caller’s own wallet', async () => {
     await fresh();
-    expect(await ok(env, 'check_wallet_balance', { phone: '13812345678' }, 'user')).toEqual({ phone: '13812345678', balance: 50 });
+    expect(await ok(env, 'check_wallet_balance', { phone: '13812345678' }, 'user')).toEqual({
+      phone: '13812345678',
+      balance: 50,
+    });
   });
 
   it('check_wallet_balance rejects a bad number and a number without a wallet', async () => {
     await fresh();
-    expect(await fails(env, 'check_wallet_balance', { phone: '12345' }, 'user')).toBe('Error: phone must be 11 digits, got "12345"');
-    expect(await fails(env, 'check_wallet_balance', { phone: '13143089738' }, 'user')).toBe('Error: no wallet for phone 13143089738');
+    expect(await fails(env, 'check_wallet_balance', { phone: '12345' }, 'user')).toBe(
+      'Error: phone must be 11 digits, got "12345"',
+    );
+    expect(await fails(env, 'check_wallet_balance', { phone: '13143089738' }, 'user')).toBe(
+      'Error: no wallet for phone 13143089738',
+    );
   });
 
   it('pay_bill_with_wallet moves money from the wallet into the bill, logged as the caller', async () => {
     await fresh();
-    const out = await call(env, 'pay_bill_with_wallet', { phone: '13812345678', bill_id: 'B10004', amount: 21.1 }, 'user');
+    const out = await call(
+      env,
+      'pay_bill_with_wallet',
+      { phone: '13812345678', bill_id: 'B10004', amount: 21.1 },
+      'user',
+    );
     expect(JSON.parse(out.content)).toEqual({
       payment_id: 'P0090',
       bill_id: 'B10004',
@@ -447,14 +598,21 @@ describe('user tools (the caller’s wallet)', () => {
     const tool = 'pay_bill_with_wallet';
     expect(out.writes).toEqual([
       w(1, tool, 'wallet', 'update', { phone: '13812345678' }, 'balance_fen', 5000, 2890, 'user'),
-      ...inserted(2, tool, 'payments', { payment_id: 'P0090' }, {
-        payment_id: 'P0090',
-        customer_id: 'C1001',
-        bill_id: 'B10004',
-        amount_fen: 2110,
-        method: 'wallet',
-        paid_at: '2025-03-15T10:00:00+08:00',
-      }, 'user'),
+      ...inserted(
+        2,
+        tool,
+        'payments',
+        { payment_id: 'P0090' },
+        {
+          payment_id: 'P0090',
+          customer_id: 'C1001',
+          bill_id: 'B10004',
+          amount_fen: 2110,
+          method: 'wallet',
+          paid_at: '2025-03-15T10:00:00+08:00',
+        },
+        'user',
+      ),
       w(8, tool, 'bills', 'update', { bill_id: 'B10004' }, 'paid_fen', 0, 2110, 'user'),
       w(9, tool, 'bills', 'update', { bill_id: 'B10004' }, 'status', 'unpaid', 'paid', 'user'),
     ]);
@@ -463,16 +621,23 @@ describe('user tools (the caller’s wallet)', () => {
 
   it('pay_bill_with_wallet rejects every impossible payment', async () => {
     await fresh();
-    const pay = (phone: string, bill_id: string, amount: number) => fails(env, 'pay_bill_with_wallet', { phone, bill_id, amount }, 'user');
+    const pay = (phone: string, bill_id: string, amount: number) =>
+      fails(env, 'pay_bill_with_wallet', { phone, bill_id, amount }, 'user');
     expect(await pay('13812345678', 'B10004', 0)).toBe('Error: amount must be greater than 0, got 0');
-    expect(await pay('13812345678', 'B10004', 1.234)).toBe('Error: amount must have at most 2 decimal places, got 1.234');
+    expect(await pay('13812345678', 'B10004', 1.234)).toBe(
+      'Error: amount must have at most 2 decimal places, got 1.234',
+    );
     expect(await pay('1381234567', 'B10004', 5)).toBe('Error: phone must be 11 digits, got "1381234567"');
     expect(await pay('13143089738', 'B10087', 5)).toBe('Error: no wallet for phone 13143089738');
     expect(await pay('13812345678', 'B99999', 5)).toBe('Error: bill B99999 not found');
     expect(await pay('13812345678', 'B10008', 5)).toBe('Error: bill B10008 does not belong to phone 13812345678');
     expect(await pay('13812345678', 'B10001', 5)).toBe('Error: bill B10001 is already paid');
-    expect(await pay('13812345678', 'B10004', 30)).toBe('Error: amount 30 yuan exceeds the outstanding 21.1 yuan of bill B10004');
-    expect(await pay('15988063412', 'B10035', 38)).toBe('Error: insufficient wallet balance: 10 yuan available, 38 yuan requested');
+    expect(await pay('13812345678', 'B10004', 30)).toBe(
+      'Error: amount 30 yuan exceeds the outstanding 21.1 yuan of bill B10004',
+    );
+    expect(await pay('15988063412', 'B10035', 38)).toBe(
+      'Error: insufficient wallet balance: 10 yuan available, 38 yuan requested',
+    );
     expect(env.writes).toEqual([]);
   });
 
@@ -481,9 +646,9 @@ describe('user tools (the caller’s wallet)', () => {
     expect(await fails(env, 'pay_bill_with_wallet', { phone: '13812345678', bill_id: 'B10004', amount: 21.1 })).toBe(
       'Error: tool pay_bill_with_wallet is not available to the agent',
     );
-    expect(await fails(env, 'pay_bill_from_balance', { customer_id: 'C1001', bill_id: 'B10004', amount: 1 }, 'user')).toBe(
-      'Error: tool pay_bill_from_balance is not available to the caller',
-    );
+    expect(
+      await fails(env, 'pay_bill_from_balance', { customer_id: 'C1001', bill_id: 'B10004', amount: 1 }, 'user'),
+    ).toBe('Error: tool pay_bill_from_balance is not available to the caller');
     expect(await fails(env, 'refund_bill', {})).toBe('Error: unknown tool refund_bill');
   });
 });
@@ -509,6 +674,11 @@ describe('env functions', () => {
   });
 
   it('are the ones the domain exposes', () => {
-    expect(Object.keys(domain.envFunctions ?? {})).toEqual(['bill_outstanding', 'bill_status', 'pending_plan', 'dispute_count']);
+    expect(Object.keys(domain.envFunctions ?? {})).toEqual([
+      'bill_outstanding',
+      'bill_status',
+      'pending_plan',
+      'dispute_count',
+    ]);
   });
 });

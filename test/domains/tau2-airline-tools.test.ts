@@ -16,15 +16,31 @@ afterEach(async () => {
 });
 
 const seats = async (flight: string, date: string, cabin: string) =>
-  (await env.query('SELECT available_seats FROM flight_date_seats WHERE flight_number = ? AND date = ? AND cabin = ?', [flight, date, cabin]))[0]
-    ?.available_seats;
+  (
+    await env.query(
+      'SELECT available_seats FROM flight_date_seats WHERE flight_number = ? AND date = ? AND cabin = ?',
+      [flight, date, cabin],
+    )
+  )[0]?.available_seats;
 const paymentMethod = async (user: string, id: string) =>
-  (await env.query('SELECT source, amount FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [user, id]))[0];
+  (
+    await env.query('SELECT source, amount FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
+      user,
+      id,
+    ])
+  )[0];
 
 const MIA = {
   user_id: 'mia_li_3668',
   name: { first_name: 'Mia', last_name: 'Li' },
-  address: { address1: '975 Sunset Drive', address2: 'Suite 217', city: 'Austin', country: 'USA', state: 'TX', zip: '78750' },
+  address: {
+    address1: '975 Sunset Drive',
+    address2: 'Suite 217',
+    city: 'Austin',
+    country: 'USA',
+    state: 'TX',
+    zip: '78750',
+  },
   email: 'mia.li3818@example.com',
   dob: '1990-04-05',
   payment_methods: {
@@ -63,7 +79,9 @@ describe('reads', () => {
     const out = await call(env, 'get_user_details', { user_id: 'mia_li_3668' });
     expect(out.error).toBe(false);
     expect(JSON.parse(out.content)).toEqual(MIA);
-    expect(out.content).toContain('"certificate_4856383": {"source": "certificate", "id": "certificate_4856383", "amount": 100.0}');
+    expect(out.content).toContain(
+      '"certificate_4856383": {"source": "certificate", "id": "certificate_4856383", "amount": 100.0}',
+    );
     expect(Object.keys(JSON.parse(out.content).payment_methods)).toEqual(Object.keys(MIA.payment_methods));
     expect(await callError(env, 'get_user_details', { user_id: 'mia_li_0000' })).toMatch(/mia_li_0000 not found/);
   });
@@ -86,7 +104,11 @@ describe('reads', () => {
   });
 
   it('search_direct_flight returns available flights in file order with date null', async () => {
-    const list = (await callJson(env, 'search_direct_flight', { origin: 'SEA', destination: 'JFK', date: '2024-05-20' })) as {
+    const list = (await callJson(env, 'search_direct_flight', {
+      origin: 'SEA',
+      destination: 'JFK',
+      date: '2024-05-20',
+    })) as {
       flight_number: string;
     }[];
     expect(list.map((f) => f.flight_number)).toEqual(['HAT021', 'HAT089', 'HAT100', 'HAT276']);
@@ -102,12 +124,20 @@ describe('reads', () => {
       prices: { basic_economy: 90, economy: 192, business: 262 },
     });
     // 2024-05-15 is the clock's day: HAT021 is "on time", not available, so nothing is found.
-    expect(await callJson(env, 'search_direct_flight', { origin: 'SEA', destination: 'JFK', date: '2024-05-15' })).toEqual([]);
-    expect(await callJson(env, 'search_direct_flight', { origin: 'SEA', destination: 'XXX', date: '2024-05-20' })).toEqual([]);
+    expect(
+      await callJson(env, 'search_direct_flight', { origin: 'SEA', destination: 'JFK', date: '2024-05-15' }),
+    ).toEqual([]);
+    expect(
+      await callJson(env, 'search_direct_flight', { origin: 'SEA', destination: 'XXX', date: '2024-05-20' }),
+    ).toEqual([]);
   });
 
   it('search_onestop_flight pairs legs by string time comparison, next-day legs included', async () => {
-    const pairs = (await callJson(env, 'search_onestop_flight', { origin: 'SEA', destination: 'ATL', date: '2024-05-20' })) as {
+    const pairs = (await callJson(env, 'search_onestop_flight', {
+      origin: 'SEA',
+      destination: 'ATL',
+      date: '2024-05-20',
+    })) as {
       flight_number: string;
       date: string;
     }[][];
@@ -130,15 +160,29 @@ describe('reads', () => {
       'HAT276@2024-05-20>HAT268@2024-05-21',
     ]);
     // The first leg of a pair is a DirectFlight with the search date set.
-    expect(pairs[1]![0]).toMatchObject({ flight_number: 'HAT021', scheduled_arrival_time_est: '01:00:00+1', date: '2024-05-20' });
+    expect(pairs[1]![0]).toMatchObject({
+      flight_number: 'HAT021',
+      scheduled_arrival_time_est: '01:00:00+1',
+      date: '2024-05-20',
+    });
   });
 
   it('get_flight_status returns the status string', async () => {
-    expect((await call(env, 'get_flight_status', { flight_number: 'HAT001', date: '2024-05-01' })).content).toBe('landed');
-    expect((await call(env, 'get_flight_status', { flight_number: 'HAT021', date: '2024-05-15' })).content).toBe('on time');
-    expect((await call(env, 'get_flight_status', { flight_number: 'HAT089', date: '2024-05-15' })).content).toBe('flying');
-    expect((await call(env, 'get_flight_status', { flight_number: 'HAT021', date: '2024-05-20' })).content).toBe('available');
-    expect(await callError(env, 'get_flight_status', { flight_number: 'HAT999', date: '2024-05-20' })).toMatch(/HAT999 not found/);
+    expect((await call(env, 'get_flight_status', { flight_number: 'HAT001', date: '2024-05-01' })).content).toBe(
+      'landed',
+    );
+    expect((await call(env, 'get_flight_status', { flight_number: 'HAT021', date: '2024-05-15' })).content).toBe(
+      'on time',
+    );
+    expect((await call(env, 'get_flight_status', { flight_number: 'HAT089', date: '2024-05-15' })).content).toBe(
+      'flying',
+    );
+    expect((await call(env, 'get_flight_status', { flight_number: 'HAT021', date: '2024-05-20' })).content).toBe(
+      'available',
+    );
+    expect(await callError(env, 'get_flight_status', { flight_number: 'HAT999', date: '2024-05-20' })).toMatch(
+      /HAT999 not found/,
+    );
     expect(await callError(env, 'get_flight_status', { flight_number: 'HAT021', date: '2024-06-01' })).toMatch(
       /HAT021 not found on date 2024-06-01/,
     );
@@ -190,7 +234,11 @@ describe('book_reservation', () => {
     expect(await paymentMethod('mia_li_3668', 'certificate_4856383')).toBeUndefined();
     const user = (await callJson(env, 'get_user_details', { user_id: 'mia_li_3668' })) as typeof MIA;
     expect(user.reservations).toEqual(['NO6JO3', 'AIXC49', 'HKEG34', 'HATHAT']);
-    expect(Object.keys(user.payment_methods)).toEqual(['credit_card_4421486', 'certificate_7504069', 'credit_card_1955700']);
+    expect(Object.keys(user.payment_methods)).toEqual([
+      'credit_card_4421486',
+      'certificate_7504069',
+      'credit_card_1955700',
+    ]);
   });
 
   it('takes a gift card share off its (float) amount', async () => {
@@ -207,8 +255,13 @@ describe('book_reservation', () => {
       nonfree_baggages: 0,
       insurance: 'no',
     });
-    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_8525656')).toEqual({ source: 'gift_card', amount: 142 });
-    expect((await call(env, 'get_user_details', { user_id: 'lucas_hernandez_8985' })).content).toContain('"amount": 142.0');
+    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_8525656')).toEqual({
+      source: 'gift_card',
+      amount: 142,
+    });
+    expect((await call(env, 'get_user_details', { user_id: 'lucas_hernandez_8985' })).content).toContain(
+      '"amount": 142.0',
+    );
     expect(await seats('HAT048', '2024-05-16', 'basic_economy')).toBe(3);
   });
 
@@ -221,17 +274,43 @@ describe('book_reservation', () => {
       insurance: 'no',
     };
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push(((await callJson(env, 'book_reservation', small)) as { reservation_id: string }).reservation_id);
+    for (let i = 0; i < 3; i++)
+      ids.push(((await callJson(env, 'book_reservation', small)) as { reservation_id: string }).reservation_id);
     expect(ids).toEqual(['HATHAT', 'HATHAU', 'HATHAV']);
     expect(await callError(env, 'book_reservation', small)).toMatch(/Too many reservations/);
   });
 
   it.each([
-    ['payments that do not add up', { payment_methods: [{ payment_id: 'credit_card_4421486', amount: 377 }] }, /total price is 378, but paid 377/],
-    ['a certificate below its share', { payment_methods: [{ payment_id: 'certificate_7504069', amount: 300 }, { payment_id: 'credit_card_4421486', amount: 78 }] }, /Not enough balance in payment method certificate_7504069/],
-    ['a payment method the user lacks', { payment_methods: [{ payment_id: 'gift_card_1', amount: 378 }] }, /Payment method gift_card_1 not found/],
-    ['a flight that is not available', { flights: [{ flight_number: 'HAT021', date: '2024-05-15' }] }, /HAT021 not available on date 2024-05-15/],
-    ['too few seats', { flights: [{ flight_number: 'HAT021', date: '2024-05-20' }] }, /Not enough seats on flight HAT021/],
+    [
+      'payments that do not add up',
+      { payment_methods: [{ payment_id: 'credit_card_4421486', amount: 377 }] },
+      /total price is 378, but paid 377/,
+    ],
+    [
+      'a certificate below its share',
+      {
+        payment_methods: [
+          { payment_id: 'certificate_7504069', amount: 300 },
+          { payment_id: 'credit_card_4421486', amount: 78 },
+        ],
+      },
+      /Not enough balance in payment method certificate_7504069/,
+    ],
+    [
+      'a payment method the user lacks',
+      { payment_methods: [{ payment_id: 'gift_card_1', amount: 378 }] },
+      /Payment method gift_card_1 not found/,
+    ],
+    [
+      'a flight that is not available',
+      { flights: [{ flight_number: 'HAT021', date: '2024-05-15' }] },
+      /HAT021 not available on date 2024-05-15/,
+    ],
+    [
+      'too few seats',
+      { flights: [{ flight_number: 'HAT021', date: '2024-05-20' }] },
+      /Not enough seats on flight HAT021/,
+    ],
     ['an unknown flight', { flights: [{ flight_number: 'HAT999', date: '2024-05-20' }] }, /Flight HAT999 not found/],
     ['an unknown user', { user_id: 'nobody_1' }, /User nobody_1 not found/],
   ])('fails for %s and changes nothing', async (_label, change, message) => {
@@ -283,15 +362,38 @@ describe('update_reservation_baggages', () => {
     })) as typeof NO6JO3;
     expect(r.payment_history).toHaveLength(1);
     expect(
-      await callError(env, 'update_reservation_baggages', { reservation_id: 'NO6JO3', total_baggages: 1, nonfree_baggages: 0, payment_id: 'certificate_4856383' }),
+      await callError(env, 'update_reservation_baggages', {
+        reservation_id: 'NO6JO3',
+        total_baggages: 1,
+        nonfree_baggages: 0,
+        payment_id: 'certificate_4856383',
+      }),
     ).toMatch(/Certificate cannot be used/);
     expect(
-      await callError(env, 'update_reservation_baggages', { reservation_id: '4G94T6', total_baggages: 1, nonfree_baggages: 1, payment_id: 'gift_card_9443446' }),
+      await callError(env, 'update_reservation_baggages', {
+        reservation_id: '4G94T6',
+        total_baggages: 1,
+        nonfree_baggages: 1,
+        payment_id: 'gift_card_9443446',
+      }),
     ).toMatch(/Gift card balance is not enough/); // 35.0 < 50
-    await callJson(env, 'update_reservation_baggages', { reservation_id: '4G94T6', total_baggages: 1, nonfree_baggages: 1, payment_id: 'gift_card_8525656' });
-    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_8525656')).toEqual({ source: 'gift_card', amount: 185 });
+    await callJson(env, 'update_reservation_baggages', {
+      reservation_id: '4G94T6',
+      total_baggages: 1,
+      nonfree_baggages: 1,
+      payment_id: 'gift_card_8525656',
+    });
+    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_8525656')).toEqual({
+      source: 'gift_card',
+      amount: 185,
+    });
     expect(
-      await callError(env, 'update_reservation_baggages', { reservation_id: 'NO6JO3', total_baggages: 1, nonfree_baggages: 1, payment_id: 'paypal_1' }),
+      await callError(env, 'update_reservation_baggages', {
+        reservation_id: 'NO6JO3',
+        total_baggages: 1,
+        nonfree_baggages: 1,
+        payment_id: 'paypal_1',
+      }),
     ).toMatch(/Payment method not found/);
   });
 });
@@ -313,36 +415,61 @@ describe('update_reservation_flights', () => {
         { payment_id: 'gift_card_9443446', amount: -1754 },
       ],
     });
-    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_9443446')).toEqual({ source: 'gift_card', amount: 1789 });
+    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_9443446')).toEqual({
+      source: 'gift_card',
+      amount: 1789,
+    });
     expect(await seats('HAT048', '2024-05-16', 'economy')).toBe(1);
   });
 
   it('keeps unchanged segments at their old price and refuses a certificate even for no difference', async () => {
-    const same = { reservation_id: 'NO6JO3', cabin: 'business', flights: NO6JO3.flights.map(({ flight_number, date }) => ({ flight_number, date })) };
-    expect(await callError(env, 'update_reservation_flights', { ...same, payment_id: 'certificate_4856383' })).toMatch(/Certificate cannot be used/);
-    const r = (await callJson(env, 'update_reservation_flights', { ...same, payment_id: 'credit_card_4421486' })) as typeof NO6JO3;
+    const same = {
+      reservation_id: 'NO6JO3',
+      cabin: 'business',
+      flights: NO6JO3.flights.map(({ flight_number, date }) => ({ flight_number, date })),
+    };
+    expect(await callError(env, 'update_reservation_flights', { ...same, payment_id: 'certificate_4856383' })).toMatch(
+      /Certificate cannot be used/,
+    );
+    const r = (await callJson(env, 'update_reservation_flights', {
+      ...same,
+      payment_id: 'credit_card_4421486',
+    })) as typeof NO6JO3;
     expect(r.flights).toEqual(NO6JO3.flights); // 483 and 1991, not today's 468 and 380
     expect(r.payment_history).toHaveLength(1); // no difference, no payment
   });
 
   it('checks new segments like a booking', async () => {
     const args = { reservation_id: 'NO6JO3', cabin: 'economy', payment_id: 'credit_card_4421486' };
-    expect(await callError(env, 'update_reservation_flights', { ...args, flights: [{ flight_number: 'HAT021', date: '2024-05-20' }] })).toMatch(
-      /Not enough seats on flight HAT021/,
-    );
-    expect(await callError(env, 'update_reservation_flights', { ...args, flights: [{ flight_number: 'HAT001', date: '2024-05-01' }] })).toMatch(
-      /HAT001 not available on date 2024-05-01/,
-    );
+    expect(
+      await callError(env, 'update_reservation_flights', {
+        ...args,
+        flights: [{ flight_number: 'HAT021', date: '2024-05-20' }],
+      }),
+    ).toMatch(/Not enough seats on flight HAT021/);
+    expect(
+      await callError(env, 'update_reservation_flights', {
+        ...args,
+        flights: [{ flight_number: 'HAT001', date: '2024-05-01' }],
+      }),
+    ).toMatch(/HAT001 not available on date 2024-05-01/);
   });
 });
 
 describe('update_reservation_passengers', () => {
   it('replaces the passengers when the count matches', async () => {
     const pax = [{ first_name: 'Amelia', last_name: 'Ahmed', dob: '1957-03-21' }];
-    expect(((await callJson(env, 'update_reservation_passengers', { reservation_id: 'NO6JO3', passengers: pax })) as typeof NO6JO3).passengers).toEqual(pax);
-    expect(await callError(env, 'update_reservation_passengers', { reservation_id: 'NO6JO3', passengers: [...pax, ...pax] })).toMatch(
-      /Number of passengers does not match/,
-    );
+    expect(
+      (
+        (await callJson(env, 'update_reservation_passengers', {
+          reservation_id: 'NO6JO3',
+          passengers: pax,
+        })) as typeof NO6JO3
+      ).passengers,
+    ).toEqual(pax);
+    expect(
+      await callError(env, 'update_reservation_passengers', { reservation_id: 'NO6JO3', passengers: [...pax, ...pax] }),
+    ).toMatch(/Number of passengers does not match/);
   });
 });
 
@@ -351,10 +478,18 @@ describe('send_certificate', () => {
     const out = await call(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 150 });
     expect(out.content).toBe('Certificate certificate_3221322 added to user mia_li_3668 with amount 150.');
     const user = await call(env, 'get_user_details', { user_id: 'mia_li_3668' });
-    expect(user.content).toContain('"credit_card_1955700": {"source": "credit_card", "id": "credit_card_1955700", "brand": "visa", "last_four": "1907"}, "certificate_3221322": {"source": "certificate", "id": "certificate_3221322", "amount": 150.0}}');
-    expect((await call(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 50 })).content).toMatch(/certificate_3221323/);
-    expect((await call(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 50 })).content).toMatch(/certificate_3221324/);
-    expect(await callError(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 50 })).toMatch(/Too many certificates/);
+    expect(user.content).toContain(
+      '"credit_card_1955700": {"source": "credit_card", "id": "credit_card_1955700", "brand": "visa", "last_four": "1907"}, "certificate_3221322": {"source": "certificate", "id": "certificate_3221322", "amount": 150.0}}',
+    );
+    expect((await call(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 50 })).content).toMatch(
+      /certificate_3221323/,
+    );
+    expect((await call(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 50 })).content).toMatch(
+      /certificate_3221324/,
+    );
+    expect(await callError(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 50 })).toMatch(
+      /Too many certificates/,
+    );
     expect(await callError(env, 'send_certificate', { user_id: 'nobody_1', amount: 50 })).toMatch(/nobody_1 not found/);
   });
 });
@@ -363,7 +498,9 @@ describe('generic and think tools', () => {
   it('calculate, transfer_to_human_agents and think', async () => {
     expect((await call(env, 'calculate', { expression: '(483 + 1991) * 2' })).content).toBe('4948.0');
     expect(await callError(env, 'calculate', { expression: '2e3' })).toMatch(/Invalid characters/);
-    expect((await call(env, 'transfer_to_human_agents', { summary: 'wants a refund' })).content).toBe('Transfer successful');
+    expect((await call(env, 'transfer_to_human_agents', { summary: 'wants a refund' })).content).toBe(
+      'Transfer successful',
+    );
     const think = await call(env, 'think', { thought: 'check the 24h rule' });
     expect([think.content, think.error, think.kind]).toEqual(['', false, 'think']);
     expect(env.writes).toEqual([]);

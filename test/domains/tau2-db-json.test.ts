@@ -5,7 +5,14 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DomainFileError } from '../../src/core/schema/domain.ts';
-import { PyFloat, parsePyJson, pyJsonDumps, type PyDict, type PyJson, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
+import {
+  PyFloat,
+  parsePyJson,
+  pyJsonDumps,
+  type PyDict,
+  type PyJson,
+  type PyJsonObject,
+} from '../../src/core/tau2/py-json.ts';
 import { tau2DbHash } from '../../src/core/tau2/db-hash.ts';
 import * as airline from '../../domains/tau2-airline/db-json.ts';
 import * as retail from '../../domains/tau2-retail/db-json.ts';
@@ -34,7 +41,8 @@ function dictOrderMismatches(actual: PyJson, expected: PyJson, path = ''): strin
     actual.forEach((v, i) => out.push(...dictOrderMismatches(v, (expected as PyJson[])[i] ?? null, `${path}[${i}]`)));
   } else if (actual !== null && typeof actual === 'object' && !(actual instanceof PyFloat)) {
     const exp = expected instanceof Map ? expected : new Map(Object.entries(expected as PyJsonObject));
-    for (const [k, v] of Object.entries(actual)) out.push(...dictOrderMismatches(v, exp.get(k) ?? null, `${path}.${k}`));
+    for (const [k, v] of Object.entries(actual))
+      out.push(...dictOrderMismatches(v, exp.get(k) ?? null, `${path}.${k}`));
   }
   return out;
 }
@@ -67,7 +75,12 @@ describe('tau2-retail db.json round trip', () => {
 
   it('keeps the order of integer-like dict keys (item ids) and float prices', () => {
     const tshirt = rec(dict(exported.products).get('9523456873'));
-    expect([...dict(tshirt.variants).keys()].slice(0, 4)).toEqual(['9612497925', '8124970213', '9354168549', '5253880258']);
+    expect([...dict(tshirt.variants).keys()].slice(0, 4)).toEqual([
+      '9612497925',
+      '8124970213',
+      '9354168549',
+      '5253880258',
+    ]);
     expect(rec(dict(tshirt.variants).get('9612497925'))).toStrictEqual({
       item_id: '9612497925',
       options: new Map([
@@ -83,7 +96,15 @@ describe('tau2-retail db.json round trip', () => {
 
   it('leaves out the optional order fields the file leaves out; the model form has them as null', () => {
     const order = rec(dict(exported.orders).get('#W4316152'));
-    expect(Object.keys(order)).toEqual(['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history']);
+    expect(Object.keys(order)).toEqual([
+      'order_id',
+      'user_id',
+      'address',
+      'items',
+      'status',
+      'fulfillments',
+      'payment_history',
+    ]);
     const model = rec(dict(retail.exportTau2Db(state, { form: 'model' }).orders).get('#W4316152'));
     expect(model.cancel_reason).toBeNull();
     expect(model.exchange_price_difference).toBeNull();
@@ -146,10 +167,14 @@ describe('tau2-airline db.json round trip', () => {
     const file = parsePyJson(text) as PyDict;
     const reorder = (m: PyDict, first: string[]) =>
       new Map([...first.map((k) => [k, m.get(k)!] as [string, PyJson]), ...[...m].filter(([k]) => !first.includes(k))]);
-    for (const [k, f] of dict(file.get('flights'))) dict(file.get('flights')).set(k, reorder(f as PyDict, ['flight_number', 'origin', 'destination']));
+    for (const [k, f] of dict(file.get('flights')))
+      dict(file.get('flights')).set(k, reorder(f as PyDict, ['flight_number', 'origin', 'destination']));
     for (const r of dict(file.get('reservations')).values()) {
       const flights = (r as PyDict).get('flights') as PyDict[];
-      (r as PyDict).set('flights', flights.map((f) => reorder(f, ['flight_number', 'origin', 'destination'])));
+      (r as PyDict).set(
+        'flights',
+        flights.map((f) => reorder(f, ['flight_number', 'origin', 'destination'])),
+      );
     }
     const expected = pyJsonDumps(file, { separators: [',', ':'] });
     const out = pyJsonDumps(exported, { separators: [',', ':'] });
@@ -194,7 +219,9 @@ describe('importTau2Db', () => {
     expect(order.cancel_reason).toBeNull();
     expect('exchange_items' in order).toBe(false);
     // A float field written as an int is a float, as pydantic makes it.
-    expect(pyJsonDumps(order.payment_history!)).toBe('[{"transaction_type": "payment", "amount": 10.0, "payment_method_id": "p"}]');
+    expect(pyJsonDumps(order.payment_history!)).toBe(
+      '[{"transaction_type": "payment", "amount": 10.0, "payment_method_id": "p"}]',
+    );
   });
 
   it('names the file and field of a value that does not fit tau2’s model', () => {

@@ -30,7 +30,8 @@ describe('gate on tau2-bench domains', () => {
     // Tasks a do-nothing agent passes are reported, not refused (tau2's tasks are kept as they are).
     const nonDiscriminating = report.tasks.filter((t) => t.noop_reward === 1);
     expect(nonDiscriminating.length).toBeGreaterThan(0);
-    for (const t of nonDiscriminating) expect(t.info).toContain('do-nothing agent scores 1, not 0 (task does not discriminate; kept as imported)');
+    for (const t of nonDiscriminating)
+      expect(t.info).toContain('do-nothing agent scores 1, not 0 (task does not discriminate; kept as imported)');
   });
 
   it('retail: exactly the tasks with a failing reference write are refused; failing lookups are information', async () => {
@@ -57,7 +58,10 @@ describe('gate on tau2-bench domains', () => {
 
   it('`switchboard run` plays tau2 tasks end to end from the data folder, by split', async () => {
     const io = capture();
-    const code = await main(['run', '--domain', 'tau2-airline', '--data', tau2DataDir('airline'), '--split', 'test', '--json'], io);
+    const code = await main(
+      ['run', '--domain', 'tau2-airline', '--data', tau2DataDir('airline'), '--split', 'test', '--json'],
+      io,
+    );
     expect(code).toBe(0);
     const summary = JSON.parse(io.stdout);
     const splits = JSON.parse(readFileSync(`${tau2DataDir('airline')}split_tasks.json`, 'utf8'));

@@ -19,7 +19,8 @@ afterAll(async () => {
 async function retailCopy(change: (dir: string) => Promise<void>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tau2-'));
   temps.push(dir);
-  for (const f of ['db.json', 'tasks.json', 'policy.md', 'split_tasks.json']) await copyFile(join(tau2DataDir('retail'), f), join(dir, f));
+  for (const f of ['db.json', 'tasks.json', 'policy.md', 'split_tasks.json'])
+    await copyFile(join(tau2DataDir('retail'), f), join(dir, f));
   await change(dir);
   return dir;
 }
@@ -94,7 +95,10 @@ describe('loadTau2Domain', () => {
   it('parses tau2 task fields (tau2 keys we do not model are dropped)', async () => {
     const { domain } = await tau2Runtime('tau2-airline');
     const t1 = domain.tasks.find((t) => t.id === '1')!;
-    expect(t1.user_scenario.instructions).toMatchObject({ domain: 'airline', known_info: 'You are Raj Sanchez.\nYour user id is raj_sanchez_7340.' });
+    expect(t1.user_scenario.instructions).toMatchObject({
+      domain: 'airline',
+      known_info: 'You are Raj Sanchez.\nYour user id is raj_sanchez_7340.',
+    });
     expect(t1.evaluation_criteria?.actions?.[0]).toEqual({
       action_id: '1_0',
       requestor: 'assistant',
@@ -110,7 +114,10 @@ describe('loadTau2Domain', () => {
   it('gives models tau2’s parameter names and JSON types', async () => {
     const { domain } = await tau2Runtime('tau2-airline');
     const book = toolSchema(domain.tools.find((t) => t.name === 'book_reservation')!);
-    const params = book.function.parameters as { properties: Record<string, { type?: string; enum?: string[]; items?: unknown }>; required: string[] };
+    const params = book.function.parameters as {
+      properties: Record<string, { type?: string; enum?: string[]; items?: unknown }>;
+      required: string[];
+    };
     expect(params.required).toEqual([
       'user_id',
       'origin',
@@ -132,7 +139,8 @@ describe('loadTau2Domain', () => {
       required: ['payment_id', 'amount'],
     });
     const { domain: r } = await tau2Runtime('tau2-retail');
-    const exchange = toolSchema(r.tools.find((t) => t.name === 'exchange_delivered_order_items')!).function.parameters as {
+    const exchange = toolSchema(r.tools.find((t) => t.name === 'exchange_delivered_order_items')!).function
+      .parameters as {
       required: string[];
     };
     expect(exchange.required).toEqual(['order_id', 'item_ids', 'new_item_ids', 'payment_method_id']);
@@ -143,7 +151,9 @@ describe('loadTau2Domain', () => {
       /^\/nonexistent\/tau2\/retail: no such tau2-bench data folder/,
     );
     const dir = await retailCopy((d) => rm(join(d, 'tasks.json')));
-    expect((await failure(loadTau2Domain('tau2-retail', dir))).message).toMatch(new RegExp(`^${join(dir, 'tasks.json')}: cannot read \\(no such file\\)`));
+    expect((await failure(loadTau2Domain('tau2-retail', dir))).message).toMatch(
+      new RegExp(`^${join(dir, 'tasks.json')}: cannot read \\(no such file\\)`),
+    );
   });
 
   it('names the file of invalid JSON, and the file and field of a bad record', async () => {
@@ -161,7 +171,9 @@ describe('loadTau2Domain', () => {
     expect(e2.file).toBe(join(badTask, 'tasks.json'));
     expect(e2.field).toBe('[0].user_scenario.instructions');
 
-    const badSplit = await retailCopy((d) => writeFile(join(d, 'split_tasks.json'), JSON.stringify({ base: ['0'], train: ['999'], test: [] })));
+    const badSplit = await retailCopy((d) =>
+      writeFile(join(d, 'split_tasks.json'), JSON.stringify({ base: ['0'], train: ['999'], test: [] })),
+    );
     const e3 = (await failure(loadTau2Domain('tau2-retail', badSplit))) as DomainFileError;
     expect(e3.file).toBe(join(badSplit, 'split_tasks.json'));
     expect(e3.field).toBe('train[0]');
@@ -179,11 +191,15 @@ describe('task splits', () => {
     expect(test).toHaveLength(20);
     expect(test.map((t) => t.id).slice(0, 5)).toEqual(['2', '6', '8', '13', '16']);
     expect(tasksInSplit(domain.tasks, splits, 'base')).toHaveLength(50);
-    expect(() => tasksInSplit(domain.tasks, splits, 'dev')).toThrow(/unknown task split "dev"; known splits: train, test, base/);
+    expect(() => tasksInSplit(domain.tasks, splits, 'dev')).toThrow(
+      /unknown task split "dev"; known splits: train, test, base/,
+    );
   });
 
   it('refuses a splits file without base/train/test', async () => {
-    const dir = await retailCopy((d) => writeFile(join(d, 'split_tasks.json'), JSON.stringify({ base: [], train: [] })));
+    const dir = await retailCopy((d) =>
+      writeFile(join(d, 'split_tasks.json'), JSON.stringify({ base: [], train: [] })),
+    );
     const e = (await failure(taskSplits(dir))) as DomainFileError;
     expect(e.field).toBe('test');
   });

@@ -3,13 +3,7 @@
  * calculate tool's arithmetic. Expected values are what CPython 3 prints.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  PyFloat,
-  parsePyJson,
-  pyFloatRepr,
-  pyJsonDumps,
-  pyRound,
-} from '../../src/core/tau2/py-json.ts';
+import { PyFloat, parsePyJson, pyFloatRepr, pyJsonDumps, pyRound } from '../../src/core/tau2/py-json.ts';
 import { PyCalcError, evalPyArithmetic, pyCalculate } from '../../src/core/tau2/py-calc.ts';
 
 describe('pyFloatRepr (Python repr of a float)', () => {
@@ -125,12 +119,21 @@ describe('pyJsonDumps (json.dumps) and parsePyJson (json.loads)', () => {
   it('writes ints, floats, escapes and separators as Python does', () => {
     const doc = { a: 1, b: new PyFloat(100), c: [new PyFloat(0.1), null, true], d: 'é"\n\u007f', e: {} };
     expect(pyJsonDumps(doc)).toBe('{"a": 1, "b": 100.0, "c": [0.1, null, true], "d": "\\u00e9\\"\\n\\u007f", "e": {}}');
-    expect(pyJsonDumps(doc, { separators: [',', ':'] })).toBe('{"a":1,"b":100.0,"c":[0.1,null,true],"d":"\\u00e9\\"\\n\\u007f","e":{}}');
-    expect(pyJsonDumps({ x: [1, { y: [] }] }, { indent: 4 })).toBe('{\n    "x": [\n        1,\n        {\n            "y": []\n        }\n    ]\n}');
+    expect(pyJsonDumps(doc, { separators: [',', ':'] })).toBe(
+      '{"a":1,"b":100.0,"c":[0.1,null,true],"d":"\\u00e9\\"\\n\\u007f","e":{}}',
+    );
+    expect(pyJsonDumps({ x: [1, { y: [] }] }, { indent: 4 })).toBe(
+      '{\n    "x": [\n        1,\n        {\n            "y": []\n        }\n    ]\n}',
+    );
   });
 
   it('keeps dict order, integer-like keys included, and sorts keys on request', () => {
-    const dict = new Map([['9612497925', 1], ['1008292230', 2], ['b', 3], ['a', 4]]);
+    const dict = new Map([
+      ['9612497925', 1],
+      ['1008292230', 2],
+      ['b', 3],
+      ['a', 4],
+    ]);
     expect(pyJsonDumps(dict)).toBe('{"9612497925": 1, "1008292230": 2, "b": 3, "a": 4}');
     expect(pyJsonDumps(dict, { sortKeys: true })).toBe('{"1008292230": 2, "9612497925": 1, "a": 4, "b": 3}');
     // A plain object cannot keep that order, which is why dicts are Maps.
@@ -142,9 +145,17 @@ describe('pyJsonDumps (json.dumps) and parsePyJson (json.loads)', () => {
     expect(doc).toBeInstanceOf(Map);
     const m = doc as Map<string, unknown>;
     expect([...m.keys()]).toEqual(['9612497925', '1008292230']);
-    expect(m.get('9612497925')).toStrictEqual(new Map<string, unknown>([['amount', new PyFloat(100)], ['n', 3], ['e', new PyFloat(100)]]));
+    expect(m.get('9612497925')).toStrictEqual(
+      new Map<string, unknown>([
+        ['amount', new PyFloat(100)],
+        ['n', 3],
+        ['e', new PyFloat(100)],
+      ]),
+    );
     expect(m.get('1008292230')).toStrictEqual([new PyFloat(-0.5), -7]);
-    expect(pyJsonDumps(doc as never)).toBe('{"9612497925": {"amount": 100.0, "n": 3, "e": 100.0}, "1008292230": [-0.5, -7]}');
+    expect(pyJsonDumps(doc as never)).toBe(
+      '{"9612497925": {"amount": 100.0, "n": 3, "e": 100.0}, "1008292230": [-0.5, -7]}',
+    );
   });
 
   it('rejects invalid text with the offset', () => {

@@ -25,7 +25,14 @@ const golden = JSON.parse(readFileSync(new URL('../golden/tau2-reference-failure
 
 async function replayFailures(name: Tau2DomainName) {
   const { domain, runtime } = await tau2Runtime(name);
-  const failures: { task_id: string; action_index: number; action_id: string; tool: string; kind: string | null; error: string }[] = [];
+  const failures: {
+    task_id: string;
+    action_index: number;
+    action_id: string;
+    tool: string;
+    kind: string | null;
+    error: string;
+  }[] = [];
   let calls = 0;
   for (const task of domain.tasks) {
     const env = await runtime.open(task);
@@ -33,7 +40,14 @@ async function replayFailures(name: Tau2DomainName) {
       const out = await call(env, action.name, action.arguments);
       calls += 1;
       if (out.error) {
-        failures.push({ task_id: task.id, action_index: i, action_id: action.action_id ?? '', tool: action.name, kind: out.kind, error: out.content });
+        failures.push({
+          task_id: task.id,
+          action_index: i,
+          action_id: action.action_id ?? '',
+          tool: action.name,
+          kind: out.kind,
+          error: out.content,
+        });
       }
     }
     await env.close();
@@ -53,14 +67,30 @@ describe('tau2 reference solutions replay', () => {
     const { failures, calls, tasks } = await replayFailures('tau2-retail');
     expect(tasks).toBe(114);
     expect(calls).toBe(550); // reference actions in retail tasks.json
-    expect(failures.map(({ task_id, action_index, action_id, tool, kind }) => ({ task_id, action_index, action_id, tool, kind }))).toEqual(
-      golden.retail.map(({ task_id, action_index, action_id, tool, kind }) => ({ task_id, action_index, action_id, tool, kind })),
+    expect(
+      failures.map(({ task_id, action_index, action_id, tool, kind }) => ({
+        task_id,
+        action_index,
+        action_id,
+        tool,
+        kind,
+      })),
+    ).toEqual(
+      golden.retail.map(({ task_id, action_index, action_id, tool, kind }) => ({
+        task_id,
+        action_index,
+        action_id,
+        tool,
+        kind,
+      })),
     );
     // The golden list says why each fails; the messages agree with it.
     const byKey = new Map(failures.map((f) => [`${f.task_id}/${f.action_index}`, f.error]));
     for (const g of golden.retail) {
       const error = byKey.get(`${g.task_id}/${g.action_index}`)!;
-      const expected = g.why.match(/(Product not found|User not found|Order not found|Non-delivered order cannot be exchanged|Insufficient gift card balance)/)![1]!;
+      const expected = g.why.match(
+        /(Product not found|User not found|Order not found|Non-delivered order cannot be exchanged|Insufficient gift card balance)/,
+      )![1]!;
       expect(error.startsWith(`Error: ${expected}`)).toBe(true);
     }
     expect(golden.retail.filter((g) => !g.on_purpose).map((g) => `${g.task_id}/${g.tool}`)).toEqual([

@@ -30,7 +30,17 @@ function conversation(steps: (string | { call: string; args: Record<string, unkn
     const id = `c${i}`;
     turns.push({ role: 'assistant', text: '', tool_calls: [{ id, name: s.call, arguments: s.args }], t_ms: i });
     // The recorded result is not trusted: scoring replays every call.
-    turns.push({ role: 'tool', requestor: 'assistant', tool_call_id: id, name: s.call, arguments: s.args, content: '', error: false, writes: [], t_ms: i });
+    turns.push({
+      role: 'tool',
+      requestor: 'assistant',
+      tool_call_id: id,
+      name: s.call,
+      arguments: s.args,
+      content: '',
+      error: false,
+      writes: [],
+      t_ms: i,
+    });
   });
   return turns;
 }

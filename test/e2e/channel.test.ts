@@ -45,7 +45,8 @@ afterAll(async () => {
 const open = (hash = ''): Promise<Page> => openPage(context, url, pageErrors, hash);
 
 const NOISE = (f: string) => fileURLToPath(new URL(`../../../shared/noise/${f}`, import.meta.url));
-const CALL = '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=3&preset=harsh&agent=reference&user=scripted&audio=1&dropout=0.5&pace=0';
+const CALL =
+  '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=3&preset=harsh&agent=reference&user=scripted&audio=1&dropout=0.5&pace=0';
 
 describe('channel audio in chromium', () => {
   it('speaks, degrades and draws every caller turn, keeps the WAVs and exports one zip', async () => {
@@ -55,20 +56,28 @@ describe('channel audio in chromium', () => {
     const callerTurns = await page.locator('#transcript li[data-role="user"]').count();
     expect(callerTurns).toBeGreaterThanOrEqual(3);
     // Every caller turn has playback and a drawn waveform.
-    await page.waitForFunction((n) => document.querySelectorAll('#transcript .turn-audio audio[src^="blob:"]').length === n, callerTurns);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('#transcript .turn-audio audio[src^="blob:"]').length === n,
+      callerTurns,
+    );
     expect(await page.locator('#transcript .turn-audio svg path.wave').count()).toBe(callerTurns);
-    const pathLen = await page.$eval('#transcript .turn-audio svg path.wave', (p) => (p.getAttribute('d') ?? '').length);
+    const pathLen = await page.$eval(
+      '#transcript .turn-audio svg path.wave',
+      (p) => (p.getAttribute('d') ?? '').length,
+    );
     expect(pathLen).toBeGreaterThan(1000);
     // The harsh preset drops packets; the marks come from the effect timeline.
     expect(await page.locator('#transcript [data-mark="packet_loss"]').count()).toBeGreaterThan(0);
     const hasDropout = await page.locator('#transcript [data-mark="dropout"]').count();
     // The audio plays in the browser: its duration matches the timeline's.
-    const dur = await page.$eval('#transcript .turn-audio audio', (a) =>
-      new Promise<number>((r) => {
-        const el = a as HTMLAudioElement;
-        if (Number.isFinite(el.duration) && el.duration > 0) r(el.duration);
-        else el.addEventListener('loadedmetadata', () => r(el.duration), { once: true });
-      }),
+    const dur = await page.$eval(
+      '#transcript .turn-audio audio',
+      (a) =>
+        new Promise<number>((r) => {
+          const el = a as HTMLAudioElement;
+          if (Number.isFinite(el.duration) && el.duration > 0) r(el.duration);
+          else el.addEventListener('loadedmetadata', () => r(el.duration), { once: true });
+        }),
     );
     expect(dur).toBeGreaterThan(0.3);
     await page.locator('#transcript .turn-audio').first().scrollIntoViewIfNeeded();
@@ -78,13 +87,19 @@ describe('channel audio in chromium', () => {
     const hist = await open('#/history');
     await hist.waitForSelector('#history tbody tr');
     await hist.locator('#history tbody tr').first().locator('button').click();
-    await hist.waitForFunction((n) => document.querySelectorAll('#history-transcript .turn-audio audio[src^="blob:"]').length === n, callerTurns);
+    await hist.waitForFunction(
+      (n) => document.querySelectorAll('#history-transcript .turn-audio audio[src^="blob:"]').length === n,
+      callerTurns,
+    );
 
     const [download] = await Promise.all([hist.waitForEvent('download'), hist.click('#export-zip')]);
     const zip = unzipSync(new Uint8Array(await readFile((await download.path())!)));
     const names = Object.keys(zip).sort();
     expect(names[names.length - 1]).toBe('trajectories.jsonl');
-    const lines = strFromU8(zip['trajectories.jsonl']!).trimEnd().split('\n').map((l) => Trajectory.parse(JSON.parse(l)));
+    const lines = strFromU8(zip['trajectories.jsonl']!)
+      .trimEnd()
+      .split('\n')
+      .map((l) => Trajectory.parse(JSON.parse(l)));
     expect(lines).toHaveLength(1);
     const t = lines[0]!;
     const refs = t.turns.flatMap((x) => (x.role === 'user' && x.audio ? [x.audio] : []));
@@ -95,7 +110,7 @@ describe('channel audio in chromium', () => {
       expect(r.preset).toBe('harsh');
       const wav = decodeWav(zip[r.degraded]!);
       expect(wav.sampleRate).toBe(16000);
-      expect(Math.abs((wav.samples.length / 16) - r.duration_ms)).toBeLessThanOrEqual(1);
+      expect(Math.abs(wav.samples.length / 16 - r.duration_ms)).toBeLessThanOrEqual(1);
       expect(zip[r.clean]).toBeDefined();
     }
     expect(names).toHaveLength(1 + 2 * callerTurns);
@@ -108,10 +123,14 @@ describe('channel audio in chromium', () => {
   }, 120_000);
 
   it('uses the noise files the user adds as the noise bank, and the link says so', async () => {
-    const page = await open('#/watch?domain=carrier&task=carrier-pay-balance-1&seed=1&preset=regular&agent=reference&user=scripted&audio=1&pace=0');
+    const page = await open(
+      '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=1&preset=regular&agent=reference&user=scripted&audio=1&pace=0',
+    );
     await page.waitForSelector('#noise-files');
     await page.setInputFiles('#noise-files', [NOISE('people_talking.wav'), NOISE('car_horn.wav')]);
-    await page.waitForFunction(() => document.querySelector('#noise-status')?.textContent?.includes('custom noise bank'));
+    await page.waitForFunction(() =>
+      document.querySelector('#noise-status')?.textContent?.includes('custom noise bank'),
+    );
     expect(await page.textContent('#noise-status')).toContain('people_talking.wav, car_horn.wav');
     const link = (await page.getAttribute('#share-link', 'href')) ?? '';
     expect(link).toContain('noise=custom');
@@ -137,7 +156,9 @@ describe('channel audio in chromium', () => {
     expect(await page.inputValue('#local-id')).toBe('whisper-base+qwen3-0.6b');
     const ids = await page.$$eval('#local-id option', (o) => o.map((x) => x.textContent));
     expect(ids).toContain('qwen3-0.6b');
-    await page.waitForFunction(() => /WebGPU|WASM/.test(document.querySelector('#local-device strong')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /WebGPU|WASM/.test(document.querySelector('#local-device strong')?.textContent ?? ''),
+    );
     const offered = (await page.textContent('#local-device strong')) ?? '';
     expect(offered).toMatch(/^(WebGPU|WASM \(CPU\)) \(this browser\)$/);
     expect(await page.getAttribute('#share-link', 'href')).toContain('agent=local&local=whisper-base%2Bqwen3-0.6b');

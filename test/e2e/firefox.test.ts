@@ -38,15 +38,29 @@ const text = (page: Page, selector: string) => page.$eval(selector, (e) => e.tex
 const attr = (page: Page, selector: string, name: string) => page.$eval(selector, (e, n) => e.getAttribute(n), name);
 /** Transcript lines of non-tool turns as `role: text`. */
 const lines = (page: Page) =>
-  page.$$eval('#transcript > li:not([data-role="tool"])', (items) => items.map((li) => `${li.getAttribute('data-role')}: ${li.querySelector('p.text')?.textContent ?? ''}`));
+  page.$$eval('#transcript > li:not([data-role="tool"])', (items) =>
+    items.map((li) => `${li.getAttribute('data-role')}: ${li.querySelector('p.text')?.textContent ?? ''}`),
+  );
 
 describe('the page in firefox', () => {
   it('browses carrier', async () => {
     const page = await open();
     await page.waitForSelector('#rules .rule');
-    expect(await page.$$eval('#rules dt', (d) => d.map((x) => x.textContent))).toEqual(['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9']);
+    expect(await page.$$eval('#rules dt', (d) => d.map((x) => x.textContent))).toEqual([
+      'R1',
+      'R2',
+      'R3',
+      'R4',
+      'R5',
+      'R6',
+      'R7',
+      'R8',
+      'R9',
+    ]);
     await page.waitForSelector('#tools tr');
-    expect(await page.$$eval('#tools tr', (rows) => rows.some((r) => r.textContent?.includes('pay_bill_from_balance')))).toBe(true);
+    expect(
+      await page.$$eval('#tools tr', (rows) => rows.some((r) => r.textContent?.includes('pay_bill_from_balance'))),
+    ).toBe(true);
     await page.close();
   });
 
@@ -64,7 +78,9 @@ describe('the page in firefox', () => {
     expect(said).toContain('user: 15867452301');
 
     const link = await attr(page, '#share-link', 'href');
-    expect(link).toBe(`${url}#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&user=scripted&run=1`);
+    expect(link).toBe(
+      `${url}#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&user=scripted&run=1`,
+    );
     await page.close();
     const shared = await open(link!.slice(url.length));
     await shared.waitForSelector('#termination', { timeout: 20_000 });

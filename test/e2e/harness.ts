@@ -43,7 +43,10 @@ export async function buildPage(): Promise<string> {
  * Serve `dir` on 127.0.0.1 (a free port). `mounts` serve more folders under URL prefixes
  * (e.g. `{ '/models/': folder }`); a file missing there is a 404, not the page.
  */
-export async function serve(dir: string, mounts: Readonly<Record<string, string>> = {}): Promise<{ url: string; close(): Promise<void> }> {
+export async function serve(
+  dir: string,
+  mounts: Readonly<Record<string, string>> = {},
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     void (async () => {
       let path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
@@ -68,7 +71,10 @@ export async function serve(dir: string, mounts: Readonly<Record<string, string>
         res.writeHead(404).end();
         return;
       }
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      res.writeHead(200, {
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-store',
+      });
       res.end(body);
     })();
   });
@@ -85,9 +91,13 @@ export async function serve(dir: string, mounts: Readonly<Record<string, string>
  * A chromium with a fresh profile folder; `close` removes the folder. `extraArgs` add switches
  * (e.g. Chromium's fake microphone: `--use-file-for-fake-audio-capture=<wav>`).
  */
-export async function launch(extraArgs: readonly string[] = []): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launch(
+  extraArgs: readonly string[] = [],
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the end-to-end tests`);
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the end-to-end tests`,
+    );
   }
   const profile = await mkdtemp(join(tmpdir(), 'switchboard-e2e-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -118,7 +128,9 @@ export async function launch(extraArgs: readonly string[] = []): Promise<{ conte
 /** A headless Firefox ESR (WebDriver BiDi, puppeteer-core) with a fresh profile folder; `close` removes the folder. */
 export async function launchFirefox(): Promise<{ browser: Browser; close(): Promise<void> }> {
   if (!existsSync(FIREFOX)) {
-    throw new Error(`${FIREFOX} is missing: install Debian's Firefox ESR (apt-get install -y firefox-esr) to run the Firefox end-to-end test`);
+    throw new Error(
+      `${FIREFOX} is missing: install Debian's Firefox ESR (apt-get install -y firefox-esr) to run the Firefox end-to-end test`,
+    );
   }
   const profile = await mkdtemp(join(tmpdir(), 'switchboard-e2e-firefox-'));
   const browser = await puppeteer.launch({
@@ -148,4 +160,3 @@ export async function openPage(context: BrowserContext, url: string, errors: str
   await page.goto(`${url}${hash}`);
   return page;
 }
-

@@ -34,7 +34,11 @@ beforeAll(async () => {
   const server = await serve(dist);
   cleanup.push(server.close);
   url = server.url;
-  const browser = await launch(['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-audio-capture=${wav}`]);
+  const browser = await launch([
+    '--use-fake-device-for-media-stream',
+    '--use-fake-ui-for-media-stream',
+    `--use-file-for-fake-audio-capture=${wav}`,
+  ]);
   cleanup.push(browser.close);
   context = browser.context;
   shots = await mkdtemp(join(tmpdir(), 'switchboard-e2e-mic-shots-'));
@@ -50,7 +54,9 @@ describe('microphone as the caller in chromium', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${url}#/call?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=regular&agent=reference&user=human&audio=1`);
+    await page.goto(
+      `${url}#/call?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=regular&agent=reference&user=human&audio=1`,
+    );
     await page.waitForSelector('#run');
     await page.click('#run');
     await page.waitForSelector('#record:not([disabled])');

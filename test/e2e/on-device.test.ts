@@ -23,7 +23,10 @@ beforeAll(async () => {
   const models = await mkdtemp(join(tmpdir(), 'switchboard-e2e-models-'));
   cleanup.push(() => rm(models, { recursive: true, force: true }));
   const files = writeTinyModel(models, 'tiny-llama');
-  const sha = async (f: string) => createHash('sha256').update(await readFile(join(models, 'tiny-llama', f))).digest('hex');
+  const sha = async (f: string) =>
+    createHash('sha256')
+      .update(await readFile(join(models, 'tiny-llama', f)))
+      .digest('hex');
   const manifest = {
     version: 1,
     models: [
@@ -75,8 +78,17 @@ describe('the on-device agent in chromium', () => {
     expect(await page.$$eval('#local-id option', (o) => o.map((x) => x.textContent))).toEqual(['tiny-llama']);
     await expect.poll(() => page.textContent('#local-device')).toBe('Device: WASM (CPU) (this browser)');
     await page.click('#local-load');
-    await page.waitForFunction(() => document.querySelector('#local-device')?.textContent?.includes('(loaded)') || document.querySelector('#local-error'), null, { timeout: 60_000 });
-    expect(await page.locator('#local-error').count(), (await page.textContent('#local-error').catch(() => '')) ?? '').toBe(0);
+    await page.waitForFunction(
+      () =>
+        document.querySelector('#local-device')?.textContent?.includes('(loaded)') ||
+        document.querySelector('#local-error'),
+      null,
+      { timeout: 60_000 },
+    );
+    expect(
+      await page.locator('#local-error').count(),
+      (await page.textContent('#local-error').catch(() => '')) ?? '',
+    ).toBe(0);
     expect(await page.textContent('#local-device')).toBe('Device: WASM (CPU) (loaded)');
 
     await page.click('#run');
@@ -84,13 +96,18 @@ describe('the on-device agent in chromium', () => {
     const lines = await page.$$eval('#transcript > li', (items) =>
       items.map((li) => {
         const role = li.getAttribute('data-role');
-        if (role === 'tool') return `tool: ${li.querySelector('code.call')?.textContent?.replace(/\(.*$/, '')} ${li.querySelector('.badge')?.textContent}`;
+        if (role === 'tool')
+          return `tool: ${li.querySelector('code.call')?.textContent?.replace(/\(.*$/, '')} ${li.querySelector('.badge')?.textContent}`;
         const calls = [...li.querySelectorAll('p.calls code')].map((c) => c.textContent).join(' ');
         return `${role}: ${li.querySelector('p.text')?.textContent ?? ''}${calls ? `→ ${calls}` : ''}`;
       }),
     );
     // The tiny model's exact reply: its tool call really runs, then it reports and ends the call.
-    expect(lines).toEqual(['assistant: Let me check.→ get_bills({"customer_id":"C1002"})', 'tool: get_bills ok', 'assistant: Your bill is paid.']);
+    expect(lines).toEqual([
+      'assistant: Let me check.→ get_bills({"customer_id":"C1002"})',
+      'tool: get_bills ok',
+      'assistant: Your bill is paid.',
+    ]);
     expect(await page.textContent('#termination')).toContain('agent_stop');
     expect(errors).toEqual([]);
     expect(offsite).toEqual([]);

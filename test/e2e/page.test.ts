@@ -47,7 +47,8 @@ async function transcript(page: Page, id = 'transcript'): Promise<string[]> {
   return page.$$eval(`#${id} > li`, (items) =>
     items.map((li) => {
       const role = li.getAttribute('data-role');
-      if (role === 'tool') return `tool: ${li.querySelector('code.call')?.textContent?.replace(/\(.*$/, '')} ${li.querySelector('.badge')?.textContent}`;
+      if (role === 'tool')
+        return `tool: ${li.querySelector('code.call')?.textContent?.replace(/\(.*$/, '')} ${li.querySelector('.badge')?.textContent}`;
       const text = li.querySelector('p.text')?.textContent ?? '';
       const calls = [...li.querySelectorAll('p.calls code')].map((c) => c.textContent).join(' ');
       return `${role}: ${text}${calls ? `→ ${calls}` : ''}`;
@@ -76,16 +77,38 @@ describe('the page in chromium', () => {
   it('browses carrier: rules, tools, tasks, live tables', async () => {
     const page = await open();
     await page.waitForSelector('#rules .rule');
-    expect(await page.$$eval('#rules dt', (d) => d.map((x) => x.textContent))).toEqual(['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9']);
+    expect(await page.$$eval('#rules dt', (d) => d.map((x) => x.textContent))).toEqual([
+      'R1',
+      'R2',
+      'R3',
+      'R4',
+      'R5',
+      'R6',
+      'R7',
+      'R8',
+      'R9',
+    ]);
     const pay = page.locator('#tools tr', { hasText: 'pay_bill_from_balance' });
     await expect.poll(() => pay.locator('td').nth(1).textContent()).toBe('write');
-    expect(await pay.locator('.params li').allTextContents()).toEqual(['customer_id: string', 'bill_id: string', 'amount: number']);
-    const taskIds = (JSON.parse(await readFile(new URL('../../domains/carrier/tasks.json', import.meta.url), 'utf8')) as { id: string }[]).map((t) => t.id);
+    expect(await pay.locator('.params li').allTextContents()).toEqual([
+      'customer_id: string',
+      'bill_id: string',
+      'amount: number',
+    ]);
+    const taskIds = (
+      JSON.parse(await readFile(new URL('../../domains/carrier/tasks.json', import.meta.url), 'utf8')) as {
+        id: string;
+      }[]
+    ).map((t) => t.id);
     expect(await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent))).toEqual(taskIds);
     await page.selectOption('#db-table', 'customers');
-    await page.waitForFunction(() => document.querySelector('#db-count')?.textContent?.startsWith('30 rows in customers'));
+    await page.waitForFunction(() =>
+      document.querySelector('#db-count')?.textContent?.startsWith('30 rows in customers'),
+    );
     expect(await page.locator('#db-rows tbody tr').count()).toBe(30);
-    expect(await page.locator('#db-rows tbody tr', { hasText: '15867452301' }).locator('td').first().textContent()).toBe('C1002');
+    expect(
+      await page.locator('#db-rows tbody tr', { hasText: '15867452301' }).locator('td').first().textContent(),
+    ).toBe('C1002');
     await shot(page, '1-browse');
     await page.close();
   });
@@ -102,7 +125,9 @@ describe('the page in chromium', () => {
     await shot(page, '2-watch-live');
     await page.waitForSelector('#termination', { timeout: 20_000 });
     expect(await transcript(page)).toEqual(PAY_BALANCE_TRANSCRIPT);
-    const calls = await page.$$eval('#tool-calls tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+    const calls = await page.$$eval('#tool-calls tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+    );
     expect(calls).toEqual([
       ['5', 'find_customer_by_phone', 'read', 'ok', '+0.1', 'no writes'],
       ['7', 'get_bills', 'read', 'ok', '+0.1', 'no writes'],
@@ -116,12 +141,24 @@ describe('the page in chromium', () => {
     expect(await page.textContent('#quality-none')).toBe('No hit.');
     expect(await page.textContent('#termination')).toContain('user_stop');
     expect(await page.getAttribute('#reward-breakdown .reward-value', 'data-reward')).toBe('1');
-    const components = await page.$$eval('#reward-breakdown tbody tr', (rows) => rows.map((r) => `${r.getAttribute('data-component')}=${r.querySelectorAll('td')[0]?.textContent}`));
-    expect(components).toEqual(['DB=1', 'COMMUNICATE=1', 'ENV_ASSERTION=1', 'ACTION=1', 'WRITE_WHITELIST=1', 'QUALITY=1', 'ASSERTIONS=1']);
+    const components = await page.$$eval('#reward-breakdown tbody tr', (rows) =>
+      rows.map((r) => `${r.getAttribute('data-component')}=${r.querySelectorAll('td')[0]?.textContent}`),
+    );
+    expect(components).toEqual([
+      'DB=1',
+      'COMMUNICATE=1',
+      'ENV_ASSERTION=1',
+      'ACTION=1',
+      'WRITE_WHITELIST=1',
+      'QUALITY=1',
+      'ASSERTIONS=1',
+    ]);
     await shot(page, '3-watch-done');
 
     const link = await page.getAttribute('#share-link', 'href');
-    expect(link).toBe(`${url}#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&user=scripted&run=1`);
+    expect(link).toBe(
+      `${url}#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&user=scripted&run=1`,
+    );
     await page.selectOption('#pace', '0'); // remembered: the shared call below runs at once
     const shared = await open(link!.slice(url.length));
     await shared.waitForSelector('#termination', { timeout: 20_000 });
@@ -155,29 +192,49 @@ describe('the page in chromium', () => {
     const page = await open('#/batch');
     await page.waitForSelector('#batch-run');
     await page.click('text=none');
-    for (const id of ['carrier-pay-balance-1', 'carrier-dispute-recent-1', 'carrier-bill-inquiry-1']) await page.check(`input[value="${id}"]`);
+    for (const id of ['carrier-pay-balance-1', 'carrier-dispute-recent-1', 'carrier-bill-inquiry-1'])
+      await page.check(`input[value="${id}"]`);
     await page.fill('#trials', '3');
     await page.fill('#workers', '2');
     await page.click('#batch-run');
-    await page.waitForFunction(() => document.querySelector('#batch-status')?.textContent?.includes('done'), undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => document.querySelector('#batch-status')?.textContent?.includes('done'),
+      undefined,
+      { timeout: 30_000 },
+    );
     expect(await page.textContent('#batch-status')).toBe('9 / 9 rollouts · done');
-    const rows = await page.$$eval('#batch-results tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('th,td')].map((c) => c.textContent)));
+    const rows = await page.$$eval('#batch-results tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('th,td')].map((c) => c.textContent)),
+    );
     expect(rows).toEqual([
       ['carrier-pay-balance-1', '3', '3', '1', '1', '1', '1', 'always passed'],
       ['carrier-dispute-recent-1', '3', '3', '1', '1', '1', '1', 'always passed'],
       ['carrier-bill-inquiry-1', '3', '3', '1', '1', '1', '1', 'always passed'],
     ]);
-    expect(await page.$$eval('#batch-results tfoot td[data-k]', (tds) => tds.map((t) => t.textContent))).toEqual(['1', '1', '1']);
+    expect(await page.$$eval('#batch-results tfoot td[data-k]', (tds) => tds.map((t) => t.textContent))).toEqual([
+      '1',
+      '1',
+      '1',
+    ]);
     expect(await page.locator('#pass-chart rect').count()).toBe(3);
     expect(await page.textContent('#batch-components tr[data-component="DB"] td')).toBe('1');
-    expect(await page.textContent('#difficulty [data-group="always passed"] dd')).toBe('carrier-pay-balance-1, carrier-dispute-recent-1, carrier-bill-inquiry-1');
+    expect(await page.textContent('#difficulty [data-group="always passed"] dd')).toBe(
+      'carrier-pay-balance-1, carrier-dispute-recent-1, carrier-bill-inquiry-1',
+    );
     await shot(page, '6-batch-reference');
 
     await page.selectOption('#batch-agent', 'noop');
     await page.fill('#trials', '2');
     await page.click('#batch-run');
-    await page.waitForFunction(() => document.querySelector('#batch-status')?.textContent === '6 / 6 rollouts · done', undefined, { timeout: 30_000 });
-    expect(await page.$$eval('#batch-results tfoot td[data-k]', (tds) => tds.map((t) => t.textContent))).toEqual(['0', '0']);
+    await page.waitForFunction(
+      () => document.querySelector('#batch-status')?.textContent === '6 / 6 rollouts · done',
+      undefined,
+      { timeout: 30_000 },
+    );
+    expect(await page.$$eval('#batch-results tfoot td[data-k]', (tds) => tds.map((t) => t.textContent))).toEqual([
+      '0',
+      '0',
+    ]);
     expect(await page.textContent('#difficulty [data-group="always failed"] dt')).toBe('always failed (3)');
     await shot(page, '7-batch-noop');
     await page.close();
@@ -217,7 +274,9 @@ describe('the page in chromium', () => {
     // 2 watched + 1 shared + 1 human call, 9 + 6 batch rollouts.
     expect(await page.locator('#history tbody tr').count()).toBe(19);
     await page.selectOption('#history-filter', 'call');
-    const calls = await page.$$eval('#history tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((c) => c.textContent)));
+    const calls = await page.$$eval('#history tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((c) => c.textContent)),
+    );
     expect(calls).toEqual([
       ['call', 'carrier-pay-balance-1', 'reference', 'human', '0', '14', 'user_stop', '1'],
       ['call', 'carrier-pay-balance-1', 'noop', 'scripted', '0', '8', 'user_stop', '0'],
@@ -229,7 +288,10 @@ describe('the page in chromium', () => {
     await page.selectOption('#history-filter', 'all');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-jsonl')]);
     const text = await readFile((await download.path())!, 'utf8');
-    const lines = text.trimEnd().split('\n').map((l) => Trajectory.parse(JSON.parse(l)));
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => Trajectory.parse(JSON.parse(l)));
     expect(lines).toHaveLength(19);
     expect(lines.filter((t) => t.participants.user === 'scripted' && t.reward_info?.reward === 1)).toHaveLength(11);
     await shot(page, '9-history');
@@ -242,7 +304,13 @@ describe('the page in chromium', () => {
     await page.waitForSelector('#batch-run');
     await page.click('text=none');
     // tasks × trials = 16 rollouts, one worker per task.
-    for (const id of ['carrier-pay-balance-1', 'carrier-dispute-recent-1', 'carrier-bill-inquiry-1', 'carrier-change-plan-1']) await page.check(`input[value="${id}"]`);
+    for (const id of [
+      'carrier-pay-balance-1',
+      'carrier-dispute-recent-1',
+      'carrier-bill-inquiry-1',
+      'carrier-change-plan-1',
+    ])
+      await page.check(`input[value="${id}"]`);
     const trials = 4;
     await page.fill('#trials', String(trials));
     await page.fill('#workers', '4');
@@ -250,7 +318,13 @@ describe('the page in chromium', () => {
     // Probes in the page: long tasks, frame gaps, and the delay from a click to its handler,
     // each stamped with whether the batch was running (rollouts pending) at that moment.
     await page.evaluate(() => {
-      type Probe = { longTasks: number[]; gaps: number[]; clicks: number[]; runningFrames: number; partial: Set<string> };
+      type Probe = {
+        longTasks: number[];
+        gaps: number[];
+        clicks: number[];
+        runningFrames: number;
+        partial: Set<string>;
+      };
       const probe: Probe = { longTasks: [], gaps: [], clicks: [], runningFrames: 0, partial: new Set() };
       (window as unknown as { __probe: Probe }).__probe = probe;
       new PerformanceObserver((list) => {
@@ -270,7 +344,8 @@ describe('the page in chromium', () => {
       };
       requestAnimationFrame(frame);
       document.addEventListener('click', (e) => {
-        if ((e.target as Element).id === 'batch-status' && status().includes('running')) probe.clicks.push(performance.now() - e.timeStamp);
+        if ((e.target as Element).id === 'batch-status' && status().includes('running'))
+          probe.clicks.push(performance.now() - e.timeStamp);
       });
     });
     // The long-task probe works: a deliberate 250 ms task before the batch is seen (then forgotten).
@@ -280,16 +355,40 @@ describe('the page in chromium', () => {
         while (performance.now() < end);
       });
     });
-    await expect.poll(() => page.evaluate(() => (window as unknown as { __probe: { longTasks: number[] } }).__probe.longTasks.some((d) => d >= 250))).toBe(true);
-    await page.evaluate(() => void ((window as unknown as { __probe: { longTasks: number[] } }).__probe.longTasks.length = 0));
+    await expect
+      .poll(() =>
+        page.evaluate(() =>
+          (window as unknown as { __probe: { longTasks: number[] } }).__probe.longTasks.some((d) => d >= 250),
+        ),
+      )
+      .toBe(true);
+    await page.evaluate(
+      () => void ((window as unknown as { __probe: { longTasks: number[] } }).__probe.longTasks.length = 0),
+    );
     await page.click('#batch-run');
     while (!(await page.textContent('#batch-status'))?.includes('done')) {
       await page.click('#batch-status', { timeout: 5_000 }).catch(() => undefined);
     }
     expect(await page.textContent('#batch-status')).toBe('16 / 16 rollouts · done');
     const probe = await page.evaluate(() => {
-      const p = (window as unknown as { __probe: { longTasks: number[]; gaps: number[]; clicks: number[]; runningFrames: number; partial: Set<string> } }).__probe;
-      return { longTasks: p.longTasks, maxGap: Math.max(0, ...p.gaps), clicks: p.clicks, runningFrames: p.runningFrames, partial: [...p.partial] };
+      const p = (
+        window as unknown as {
+          __probe: {
+            longTasks: number[];
+            gaps: number[];
+            clicks: number[];
+            runningFrames: number;
+            partial: Set<string>;
+          };
+        }
+      ).__probe;
+      return {
+        longTasks: p.longTasks,
+        maxGap: Math.max(0, ...p.gaps),
+        clicks: p.clicks,
+        runningFrames: p.runningFrames,
+        partial: [...p.partial],
+      };
     });
     console.log(`responsiveness during a 16-rollout batch: ${JSON.stringify(probe)}`);
     // The batch really ran while we measured: frames and clicks landed while rollouts were pending,

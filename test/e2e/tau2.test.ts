@@ -43,7 +43,11 @@ describe.skipIf(!existsSync(AIRLINE))('a tau2-bench folder opened in chromium', 
     await page.goto(`${url}#/browse`);
     await page.waitForSelector('#tau2-folder');
     await page.setInputFiles('#tau2-folder', AIRLINE);
-    await page.waitForFunction(() => document.querySelector('#tau2-status')?.textContent?.includes('loaded as tau2-airline'), undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => document.querySelector('#tau2-status')?.textContent?.includes('loaded as tau2-airline'),
+      undefined,
+      { timeout: 30_000 },
+    );
     expect(await page.textContent('#tau2-status')).toBe('airline loaded as tau2-airline (50 tasks)');
     await page.waitForFunction(() => document.querySelector('.lede strong')?.textContent === 'tau2-airline');
     expect(await page.inputValue('#domain')).toBe('tau2-airline');
@@ -70,10 +74,17 @@ describe.skipIf(!existsSync(AIRLINE))('a tau2-bench folder opened in chromium', 
     await page.goto(`${url}#/browse`);
     await page.waitForSelector('#tau2-folder');
     await page.setInputFiles('#tau2-folder', AIRLINE);
-    await page.waitForFunction(() => document.querySelector('.lede strong')?.textContent === 'tau2-airline', undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => document.querySelector('.lede strong')?.textContent === 'tau2-airline',
+      undefined,
+      { timeout: 30_000 },
+    );
     await page.click('a[data-view="batch"]');
     await page.waitForSelector('#batch-run');
-    const ids = (await page.$$eval('input[name="task"]', (els) => els.map((e) => (e as HTMLInputElement).value))).slice(0, 2);
+    const ids = (await page.$$eval('input[name="task"]', (els) => els.map((e) => (e as HTMLInputElement).value))).slice(
+      0,
+      2,
+    );
     expect(ids).toHaveLength(2);
     await page.click('text=none');
     for (const id of ids) await page.check(`input[name="task"][value="${id}"]`);
@@ -81,10 +92,18 @@ describe.skipIf(!existsSync(AIRLINE))('a tau2-bench folder opened in chromium', 
     await page.fill('#workers', '2');
     await page.selectOption('#batch-agent', 'reference');
     await page.click('#batch-run');
-    await page.waitForFunction(() => / · (done|cancelled)$/.test(document.querySelector('#batch-status')?.textContent ?? '') || !!document.querySelector('.batch [role="alert"]'), undefined, { timeout: 60_000 });
+    await page.waitForFunction(
+      () =>
+        / · (done|cancelled)$/.test(document.querySelector('#batch-status')?.textContent ?? '') ||
+        !!document.querySelector('.batch [role="alert"]'),
+      undefined,
+      { timeout: 60_000 },
+    );
     expect(await page.locator('[role="alert"]').count()).toBe(0);
     expect(await page.textContent('#batch-status')).toBe('2 / 2 rollouts · done');
-    const rows = await page.$$eval('#batch-results tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('th,td')].map((c) => c.textContent)));
+    const rows = await page.$$eval('#batch-results tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('th,td')].map((c) => c.textContent)),
+    );
     // Task, valid, passed, mean reward.
     expect(rows.map((r) => r.slice(0, 4))).toEqual(ids.map((id) => [id, '1', '1', '1']));
     await page.screenshot({ path: join(shots, 'tau2-batch.png') });

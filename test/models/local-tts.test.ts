@@ -82,7 +82,9 @@ describe('on-device TTS (tiny VITS layout, transformers.js text-to-speech pipeli
     expect(() => resolveLocalTts(m, 'nope')).toThrow('unknown on-device TTS model "nope" (manifest has: tiny-vits)');
     expect(() => resolveLocalAgent(m, ID)).toThrow('unknown on-device agent "tiny-vits" (manifest has: nothing)');
     // The repository's manifest lists MMS-TTS English.
-    const repo = parseManifest(JSON.parse(readFileSync(new URL('../../models/manifest.json', import.meta.url), 'utf8')));
+    const repo = parseManifest(
+      JSON.parse(readFileSync(new URL('../../models/manifest.json', import.meta.url), 'utf8')),
+    );
     expect(resolveLocalTts(repo, 'mms-tts-eng')).toMatchObject({ repo: 'Xenova/mms-tts-eng', task: 'text-to-speech' });
   });
 
@@ -122,7 +124,23 @@ describe('run --tts local:<id>', () => {
     try {
       const io = capture();
       const out = join(dir, 'run');
-      const code = await main(['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--preset', 'clean', '--tts', `local:${ID}`, '--out', out, '--json'], io);
+      const code = await main(
+        [
+          'run',
+          '--domain',
+          'carrier',
+          '--task-ids',
+          'carrier-change-plan-1',
+          '--preset',
+          'clean',
+          '--tts',
+          `local:${ID}`,
+          '--out',
+          out,
+          '--json',
+        ],
+        io,
+      );
       expect(code, io.stderr).toBe(0);
       const t = Trajectory.parse(JSON.parse((await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim()));
       const spoken = t.turns.filter((x) => x.role === 'user' && x.audio);
@@ -149,11 +167,15 @@ describe('run --tts local:<id>', () => {
   }, 60_000);
 
   it('rejects an unknown or missing on-device TTS model with a usage error', () => {
-    expect(() => ttsFromSpec('local:nope', { SWITCHBOARD_MODELS: dir })).toThrow('--tts local:nope: unknown on-device TTS model "nope" (manifest has: tiny-vits)');
+    expect(() => ttsFromSpec('local:nope', { SWITCHBOARD_MODELS: dir })).toThrow(
+      '--tts local:nope: unknown on-device TTS model "nope" (manifest has: tiny-vits)',
+    );
     const empty = mkdtempSync(join(tmpdir(), 'sb-tts-empty-'));
     try {
       writeFileSync(join(empty, 'manifest.json'), JSON.stringify(manifest));
-      expect(() => ttsFromSpec(`local:${ID}`, { SWITCHBOARD_MODELS: empty })).toThrow(`needs files that are not in ${empty}: ${ID}/config.json`);
+      expect(() => ttsFromSpec(`local:${ID}`, { SWITCHBOARD_MODELS: empty })).toThrow(
+        `needs files that are not in ${empty}: ${ID}/config.json`,
+      );
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }

@@ -67,7 +67,13 @@ function tensor(name: string, elem: number, dims: readonly number[], raw: Uint8A
 }
 
 function node(op: string, inputs: readonly string[], outputs: readonly string[], attrs: readonly Field[] = []): Field {
-  return msg(1, [...inputs.map((i) => str(1, i)), ...outputs.map((o) => str(2, o)), str(3, `${op}_${outputs[0]}`), str(4, op), ...attrs]);
+  return msg(1, [
+    ...inputs.map((i) => str(1, i)),
+    ...outputs.map((o) => str(2, o)),
+    str(3, `${op}_${outputs[0]}`),
+    str(4, op),
+    ...attrs,
+  ]);
 }
 
 function intAttr(name: string, value: number): Field {
@@ -84,7 +90,12 @@ function f32(a: Float32Array): Uint8Array {
 
 /** A ModelProto (IR version 8, opset 17) around one graph's fields. */
 function onnxModel(graphName: string, graph: readonly Field[]): Uint8Array {
-  return concat([int(1, 8), str(2, 'switchboard-test'), msg(7, [...graph, str(2, graphName)]), msg(8, [str(1, ''), int(2, 17)])]);
+  return concat([
+    int(1, 8),
+    str(2, 'switchboard-test'),
+    msg(7, [...graph, str(2, graphName)]),
+    msg(8, [str(1, ''), int(2, 17)]),
+  ]);
 }
 
 // ---------------------------------------------------------------- the tiny model
@@ -174,9 +185,13 @@ export function tinyOnnx(): Uint8Array {
   const outputs: Field[] = [valueInfo(12, 'logits', FLOAT, ['batch_size', 'sequence_length', V])];
   for (let l = 0; l < LAYERS; l++) {
     for (const kind of ['key', 'value']) {
-      inputs.push(valueInfo(11, `past_key_values.${l}.${kind}`, FLOAT, ['batch_size', 1, 'past_sequence_length', HIDDEN]));
+      inputs.push(
+        valueInfo(11, `past_key_values.${l}.${kind}`, FLOAT, ['batch_size', 1, 'past_sequence_length', HIDDEN]),
+      );
       outputs.push(valueInfo(12, `present.${l}.${kind}`, FLOAT, ['batch_size', 1, 'total_sequence_length', HIDDEN]));
-      nodes.push(node('Concat', [`past_key_values.${l}.${kind}`, 'kv_new'], [`present.${l}.${kind}`], [intAttr('axis', 2)]));
+      nodes.push(
+        node('Concat', [`past_key_values.${l}.${kind}`, 'kv_new'], [`present.${l}.${kind}`], [intAttr('axis', 2)]),
+      );
     }
   }
   return onnxModel('tiny_llama', [
@@ -224,13 +239,27 @@ export function writeTinyModel(modelsDir: string, id: string): string[] {
       version: '1.0',
       truncation: null,
       padding: null,
-      added_tokens: [1, 2].map((id) => ({ id, content: TINY_VOCAB[id], single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+      added_tokens: [1, 2].map((id) => ({
+        id,
+        content: TINY_VOCAB[id],
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      })),
       normalizer: null,
       pre_tokenizer: { type: 'WhitespaceSplit' },
       post_processor: null,
       // The subword prefix is not `##`, so `###STOP###` stays one whole word when decoded.
       decoder: { type: 'WordPiece', prefix: '@@', cleanup: false },
-      model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '@@', max_input_chars_per_word: 100, vocab },
+      model: {
+        type: 'WordPiece',
+        unk_token: '[UNK]',
+        continuing_subword_prefix: '@@',
+        max_input_chars_per_word: 100,
+        vocab,
+      },
     }),
     'tokenizer_config.json': JSON.stringify({
       tokenizer_class: 'PreTrainedTokenizerFast',
@@ -258,7 +287,22 @@ function writeFiles(dir: string, files: Record<string, string | Uint8Array>): st
  * CTC labels of the tiny recognizer, by id, as a wav2vec2 vocabulary has them: `<pad>` is the
  * CTC blank, `|` the word delimiter, then the letters it can hear.
  */
-export const TINY_ASR_VOCAB = ['<pad>', '<s>', '</s>', '<unk>', '|', 'p', 'a', 'y', 'm', 'b', 'l', 'n', 'c', 'e'] as const;
+export const TINY_ASR_VOCAB = [
+  '<pad>',
+  '<s>',
+  '</s>',
+  '<unk>',
+  '|',
+  'p',
+  'a',
+  'y',
+  'm',
+  'b',
+  'l',
+  'n',
+  'c',
+  'e',
+] as const;
 /** Samples per output frame (20 ms at 16 kHz, wav2vec2's frame rate). */
 export const TINY_ASR_FRAME = 320;
 export const TINY_ASR_RATE = 16_000;
@@ -367,7 +411,15 @@ export function writeTinyAsrModel(modelsDir: string, id: string): string[] {
       version: '1.0',
       truncation: null,
       padding: null,
-      added_tokens: [0, 1, 2, 3].map((i) => ({ id: i, content: TINY_ASR_VOCAB[i], single_word: false, lstrip: true, rstrip: true, normalized: false, special: true })),
+      added_tokens: [0, 1, 2, 3].map((i) => ({
+        id: i,
+        content: TINY_ASR_VOCAB[i],
+        single_word: false,
+        lstrip: true,
+        rstrip: true,
+        normalized: false,
+        special: true,
+      })),
       normalizer: null,
       pre_tokenizer: null,
       post_processor: null,
@@ -455,7 +507,9 @@ export function writeTinyTtsModel(modelsDir: string, id: string): string[] {
       version: '1.0',
       truncation: null,
       padding: null,
-      added_tokens: [{ id: 0, content: '<pad>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+      added_tokens: [
+        { id: 0, content: '<pad>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
+      ],
       normalizer: {
         type: 'Sequence',
         normalizers: [{ type: 'Lowercase' }, { type: 'Replace', pattern: { Regex: "[^ 'a-z0-9]" }, content: '' }],

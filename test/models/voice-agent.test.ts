@@ -24,7 +24,14 @@ import type { Agent } from '../../src/core/participants/types.ts';
 import { steppingClock } from '../../src/core/ports/clock.ts';
 import { DEFAULT_SAMPLING } from '../../src/core/ports/model-client.ts';
 import { runEpisode } from '../../src/core/rollout/episode.ts';
-import { TINY_ASR_RATE, TINY_ASR_TEXT, TINY_VOCAB, tinyAsrSpeech, writeTinyAsrModel, writeTinyModel } from './tiny-model.ts';
+import {
+  TINY_ASR_RATE,
+  TINY_ASR_TEXT,
+  TINY_VOCAB,
+  tinyAsrSpeech,
+  writeTinyAsrModel,
+  writeTinyModel,
+} from './tiny-model.ts';
 
 const GREEDY = { ...DEFAULT_SAMPLING, temperature: 0, max_tokens: 32 };
 const AGENT = 'tiny-ctc+tiny-llama';
@@ -48,7 +55,10 @@ beforeAll(async () => {
   });
   manifest = {
     version: 1,
-    models: [model('tiny-llama', 'text-generation', writeTinyModel(dir, 'tiny-llama')), model('tiny-ctc', 'automatic-speech-recognition', writeTinyAsrModel(dir, 'tiny-ctc'))],
+    models: [
+      model('tiny-llama', 'text-generation', writeTinyModel(dir, 'tiny-llama')),
+      model('tiny-ctc', 'automatic-speech-recognition', writeTinyAsrModel(dir, 'tiny-ctc')),
+    ],
     agents: [{ id: AGENT, asr: 'tiny-ctc', llm: 'tiny-llama' }],
   };
   service = createLocalModelService(() => 'cpu');
@@ -61,7 +71,11 @@ afterAll(async () => {
 
 describe('tiny CTC recognizer (wav2vec2 layout, transformers.js ASR pipeline)', () => {
   it('transcribes the synthetic speech exactly, from local files only', async () => {
-    expect(resolveLocalAgent(parseManifest(manifest), AGENT)).toMatchObject({ asr: { id: 'tiny-ctc' }, llm: { id: 'tiny-llama' }, audio: null });
+    expect(resolveLocalAgent(parseManifest(manifest), AGENT)).toMatchObject({
+      asr: { id: 'tiny-ctc' },
+      llm: { id: 'tiny-llama' },
+      audio: null,
+    });
     const asr = await pipeline('automatic-speech-recognition', 'tiny-ctc', { device: 'cpu', dtype: 'fp32' });
     expect(asr.model.config.model_type).toBe('wav2vec2');
     expect(await asr(tinyAsrSpeech())).toEqual({ text: TINY_ASR_TEXT });
@@ -76,13 +90,30 @@ describe('tiny CTC recognizer (wav2vec2 layout, transformers.js ASR pipeline)', 
 describe('on-device ASR + LLM agent', () => {
   it('caller WAV → transcript → prompt → <tool_call> parsed by us', async () => {
     const wav = b64(encodeWav(tinyAsrSpeech(), TINY_ASR_RATE));
-    const g = await service.generate({ messages: [{ role: 'system', content: 'policy' }, { role: 'user', content: [{ type: 'audio', base64: wav, format: 'wav' }] }], sampling: GREEDY });
+    const g = await service.generate({
+      messages: [
+        { role: 'system', content: 'policy' },
+        { role: 'user', content: [{ type: 'audio', base64: wav, format: 'wav' }] },
+      ],
+      sampling: GREEDY,
+    });
     expect(g.transcripts).toEqual(['pay my balance']);
     // "<|im_start|> system policy <|im_end|> <|im_start|> user pay my balance <|im_end|> <|im_start|> assistant":
     // the transcript reaches the LLM as its own tokens.
     expect(g.prompt_token_ids).toEqual([1, 5, 0, 2, 1, 4, tok('pay'), tok('my'), tok('balance'), 2, 1, 3]);
     const client = new LocalModelClient(AGENT, service);
-    const res = await client.complete({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'audio', base64: wav, format: 'wav' }] }], sampling: GREEDY });
+    const res = await client.complete({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hello' },
+            { type: 'audio', base64: wav, format: 'wav' },
+          ],
+        },
+      ],
+      sampling: GREEDY,
+    });
     expect(res.prompt_token_ids).toEqual([1, 4, 0, tok('pay'), tok('my'), tok('balance'), 2, 1, 3]);
     expect(res.text).toBe('Let me check.');
     expect(res.tool_calls).toEqual([{ id: 'call_0', name: 'get_bills', arguments: '{"customer_id":"C1002"}' }]);
@@ -92,7 +123,10 @@ describe('on-device ASR + LLM agent', () => {
 
   it('hears phone-rate (8 kHz) caller audio after resampling to 16 kHz', async () => {
     const wav8k = b64(encodeWav(resample(tinyAsrSpeech(), TINY_ASR_RATE, 8_000), 8_000));
-    const g = await service.generate({ messages: [{ role: 'user', content: [{ type: 'audio', base64: wav8k, format: 'wav' }] }], sampling: GREEDY });
+    const g = await service.generate({
+      messages: [{ role: 'user', content: [{ type: 'audio', base64: wav8k, format: 'wav' }] }],
+      sampling: GREEDY,
+    });
     expect(g.transcripts).toEqual([TINY_ASR_TEXT]);
   });
 
@@ -130,9 +164,25 @@ describe('on-device ASR + LLM agent', () => {
     const t = await runEpisode({ runtime, task, agent, user: new ScriptedUser(), seed: 5, clock: steppingClock(0, 1) });
     expect(t.valid).toBe(true);
     expect(t.termination).toBe('agent_stop');
-    const shape = t.turns.map((x) => (x.role === 'tool' ? `tool:${x.name}:${x.error}` : x.role === 'assistant' ? `assistant|${(x.tool_calls ?? []).map((c) => `${c.name}(${JSON.stringify(c.arguments)})`).join(',')}` : x.role));
-    expect(shape).toEqual(['assistant|', 'user', 'assistant|get_bills({"customer_id":"C1002"})', 'tool:get_bills:false', 'assistant|']);
-    expect(t.turns.filter((x) => x.role === 'assistant').map((x) => x.role === 'assistant' && x.text)).toEqual([domain.greeting, 'Let me check.', 'Your bill is paid.']);
+    const shape = t.turns.map((x) =>
+      x.role === 'tool'
+        ? `tool:${x.name}:${x.error}`
+        : x.role === 'assistant'
+          ? `assistant|${(x.tool_calls ?? []).map((c) => `${c.name}(${JSON.stringify(c.arguments)})`).join(',')}`
+          : x.role,
+    );
+    expect(shape).toEqual([
+      'assistant|',
+      'user',
+      'assistant|get_bills({"customer_id":"C1002"})',
+      'tool:get_bills:false',
+      'assistant|',
+    ]);
+    expect(t.turns.filter((x) => x.role === 'assistant').map((x) => x.role === 'assistant' && x.text)).toEqual([
+      domain.greeting,
+      'Let me check.',
+      'Your bill is paid.',
+    ]);
     const tool = t.turns[3]!;
     expect(tool.role === 'tool' && JSON.parse(tool.content).bills.length).toBe(4);
     // Both model turns heard the caller turn (index 1) through the recognizer.

@@ -12,7 +12,6 @@ import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { httpError, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
 import { modelBrain } from './brain.ts';
 
-
 const SECRET = 'sk-e2e-never-recorded';
 let domain: Domain;
 let server: TestServer | undefined;
@@ -47,13 +46,30 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     const io = capture();
     const code = await main(
       [
-        'run', '--domain', 'carrier',
-        '--agent', `vllm:agent-model@${url}`,
-        '--user', `openai:caller-model@${url}`,
-        '--judge', `vllm-omni:judge-model@${url}`,
-        '--task-ids', 'carrier-pay-balance-1,carrier-wallet-pay-1',
-        '--seed', '7', '--temperature', '0.6', '--top-p', '0.95', '--top-k', '40', '--max-tokens', '300',
-        '--out', out, '--json',
+        'run',
+        '--domain',
+        'carrier',
+        '--agent',
+        `vllm:agent-model@${url}`,
+        '--user',
+        `openai:caller-model@${url}`,
+        '--judge',
+        `vllm-omni:judge-model@${url}`,
+        '--task-ids',
+        'carrier-pay-balance-1,carrier-wallet-pay-1',
+        '--seed',
+        '7',
+        '--temperature',
+        '0.6',
+        '--top-p',
+        '0.95',
+        '--top-k',
+        '40',
+        '--max-tokens',
+        '300',
+        '--out',
+        out,
+        '--json',
       ],
       io,
     );
@@ -62,7 +78,14 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     const summary = JSON.parse(io.stdout);
     expect(summary.agent).toBe('vllm:agent-model');
     expect(summary.user).toBe('openai:caller-model');
-    expect(summary.totals).toEqual({ episodes: 2, valid: 2, invalid: 0, invalid_attempts: 0, mean_reward: 1, pass_hat: { 1: 1 } });
+    expect(summary.totals).toEqual({
+      episodes: 2,
+      valid: 2,
+      invalid: 0,
+      invalid_attempts: 0,
+      mean_reward: 1,
+      pass_hat: { 1: 1 },
+    });
     expect(summary.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])).toEqual([
       ['carrier-pay-balance-1', [1]],
       ['carrier-wallet-pay-1', [1]],
@@ -70,7 +93,10 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
 
     const text = await readFile(join(out, 'trajectories.jsonl'), 'utf8');
     expect(text).not.toContain(SECRET);
-    const [t1, t2] = text.trim().split('\n').map((l) => Trajectory.parse(JSON.parse(l)));
+    const [t1, t2] = text
+      .trim()
+      .split('\n')
+      .map((l) => Trajectory.parse(JSON.parse(l)));
     expect(t1!.termination).toBe('user_stop');
     expect(t1!.participants.agent_card).toEqual({
       kind: 'remote',
@@ -81,24 +107,39 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
       prompt_version: 'agent-v1',
       teacher_guidance: null,
     });
-    expect(t1!.participants.user_card).toMatchObject({ flavor: 'openai', model: 'caller-model', prompt_version: 'caller-v2' });
+    expect(t1!.participants.user_card).toMatchObject({
+      flavor: 'openai',
+      model: 'caller-model',
+      prompt_version: 'caller-v2',
+    });
     expect(t1!.teacher_guidance).toBeUndefined();
     // The agent's turns keep the token ids the server returned (the brain returns the step number).
     const agentTurns = t1!.turns.filter((t) => t.role === 'assistant');
-    expect(agentTurns.map((t) => (t.role === 'assistant' ? t.generation?.token_ids : null))).toEqual(agentTurns.map((_, k) => [k]));
+    expect(agentTurns.map((t) => (t.role === 'assistant' ? t.generation?.token_ids : null))).toEqual(
+      agentTurns.map((_, k) => [k]),
+    );
     // The wallet task has the caller use its own tools (dual control).
-    expect(t2!.turns.filter((t) => t.role === 'tool' && t.requestor === 'user').map((t) => (t.role === 'tool' ? t.name : ''))).toEqual([
-      'check_wallet_balance',
-      'pay_bill_with_wallet',
-    ]);
+    expect(
+      t2!.turns
+        .filter((t) => t.role === 'tool' && t.requestor === 'user')
+        .map((t) => (t.role === 'tool' ? t.name : '')),
+    ).toEqual(['check_wallet_balance', 'pay_bill_with_wallet']);
 
     const reqs = server.requests.map((r) => r.body);
     const agentReqs = reqs.filter((b) => b.model === 'agent-model');
     const callerReqs = reqs.filter((b) => b.model === 'caller-model');
     // Sampling is explicit on every request; the seed is the rollout seed (7 for trial 0).
-    expect(new Set(agentReqs.map((b) => JSON.stringify([b.temperature, b.top_p, b.top_k, b.max_tokens, b.seed])))).toEqual(new Set(['[0.6,0.95,40,300,7]']));
-    expect(new Set(callerReqs.map((b) => JSON.stringify([b.temperature, b.top_p, b.top_k, b.max_completion_tokens, b.seed])))).toEqual(new Set(['[0.6,0.95,null,300,7]']));
-    expect(agentReqs.length).toBe(t1!.turns.filter((t) => t.role === 'assistant').length + t2!.turns.filter((t) => t.role === 'assistant').length);
+    expect(
+      new Set(agentReqs.map((b) => JSON.stringify([b.temperature, b.top_p, b.top_k, b.max_tokens, b.seed]))),
+    ).toEqual(new Set(['[0.6,0.95,40,300,7]']));
+    expect(
+      new Set(
+        callerReqs.map((b) => JSON.stringify([b.temperature, b.top_p, b.top_k, b.max_completion_tokens, b.seed])),
+      ),
+    ).toEqual(new Set(['[0.6,0.95,null,300,7]']));
+    expect(agentReqs.length).toBe(
+      t1!.turns.filter((t) => t.role === 'assistant').length + t2!.turns.filter((t) => t.role === 'assistant').length,
+    );
     // No judge items in these tasks: the judge is never asked.
     expect(reqs.filter((b) => b.model === 'judge-model')).toHaveLength(0);
     expect(server.requests.every((r) => r.headers.authorization === `Bearer ${SECRET}`)).toBe(true);
@@ -107,7 +148,21 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
   it('parses hermes <tool_call> text from the agent model the same way', async () => {
     server = await startOpenAiServer(modelBrain(domain, { toolFormat: 'text' }));
     const io = capture();
-    const code = await main(['run', '--domain', 'carrier', '--agent', `vllm:agent-model@${server.url}`, '--user', `vllm:caller-model@${server.url}`, '--task-ids', 'carrier-change-plan-1', '--json'], io);
+    const code = await main(
+      [
+        'run',
+        '--domain',
+        'carrier',
+        '--agent',
+        `vllm:agent-model@${server.url}`,
+        '--user',
+        `vllm:caller-model@${server.url}`,
+        '--task-ids',
+        'carrier-change-plan-1',
+        '--json',
+      ],
+      io,
+    );
     expect(code).toBe(0);
     expect(JSON.parse(io.stdout).totals.mean_reward).toBe(1);
   });
@@ -115,7 +170,10 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
   async function judgedDomain(): Promise<string> {
     const dir = await tmp('sb-judged-');
     const src = builtinDomainDir('carrier');
-    await writeFile(join(dir, 'domain.ts'), `export { carrier } from ${JSON.stringify(pathToFileURL(join(src, 'domain.ts')).href)};\n`);
+    await writeFile(
+      join(dir, 'domain.ts'),
+      `export { carrier } from ${JSON.stringify(pathToFileURL(join(src, 'domain.ts')).href)};\n`,
+    );
     for (const f of ['policy.md', 'schema.sql', 'seed.json']) await copyFile(join(src, f), join(dir, f));
     const tasks = JSON.parse(await readFile(join(src, 'tasks.json'), 'utf8'));
     const t = tasks.find((x: { id: string }) => x.id === 'carrier-bill-inquiry-1');
@@ -129,7 +187,21 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
   it('a judge verdict decides NL_ASSERTION and judged assertions, one judge call per episode', async () => {
     const dir = await judgedDomain();
     server = await startOpenAiServer(modelBrain(domain));
-    const args = (u: string) => ['run', '--domain', dir, '--agent', `vllm:agent-model@${u}`, '--user', `vllm:caller-model@${u}`, '--judge', `openai:judge-model@${u}`, '--task-ids', 'carrier-bill-inquiry-1', '--seed', '3'];
+    const args = (u: string) => [
+      'run',
+      '--domain',
+      dir,
+      '--agent',
+      `vllm:agent-model@${u}`,
+      '--user',
+      `vllm:caller-model@${u}`,
+      '--judge',
+      `openai:judge-model@${u}`,
+      '--task-ids',
+      'carrier-bill-inquiry-1',
+      '--seed',
+      '3',
+    ];
     let io = capture();
     const out = await tmp('sb-judged-out-');
     expect(await main([...args(server.url), '--out', out, '--json'], io)).toBe(0);
@@ -140,7 +212,13 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     expect(judgeReqs[0]!.body.temperature).toBe(0);
     const traj = Trajectory.parse(JSON.parse((await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim()));
     expect(traj.reward_info!.components.NL_ASSERTION).toEqual({ score: 1, details: [], judged: true });
-    expect(traj.reward_info!.assertions.find((a) => a.id === 'spoken-style')).toEqual({ id: 'spoken-style', rule: 'R9', status: 'passed', reason: 'spoken-style ok', turn: 0 });
+    expect(traj.reward_info!.assertions.find((a) => a.id === 'spoken-style')).toEqual({
+      id: 'spoken-style',
+      rule: 'R9',
+      status: 'passed',
+      reason: 'spoken-style ok',
+      turn: 0,
+    });
     await server.close();
 
     server = await startOpenAiServer(modelBrain(domain, { unmet: ['nl:0'] }));
@@ -155,7 +233,24 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     const dir = await judgedDomain();
     server = await startOpenAiServer(modelBrain(domain));
     const io = capture();
-    const args = ['run', '--domain', dir, '--agent', `vllm:agent-model@${server.url}`, '--user', `vllm:caller-model@${server.url}`, '--judge', `openai:judge-model@${server.url}`, '--judge-n', '3', '--task-ids', 'carrier-bill-inquiry-1', '--seed', '3', '--json'];
+    const args = [
+      'run',
+      '--domain',
+      dir,
+      '--agent',
+      `vllm:agent-model@${server.url}`,
+      '--user',
+      `vllm:caller-model@${server.url}`,
+      '--judge',
+      `openai:judge-model@${server.url}`,
+      '--judge-n',
+      '3',
+      '--task-ids',
+      'carrier-bill-inquiry-1',
+      '--seed',
+      '3',
+      '--json',
+    ];
     expect(await main(args, io)).toBe(0);
     expect(JSON.parse(io.stdout).totals.mean_reward).toBe(1);
     const judgeReqs = server.requests.filter((r) => r.body.model === 'judge-model');
@@ -172,13 +267,39 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     server = await startOpenAiServer(() => httpError(503, 'down'));
     const io = capture();
     const out = await tmp('sb-down-');
-    const code = await main(['run', '--domain', 'carrier', '--agent', `vllm-omni:agent-model@${server.url}`, '--task-ids', 'carrier-pay-balance-1', '--model-retries', '1', '--out', out, '--json'], io);
+    const code = await main(
+      [
+        'run',
+        '--domain',
+        'carrier',
+        '--agent',
+        `vllm-omni:agent-model@${server.url}`,
+        '--task-ids',
+        'carrier-pay-balance-1',
+        '--model-retries',
+        '1',
+        '--out',
+        out,
+        '--json',
+      ],
+      io,
+    );
     expect(code).toBe(1);
     const summary = JSON.parse(io.stdout);
     // One trial, resampled twice: three attempts, none valid, no reward.
-    expect(summary.totals).toEqual({ episodes: 3, valid: 0, invalid: 1, invalid_attempts: 3, mean_reward: null, pass_hat: { 1: null } });
+    expect(summary.totals).toEqual({
+      episodes: 3,
+      valid: 0,
+      invalid: 1,
+      invalid_attempts: 3,
+      mean_reward: null,
+      pass_hat: { 1: null },
+    });
     expect(summary.tasks[0]).toMatchObject({ rewards: [], invalid: 1, mean: null });
-    const trajs = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => Trajectory.parse(JSON.parse(l)));
+    const trajs = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => Trajectory.parse(JSON.parse(l)));
     expect(trajs.map((t) => [t.valid, t.termination, t.reward_info])).toEqual([
       [false, 'infrastructure_error', null],
       [false, 'infrastructure_error', null],
@@ -191,7 +312,9 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
   it('rejects malformed model specs and local: models with exit code 2', async () => {
     let io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'openai:gpt-4o'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: model spec "openai:gpt-4o" needs the form openai:<model>@<http(s) base URL>\n');
+    expect(io.stderr).toBe(
+      'switchboard: model spec "openai:gpt-4o" needs the form openai:<model>@<http(s) base URL>\n',
+    );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'local:qwen3-0.6b'], io)).toBe(2);
     // Resolved through models/manifest.json; the weights are not in the repository.

@@ -40,15 +40,38 @@ describe('imperfect callers (scripted, deterministic)', () => {
       { text: '', tool_calls: [{ id: 'c2', name: 'find_customer_by_phone', arguments: { phone: '13090918806' } }] },
       { text: '找到了。请问还有什么可以帮您？' },
     ]);
-    const t = await runEpisode({ runtime, task: task('carrier-misremember-phone-1'), agent, user: new ScriptedUser(), seed: 1, clock: steppingClock(0, 1) });
-    expect(spoken(t)).toEqual(['喂，你好，我想用话费余额交一下二月份的账单。', '13090918860', '哦不好意思，我说反了，是13090918806。', '没有了，谢谢，再见。']);
+    const t = await runEpisode({
+      runtime,
+      task: task('carrier-misremember-phone-1'),
+      agent,
+      user: new ScriptedUser(),
+      seed: 1,
+      clock: steppingClock(0, 1),
+    });
+    expect(spoken(t)).toEqual([
+      '喂，你好，我想用话费余额交一下二月份的账单。',
+      '13090918860',
+      '哦不好意思，我说反了，是13090918806。',
+      '没有了，谢谢，再见。',
+    ]);
     const tools = t.turns.filter((x) => x.role === 'tool').map((x) => (x.role === 'tool' ? x.error : null));
     expect(tools).toEqual([true, false]);
   });
 
   it('asking for the fact again also counts as checking a misremembered value', async () => {
-    const agent = listAgent([{ text: '您好。' }, { text: '请问您的手机号码是多少？' }, { text: '麻烦再说一遍您的手机号？' }]);
-    const t = await runEpisode({ runtime, task: task('carrier-misremember-phone-1'), agent, user: new ScriptedUser(), seed: 1, clock: steppingClock(0, 1) });
+    const agent = listAgent([
+      { text: '您好。' },
+      { text: '请问您的手机号码是多少？' },
+      { text: '麻烦再说一遍您的手机号？' },
+    ]);
+    const t = await runEpisode({
+      runtime,
+      task: task('carrier-misremember-phone-1'),
+      agent,
+      user: new ScriptedUser(),
+      seed: 1,
+      clock: steppingClock(0, 1),
+    });
     expect(spoken(t).slice(1, 3)).toEqual(['13090918860', '哦不好意思，我说反了，是13090918806。']);
   });
 
@@ -63,7 +86,14 @@ describe('imperfect callers (scripted, deterministic)', () => {
       { text: '系统里未查到您二月份的缴费记录，账单 38 元还没有缴。' },
       { text: '请问还有什么可以帮您？' },
     ]);
-    const t = await runEpisode({ runtime, task: task('carrier-withhold-false-claim-1'), agent, user: new ScriptedUser(), seed: 1, clock: steppingClock(0, 1) });
+    const t = await runEpisode({
+      runtime,
+      task: task('carrier-withhold-false-claim-1'),
+      agent,
+      user: new ScriptedUser(),
+      seed: 1,
+      clock: steppingClock(0, 1),
+    });
     expect(spoken(t)).toEqual([
       '你好，我收到短信说二月份话费没交，这是怎么回事？我上周就已经交过了。',
       '手机号就不用报了吧，你们直接查一下不行吗？',
@@ -86,16 +116,46 @@ describe('imperfect callers (scripted, deterministic)', () => {
         misremembers: [{ fact: 'phone', wrong: '15867452310', check_cues: ['查不到'] }],
       },
     });
-    const agent = listAgent([{ text: '您好。' }, { text: '您的手机号？' }, { text: '您的手机号？' }, { text: '查不到这个号码。' }]);
-    const t = await runEpisode({ runtime, task: t2, agent, user: new ScriptedUser(), seed: 1, clock: steppingClock(0, 1) });
+    const agent = listAgent([
+      { text: '您好。' },
+      { text: '您的手机号？' },
+      { text: '您的手机号？' },
+      { text: '查不到这个号码。' },
+    ]);
+    const t = await runEpisode({
+      runtime,
+      task: t2,
+      agent,
+      user: new ScriptedUser(),
+      seed: 1,
+      clock: steppingClock(0, 1),
+    });
     expect(spoken(t).slice(1, 4)).toEqual(['先不说。', '15867452310', '15867452301']);
   });
 
   it('the reference agent runs through the new carrier tasks with the imperfect caller', async () => {
     const { ReferenceAgent } = await import('../../src/core/participants/scripted.ts');
-    const mis = await runEpisode({ runtime, task: task('carrier-misremember-phone-1'), agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 3, clock: steppingClock(0, 1) });
-    expect(spoken(mis).slice(0, 3)).toEqual(['喂，你好，我想用话费余额交一下二月份的账单。', '13090918860', '是的，确认。']);
-    const claim = await runEpisode({ runtime, task: task('carrier-withhold-false-claim-1'), agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 3, clock: steppingClock(0, 1) });
+    const mis = await runEpisode({
+      runtime,
+      task: task('carrier-misremember-phone-1'),
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 3,
+      clock: steppingClock(0, 1),
+    });
+    expect(spoken(mis).slice(0, 3)).toEqual([
+      '喂，你好，我想用话费余额交一下二月份的账单。',
+      '13090918860',
+      '是的，确认。',
+    ]);
+    const claim = await runEpisode({
+      runtime,
+      task: task('carrier-withhold-false-claim-1'),
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 3,
+      clock: steppingClock(0, 1),
+    });
     expect(spoken(claim)).toEqual([
       '你好，我收到短信说二月份话费没交，这是怎么回事？我上周就已经交过了。',
       '手机号就不用报了吧，你们直接查一下不行吗？',
@@ -123,6 +183,8 @@ describe('imperfect callers in the LLM caller prompt', () => {
 
   it('the wrong value and the claim are part of the task, so the fact check does not flag them', () => {
     expect(checkCallerFacts('我的号码是 13090918860。', task('carrier-misremember-phone-1'), [])).toEqual([]);
-    expect(checkCallerFacts('我的号码是 13090918861。', task('carrier-misremember-phone-1'), [])).toEqual(['13090918861']);
+    expect(checkCallerFacts('我的号码是 13090918861。', task('carrier-misremember-phone-1'), [])).toEqual([
+      '13090918861',
+    ]);
   });
 });

@@ -29,8 +29,18 @@ async function serve(handler: Handler) {
   return server;
 }
 
-function clientFor(s: TestServer, o: Partial<OpenAiClientOptions> & Pick<OpenAiClientOptions, 'flavor'>, sleeps: number[] = []) {
-  return new OpenAiModelClient({ baseURL: s.url, model: 'm', apiKey: 'sk-test-secret', sleep: async (ms) => void sleeps.push(ms), ...o });
+function clientFor(
+  s: TestServer,
+  o: Partial<OpenAiClientOptions> & Pick<OpenAiClientOptions, 'flavor'>,
+  sleeps: number[] = [],
+) {
+  return new OpenAiModelClient({
+    baseURL: s.url,
+    model: 'm',
+    apiKey: 'sk-test-secret',
+    sleep: async (ms) => void sleeps.push(ms),
+    ...o,
+  });
 }
 
 const CALLER_WAV = wavBase64([0, 1000, -1000, 0], 16_000);
@@ -95,7 +105,9 @@ describe('OpenAiModelClient: vllm-omni', () => {
   });
 
   it('asks for audio with speaker and reads the two-choice reply (text choice + 24 kHz WAV choice)', async () => {
-    const s = await serve(() => ({ json: omniAudioCompletion({ model: 'm', content: '您好，请讲。', audio: SPOKEN_WAV }) }));
+    const s = await serve(() => ({
+      json: omniAudioCompletion({ model: 'm', content: '您好，请讲。', audio: SPOKEN_WAV }),
+    }));
     const res = await clientFor(s, { flavor: 'vllm-omni' }).complete(request({ audio: { voice: 'Ethan' } }));
     expect(s.requests[0]!.body.modalities).toEqual(['text', 'audio']);
     expect(s.requests[0]!.body.speaker).toBe('Ethan');
@@ -107,7 +119,9 @@ describe('OpenAiModelClient: vllm-omni', () => {
   it('also sends input_audio parts when configured', async () => {
     const s = await serve(() => ({ json: completion({ model: 'm', content: 'ok' }) }));
     await clientFor(s, { flavor: 'vllm-omni', audioPart: 'input_audio' }).complete(request());
-    expect(s.requests[0]!.body.messages[1].content).toEqual([{ type: 'input_audio', input_audio: { data: CALLER_WAV, format: 'wav' } }]);
+    expect(s.requests[0]!.body.messages[1].content).toEqual([
+      { type: 'input_audio', input_audio: { data: CALLER_WAV, format: 'wav' } },
+    ]);
   });
 
   it('assembles SSE chunks with modality text and audio, tool-call deltas, token ids and logprobs', async () => {
@@ -117,14 +131,28 @@ describe('OpenAiModelClient: vllm-omni', () => {
       sse: [
         chunk('m', { role: 'assistant', content: '好的，' }, { modality: 'text', token_ids: [7], logprobs: [-1] }),
         chunk('m', { content: '我查一下。' }, { modality: 'text', token_ids: [8], logprobs: [-0.5] }),
-        chunk('m', { tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'get_bills', arguments: '{"customer_' } }] }, { modality: 'text' }),
-        chunk('m', { tool_calls: [{ index: 0, function: { arguments: 'id":"C1002"}' } }] }, { modality: 'text', finish_reason: 'tool_calls' }),
+        chunk(
+          'm',
+          {
+            tool_calls: [
+              { index: 0, id: 'call_x', type: 'function', function: { name: 'get_bills', arguments: '{"customer_' } },
+            ],
+          },
+          { modality: 'text' },
+        ),
+        chunk(
+          'm',
+          { tool_calls: [{ index: 0, function: { arguments: 'id":"C1002"}' } }] },
+          { modality: 'text', finish_reason: 'tool_calls' },
+        ),
         chunk('m', { content: half1 }, { modality: 'audio' }),
         chunk('m', { content: half2 }, { modality: 'audio', finish_reason: 'stop' }),
         usageChunk('m'),
       ],
     }));
-    const res = await clientFor(s, { flavor: 'vllm-omni' }).complete(request({ stream: true, audio: { voice: 'Chelsie' } }));
+    const res = await clientFor(s, { flavor: 'vllm-omni' }).complete(
+      request({ stream: true, audio: { voice: 'Chelsie' } }),
+    );
     expect(s.requests[0]!.body.stream).toBe(true);
     expect(s.requests[0]!.body.stream_options).toEqual({ include_usage: true });
     expect(res.text).toBe('好的，我查一下。');
@@ -141,22 +169,45 @@ describe('OpenAiModelClient: vllm-omni', () => {
 
 describe('OpenAiModelClient: openai', () => {
   it('sends input_audio, audio {voice, format}, max_completion_tokens and no top_k / return_token_ids; reads the transcript', async () => {
-    const s = await serve(() => ({ json: openaiAudioCompletion({ model: 'gpt-4o-audio-preview', transcript: 'Hello, how can I help?', audio: SPOKEN_WAV }) }));
-    const res = await clientFor(s, { flavor: 'openai', model: 'gpt-4o-audio-preview' }).complete(request({ audio: { voice: 'alloy' } }));
+    const s = await serve(() => ({
+      json: openaiAudioCompletion({
+        model: 'gpt-4o-audio-preview',
+        transcript: 'Hello, how can I help?',
+        audio: SPOKEN_WAV,
+      }),
+    }));
+    const res = await clientFor(s, { flavor: 'openai', model: 'gpt-4o-audio-preview' }).complete(
+      request({ audio: { voice: 'alloy' } }),
+    );
     const body = s.requests[0]!.body;
-    expect(body.messages[1].content).toEqual([{ type: 'input_audio', input_audio: { data: CALLER_WAV, format: 'wav' } }]);
+    expect(body.messages[1].content).toEqual([
+      { type: 'input_audio', input_audio: { data: CALLER_WAV, format: 'wav' } },
+    ]);
     expect(body.modalities).toEqual(['text', 'audio']);
     expect(body.audio).toEqual({ voice: 'alloy', format: 'wav' });
     expect(body.max_completion_tokens).toBe(256);
-    expect(Object.keys(body).filter((k) => ['top_k', 'return_token_ids', 'max_tokens', 'logprobs', 'speaker'].includes(k))).toEqual([]);
+    expect(
+      Object.keys(body).filter((k) => ['top_k', 'return_token_ids', 'max_tokens', 'logprobs', 'speaker'].includes(k)),
+    ).toEqual([]);
     expect([body.temperature, body.top_p, body.seed]).toEqual([0.7, 0.9, 42]);
     expect(res.text).toBe('Hello, how can I help?');
-    expect(res.audio).toEqual({ base64: SPOKEN_WAV, format: 'wav', sample_rate_hz: 24_000, transcript: 'Hello, how can I help?' });
+    expect(res.audio).toEqual({
+      base64: SPOKEN_WAV,
+      format: 'wav',
+      sample_rate_hz: 24_000,
+      transcript: 'Hello, how can I help?',
+    });
     expect(res.token_ids).toBeNull();
   });
 
   it('streams plain text', async () => {
-    const s = await serve(() => ({ sse: [chunk('m', { role: 'assistant', content: 'Hi' }), chunk('m', { content: ' there' }, { finish_reason: 'stop' }), usageChunk('m')] }));
+    const s = await serve(() => ({
+      sse: [
+        chunk('m', { role: 'assistant', content: 'Hi' }),
+        chunk('m', { content: ' there' }, { finish_reason: 'stop' }),
+        usageChunk('m'),
+      ],
+    }));
     const res = await clientFor(s, { flavor: 'openai' }).complete(request({ stream: true }));
     expect([res.text, res.finish_reason, res.tool_call_source]).toEqual(['Hi there', 'stop', 'none']);
   });
@@ -165,10 +216,16 @@ describe('OpenAiModelClient: openai', () => {
 describe('OpenAiModelClient: vllm', () => {
   it('parses hermes <tool_call> text when the server does not', async () => {
     const s = await serve(() => ({
-      json: completion({ model: 'qwen3', content: '我帮您查一下。\n<tool_call>\n{"name": "get_bills", "arguments": {"customer_id": "C1002"}}\n</tool_call>' }),
+      json: completion({
+        model: 'qwen3',
+        content:
+          '我帮您查一下。\n<tool_call>\n{"name": "get_bills", "arguments": {"customer_id": "C1002"}}\n</tool_call>',
+      }),
     }));
     const res = await clientFor(s, { flavor: 'vllm' }).complete(request());
-    expect(s.requests[0]!.body.messages[1].content).toEqual([{ type: 'audio_url', audio_url: { url: `data:audio/wav;base64,${CALLER_WAV}` } }]);
+    expect(s.requests[0]!.body.messages[1].content).toEqual([
+      { type: 'audio_url', audio_url: { url: `data:audio/wav;base64,${CALLER_WAV}` } },
+    ]);
     expect(s.requests[0]!.body.modalities).toBeUndefined();
     expect(res.text).toBe('我帮您查一下。');
     expect(res.tool_calls).toEqual([{ id: 'call_0', name: 'get_bills', arguments: '{"customer_id":"C1002"}' }]);
@@ -177,14 +234,18 @@ describe('OpenAiModelClient: vllm', () => {
 
   it('refuses audio output (text out only)', async () => {
     const s = await serve(() => ({ json: completion({ model: 'm', content: 'x' }) }));
-    await expect(clientFor(s, { flavor: 'vllm' }).complete(request({ audio: { voice: 'a' } }))).rejects.toThrow('the vllm flavor returns text only');
+    await expect(clientFor(s, { flavor: 'vllm' }).complete(request({ audio: { voice: 'a' } }))).rejects.toThrow(
+      'the vllm flavor returns text only',
+    );
     expect(s.requests).toHaveLength(0);
   });
 });
 
 describe('OpenAiModelClient: retries and errors', () => {
   it('retries 429 and 503 with exponential backoff, then succeeds', async () => {
-    const s = await serve((_b, i) => (i === 0 ? httpError(429) : i === 1 ? httpError(503) : { json: completion({ model: 'm', content: 'ok' }) }));
+    const s = await serve((_b, i) =>
+      i === 0 ? httpError(429) : i === 1 ? httpError(503) : { json: completion({ model: 'm', content: 'ok' }) },
+    );
     const sleeps: number[] = [];
     const res = await clientFor(s, { flavor: 'vllm' }, sleeps).complete(request());
     expect([res.text, res.attempts]).toEqual(['ok', 3]);
@@ -192,7 +253,11 @@ describe('OpenAiModelClient: retries and errors', () => {
   });
 
   it('waits at least Retry-After when the server gives one below the cap', async () => {
-    const s = await serve((_b, i) => (i === 0 ? httpError(429, 'slow down', { 'retry-after': '3' }) : { json: completion({ model: 'm', content: 'ok' }) }));
+    const s = await serve((_b, i) =>
+      i === 0
+        ? httpError(429, 'slow down', { 'retry-after': '3' })
+        : { json: completion({ model: 'm', content: 'ok' }) },
+    );
     const sleeps: number[] = [];
     await clientFor(s, { flavor: 'vllm' }, sleeps).complete(request());
     expect(sleeps).toEqual([3000]);
@@ -201,7 +266,9 @@ describe('OpenAiModelClient: retries and errors', () => {
   it('an endpoint that stays down raises a retryable ModelEndpointError, an InfrastructureError', async () => {
     const s = await serve(() => httpError(503, 'overloaded'));
     const sleeps: number[] = [];
-    const err = await clientFor(s, { flavor: 'vllm-omni', maxRetries: 4 }, sleeps).complete(request()).catch((e: unknown) => e);
+    const err = await clientFor(s, { flavor: 'vllm-omni', maxRetries: 4 }, sleeps)
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelEndpointError);
     expect(err).toBeInstanceOf(InfrastructureError);
     expect(err).toMatchObject({ status: 503, retryable: true, attempts: 5 });
@@ -212,11 +279,15 @@ describe('OpenAiModelClient: retries and errors', () => {
 
   it('does not retry 401 or a body that is not a chat completion', async () => {
     let s = await serve(() => httpError(401, 'bad key'));
-    let err = await clientFor(s, { flavor: 'openai' }).complete(request()).catch((e: unknown) => e);
+    let err = await clientFor(s, { flavor: 'openai' })
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 401, retryable: false, attempts: 1 });
     await s.close();
     s = await serve(() => ({ json: { object: 'chat.completion', choices: [] } }));
-    err = await clientFor(s, { flavor: 'openai' }).complete(request()).catch((e: unknown) => e);
+    err = await clientFor(s, { flavor: 'openai' })
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelEndpointError);
     expect(err).toMatchObject({ status: null, retryable: false, attempts: 1 });
     expect((err as Error).message).toContain('not a chat completion: no choices');
@@ -225,13 +296,21 @@ describe('OpenAiModelClient: retries and errors', () => {
   it('retries timeouts and network errors', async () => {
     const s = await serve(() => ({ hang: true }));
     const sleeps: number[] = [];
-    const err = await clientFor(s, { flavor: 'vllm', timeoutMs: 100, maxRetries: 1 }, sleeps).complete(request()).catch((e: unknown) => e);
+    const err = await clientFor(s, { flavor: 'vllm', timeoutMs: 100, maxRetries: 1 }, sleeps)
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: null, retryable: true, attempts: 2 });
     expect((err as Error).message).toContain('no complete reply within 100 ms');
     const url = s.url;
     await s.close();
     server = undefined;
-    const down = new OpenAiModelClient({ flavor: 'vllm', baseURL: url, model: 'm', maxRetries: 2, sleep: async (ms) => void sleeps.push(ms) });
+    const down = new OpenAiModelClient({
+      flavor: 'vllm',
+      baseURL: url,
+      model: 'm',
+      maxRetries: 2,
+      sleep: async (ms) => void sleeps.push(ms),
+    });
     const err2 = await down.complete(request()).catch((e: unknown) => e);
     expect(err2).toMatchObject({ status: null, retryable: true, attempts: 3 });
     expect((err2 as Error).message).toContain('network error');

@@ -8,7 +8,6 @@ import { capture } from '../fixtures/cli-io.ts';
 import { readJsonl } from '../../src/adapters/node/training-files.ts';
 import { GrpoRow, SftRecord } from '../../src/core/training/export.ts';
 
-
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
@@ -22,7 +21,25 @@ describe('switchboard groups / export', () => {
     for (const granularity of ['conversation', 'milestone', 'turn'] as const) {
       const io = capture();
       const out = join(dir, `${granularity}.jsonl`);
-      const code = await main(['groups', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--granularity', granularity, '--k', '2', '--seed', '3', '--out', out, '--json'], io);
+      const code = await main(
+        [
+          'groups',
+          '--domain',
+          'carrier',
+          '--task-ids',
+          'carrier-pay-balance-1',
+          '--granularity',
+          granularity,
+          '--k',
+          '2',
+          '--seed',
+          '3',
+          '--out',
+          out,
+          '--json',
+        ],
+        io,
+      );
       expect(code, io.stderr).toBe(0);
       const report = JSON.parse(io.stdout);
       expect([report.granularity, report.rows, report.supply.outcome]).toEqual([granularity, expected[granularity], 0]);
@@ -39,16 +56,60 @@ describe('switchboard groups / export', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-sft-'));
     dirs.push(dir);
     const run = capture();
-    expect(await main(['run', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--agent', 'noop', '--trials', '2', '--out', dir, '--json'], run)).toBe(0);
+    expect(
+      await main(
+        [
+          'run',
+          '--domain',
+          'carrier',
+          '--task-ids',
+          'carrier-pay-balance-1',
+          '--agent',
+          'noop',
+          '--trials',
+          '2',
+          '--out',
+          dir,
+          '--json',
+        ],
+        run,
+      ),
+    ).toBe(0);
     const io = capture();
     const out = join(dir, 'sft.jsonl');
-    expect(await main(['export', 'sft', join(dir, 'trajectories.jsonl'), '--domain', 'carrier', '--out', out, '--min-reward', '1', '--json'], io)).toBe(1);
-    expect(JSON.parse(io.stdout).rejected.map((r: { reason: string }) => r.reason)).toEqual(['reward 0 < 1', 'reward 0 < 1']);
+    expect(
+      await main(
+        [
+          'export',
+          'sft',
+          join(dir, 'trajectories.jsonl'),
+          '--domain',
+          'carrier',
+          '--out',
+          out,
+          '--min-reward',
+          '1',
+          '--json',
+        ],
+        io,
+      ),
+    ).toBe(1);
+    expect(JSON.parse(io.stdout).rejected.map((r: { reason: string }) => r.reason)).toEqual([
+      'reward 0 < 1',
+      'reward 0 < 1',
+    ]);
     const all = capture();
-    expect(await main(['export', 'sft', join(dir, 'trajectories.jsonl'), '--domain', 'carrier', '--out', out, '--json'], all)).toBe(0);
+    expect(
+      await main(
+        ['export', 'sft', join(dir, 'trajectories.jsonl'), '--domain', 'carrier', '--out', out, '--json'],
+        all,
+      ),
+    ).toBe(0);
     expect((await readJsonl(out, SftRecord)).map((r) => r.reward)).toEqual([0, 0]);
     const bad = capture();
-    expect(await main(['export', 'grpo', join(dir, 'trajectories.jsonl'), '--out', join(dir, 'x.parquet')], bad)).toBe(2);
+    expect(await main(['export', 'grpo', join(dir, 'trajectories.jsonl'), '--out', join(dir, 'x.parquet')], bad)).toBe(
+      2,
+    );
     expect(bad.stderr).toMatch(/trajectories\.jsonl:1: /);
   });
 
@@ -56,22 +117,48 @@ describe('switchboard groups / export', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-bad-'));
     dirs.push(dir);
     let io = capture();
-    expect(await main(['groups', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--out', dir], io)).toBe(2);
+    expect(await main(['groups', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--out', dir], io)).toBe(
+      2,
+    );
     expect(io.stderr).toBe(`switchboard: --out ${dir}: is a folder, not a file\n`);
     io = capture();
     expect(await main(['groups', '--domain', 'carrier', '--k', '1', '--out', join(dir, 'g.jsonl')], io)).toBe(2);
     expect(io.stderr).toContain('--k must be a whole number from 2');
 
     const run = join(dir, 'run');
-    expect(await main(['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--out', run, '--json'], capture())).toBe(0);
+    expect(
+      await main(
+        ['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--out', run, '--json'],
+        capture(),
+      ),
+    ).toBe(0);
     io = capture();
     const data = join(import.meta.dirname, '../../../shared/tau2/airline');
-    const code = await main(['export', 'sft', join(run, 'trajectories.jsonl'), '--domain', 'tau2-airline', '--data', data, '--out', join(dir, 's.jsonl')], io);
+    const code = await main(
+      [
+        'export',
+        'sft',
+        join(run, 'trajectories.jsonl'),
+        '--domain',
+        'tau2-airline',
+        '--data',
+        data,
+        '--out',
+        join(dir, 's.jsonl'),
+      ],
+      io,
+    );
     expect(code).toBe(2);
-    expect(io.stderr).toBe(`switchboard: ${join(run, 'trajectories.jsonl')}: trajectory 1 was recorded in domain "carrier", not tau2-airline\n`);
+    expect(io.stderr).toBe(
+      `switchboard: ${join(run, 'trajectories.jsonl')}: trajectory 1 was recorded in domain "carrier", not tau2-airline\n`,
+    );
     io = capture();
-    expect(await main(['export', 'sft', join(dir, 'missing.jsonl'), '--domain', 'carrier', '--out', join(dir, 's.jsonl')], io)).toBe(2);
+    expect(
+      await main(
+        ['export', 'sft', join(dir, 'missing.jsonl'), '--domain', 'carrier', '--out', join(dir, 's.jsonl')],
+        io,
+      ),
+    ).toBe(2);
     expect(io.stderr).toBe(`switchboard: ${join(dir, 'missing.jsonl')}: cannot read (ENOENT)\n`);
   });
 });
-

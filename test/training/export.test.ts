@@ -35,7 +35,16 @@ const dirs: string[] = [];
 
 beforeAll(async () => {
   rt = await DomainRuntime.create(miniDomain(), await sqlJsFactory());
-  reference = (await runWithMilestones({ runtime: rt, agent: () => new ReferenceAgent(), user, clock, task: rt.domain.tasks[0]!, seed: 1 })).trajectory;
+  reference = (
+    await runWithMilestones({
+      runtime: rt,
+      agent: () => new ReferenceAgent(),
+      user,
+      clock,
+      task: rt.domain.tasks[0]!,
+      seed: 1,
+    })
+  ).trajectory;
 });
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
@@ -43,21 +52,60 @@ afterAll(async () => {
 
 describe('chat messages', () => {
   it('renders the agent view in OpenAI chat format, with audio parts when given', () => {
-    const msgs = chatMessages(rt.domain, reference.turns, { audioRef: (i) => (i === 1 ? 'audio/turn-1.wav' : undefined) });
-    expect(msgs.map((m) => m.role)).toEqual(['system', 'assistant', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    const msgs = chatMessages(rt.domain, reference.turns, {
+      audioRef: (i) => (i === 1 ? 'audio/turn-1.wav' : undefined),
+    });
+    expect(msgs.map((m) => m.role)).toEqual([
+      'system',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ]);
     expect(msgs[0]).toEqual({ role: 'system', content: rt.domain.policy });
     expect(msgs[2]).toEqual({
       role: 'user',
-      content: [{ type: 'audio_url', audio_url: { url: 'audio/turn-1.wav' } }, { type: 'text', text: 'I would like to pay ten dollars off my balance.' }],
+      content: [
+        { type: 'audio_url', audio_url: { url: 'audio/turn-1.wav' } },
+        { type: 'text', text: 'I would like to pay ten dollars off my balance.' },
+      ],
     });
-    expect(msgs[5]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'ref-1', type: 'function', function: { name: 'find_account', arguments: '{"phone":"5550001"}' } }] });
-    expect(msgs[6]).toEqual({ role: 'tool', tool_call_id: 'ref-1', content: '{"account_id":"A1","name":"Ada","balance":30}' });
+    expect(msgs[5]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'ref-1', type: 'function', function: { name: 'find_account', arguments: '{"phone":"5550001"}' } },
+      ],
+    });
+    expect(msgs[6]).toEqual({
+      role: 'tool',
+      tool_call_id: 'ref-1',
+      content: '{"account_id":"A1","name":"Ada","balance":30}',
+    });
   });
 
   it('uses the degraded WAV a caller turn recorded through the phone channel by default', () => {
     const turns = reference.turns.map((t, i) =>
       i === 1 && t.role === 'user'
-        ? { ...t, audio: { clean: 'audio/mini/pay-10/0-0/turn-001.clean.wav', degraded: 'audio/mini/pay-10/0-0/turn-001.degraded.wav', duration_ms: 2100, preset: 'regular', tts: 'espeak-ng', timeline: [] } }
+        ? {
+            ...t,
+            audio: {
+              clean: 'audio/mini/pay-10/0-0/turn-001.clean.wav',
+              degraded: 'audio/mini/pay-10/0-0/turn-001.degraded.wav',
+              duration_ms: 2100,
+              preset: 'regular',
+              tts: 'espeak-ng',
+              timeline: [],
+            },
+          }
         : t,
     ) as typeof reference.turns;
     const msgs = chatMessages(rt.domain, turns);
@@ -71,13 +119,24 @@ describe('chat messages', () => {
 
 describe('SFT export', () => {
   it('one validated record per kept trajectory, with tools and reward breakdown; filters by reward and components', async () => {
-    const { trajectories } = await conversationGroups({ runtime: rt, agent: () => new SkipConfirmAgent(0.5), user, clock, tasks: rt.domain.tasks, k: 4, seed: 0 });
+    const { trajectories } = await conversationGroups({
+      runtime: rt,
+      agent: () => new SkipConfirmAgent(0.5),
+      user,
+      clock,
+      tasks: rt.domain.tasks,
+      k: 4,
+      seed: 0,
+    });
     const all = sftRecords(rt.domain, trajectories);
     expect(all.records).toHaveLength(4);
     for (const r of all.records) expect(SftRecord.safeParse(r).success).toBe(true);
     expect(all.records[0]!.tools.map((t) => t.function.name)).toEqual(['find_account', 'pay']);
     expect(all.records.map((r) => [r.seed, r.reward, r.components.ASSERTIONS, r.components.DB])).toEqual([
-      [0, 1, 1, 1], [1, 0, 0, 1], [2, 1, 1, 1], [3, 1, 1, 1],
+      [0, 1, 1, 1],
+      [1, 0, 0, 1],
+      [2, 1, 1, 1],
+      [3, 1, 1, 1],
     ]);
     const good = sftRecords(rt.domain, trajectories, { minReward: 1 });
     expect(good.records.map((r) => r.seed)).toEqual([0, 2, 3]);
@@ -90,7 +149,9 @@ describe('SFT export', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-sft-'));
     dirs.push(dir);
     await writeJsonl(join(dir, 'sft.jsonl'), good.records);
-    expect((await readJsonl(join(dir, 'sft.jsonl'), SftRecord)).map((r) => r.id)).toEqual(good.records.map((r) => r.id));
+    expect((await readJsonl(join(dir, 'sft.jsonl'), SftRecord)).map((r) => r.id)).toEqual(
+      good.records.map((r) => r.id),
+    );
   });
 });
 
@@ -100,17 +161,39 @@ describe('GRPO export', () => {
     const base = { runtime: rt, agent: () => new SkipConfirmAgent(0.5), user, clock };
     const conv = await conversationGroups({ ...base, tasks: [task], k: 4, seed: 0 });
     const ms = await milestoneGroups({ ...base, tasks: [task], k: 4, seed: 0 });
-    const turns = await turnGroups({ runtime: rt, task, trajectory: reference, agent: base.agent, k: 4, seed: 0, points: [6] });
+    const turns = await turnGroups({
+      runtime: rt,
+      task,
+      trajectory: reference,
+      agent: base.agent,
+      k: 4,
+      seed: 0,
+      points: [6],
+    });
     const all: Group<Trajectory | TurnSample>[] = [...conv.groups, ...ms.groups, ...turns];
     const batch = scoreGroups(all);
-    const rows = grpoRows(rt.domain, batch, { milestoneTurns: new Map(ms.milestones.map((m) => [m.id, m.checkpoint.turns.length])) });
+    const rows = grpoRows(rt.domain, batch, {
+      milestoneTurns: new Map(ms.milestones.map((m) => [m.id, m.checkpoint.turns.length])),
+    });
     expect(rows).toHaveLength(16);
     for (const r of rows) expect(GrpoRow.safeParse(r).success).toBe(true);
     expect(rows.map((r) => [r.granularity, r.sample_index, r.sampling_seed, r.final_reward, r.outcome])).toEqual([
-      ['conversation', 0, 0, 1, 1], ['conversation', 1, 1, 0, 0], ['conversation', 2, 2, 1, 1], ['conversation', 3, 3, 1, 1],
-      ['milestone', 0, 1, 0, 0], ['milestone', 1, 2, 1, 1], ['milestone', 2, 3, 1, 1], ['milestone', 3, 4, 1, 1],
-      ['milestone', 0, 1, 1, 1], ['milestone', 1, 2, 1, 1], ['milestone', 2, 3, 1, 1], ['milestone', 3, 4, 1, 1],
-      ['turn', 0, 0, 1, 1], ['turn', 1, 1, 4 / 6, 0], ['turn', 2, 2, 1, 1], ['turn', 3, 3, 1, 1],
+      ['conversation', 0, 0, 1, 1],
+      ['conversation', 1, 1, 0, 0],
+      ['conversation', 2, 2, 1, 1],
+      ['conversation', 3, 3, 1, 1],
+      ['milestone', 0, 1, 0, 0],
+      ['milestone', 1, 2, 1, 1],
+      ['milestone', 2, 3, 1, 1],
+      ['milestone', 3, 4, 1, 1],
+      ['milestone', 0, 1, 1, 1],
+      ['milestone', 1, 2, 1, 1],
+      ['milestone', 2, 3, 1, 1],
+      ['milestone', 3, 4, 1, 1],
+      ['turn', 0, 0, 1, 1],
+      ['turn', 1, 1, 4 / 6, 0],
+      ['turn', 2, 2, 1, 1],
+      ['turn', 3, 3, 1, 1],
     ]);
     expect(rows[4]!.prefix_ref).toBe('mini/pay-10/0/0#m1');
     // m1 = 6 turns: system + greet, request, ask, phone, call, result = 7 messages.
@@ -135,7 +218,12 @@ describe('GRPO export', () => {
     const restored = back.map((o) => ({
       ...o,
       sampling_seed: Number(o.sampling_seed),
-      ...Object.fromEntries(['messages', 'tools', 'step_rewards', 'returns', 'token_ids', 'logprobs'].map((k) => [k, o[k] === null || o[k] === undefined ? null : JSON.parse(o[k] as string)])),
+      ...Object.fromEntries(
+        ['messages', 'tools', 'step_rewards', 'returns', 'token_ids', 'logprobs'].map((k) => [
+          k,
+          o[k] === null || o[k] === undefined ? null : JSON.parse(o[k] as string),
+        ]),
+      ),
     }));
     expect(restored.map((r) => GrpoRow.parse(r))).toEqual(rows);
   });
@@ -143,7 +231,15 @@ describe('GRPO export', () => {
   it('refuses teacher-guided samples and empty Parquet files', () => {
     const guided = { ...reference, teacher_guidance: true };
     const rewards = { final: 1, outcome: 1 as const, step_rewards: [1], returns: [1], shaped: 1 };
-    const batch = scoreGroups([{ id: 'conversation:x', granularity: 'conversation', prefix: 'x', task_id: 'pay-10', samples: [{ rewards, seed: 0, item: guided }] }]);
+    const batch = scoreGroups([
+      {
+        id: 'conversation:x',
+        granularity: 'conversation',
+        prefix: 'x',
+        task_id: 'pay-10',
+        samples: [{ rewards, seed: 0, item: guided }],
+      },
+    ]);
     expect(() => grpoRows(rt.domain, batch)).toThrow(TeacherGuidanceError);
     expect(() => grpoParquet([])).toThrow(/no GRPO rows/);
   });

@@ -16,7 +16,13 @@ function r(final: number, shaped = final): SampleRewards {
 }
 
 function group(id: string, rewards: SampleRewards[]): Group<null> {
-  return { id: `conversation:${id}`, granularity: 'conversation', prefix: id, task_id: id, samples: rewards.map((x, i) => ({ rewards: x, seed: i, item: null })) };
+  return {
+    id: `conversation:${id}`,
+    granularity: 'conversation',
+    prefix: id,
+    task_id: id,
+    samples: rewards.map((x, i) => ({ rewards: x, seed: i, item: null })),
+  };
 }
 
 describe('spread and advantages', () => {
@@ -47,14 +53,19 @@ describe('spread and advantages', () => {
   });
 
   it('takes the shaped total from the first return', () => {
-    expect(episodeRewards({ reward: 1, partial: false, step_rewards: [0, 0.1, 1], returns: [1.0791, 1.09, 1] })).toEqual({
+    expect(
+      episodeRewards({ reward: 1, partial: false, step_rewards: [0, 0.1, 1], returns: [1.0791, 1.09, 1] }),
+    ).toEqual({
       final: 1,
       outcome: 1,
       step_rewards: [0, 0.1, 1],
       returns: [1.0791, 1.09, 1],
       shaped: 1.0791,
     });
-    expect(episodeRewards({ reward: 1, partial: true, step_rewards: [], returns: [] })).toMatchObject({ outcome: 0, shaped: 1 });
+    expect(episodeRewards({ reward: 1, partial: true, step_rewards: [], returns: [] })).toMatchObject({
+      outcome: 0,
+      shaped: 1,
+    });
   });
 });
 
@@ -106,10 +117,12 @@ describe('scoreGroups', () => {
       ['milestone:m1', ['a', 'c']],
       ['milestone:m2', ['b']],
     ]);
-    expect(() => groupByPrefix('turn', [
-      { prefix: 'p', task_id: 't1', rewards: r(1), seed: 1, item: 0 },
-      { prefix: 'p', task_id: 't2', rewards: r(1), seed: 2, item: 0 },
-    ])).toThrow(/belongs to tasks t1 and t2/);
+    expect(() =>
+      groupByPrefix('turn', [
+        { prefix: 'p', task_id: 't1', rewards: r(1), seed: 1, item: 0 },
+        { prefix: 'p', task_id: 't2', rewards: r(1), seed: 2, item: 0 },
+      ]),
+    ).toThrow(/belongs to tasks t1 and t2/);
   });
 
   it('an empty batch has zero supply', () => {

@@ -51,7 +51,16 @@ describe('switchboard serve over HTTP', () => {
       const message =
         'say' in step
           ? { content: step.say }
-          : { content: null, tool_calls: [{ id: step.call.id, type: 'function', function: { name: step.call.name, arguments: JSON.stringify(step.call.arguments) } }] };
+          : {
+              content: null,
+              tool_calls: [
+                {
+                  id: step.call.id,
+                  type: 'function',
+                  function: { name: step.call.name, arguments: JSON.stringify(step.call.arguments) },
+                },
+              ],
+            };
       const r = await post('/step', { episode_id: id, message });
       expect(r.status).toBe(200);
       rewards.push(r.doc.observation.reward);
@@ -77,10 +86,18 @@ describe('switchboard serve over HTTP', () => {
     const { doc } = await post('/reset', { task_id: 'carrier-pay-balance-1' });
     const r = await post('/step', {
       episode_id: doc.episode_id,
-      message: { tool_calls: [{ id: 'a', type: 'function', function: { name: 'find_customer_by_phone', arguments: '{"phone": 138' } }] },
+      message: {
+        tool_calls: [
+          { id: 'a', type: 'function', function: { name: 'find_customer_by_phone', arguments: '{"phone": 138' } },
+        ],
+      },
     });
     expect(r.doc.observation.turns.map((t: any) => t.role)).toEqual(['assistant', 'tool']);
-    expect(r.doc.observation.turns[1]).toMatchObject({ role: 'tool', error: true, content: 'Error: invalid arguments for find_customer_by_phone: expected an object, got a string' });
+    expect(r.doc.observation.turns[1]).toMatchObject({
+      role: 'tool',
+      error: true,
+      content: 'Error: invalid arguments for find_customer_by_phone: expected an object, got a string',
+    });
     expect(r.doc.observation.reward).toBeCloseTo(-0.1, 12);
   });
 
@@ -89,10 +106,16 @@ describe('switchboard serve over HTTP', () => {
     expect(await post('/reset', '{not json')).toEqual({ status: 400, doc: { error: 'body is not valid JSON' } });
     expect(await post('/reset', { seed: 1 })).toEqual({ status: 400, doc: { error: 'task_id: Invalid input' } });
     expect(await post('/reset', { task_id: 'nope' })).toEqual({ status: 404, doc: { error: 'unknown task nope' } });
-    expect(await post('/step', { episode_id: 'x', message: {} })).toEqual({ status: 404, doc: { error: 'unknown episode x' } });
+    expect(await post('/step', { episode_id: 'x', message: {} })).toEqual({
+      status: 404,
+      doc: { error: 'unknown episode x' },
+    });
     expect((await post('/nowhere', {})).status).toBe(404);
     expect((await post('/reset', { task_id: 'carrier-pay-balance-1' })).status).toBe(200);
-    expect(await post('/reset', { task_id: 'carrier-pay-balance-1' })).toEqual({ status: 429, doc: { error: 'too many live episodes (1); close some first' } });
+    expect(await post('/reset', { task_id: 'carrier-pay-balance-1' })).toEqual({
+      status: 429,
+      doc: { error: 'too many live episodes (1); close some first' },
+    });
     expect((await post('/step', { episode_id: 'x', message: { content: 'x'.repeat(4096) } })).status).toBe(413);
   });
 
@@ -117,7 +140,11 @@ describe('switchboard serve over HTTP', () => {
     expect(reset.op).toBe('reset');
     const state = await ask({ op: 'state', episode_id: reset.episode_id });
     expect(state).toMatchObject({ op: 'state', task_id: 'carrier-change-plan-1', seed: 3, done: false });
-    expect(await ask({ op: 'jump' })).toEqual({ op: 'jump', status: 400, error: 'unknown op "jump" (reset, step, state, close)' });
+    expect(await ask({ op: 'jump' })).toEqual({
+      op: 'jump',
+      status: 400,
+      error: 'unknown op "jump" (reset, step, state, close)',
+    });
     expect(await ask({ op: 'close', episode_id: reset.episode_id })).toEqual({ op: 'close', closed: true });
     ws.close();
   });
@@ -133,15 +160,20 @@ describe('switchboard serve over HTTP', () => {
     const ws = new WebSocket(`${server!.url.replace('http', 'ws')}/ws`);
     await new Promise((ok) => ws.once('open', ok));
     const answers: any[] = [];
-    const done = new Promise<void>((ok) => ws.on('message', (d) => (answers.push(JSON.parse(String(d))), answers.length === 3 && ok())));
+    const done = new Promise<void>((ok) =>
+      ws.on('message', (d) => (answers.push(JSON.parse(String(d))), answers.length === 3 && ok())),
+    );
     ws.send(JSON.stringify({ op: 'reset', id: 1, task_id: 'carrier-change-plan-1' }));
     ws.send(JSON.stringify({ op: 'state', id: 2, episode_id: 'nope' }));
     ws.send(JSON.stringify({ op: 'close', id: 3, episode_id: 'nope' }));
     await done;
-    expect(answers.map((a) => [a.id, a.op, a.status ?? 200])).toEqual([[1, 'reset', 200], [2, 'state', 404], [3, 'close', 404]]);
+    expect(answers.map((a) => [a.id, a.op, a.status ?? 200])).toEqual([
+      [1, 'reset', 200],
+      [2, 'state', 404],
+      [3, 'close', 404],
+    ]);
     ws.close();
     const st = await fetch(`${server!.url}/state`);
     expect([st.status, await st.json()]).toEqual([400, { error: 'episode_id: required (GET /state?episode_id=…)' }]);
   });
 });
-

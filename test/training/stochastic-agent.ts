@@ -10,7 +10,9 @@ import { toolsFor } from '../../src/core/schema/domain.ts';
 import type { Turn } from '../../src/core/schema/trajectory.ts';
 
 function sameStep(step: PlanStep, turn: Extract<Turn, { role: 'assistant' }>): boolean {
-  return 'say' in step ? turn.tool_calls.length === 0 && turn.text === step.say : turn.tool_calls[0]?.name === step.call.name;
+  return 'say' in step
+    ? turn.tool_calls.length === 0 && turn.text === step.say
+    : turn.tool_calls[0]?.name === step.call.name;
 }
 
 /** Index of the next plan step: each assistant turn consumes its step, skipped steps are passed over. */
@@ -37,7 +39,10 @@ export class SkipConfirmAgent implements Agent {
     if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
     const after = plan[at + 1];
     const beforeWrite =
-      'say' in step && after && 'call' in after && toolsFor(view.domain, 'assistant').find((t) => t.name === after.call.name)?.kind === 'write';
+      'say' in step &&
+      after &&
+      'call' in after &&
+      toolsFor(view.domain, 'assistant').find((t) => t.name === after.call.name)?.kind === 'write';
     if (beforeWrite && view.rng.next() < this.skip) return { text: '', tool_calls: [structuredClone(after.call)] };
     return 'say' in step ? { text: step.say } : { text: '', tool_calls: [structuredClone(step.call)] };
   }

@@ -12,7 +12,13 @@ import { phrasesFor } from '../../src/core/participants/phrases.ts';
 import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply } from '../../src/core/participants/types.ts';
 import type { Task } from '../../src/core/schema/task.ts';
 import type { Trajectory } from '../../src/core/schema/trajectory.ts';
-import { conversationGroups, milestoneGroups, runWithMilestones, scoreGroups, turnGroups } from '../../src/core/training/index.ts';
+import {
+  conversationGroups,
+  milestoneGroups,
+  runWithMilestones,
+  scoreGroups,
+  turnGroups,
+} from '../../src/core/training/index.ts';
 import { planPosition } from './stochastic-agent.ts';
 import { tau2Runtime } from '../domains/tau2-helpers.ts';
 
@@ -25,7 +31,8 @@ class SkipWriteAgent implements Agent {
     let at = planPosition(plan, view.turns);
     const step = plan[at];
     const after = plan[at + 1];
-    const isWrite = (s: typeof after) => !!s && 'call' in s && view.domain.tools.find((t) => t.name === s.call.name)?.kind === 'write';
+    const isWrite = (s: typeof after) =>
+      !!s && 'call' in s && view.domain.tools.find((t) => t.name === s.call.name)?.kind === 'write';
     if (step && 'say' in step && isWrite(after) && view.rng.next() < this.p) at += 2;
     const next = plan[at];
     if (!next) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
@@ -71,7 +78,15 @@ beforeAll(async () => {
 describe('GRPO groups on tau2-airline', () => {
   it('conversation level: reward 1 exactly when the downgrade was written; advantages by definition', async () => {
     const task = tasks.get('11')!;
-    const { groups } = await conversationGroups({ runtime, agent: () => new SkipWriteAgent(0.5), user, clock, tasks: [task], k: 6, seed: 0 });
+    const { groups } = await conversationGroups({
+      runtime,
+      agent: () => new SkipWriteAgent(0.5),
+      user,
+      clock,
+      tasks: [task],
+      k: 6,
+      seed: 0,
+    });
     expect(groups).toHaveLength(1);
     const g = groups[0]!;
     expect(g.samples.map((s) => s.seed)).toEqual([0, 1, 2, 3, 4, 5]);
@@ -85,20 +100,39 @@ describe('GRPO groups on tau2-airline', () => {
 
   it('milestone level: a milestone after each matched write; continuations share its prefix', async () => {
     const task = tasks.get('17')!; // three writes: flights, passengers, baggages
-    const reference = await runWithMilestones({ runtime, agent: () => new ReferenceAgent(), user, clock, task, seed: 0 });
+    const reference = await runWithMilestones({
+      runtime,
+      agent: () => new ReferenceAgent(),
+      user,
+      clock,
+      task,
+      seed: 0,
+    });
     expect(reference.trajectory.reward_info?.reward).toBe(1);
     expect(reference.milestones.map((m) => m.matched.map((c) => c.name))).toEqual([
       ['update_reservation_flights'],
       ['update_reservation_flights', 'update_reservation_passengers'],
       ['update_reservation_flights', 'update_reservation_passengers', 'update_reservation_baggages'],
     ]);
-    const out = await milestoneGroups({ runtime, agent: () => new SkipWriteAgent(0.5), user, clock, tasks: [task], k: 4, seed: 0 });
+    const out = await milestoneGroups({
+      runtime,
+      agent: () => new SkipWriteAgent(0.5),
+      user,
+      clock,
+      tasks: [task],
+      k: 4,
+      seed: 0,
+    });
     expect(out.groups.length).toBeGreaterThan(0);
     for (const g of out.groups) {
       const finals = g.samples.map((s) => s.rewards.final);
       // A continuation scores 1 exactly when it made every remaining write.
       const level = out.milestones.find((m) => g.prefix === m.id)!.level;
-      expect(finals).toEqual(g.samples.map((s) => (s.item.turns.filter((x) => x.role === 'tool' && !x.error && x.writes.length > 0).length === 3 ? 1 : 0)));
+      expect(finals).toEqual(
+        g.samples.map((s) =>
+          s.item.turns.filter((x) => x.role === 'tool' && !x.error && x.writes.length > 0).length === 3 ? 1 : 0,
+        ),
+      );
       expect(level).toBeGreaterThan(0);
       const batch = scoreGroups([g]);
       batch.groups[0]!.advantages.forEach((a, i) => expect(a).toBeCloseTo(advantages(finals)[i]!, 12));
@@ -107,10 +141,27 @@ describe('GRPO groups on tau2-airline', () => {
 
   it('turn level: at the write, a payment id nobody mentioned loses reward', async () => {
     const task = tasks.get('11')!;
-    const { trajectory } = await runWithMilestones({ runtime, agent: () => new ReferenceAgent(), user, clock, task, seed: 0 });
-    const writeAt = trajectory.turns.findIndex((t) => t.role === 'assistant' && t.tool_calls[0]?.name === 'update_reservation_flights');
+    const { trajectory } = await runWithMilestones({
+      runtime,
+      agent: () => new ReferenceAgent(),
+      user,
+      clock,
+      task,
+      seed: 0,
+    });
+    const writeAt = trajectory.turns.findIndex(
+      (t) => t.role === 'assistant' && t.tool_calls[0]?.name === 'update_reservation_flights',
+    );
     expect(writeAt).toBeGreaterThan(0);
-    const groups = await turnGroups({ runtime, task, trajectory, agent: () => new WrongPaymentAgent(0.5), k: 6, seed: 0, points: [writeAt] });
+    const groups = await turnGroups({
+      runtime,
+      task,
+      trajectory,
+      agent: () => new WrongPaymentAgent(0.5),
+      k: 6,
+      seed: 0,
+      points: [writeAt],
+    });
     const samples = groups[0]!.samples;
     const ids = samples.map((s) => s.item.candidate.tool_calls[0]?.arguments.payment_id);
     expect(new Set(ids)).toEqual(new Set(['gift_card_1642017', 'gift_card_0000000']));

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PRESET_NAMES } from '../../src/core/channel/presets.ts';
-import { PRESETS, formatHash, paramsSpec, parseHash, publicEndpoint, shareLink, specParams } from '../../src/ui/share.ts';
+import {
+  PRESETS,
+  formatHash,
+  paramsSpec,
+  parseHash,
+  publicEndpoint,
+  shareLink,
+  specParams,
+} from '../../src/ui/share.ts';
 import type { CallSpec } from '../../src/adapters/browser/rollout-types.ts';
 
 describe('share links', () => {
@@ -9,12 +17,29 @@ describe('share links', () => {
   });
 
   it('round-trips a scripted call', () => {
-    const spec: CallSpec = { domain: 'carrier', taskId: 'carrier-pay-balance-1', seed: 7, preset: 'harsh', agent: { kind: 'noop' }, user: { kind: 'scripted' }, paceMs: 400 };
+    const spec: CallSpec = {
+      domain: 'carrier',
+      taskId: 'carrier-pay-balance-1',
+      seed: 7,
+      preset: 'harsh',
+      agent: { kind: 'noop' },
+      user: { kind: 'scripted' },
+      paceMs: 400,
+    };
     const link = shareLink('http://127.0.0.1:5173/#/browse', spec);
-    expect(link).toBe('http://127.0.0.1:5173/#/watch?domain=carrier&task=carrier-pay-balance-1&seed=7&preset=harsh&agent=noop&user=scripted&run=1');
+    expect(link).toBe(
+      'http://127.0.0.1:5173/#/watch?domain=carrier&task=carrier-pay-balance-1&seed=7&preset=harsh&agent=noop&user=scripted&run=1',
+    );
     const route = parseHash(link.slice(link.indexOf('#')));
     expect(route.view).toBe('watch');
-    expect(paramsSpec(route.params)).toEqual({ domain: 'carrier', taskId: 'carrier-pay-balance-1', seed: 7, preset: 'harsh', agent: { kind: 'noop' }, user: { kind: 'scripted' } });
+    expect(paramsSpec(route.params)).toEqual({
+      domain: 'carrier',
+      taskId: 'carrier-pay-balance-1',
+      seed: 7,
+      preset: 'harsh',
+      agent: { kind: 'noop' },
+      user: { kind: 'scripted' },
+    });
   });
 
   it('round-trips channel audio settings and an on-device agent', () => {
@@ -28,11 +53,16 @@ describe('share links', () => {
       channel: { dropout: 0.3, bargeIn: 0.2 },
     };
     const p = specParams(spec);
-    expect(p.toString()).toBe('domain=carrier&task=t&seed=3&preset=regular&agent=local&local=whisper-base%2Bqwen3-0.6b&user=scripted&audio=1&dropout=0.3&barge_in=0.2');
+    expect(p.toString()).toBe(
+      'domain=carrier&task=t&seed=3&preset=regular&agent=local&local=whisper-base%2Bqwen3-0.6b&user=scripted&audio=1&dropout=0.3&barge_in=0.2',
+    );
     const { paceMs: _, ...rest } = { ...spec, paceMs: 0 };
     expect(paramsSpec(p)).toEqual(rest);
     // Out-of-range probabilities are clamped; a bad local id is ignored.
-    expect(paramsSpec(new URLSearchParams('audio=1&dropout=7&barge_in=-1')).channel).toEqual({ dropout: 1, bargeIn: 0 });
+    expect(paramsSpec(new URLSearchParams('audio=1&dropout=7&barge_in=-1')).channel).toEqual({
+      dropout: 1,
+      bargeIn: 0,
+    });
     expect(paramsSpec(new URLSearchParams('agent=local&local=../x')).agent).toBeUndefined();
   });
 
@@ -42,13 +72,26 @@ describe('share links', () => {
       taskId: 't',
       seed: 0,
       preset: 'clean',
-      agent: { kind: 'remote', flavor: 'vllm', model: 'Qwen/Qwen3-8B', baseURL: 'https://user:pw@llm.example/v1?token=abc', apiKey: 'sk-secret', temperature: 0.7 },
+      agent: {
+        kind: 'remote',
+        flavor: 'vllm',
+        model: 'Qwen/Qwen3-8B',
+        baseURL: 'https://user:pw@llm.example/v1?token=abc',
+        apiKey: 'sk-secret',
+        temperature: 0.7,
+      },
       user: { kind: 'human' },
     };
     const p = specParams(spec);
     expect(p.toString()).not.toMatch(/sk-secret|pw|token|user%3A/);
     expect(p.get('base')).toBe('https://llm.example/v1');
-    expect(paramsSpec(p).agent).toEqual({ kind: 'remote', flavor: 'vllm', model: 'Qwen/Qwen3-8B', baseURL: 'https://llm.example/v1', temperature: 0.7 });
+    expect(paramsSpec(p).agent).toEqual({
+      kind: 'remote',
+      flavor: 'vllm',
+      model: 'Qwen/Qwen3-8B',
+      baseURL: 'https://llm.example/v1',
+      temperature: 0.7,
+    });
     expect(shareLink('http://h/', spec)).toMatch(/^http:\/\/h\/#\/call\?/);
   });
 
@@ -58,8 +101,21 @@ describe('share links', () => {
       taskId: 't',
       seed: 2,
       preset: 'clean',
-      agent: { kind: 'remote', flavor: 'vllm', model: 'agent-m', baseURL: 'https://llm.example/v1', apiKey: 'sk-agent' },
-      user: { kind: 'remote', flavor: 'vllm-omni', model: 'caller-m', baseURL: 'https://me:pw@sim.example/v1?key=abc#x', apiKey: 'sk-caller', temperature: 0.4 },
+      agent: {
+        kind: 'remote',
+        flavor: 'vllm',
+        model: 'agent-m',
+        baseURL: 'https://llm.example/v1',
+        apiKey: 'sk-agent',
+      },
+      user: {
+        kind: 'remote',
+        flavor: 'vllm-omni',
+        model: 'caller-m',
+        baseURL: 'https://me:pw@sim.example/v1?key=abc#x',
+        apiKey: 'sk-caller',
+        temperature: 0.4,
+      },
     };
     const link = shareLink('http://h/', spec);
     expect(link).toMatch(/^http:\/\/h\/#\/watch\?/);
@@ -72,10 +128,21 @@ describe('share links', () => {
       seed: 2,
       preset: 'clean',
       agent: { kind: 'remote', flavor: 'vllm', model: 'agent-m', baseURL: 'https://llm.example/v1' },
-      user: { kind: 'remote', flavor: 'vllm-omni', model: 'caller-m', baseURL: 'https://sim.example/v1', temperature: 0.4 },
+      user: {
+        kind: 'remote',
+        flavor: 'vllm-omni',
+        model: 'caller-m',
+        baseURL: 'https://sim.example/v1',
+        temperature: 0.4,
+      },
     });
     // A caller flavor the page does not know falls back to openai; the agent's settings stay apart.
-    expect(paramsSpec(new URLSearchParams('user=remote&user_flavor=x&user_model=m&flavor=vllm')).user).toEqual({ kind: 'remote', flavor: 'openai', model: 'm', baseURL: '' });
+    expect(paramsSpec(new URLSearchParams('user=remote&user_flavor=x&user_model=m&flavor=vllm')).user).toEqual({
+      kind: 'remote',
+      flavor: 'openai',
+      model: 'm',
+      baseURL: '',
+    });
   });
 
   it('ignores bad values and parses empty hashes as browse', () => {

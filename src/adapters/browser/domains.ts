@@ -38,7 +38,13 @@ export function builtinDomainNames(): string[] {
 
 function isDomainDefinition(x: unknown): x is DomainDefinition {
   const d = x as Partial<DomainDefinition> | null;
-  return !!d && typeof d === 'object' && typeof d.name === 'string' && Array.isArray(d.tools) && typeof d.greeting === 'string';
+  return (
+    !!d &&
+    typeof d === 'object' &&
+    typeof d.name === 'string' &&
+    Array.isArray(d.tools) &&
+    typeof d.greeting === 'string'
+  );
 }
 
 /**
@@ -51,10 +57,13 @@ export async function loadBrowserDomain(name: string): Promise<Domain> {
   if (!known.includes(name)) throw new Error(`unknown domain "${name}"; known domains: ${known.join(', ')}`);
   const keys = Object.keys(FILES) as (keyof DomainSources)[];
   const loaded = await Promise.all(keys.map((k) => texts[`/domains/${name}/${FILES[k]}`]!()));
-  const sources = Object.fromEntries(keys.map((k, i) => [k, loaded[i]!.replace(/^\uFEFF/, '')])) as unknown as DomainSources;
+  const sources = Object.fromEntries(
+    keys.map((k, i) => [k, loaded[i]!.replace(/^\uFEFF/, '')]),
+  ) as unknown as DomainSources;
   const mod = await modules[`/domains/${name}/domain.ts`]!();
   const defs = Object.values(mod).filter(isDomainDefinition);
-  if (defs.length !== 1) throw new Error(`domains/${name}/domain.ts must export exactly one domain definition (found ${defs.length})`);
+  if (defs.length !== 1)
+    throw new Error(`domains/${name}/domain.ts must export exactly one domain definition (found ${defs.length})`);
   const paths = Object.fromEntries(keys.map((k) => [k, `domains/${name}/${FILES[k]}`]));
   return buildDomain(defs[0]!, sources, paths);
 }

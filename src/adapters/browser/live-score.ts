@@ -27,7 +27,10 @@ function show(v: unknown): string {
  * Columns written back to their original value are left out.
  */
 export function describeChanges(writes: readonly WriteEntry[]): string[] {
-  const rows = new Map<string, { label: string; op: WriteEntry['op']; cols: Map<string, { before: unknown; after: unknown }> }>();
+  const rows = new Map<
+    string,
+    { label: string; op: WriteEntry['op']; cols: Map<string, { before: unknown; after: unknown }> }
+  >();
   for (const w of writes) {
     const id = `${w.table}\u0000${canonicalJson(w.key)}`;
     const label = `${w.table}[${Object.values(w.key).map(String).join(',')}]`;
@@ -51,7 +54,8 @@ export function describeChanges(writes: readonly WriteEntry[]): string[] {
       continue;
     }
     for (const [c, v] of row.cols) {
-      if (canonicalJson(v.before ?? null) !== canonicalJson(v.after ?? null)) out.push(`${row.label}.${c}: ${show(v.before)} → ${show(v.after)}`);
+      if (canonicalJson(v.before ?? null) !== canonicalJson(v.after ?? null))
+        out.push(`${row.label}.${c}: ${show(v.before)} → ${show(v.after)}`);
     }
   }
   return out;
@@ -61,7 +65,12 @@ export function describeChanges(writes: readonly WriteEntry[]): string[] {
  * Score the turns so far (see the module comment). `gold` is the task's gold replay, computed
  * once per call. Episode-end rules (termination overrides) are not applied: the call is not over.
  */
-export async function liveScore(runtime: DomainRuntime, task: Task, turns: readonly Turn[], gold: GoldResult): Promise<LiveScore> {
+export async function liveScore(
+  runtime: DomainRuntime,
+  task: Task,
+  turns: readonly Turn[],
+  gold: GoldResult,
+): Promise<LiveScore> {
   const info = await evaluate(runtime, task, turns, { gold });
   const replay = await replayTrajectory(runtime, task, turns);
   await replay.env.close();
@@ -80,7 +89,14 @@ export async function liveScore(runtime: DomainRuntime, task: Task, turns: reado
       kind: tool?.kind ?? null,
       ok: !t.error,
       process: agent ? (t.error ? PROCESS_DEFAULTS.failure : PROCESS_DEFAULTS.success) : null,
-      whitelist: !agent || whitelist == null ? 'unchecked' : writes.length === 0 ? 'no-writes' : offending.length ? 'outside' : 'inside',
+      whitelist:
+        !agent || whitelist == null
+          ? 'unchecked'
+          : writes.length === 0
+            ? 'no-writes'
+            : offending.length
+              ? 'outside'
+              : 'inside',
       offending,
       writes: t.writes.length,
     });

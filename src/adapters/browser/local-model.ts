@@ -23,7 +23,8 @@ export async function missingModelFiles(manifest: unknown, id: string, modelsUrl
       const res = await fetch(`${modelsUrl}${f.path}`, { method: 'HEAD' }).catch(() => null);
       const type = res?.headers.get('content-type') ?? '';
       const length = Number(res?.headers.get('content-length') ?? NaN);
-      const bad = !res?.ok || type.startsWith('text/html') || (f.size !== null && Number.isFinite(length) && length !== f.size);
+      const bad =
+        !res?.ok || type.startsWith('text/html') || (f.size !== null && Number.isFinite(length) && length !== f.size);
       return bad ? f.path : null;
     }),
   );
@@ -49,7 +50,10 @@ export interface BrowserLocalModel {
  * Start a model worker and load agent `id` of the models folder's manifest into it.
  * @throws (rejects) when the manifest cannot be fetched, the id is unknown or a file is missing.
  */
-export async function browserLocalModel(id: string, options: BrowserLocalModelOptions = {}): Promise<BrowserLocalModel> {
+export async function browserLocalModel(
+  id: string,
+  options: BrowserLocalModelOptions = {},
+): Promise<BrowserLocalModel> {
   const base = options.modelsUrl ?? '/models/';
   const modelsUrl = base.endsWith('/') ? base : `${base}/`;
   const res = await fetch(`${modelsUrl}manifest.json`);
@@ -62,7 +66,10 @@ export async function browserLocalModel(id: string, options: BrowserLocalModelOp
         'Run npm run models:fetch on a machine with internet and serve the models folder beside the page.',
     );
   }
-  const worker = new Worker(new URL('../../../workers/model.worker.ts', import.meta.url), { type: 'module', name: 'switchboard-model' });
+  const worker = new Worker(new URL('../../../workers/model.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'switchboard-model',
+  });
   const service: Remote<LocalModelService> = wrap<LocalModelService>(worker);
   try {
     const { device } = await service.load(manifest, id, modelsUrl);

@@ -22,7 +22,9 @@ export interface RolloutWorker {
 export function startRolloutWorker(name = 'switchboard-rollout'): RolloutWorker {
   const worker = new Worker(new URL('../../../workers/rollout.worker.ts', import.meta.url), { type: 'module', name });
   const failed = new Promise<never>((_, reject) => {
-    worker.addEventListener('error', (e) => reject(new Error(`rollout worker failed: ${e.message || 'the worker script could not be loaded'}`)));
+    worker.addEventListener('error', (e) =>
+      reject(new Error(`rollout worker failed: ${e.message || 'the worker script could not be loaded'}`)),
+    );
   });
   failed.catch(() => undefined);
   return { service: wrap<RolloutService>(worker), terminate: () => worker.terminate(), failed };

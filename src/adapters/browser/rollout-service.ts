@@ -6,7 +6,13 @@
  */
 import { DomainRuntime } from '../../core/env/environment.ts';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../../core/participants/scripted.ts';
-import { InfrastructureError, type Agent, type EpisodeView, type ParticipantReply, type UserSimulator } from '../../core/participants/types.ts';
+import {
+  InfrastructureError,
+  type Agent,
+  type EpisodeView,
+  type ParticipantReply,
+  type UserSimulator,
+} from '../../core/participants/types.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import type { SqlDbFactory } from '../../core/ports/sql-db.ts';
 import { runBatch, type TaskSummary } from '../../core/rollout/batch.ts';
@@ -18,7 +24,20 @@ import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
 import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
 import { liveScore } from './live-score.ts';
-import type { AgentSpec, BatchJob, EndpointSettings, CallEvent, CallSpec, CallerAnswer, CallerPrompt, ChannelHost, DomainInfo, NoiseFile, TableRows, ToolInfo } from './rollout-types.ts';
+import type {
+  AgentSpec,
+  BatchJob,
+  EndpointSettings,
+  CallEvent,
+  CallSpec,
+  CallerAnswer,
+  CallerPrompt,
+  ChannelHost,
+  DomainInfo,
+  NoiseFile,
+  TableRows,
+  ToolInfo,
+} from './rollout-types.ts';
 import { noiseName, noiseRecording, splitNoiseBank } from '../../core/channel/noise-bank.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
 import type { Tts } from '../../core/ports/tts.ts';
@@ -75,7 +94,8 @@ export interface RolloutService {
 function typeText(schema: Record<string, unknown>): string {
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(' | ');
   if (Array.isArray(schema.anyOf)) return (schema.anyOf as Record<string, unknown>[]).map(typeText).join(' | ');
-  if (schema.type === 'array' && schema.items && typeof schema.items === 'object') return `${typeText(schema.items as Record<string, unknown>)}[]`;
+  if (schema.type === 'array' && schema.items && typeof schema.items === 'object')
+    return `${typeText(schema.items as Record<string, unknown>)}[]`;
   return typeof schema.type === 'string' ? schema.type : Array.isArray(schema.type) ? schema.type.join(' | ') : 'any';
 }
 
@@ -132,13 +152,18 @@ class HumanCaller implements UserSimulator {
 }
 
 /** A loaded on-device model (see `local-model.ts`). */
-type LocalLoader = (id: string) => Promise<{ client: import('../../core/ports/model-client.ts').ModelClient; device: string }>;
+type LocalLoader = (
+  id: string,
+) => Promise<{ client: import('../../core/ports/model-client.ts').ModelClient; device: string }>;
 
 /** A factory of agents for `spec`; a remote agent loads the OpenAI client code on first use. */
 async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => Agent> {
   switch (spec.kind) {
     case 'local': {
-      const [{ client }, { ModelAgent }] = await Promise.all([local(spec.id), import('../../core/participants/model-agent.ts')]);
+      const [{ client }, { ModelAgent }] = await Promise.all([
+        local(spec.id),
+        import('../../core/participants/model-agent.ts'),
+      ]);
       return () => new ModelAgent(client, {});
     }
     case 'reference':
@@ -165,7 +190,10 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
 
 /** A model-backed caller ({@link ModelUser}) over a remote endpoint; the OpenAI client code loads on first use. */
 async function remoteCaller(spec: EndpointSettings): Promise<UserSimulator> {
-  const [{ OpenAiModelClient }, { ModelUser }] = await Promise.all([import('../shared/openai-client.ts'), import('../../core/participants/model-user.ts')]);
+  const [{ OpenAiModelClient }, { ModelUser }] = await Promise.all([
+    import('../shared/openai-client.ts'),
+    import('../../core/participants/model-user.ts'),
+  ]);
   const client = new OpenAiModelClient({
     flavor: spec.flavor,
     baseURL: spec.baseURL,
@@ -193,7 +221,12 @@ function noiseBankOf(files: readonly NoiseFile[]): EpisodeChannel['bank'] {
  * The episode channel of a call: espeak-ng in this worker (a separately loaded GPL-3.0 chunk,
  * imported only here), graphs rendered and WAVs kept by the page; `noise` files as its noise bank.
  */
-async function episodeChannel(spec: CallSpec, host: ChannelHost, human?: HumanCaller, noise?: readonly NoiseFile[]): Promise<EpisodeChannel> {
+async function episodeChannel(
+  spec: CallSpec,
+  host: ChannelHost,
+  human?: HumanCaller,
+  noise?: readonly NoiseFile[],
+): Promise<EpisodeChannel> {
   const { browserEspeakTts } = await import('./audio/espeak-tts.ts');
   const espeak = browserEspeakTts();
   // A human turn with a recording: its voice stands in for the TTS of the whole turn (the
@@ -288,13 +321,33 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       const text = (f: string) => files[f]!.replace(/^\uFEFF/, '');
       const db = text(TAU2_FILES.db);
       const f = folder.toLowerCase();
-      const name = f.includes('airline') ? 'tau2-airline' : f.includes('retail') ? 'tau2-retail' : /"flights"\s*:/.test(db) ? 'tau2-airline' : /"orders"\s*:/.test(db) ? 'tau2-retail' : null;
+      const name = f.includes('airline')
+        ? 'tau2-airline'
+        : f.includes('retail')
+          ? 'tau2-retail'
+          : /"flights"\s*:/.test(db)
+            ? 'tau2-airline'
+            : /"orders"\s*:/.test(db)
+              ? 'tau2-retail'
+              : null;
       if (!name) throw new Error(`${folder}: cannot tell whether this is tau2's airline or retail data`);
       const at = (file: string) => `${folder}/${file}`;
       const domain = buildTau2Domain(
         name,
-        { db, tasks: text(TAU2_FILES.tasks), policy: text(TAU2_FILES.policy), splits: text(TAU2_FILES.splits), schema: await tau2SchemaText(name) },
-        { db: at(TAU2_FILES.db), tasks: at(TAU2_FILES.tasks), policy: at(TAU2_FILES.policy), splits: at(TAU2_FILES.splits), schema: `domains/${name}/schema.sql` },
+        {
+          db,
+          tasks: text(TAU2_FILES.tasks),
+          policy: text(TAU2_FILES.policy),
+          splits: text(TAU2_FILES.splits),
+          schema: await tau2SchemaText(name),
+        },
+        {
+          db: at(TAU2_FILES.db),
+          tasks: at(TAU2_FILES.tasks),
+          policy: at(TAU2_FILES.policy),
+          splits: at(TAU2_FILES.splits),
+          schema: `domains/${name}/schema.sql`,
+        },
       );
       const runtime = DomainRuntime.create(domain, await (factory ??= sqlFactory()));
       await runtime;
@@ -372,7 +425,10 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
         });
       };
       const seen: Turn[] = [];
-      const channel = spec.channel && host ? await episodeChannel(spec, host, user instanceof HumanCaller ? user : undefined, noise) : undefined;
+      const channel =
+        spec.channel && host
+          ? await episodeChannel(spec, host, user instanceof HumanCaller ? user : undefined, noise)
+          : undefined;
       const trajectory = await runEpisode({
         ...(channel ? { channel } : {}),
         runtime,
@@ -389,7 +445,10 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       });
       await chain;
       if (trajectory.valid) {
-        trajectory.reward_info = await evaluate(runtime, task, trajectory.turns, { termination: trajectory.termination, gold });
+        trajectory.reward_info = await evaluate(runtime, task, trajectory.turns, {
+          termination: trajectory.termination,
+          gold,
+        });
       }
       await onEvent({ type: 'end', trajectory, live: await liveScore(runtime, task, trajectory.turns, gold) });
       return trajectory;

@@ -10,4 +10,7 @@ import { createDbService } from '../shared/db-service.ts';
 import { loadSqlJs } from '../shared/sqljs-db.ts';
 
 if (!parentPort) throw new Error('db-thread.ts must run in a worker thread');
-expose(createDbService(() => loadSqlJs()), nodeEndpoint(parentPort));
+expose(
+  createDbService(() => loadSqlJs()),
+  nodeEndpoint(parentPort),
+);

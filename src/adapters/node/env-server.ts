@@ -65,10 +65,17 @@ class HttpError extends Error {
 }
 
 const ToolCallIn = z.union([
-  z.object({ id: z.string().optional(), type: z.literal('function').optional(), function: z.object({ name: z.string(), arguments: z.string() }) }),
+  z.object({
+    id: z.string().optional(),
+    type: z.literal('function').optional(),
+    function: z.object({ name: z.string(), arguments: z.string() }),
+  }),
   z.object({ id: z.string().optional(), name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }),
 ]);
-const ResetIn = z.object({ task_id: z.union([z.string(), z.number()]).transform(String), seed: z.number().int().min(0).optional() });
+const ResetIn = z.object({
+  task_id: z.union([z.string(), z.number()]).transform(String),
+  seed: z.number().int().min(0).optional(),
+});
 const StepIn = z.object({
   episode_id: z.string(),
   message: z.object({ content: z.string().nullish(), tool_calls: z.array(ToolCallIn).nullish() }),
@@ -144,7 +151,8 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
       const { task_id, seed } = parse(ResetIn, body);
       const task = domain.tasks.find((t) => t.id === task_id);
       if (!task) throw new HttpError(404, `unknown task ${task_id}`);
-      if (live.size >= maxEpisodes) throw new HttpError(429, `too many live episodes (${maxEpisodes}); close some first`);
+      if (live.size >= maxEpisodes)
+        throw new HttpError(429, `too many live episodes (${maxEpisodes}); close some first`);
       const s = seed ?? seedCounter++;
       const session = new EpisodeSession({
         runtime: opts.runtime,
@@ -219,14 +227,23 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
         const route = `${req.method} ${url.pathname}`;
         if (route === 'GET /health') return send(res, 200, { ok: true, episodes: live.size });
         if (route === 'GET /tasks') {
-          return send(res, 200, { domain: domain.name, tasks: domain.tasks.map((t) => t.id), tools: domain.tools.map(toolSchema) });
+          return send(res, 200, {
+            domain: domain.name,
+            tasks: domain.tasks.map((t) => t.id),
+            tools: domain.tools.map(toolSchema),
+          });
         }
         if (route === 'GET /state') {
           const id = url.searchParams.get('episode_id');
           if (!id) throw new HttpError(400, 'episode_id: required (GET /state?episode_id=…)');
           return send(res, 200, await ops.state({ episode_id: id }));
         }
-        const op = { 'POST /reset': ops.reset, 'POST /step': ops.step, 'POST /close': ops.close, 'POST /state': ops.state }[route];
+        const op = {
+          'POST /reset': ops.reset,
+          'POST /step': ops.step,
+          'POST /close': ops.close,
+          'POST /state': ops.state,
+        }[route];
         if (!op) throw new HttpError(404, `no route ${route}`);
         send(res, 200, await op(await readBody(req)));
       } catch (e) {
@@ -258,7 +275,8 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
           op = String((msg as { op?: unknown })?.op ?? '');
           id = (msg as { id?: unknown })?.id;
           const handler = (ops as Record<string, (b: unknown) => Promise<unknown>>)[op];
-          if (!handler || !Object.hasOwn(ops, op)) throw new HttpError(400, `unknown op "${op}" (reset, step, state, close)`);
+          if (!handler || !Object.hasOwn(ops, op))
+            throw new HttpError(400, `unknown op "${op}" (reset, step, state, close)`);
           const answer = (await handler(msg)) as object;
           socket.send(JSON.stringify({ op, ...(id !== undefined ? { id } : {}), ...answer }));
         } catch (e) {

@@ -37,7 +37,10 @@ async function readText(path: string): Promise<string> {
  *   `file` is the full path) when a file is malformed.
  */
 export async function loadDomainDir(dir: string, def: DomainDefinition): Promise<Domain> {
-  const paths = Object.fromEntries(KEYS.map((k) => [k, join(dir, DOMAIN_FILES[k])])) as Record<keyof DomainSources, string>;
+  const paths = Object.fromEntries(KEYS.map((k) => [k, join(dir, DOMAIN_FILES[k])])) as Record<
+    keyof DomainSources,
+    string
+  >;
   // Read all four at once, but report the first failure in file order (deterministic).
   const settled = await Promise.allSettled(KEYS.map((k) => readText(paths[k])));
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -69,7 +72,13 @@ export async function loadBuiltinDomain(name: string): Promise<Domain> {
 
 function isDomainDefinition(x: unknown): x is DomainDefinition {
   const d = x as Partial<DomainDefinition> | null;
-  return !!d && typeof d === 'object' && typeof d.name === 'string' && Array.isArray(d.tools) && typeof d.greeting === 'string';
+  return (
+    !!d &&
+    typeof d === 'object' &&
+    typeof d.name === 'string' &&
+    Array.isArray(d.tools) &&
+    typeof d.greeting === 'string'
+  );
 }
 
 /**

@@ -9,7 +9,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LocalModelClient, type LocalGenerator } from '../shared/local-model-client.ts';
 import { loadLocalEngine, type LocalEngine, type LocalGenerateRequest } from '../shared/local-model-engine.ts';
-import { agentModels, LocalModelError, parseManifest, resolveLocalAgent, type ManifestModel, type ModelManifest, type ResolvedLocalAgent } from '../shared/local-model-manifest.ts';
+import {
+  agentModels,
+  LocalModelError,
+  parseManifest,
+  resolveLocalAgent,
+  type ManifestModel,
+  type ModelManifest,
+  type ResolvedLocalAgent,
+} from '../shared/local-model-manifest.ts';
 
 /** The repository's `models/` folder. */
 export const REPO_MODELS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../models');
@@ -46,7 +54,9 @@ export function resolveInstalledAgent(dir: string, id: string): ResolvedLocalAge
   if (missing.length) {
     throw new LocalModelError(
       `on-device agent "${id}" needs files that are not in ${dir}: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}. ` +
-        `On a machine with internet run: npm run models:fetch -- ${agentModels(agent).map((m) => m.id).join(' ')}`,
+        `On a machine with internet run: npm run models:fetch -- ${agentModels(agent)
+          .map((m) => m.id)
+          .join(' ')}`,
     );
   }
   return agent;

@@ -78,8 +78,13 @@ export function tau2SchemaPath(name: Tau2DomainName): string {
  *   does not fit tau2's data model, a task that does not fit our Task schema, a split naming an
  *   unknown task).
  */
-export async function loadTau2Domain(name: Tau2DomainName, dataDir: string, timings?: Tau2LoadTimings): Promise<Tau2Domain> {
-  if (!Object.hasOwn(TAU2_DOMAINS, name)) throw new Error(`unknown tau2 domain "${String(name)}"; known: ${Object.keys(TAU2_DOMAINS).join(', ')}`);
+export async function loadTau2Domain(
+  name: Tau2DomainName,
+  dataDir: string,
+  timings?: Tau2LoadTimings,
+): Promise<Tau2Domain> {
+  if (!Object.hasOwn(TAU2_DOMAINS, name))
+    throw new Error(`unknown tau2 domain "${String(name)}"; known: ${Object.keys(TAU2_DOMAINS).join(', ')}`);
   const t0 = performance.now();
   await checkDir(dataDir);
   const paths = {

@@ -17,7 +17,12 @@ import type { z } from 'zod';
 import { fieldPath } from '../../core/schema/domain.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
 import { ReplayInputError, fieldAt, trajectoryEpisode, type RecordedEpisode } from '../../core/replay/episode.ts';
-import { Tau2Results, Tau2Simulation, tau2ResultsEpisodes, tau2SimulationEpisode } from '../../core/replay/tau2-format.ts';
+import {
+  Tau2Results,
+  Tau2Simulation,
+  tau2ResultsEpisodes,
+  tau2SimulationEpisode,
+} from '../../core/replay/tau2-format.ts';
 
 /** What a recording file holds. */
 export type RecordingFormat = 'tau2-results' | 'tau2-results-dir' | 'tau2-simulations' | 'switchboard-trajectories';
@@ -30,7 +35,8 @@ export interface Recording {
   episodes: RecordedEpisode[];
 }
 
-const EXPECTED = 'expected a tau2-bench results file or Switchboard trajectories (JSON, or JSONL with one trajectory per line)';
+const EXPECTED =
+  'expected a tau2-bench results file or Switchboard trajectories (JSON, or JSONL with one trajectory per line)';
 
 function validate<S extends z.ZodType>(schema: S, value: unknown, file: string, where: string): z.output<S> {
   const parsed = schema.safeParse(value);
@@ -57,24 +63,38 @@ function fromJson(doc: unknown, file: string): Recording {
   if (Array.isArray(doc)) {
     if (doc.length === 0) throw new ReplayInputError(file, '', `empty list: ${EXPECTED}`);
     if (looksLikeTau2Simulation(doc[0])) {
-      const episodes = doc.map((v, i) => tau2SimulationEpisode(validate(Tau2Simulation, v, file, `[${i}]`), file, `[${i}]`));
+      const episodes = doc.map((v, i) =>
+        tau2SimulationEpisode(validate(Tau2Simulation, v, file, `[${i}]`), file, `[${i}]`),
+      );
       return { file, format: 'tau2-simulations', episodes };
     }
     return trajectories(doc, file, (i) => `[${i}]`);
   }
   if (!isObject(doc)) throw new ReplayInputError(file, '', `a JSON ${doc === null ? 'null' : typeof doc}: ${EXPECTED}`);
   if (!('simulations' in doc) && ('simulation_index' in doc || ('info' in doc && 'tasks' in doc))) {
-    throw new ReplayInputError(file, 'simulations', `missing: this looks like the results.json of tau2-bench's directory format; pass the folder, or keep its simulations/ folder next to it`);
+    throw new ReplayInputError(
+      file,
+      'simulations',
+      `missing: this looks like the results.json of tau2-bench's directory format; pass the folder, or keep its simulations/ folder next to it`,
+    );
   }
   if ('simulations' in doc) {
     const results = validate(Tau2Results, doc, file, '');
     return { file, format: 'tau2-results', episodes: tau2ResultsEpisodes(results, file) };
   }
   if (looksLikeTau2Simulation(doc)) {
-    return { file, format: 'tau2-simulations', episodes: [tau2SimulationEpisode(validate(Tau2Simulation, doc, file, ''), file, '')] };
+    return {
+      file,
+      format: 'tau2-simulations',
+      episodes: [tau2SimulationEpisode(validate(Tau2Simulation, doc, file, ''), file, '')],
+    };
   }
   if ('schema_version' in doc || 'turns' in doc) return trajectories([doc], file, () => '');
-  throw new ReplayInputError(file, '', `no "simulations" (tau2-bench results) and no "schema_version" (trajectory): ${EXPECTED}`);
+  throw new ReplayInputError(
+    file,
+    '',
+    `no "simulations" (tau2-bench results) and no "schema_version" (trajectory): ${EXPECTED}`,
+  );
 }
 
 /**
@@ -120,7 +140,8 @@ async function readText(path: string): Promise<string> {
     return await readFile(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : (e as Error).message;
+    const why =
+      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : (e as Error).message;
     throw new ReplayInputError(path, '', `cannot read (${why})`);
   }
 }
@@ -169,7 +190,11 @@ export async function readRecording(path: string): Promise<Recording> {
   if (await isFolder(path)) {
     const simsDir = join(path, 'simulations');
     if (!(await isFolder(simsDir))) {
-      throw new ReplayInputError(path, '', 'is a folder without simulations/: expected a file, or a tau2-bench results folder');
+      throw new ReplayInputError(
+        path,
+        '',
+        'is a folder without simulations/: expected a file, or a tau2-bench results folder',
+      );
     }
     return readTau2Dir(path, join(path, 'results.json'), simsDir);
   }
@@ -178,7 +203,8 @@ export async function readRecording(path: string): Promise<Recording> {
     const text = await readText(path);
     // tau2's rule, except that a complete results file (with its simulations) is read as it is.
     const doc = parseJson(path, text);
-    if (isObject(doc) && !('simulations' in doc) && ('simulation_index' in doc || 'info' in doc)) return readTau2Dir(path, path, beside);
+    if (isObject(doc) && !('simulations' in doc) && ('simulation_index' in doc || 'info' in doc))
+      return readTau2Dir(path, path, beside);
     return parseRecording(path, text);
   }
   return parseRecording(path, await readText(path));

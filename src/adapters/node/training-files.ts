@@ -40,7 +40,8 @@ export function grpoParquet(rows: readonly GrpoRow[]): ArrayBuffer {
   return parquetWriteBuffer({
     columnData: GRPO_PARQUET_COLUMNS.map(([name, type]) => {
       const values = valid.map((r) => r[name]);
-      if (type === 'json') return { name, type: 'STRING' as const, data: values.map((v) => (v === null ? null : JSON.stringify(v))) };
+      if (type === 'json')
+        return { name, type: 'STRING' as const, data: values.map((v) => (v === null ? null : JSON.stringify(v))) };
       if (type === 'INT64') return { name, type, data: values.map((v) => BigInt(v as number)) };
       return { name, type, data: values, nullable: false };
     }),
@@ -60,7 +61,14 @@ export async function writeJsonl(file: string, records: readonly unknown[]): Pro
 }
 
 /** Read a JSONL file and validate every line with `schema`; errors name the line. */
-export async function readJsonl<T>(file: string, schema: { safeParse(x: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }): Promise<T[]> {
+export async function readJsonl<T>(
+  file: string,
+  schema: {
+    safeParse(
+      x: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+): Promise<T[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');

@@ -19,7 +19,8 @@ export interface EndpointTtsOptions {
 }
 
 /** Instruction that makes an omni model a reader. */
-export const ENDPOINT_TTS_SYSTEM = 'Read the user message aloud exactly as written, word for word, in its own language. Do not add, answer or translate anything.';
+export const ENDPOINT_TTS_SYSTEM =
+  'Read the user message aloud exactly as written, word for word, in its own language. Do not add, answer or translate anything.';
 
 function base64ToBytes(b64: string): Uint8Array {
   const bin = atob(b64);
@@ -35,7 +36,10 @@ export function endpointTts(client: ModelClient, opts: EndpointTtsOptions = {}):
     id: `endpoint:${client.id}`,
     async synthesize(text: string, voice?: TtsVoice): Promise<TtsAudio> {
       // espeak-ng names (`en-us+f3`, `cmn`) mean nothing to an endpoint.
-      const speaker = voice?.voice && !/[+]|^(?:cmn|en-us|[a-z]{2,3}(?:-[a-z]{2})?)$/.test(voice.voice) ? voice.voice : fallbackSpeaker;
+      const speaker =
+        voice?.voice && !/[+]|^(?:cmn|en-us|[a-z]{2,3}(?:-[a-z]{2})?)$/.test(voice.voice)
+          ? voice.voice
+          : fallbackSpeaker;
       const res = await client.complete({
         messages: [
           { role: 'system', content: ENDPOINT_TTS_SYSTEM },
@@ -44,9 +48,13 @@ export function endpointTts(client: ModelClient, opts: EndpointTtsOptions = {}):
         sampling: { temperature: 0, top_p: 1, top_k: null, max_tokens: opts.maxTokens ?? 1024, seed: 0 },
         audio: { voice: speaker },
       });
-      if (!res.audio) throw new Error(`endpoint TTS ${client.id}: the reply has no audio (is audio output enabled on the server?)`);
+      if (!res.audio)
+        throw new Error(`endpoint TTS ${client.id}: the reply has no audio (is audio output enabled on the server?)`);
       const decoded = decodeWav(base64ToBytes(res.audio.base64));
-      const samples = decoded.sampleRate === SPEECH_RATE_HZ ? decoded.samples : resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ);
+      const samples =
+        decoded.sampleRate === SPEECH_RATE_HZ
+          ? decoded.samples
+          : resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ);
       return { samples, sampleRate: SPEECH_RATE_HZ };
     },
   };

@@ -74,7 +74,11 @@ export function useLocalModelsOnly(modelsPath: string): void {
   env.useFSCache = false;
 }
 
-type ChatMessage = { role: string; content: string; tool_calls?: { type: 'function'; function: { name: string; arguments: unknown } }[] };
+type ChatMessage = {
+  role: string;
+  content: string;
+  tool_calls?: { type: 'function'; function: { name: string; arguments: unknown } }[];
+};
 type Transcriber = (audio: Float32Array) => Promise<string>;
 
 /** Caller speech for ASR: WAV → mono float at 16 kHz. */
@@ -110,7 +114,14 @@ async function chatMessages(messages: readonly ModelMessage[], transcribe: Trans
       out.push({
         role: 'assistant',
         content: m.content ?? '',
-        ...(m.tool_calls?.length ? { tool_calls: m.tool_calls.map((c) => ({ type: 'function' as const, function: { name: c.name, arguments: jsonOrText(c.arguments) } })) } : {}),
+        ...(m.tool_calls?.length
+          ? {
+              tool_calls: m.tool_calls.map((c) => ({
+                type: 'function' as const,
+                function: { name: c.name, arguments: jsonOrText(c.arguments) },
+              })),
+            }
+          : {}),
       });
     } else if (m.role === 'tool') out.push({ role: 'tool', content: m.content });
     else out.push({ role: m.role, content: m.content as string });
@@ -140,7 +151,10 @@ function ids(t: Tensor): number[] {
  * generation; wav2vec2 / hubert / … CTC: one encoder pass, greedy labels collapsed by the
  * tokenizer's CTC decoder).
  */
-async function loadTranscriber(m: ManifestModel, device: LocalDevice): Promise<{ transcribe: Transcriber; dispose(): Promise<void> }> {
+async function loadTranscriber(
+  m: ManifestModel,
+  device: LocalDevice,
+): Promise<{ transcribe: Transcriber; dispose(): Promise<void> }> {
   const asr = await pipeline('automatic-speech-recognition', m.id, { device, dtype: m.dtype as never });
   return {
     async transcribe(audio) {
@@ -165,7 +179,9 @@ export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalR
   const opts = { device, dtype: main.dtype as never };
   const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(main.id);
   const isAudio = agent.audio !== null;
-  const model: PreTrainedModel = isAudio ? await AutoModelForAudioTextToText.from_pretrained(main.id, opts) : await AutoModelForCausalLM.from_pretrained(main.id, opts);
+  const model: PreTrainedModel = isAudio
+    ? await AutoModelForAudioTextToText.from_pretrained(main.id, opts)
+    : await AutoModelForCausalLM.from_pretrained(main.id, opts);
   const processor = isAudio ? await AutoProcessor.from_pretrained(main.id) : null;
 
   return {
@@ -179,18 +195,26 @@ export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalR
           }
         : null;
       const chat = await chatMessages(request.messages, transcribe);
-      const prompt = tokenizer.apply_chat_template(chat as never, {
-        ...(request.tools?.length ? { tools: request.tools as never } : {}),
-        add_generation_prompt: true,
-        tokenize: false,
-        enable_thinking: false,
-      } as never) as unknown as string;
+      const prompt = tokenizer.apply_chat_template(
+        chat as never,
+        {
+          ...(request.tools?.length ? { tools: request.tools as never } : {}),
+          add_generation_prompt: true,
+          tokenize: false,
+          enable_thinking: false,
+        } as never,
+      ) as unknown as string;
       let inputs: Record<string, Tensor>;
       if (processor) {
         // Audio-text-to-text: the latest caller audio goes to the processor with the prompt.
-        const parts = [...request.messages].reverse().flatMap((m) => (m.role === 'user' && typeof m.content !== 'string' ? m.content : []));
+        const parts = [...request.messages]
+          .reverse()
+          .flatMap((m) => (m.role === 'user' && typeof m.content !== 'string' ? m.content : []));
         const part = parts.find((p) => p.type === 'audio');
-        inputs = (await (processor as unknown as (t: string, a?: Float32Array) => Promise<Record<string, Tensor>>)(prompt, part && part.type === 'audio' ? audioAt16k(part.base64) : undefined));
+        inputs = await (processor as unknown as (t: string, a?: Float32Array) => Promise<Record<string, Tensor>>)(
+          prompt,
+          part && part.type === 'audio' ? audioAt16k(part.base64) : undefined,
+        );
       } else {
         inputs = tokenizer(prompt, { add_special_tokens: false }) as unknown as Record<string, Tensor>;
       }
@@ -198,10 +222,20 @@ export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalR
       const out = (await model.generate({ ...inputs, ...generationOptions(request.sampling) } as never)) as Tensor;
       const all = ids(out);
       const gen = all.slice(promptIds.length);
-      const eos = new Set([model.generation_config?.eos_token_id, (model.config as { eos_token_id?: number | number[] }).eos_token_id].flat().filter((x): x is number => typeof x === 'number'));
+      const eos = new Set(
+        [model.generation_config?.eos_token_id, (model.config as { eos_token_id?: number | number[] }).eos_token_id]
+          .flat()
+          .filter((x): x is number => typeof x === 'number'),
+      );
       const stopped = gen.length > 0 && eos.has(gen[gen.length - 1]!);
       const text = tokenizer.decode(gen, { skip_special_tokens: true }).replace(THINK, '').trim();
-      return { text, token_ids: gen, prompt_token_ids: promptIds, finish_reason: stopped || gen.length < request.sampling.max_tokens ? 'stop' : 'length', transcripts };
+      return {
+        text,
+        token_ids: gen,
+        prompt_token_ids: promptIds,
+        finish_reason: stopped || gen.length < request.sampling.max_tokens ? 'stop' : 'length',
+        transcripts,
+      };
     },
     async dispose() {
       await model.dispose();

@@ -12,8 +12,14 @@ import { z } from 'zod';
 
 /** One file of a model. `sha256` is null while not pinned yet (`models:fetch --pin` fills it). */
 export const ManifestFile = z.object({
-  path: z.string().min(1).refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'a relative path inside the model folder'),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  path: z
+    .string()
+    .min(1)
+    .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'a relative path inside the model folder'),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   /** Size in bytes, when known (for progress and a quick check). */
   size: z.number().int().nonnegative().nullable().default(null),
 });
@@ -27,7 +33,12 @@ export type ManifestFile = z.infer<typeof ManifestFile>;
  * - `text-to-speech`: caller text → speech (`--tts local:<id>`; VITS / MMS-TTS: one ONNX graph
  *   `input_ids` → `waveform` at `config.json`'s `sampling_rate`, character tokenizer). Not an agent.
  */
-export const LocalTask = z.enum(['text-generation', 'automatic-speech-recognition', 'audio-text-to-text', 'text-to-speech']);
+export const LocalTask = z.enum([
+  'text-generation',
+  'automatic-speech-recognition',
+  'audio-text-to-text',
+  'text-to-speech',
+]);
 export type LocalTask = z.infer<typeof LocalTask>;
 
 /** One model. */
@@ -77,9 +88,17 @@ export const ModelManifest = z
     const task = new Map(m.models.map((x) => [x.id, x.task]));
     for (const a of m.agents) {
       if (ids.has(a.id)) ctx.addIssue({ code: 'custom', message: `agent id ${a.id} is also a model id` });
-      for (const [role, want] of [['llm', 'text-generation'], ['asr', 'automatic-speech-recognition'], ['audio', 'audio-text-to-text']] as const) {
+      for (const [role, want] of [
+        ['llm', 'text-generation'],
+        ['asr', 'automatic-speech-recognition'],
+        ['audio', 'audio-text-to-text'],
+      ] as const) {
         const ref = a[role];
-        if (ref !== undefined && task.get(ref) !== want) ctx.addIssue({ code: 'custom', message: `agent ${a.id}: ${role} "${ref}" is not a ${want} model of the manifest` });
+        if (ref !== undefined && task.get(ref) !== want)
+          ctx.addIssue({
+            code: 'custom',
+            message: `agent ${a.id}: ${role} "${ref}" is not a ${want} model of the manifest`,
+          });
       }
     }
   });
@@ -101,7 +120,10 @@ export class LocalModelError extends Error {
 /** Parse manifest JSON. @throws LocalModelError with zod's message when it does not fit. */
 export function parseManifest(json: unknown): ModelManifest {
   const r = ModelManifest.safeParse(json);
-  if (!r.success) throw new LocalModelError(`models/manifest.json: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new LocalModelError(
+      `models/manifest.json: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 
@@ -120,7 +142,10 @@ export function resolveLocalAgent(manifest: ModelManifest, id: string): Resolved
   const model = byId.get(id);
   if (model?.task === 'text-generation') return { id, llm: model, asr: null, audio: null };
   if (model?.task === 'audio-text-to-text') return { id, llm: null, asr: null, audio: model };
-  const usable = [...manifest.agents.map((a) => a.id), ...manifest.models.filter((m) => m.task === 'text-generation' || m.task === 'audio-text-to-text').map((m) => m.id)];
+  const usable = [
+    ...manifest.agents.map((a) => a.id),
+    ...manifest.models.filter((m) => m.task === 'text-generation' || m.task === 'audio-text-to-text').map((m) => m.id),
+  ];
   throw new LocalModelError(`unknown on-device agent "${id}" (manifest has: ${usable.join(', ') || 'nothing'})`);
 }
 

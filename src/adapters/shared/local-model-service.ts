@@ -3,7 +3,13 @@
  * agent of the manifest from the models folder, then generate. Kept apart from the worker file
  * so that Node runs (and tests) the very same code in-process.
  */
-import { loadLocalEngine, type LocalDevice, type LocalEngine, type LocalGenerateRequest, type LocalGeneration } from './local-model-engine.ts';
+import {
+  loadLocalEngine,
+  type LocalDevice,
+  type LocalEngine,
+  type LocalGenerateRequest,
+  type LocalGeneration,
+} from './local-model-engine.ts';
 import { parseManifest, resolveLocalAgent } from './local-model-manifest.ts';
 
 /**

@@ -45,21 +45,27 @@ export interface LocalTts extends Tts {
  * @throws (rejects on first use) when a file is missing or the model cannot be loaded.
  */
 export function localTts(model: ManifestModel, runtime: LocalRuntime): LocalTts {
-  if (model.task !== 'text-to-speech') throw new Error(`model ${model.id} is a ${model.task} model, not text-to-speech`);
+  if (model.task !== 'text-to-speech')
+    throw new Error(`model ${model.id} is a ${model.task} model, not text-to-speech`);
   let loaded: Promise<Synthesizer> | null = null;
   let queue: Promise<unknown> = Promise.resolve();
   const load = async (): Promise<Synthesizer> => {
     useLocalModelsOnly(runtime.modelsPath);
-    return (await pipeline('text-to-speech', model.id, { device: runtime.device, dtype: model.dtype as never })) as unknown as Synthesizer;
+    return (await pipeline('text-to-speech', model.id, {
+      device: runtime.device,
+      dtype: model.dtype as never,
+    })) as unknown as Synthesizer;
   };
   const speak = async (text: string): Promise<TtsAudio> => {
     loaded ??= load();
     const synth = await loaded;
     // Text the tokenizer keeps nothing of (punctuation only, another script, …) is a short silence:
     // a VITS graph cannot run on zero tokens, and the channel needs some audio.
-    if ((synth.tokenizer(text).input_ids.dims.at(-1) ?? 0) === 0) return { samples: new Float32Array(UNSPEAKABLE_SAMPLES), sampleRate: SPEECH_RATE_HZ };
+    if ((synth.tokenizer(text).input_ids.dims.at(-1) ?? 0) === 0)
+      return { samples: new Float32Array(UNSPEAKABLE_SAMPLES), sampleRate: SPEECH_RATE_HZ };
     const out = await synth(text);
-    const samples = out.sampling_rate === SPEECH_RATE_HZ ? out.audio.slice() : resample(out.audio, out.sampling_rate, SPEECH_RATE_HZ);
+    const samples =
+      out.sampling_rate === SPEECH_RATE_HZ ? out.audio.slice() : resample(out.audio, out.sampling_rate, SPEECH_RATE_HZ);
     return { samples, sampleRate: SPEECH_RATE_HZ };
   };
   return {

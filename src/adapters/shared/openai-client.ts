@@ -81,16 +81,28 @@ export class OpenAiModelClient implements ModelClient {
       if ('text' in failure) return failure;
       if (!failure.retryable || attempt > maxRetries) {
         const tries = `${attempt} attempt${attempt === 1 ? '' : 's'}`;
-        throw new ModelEndpointError(`${this.id} at ${this.endpoint}: ${failure.message} (${tries})`, failure.status, failure.retryable, attempt);
+        throw new ModelEndpointError(
+          `${this.id} at ${this.endpoint}: ${failure.message} (${tries})`,
+          failure.status,
+          failure.retryable,
+          attempt,
+        );
       }
       const cap = this.options.maxBackoffMs ?? 8_000;
       const backoff = Math.min(cap, (this.options.backoffMs ?? 500) * 2 ** (attempt - 1));
-      await this.sleep(failure.retryAfterMs !== null && failure.retryAfterMs < cap ? Math.max(backoff, failure.retryAfterMs) : backoff);
+      await this.sleep(
+        failure.retryAfterMs !== null && failure.retryAfterMs < cap ? Math.max(backoff, failure.retryAfterMs) : backoff,
+      );
     }
   }
 
   /** One HTTP attempt: the response, or why it failed. Rethrows a caller's abort. */
-  private async attempt(body: Record<string, unknown>, stream: boolean, attempt: number, signal?: AbortSignal): Promise<ModelResponse | AttemptFailure> {
+  private async attempt(
+    body: Record<string, unknown>,
+    stream: boolean,
+    attempt: number,
+    signal?: AbortSignal,
+  ): Promise<ModelResponse | AttemptFailure> {
     const timeoutMs = this.options.timeoutMs ?? 60_000;
     const ctl = new AbortController();
     let timedOut = false;
@@ -104,25 +116,44 @@ export class OpenAiModelClient implements ModelClient {
       // The body carries non-OpenAI fields (top_k, speaker, return_token_ids): the SDK sends it as is.
       const params = body as unknown as OpenAI.Chat.ChatCompletionCreateParams;
       if (stream) {
-        const s = await this.sdk.chat.completions.create({ ...params, stream: true } as OpenAI.Chat.ChatCompletionCreateParamsStreaming, { signal: ctl.signal });
+        const s = await this.sdk.chat.completions.create(
+          { ...params, stream: true } as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+          { signal: ctl.signal },
+        );
         const asm = new StreamAssembler(this.flavor);
         for await (const chunk of s) asm.add(chunk);
         return asm.result(attempt);
       }
-      const res = await this.sdk.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { signal: ctl.signal });
+      const res = await this.sdk.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, {
+        signal: ctl.signal,
+      });
       return responseFromBody(res, this.flavor, attempt);
     } catch (e) {
       if (signal?.aborted) throw e;
-      if (e instanceof ModelEndpointError) return { message: e.message, status: null, retryable: false, retryAfterMs: null };
+      if (e instanceof ModelEndpointError)
+        return { message: e.message, status: null, retryable: false, retryAfterMs: null };
       if (timedOut || e instanceof APIUserAbortError) {
-        return { message: `no complete reply within ${timeoutMs} ms`, status: null, retryable: true, retryAfterMs: null };
+        return {
+          message: `no complete reply within ${timeoutMs} ms`,
+          status: null,
+          retryable: true,
+          retryAfterMs: null,
+        };
       }
-      if (e instanceof APIConnectionError) return { message: `network error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
+      if (e instanceof APIConnectionError)
+        return { message: `network error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
       if (e instanceof APIError && typeof e.status === 'number') {
-        return { message: `HTTP ${e.status}: ${e.message}`, status: e.status, retryable: isRetryableStatus(e.status), retryAfterMs: retryAfter(e.headers) };
+        return {
+          message: `HTTP ${e.status}: ${e.message}`,
+          status: e.status,
+          retryable: isRetryableStatus(e.status),
+          retryAfterMs: retryAfter(e.headers),
+        };
       }
-      if (e instanceof APIError) return { message: `stream error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
-      if (e instanceof SyntaxError) return { message: `malformed reply: ${e.message}`, status: null, retryable: false, retryAfterMs: null };
+      if (e instanceof APIError)
+        return { message: `stream error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
+      if (e instanceof SyntaxError)
+        return { message: `malformed reply: ${e.message}`, status: null, retryable: false, retryAfterMs: null };
       throw e;
     } finally {
       clearTimeout(timer);

@@ -11,7 +11,14 @@
  * reply as a second choice whose `message.audio.data` is base64 WAV at 24 kHz, and stream chunks
  * with a top-level `modality` of `text` or `audio`).
  */
-import type { ModelAudio, RemoteFlavor, ModelMessage, ModelRequest, ModelResponse, ModelToolCall } from '../../core/ports/model-client.ts';
+import type {
+  ModelAudio,
+  RemoteFlavor,
+  ModelMessage,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+} from '../../core/ports/model-client.ts';
 import { parseTextToolCalls } from '../../core/participants/model-tool-calls.ts';
 import { ModelEndpointError } from '../../core/participants/model-errors.ts';
 
@@ -28,7 +35,11 @@ export interface WireOptions {
 }
 
 /** Sample rate of the audio each flavor returns when the WAV header cannot be read, Hz. */
-export const DEFAULT_OUTPUT_RATE_HZ: Record<RemoteFlavor, number | null> = { 'vllm-omni': 24_000, openai: 24_000, vllm: null };
+export const DEFAULT_OUTPUT_RATE_HZ: Record<RemoteFlavor, number | null> = {
+  'vllm-omni': 24_000,
+  openai: 24_000,
+  vllm: null,
+};
 
 type Json = Record<string, unknown>;
 
@@ -39,7 +50,13 @@ function wireMessage(m: ModelMessage, audioPart: 'audio_url' | 'input_audio'): J
       role: 'assistant',
       content: m.content,
       ...(m.tool_calls?.length
-        ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+        ? {
+            tool_calls: m.tool_calls.map((c) => ({
+              id: c.id,
+              type: 'function',
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
         : {}),
     };
   }
@@ -99,7 +116,8 @@ export function requestBody(req: ModelRequest, w: WireOptions): Json {
 
 const isObj = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
 const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
-const ints = (x: unknown): number[] | null => (Array.isArray(x) && x.every((n) => Number.isInteger(n)) ? (x as number[]) : null);
+const ints = (x: unknown): number[] | null =>
+  Array.isArray(x) && x.every((n) => Number.isInteger(n)) ? (x as number[]) : null;
 
 function bad(message: string): ModelEndpointError {
   return new ModelEndpointError(`not a chat completion: ${message}`, null, false, 1);
@@ -108,7 +126,9 @@ function bad(message: string): ModelEndpointError {
 function logprobsOf(choice: Json): number[] | null {
   const lp = choice.logprobs;
   if (!isObj(lp) || !Array.isArray(lp.content)) return null;
-  return lp.content.map((t) => (isObj(t) && typeof t.logprob === 'number' ? t.logprob : NaN)).filter((n) => !Number.isNaN(n));
+  return lp.content
+    .map((t) => (isObj(t) && typeof t.logprob === 'number' ? t.logprob : NaN))
+    .filter((n) => !Number.isNaN(n));
 }
 
 function serverCalls(raw: unknown): ModelToolCall[] {
@@ -141,7 +161,12 @@ export function toBase64(bytes: Uint8Array): string {
 
 /** Sample rate from a RIFF/WAVE header (bytes 24–27, little-endian), or null when it is not one. */
 export function wavSampleRate(bytes: Uint8Array): number | null {
-  if (bytes.length < 28 || String.fromCharCode(...bytes.subarray(0, 4)) !== 'RIFF' || String.fromCharCode(...bytes.subarray(8, 12)) !== 'WAVE') return null;
+  if (
+    bytes.length < 28 ||
+    String.fromCharCode(...bytes.subarray(0, 4)) !== 'RIFF' ||
+    String.fromCharCode(...bytes.subarray(8, 12)) !== 'WAVE'
+  )
+    return null;
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(24, true);
 }
 
@@ -263,7 +288,8 @@ export function responseFromBody(body: unknown, flavor: RemoteFlavor, attempts: 
     choices.find((c) => !withAudio(c)) ?? (flavor === 'openai' ? audioChoice : undefined) ?? choices[0];
   if (!textChoice || !isObj(textChoice.message)) throw bad('choice without a message');
   const msg = textChoice.message;
-  const audioMsg = audioChoice && isObj(audioChoice.message) && isObj(audioChoice.message.audio) ? audioChoice.message.audio : null;
+  const audioMsg =
+    audioChoice && isObj(audioChoice.message) && isObj(audioChoice.message.audio) ? audioChoice.message.audio : null;
   const transcript = audioMsg ? str(audioMsg.transcript) : null;
   const content = str(msg.content) ?? (textChoice === audioChoice ? (transcript ?? '') : '');
   return finish(
@@ -344,7 +370,9 @@ export class StreamAssembler {
 
   /** The assembled reply. */
   result(attempts: number): ModelResponse {
-    const calls = [...this.calls.entries()].sort((a, b) => a[0] - b[0]).map(([i, c]) => ({ ...c, id: c.id || `call_${i}` }));
+    const calls = [...this.calls.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([i, c]) => ({ ...c, id: c.id || `call_${i}` }));
     const transcript = this.transcript || null;
     return finish(
       {

@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../core/ports/sql-db.ts';
-import { DomainFileError, buildDomain, fieldPath, type Domain, type DomainDefinition } from '../../core/schema/domain.ts';
+import {
+  DomainFileError,
+  buildDomain,
+  fieldPath,
+  type Domain,
+  type DomainDefinition,
+} from '../../core/schema/domain.ts';
 import type { Task } from '../../core/schema/task.ts';
 import { PyJsonSyntaxError, parsePyJson, type PyJson } from '../../core/tau2/py-json.ts';
 import { tau2Airline } from '../../../domains/tau2-airline/domain.ts';
@@ -25,7 +31,9 @@ export const TAU2_FILES = {
   splits: 'split_tasks.json',
 } as const;
 
-export const TAU2_DOMAINS: Readonly<Record<Tau2DomainName, { def: DomainDefinition; importDb: (doc: PyJson, file: string) => Record<string, SqlRow[]> }>> = {
+export const TAU2_DOMAINS: Readonly<
+  Record<Tau2DomainName, { def: DomainDefinition; importDb: (doc: PyJson, file: string) => Record<string, SqlRow[]> }>
+> = {
   'tau2-airline': { def: tau2Airline, importDb: importAirlineDb },
   'tau2-retail': { def: tau2Retail, importDb: importRetailDb },
 };
@@ -111,19 +119,28 @@ export interface Tau2Texts {
  *   db.json record that does not fit tau2's data model, a task that does not fit our Task
  *   schema, a split naming an unknown task); Error for an unknown domain name.
  */
-export function buildTau2Domain(name: Tau2DomainName, texts: Tau2Texts, paths: Record<keyof Tau2Texts, string>, timings?: Partial<Tau2LoadTimings>): Tau2BuiltDomain {
+export function buildTau2Domain(
+  name: Tau2DomainName,
+  texts: Tau2Texts,
+  paths: Record<keyof Tau2Texts, string>,
+  timings?: Partial<Tau2LoadTimings>,
+): Tau2BuiltDomain {
   const entry = Object.hasOwn(TAU2_DOMAINS, name) ? TAU2_DOMAINS[name] : undefined;
   if (!entry) throw new Error(`unknown tau2 domain "${String(name)}"; known: ${Object.keys(TAU2_DOMAINS).join(', ')}`);
   let t0 = performance.now();
   const seed = entry.importDb(parseJsonFile(paths.db, texts.db), paths.db);
   if (timings) timings.importDb = performance.now() - t0;
   t0 = performance.now();
-  const domain = buildDomain(entry.def, { policy: texts.policy, schema: texts.schema, seed: JSON.stringify(seed), tasks: texts.tasks }, {
-    policy: paths.policy,
-    schema: paths.schema,
-    seed: paths.db,
-    tasks: paths.tasks,
-  });
+  const domain = buildDomain(
+    entry.def,
+    { policy: texts.policy, schema: texts.schema, seed: JSON.stringify(seed), tasks: texts.tasks },
+    {
+      policy: paths.policy,
+      schema: paths.schema,
+      seed: paths.db,
+      tasks: paths.tasks,
+    },
+  );
   if (timings) timings.buildDomain = performance.now() - t0;
   const splits = parseSplits(paths.splits, texts.splits);
   const known = new Set(domain.tasks.map((t) => t.id));

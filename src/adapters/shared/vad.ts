@@ -79,7 +79,8 @@ export async function loadSileroVad(src: SileroSource, opts: VadOptions = {}): P
     id: 'silero-vad-v5',
     probabilities,
     async segments(samples, sampleRate) {
-      if (sampleRate !== SPEECH_RATE_HZ) throw new RangeError(`Silero VAD here takes 16 kHz audio, got ${sampleRate} Hz`);
+      if (sampleRate !== SPEECH_RATE_HZ)
+        throw new RangeError(`Silero VAD here takes 16 kHz audio, got ${sampleRate} Hz`);
       return speechSegments(await probabilities(samples), samples.length, opts);
     },
   };
@@ -116,7 +117,8 @@ export function speechSegments(probs: Float32Array, length: number, opts: VadOpt
       silentSince = -1;
     }
   }
-  if (start >= 0) raw.push({ startMs: start, endMs: silentSince >= 0 ? silentSince : Math.min(totalMs, probs.length * frameMs) });
+  if (start >= 0)
+    raw.push({ startMs: start, endMs: silentSince >= 0 ? silentSince : Math.min(totalMs, probs.length * frameMs) });
   return raw
     .filter((s) => s.endMs - s.startMs >= minSpeech)
     .map((s) => ({ startMs: Math.max(0, s.startMs - pad), endMs: Math.min(totalMs, s.endMs + pad) }));

@@ -27,7 +27,8 @@ interface SftOpts {
 function components(v: string): RewardComponent[] {
   return v.split(',').map((s) => {
     const p = RewardComponent.safeParse(s.trim());
-    if (!p.success) throw new InvalidArgumentError(`unknown component "${s.trim()}" (known: ${RewardComponent.options.join(', ')})`);
+    if (!p.success)
+      throw new InvalidArgumentError(`unknown component "${s.trim()}" (known: ${RewardComponent.options.join(', ')})`);
     return p.data;
   });
 }
@@ -48,7 +49,9 @@ async function read<T>(file: string, schema: Parameters<typeof readJsonl<T>>[1])
 
 /** Add `export sft` and `export grpo`. */
 export function registerExport(program: Command, io: CliIo, setCode: (code: number) => void): Command {
-  const cmd = program.command('export').description('Write training data: SFT chat records or GRPO rows (JSONL, Parquet).');
+  const cmd = program
+    .command('export')
+    .description('Write training data: SFT chat records or GRPO rows (JSONL, Parquet).');
   cmd
     .command('sft')
     .description('One OpenAI-format chat record per scored trajectory, with tool schemas and reward breakdown.')
@@ -57,7 +60,11 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .requiredOption('--out <file>', 'SFT records, JSONL')
     .option('--min-reward <x>', 'keep rewards ≥ x', reward)
-    .option('--require <components>', 'keep only trajectories whose components (comma-separated) all scored 1', components)
+    .option(
+      '--require <components>',
+      'keep only trajectories whose components (comma-separated) all scored 1',
+      components,
+    )
     .option('--no-teacher', 'leave out teacher-guided trajectories')
     .option('--json', 'print the report as one JSON document')
     .action(async (file: string, opts: SftOpts) => {
@@ -66,7 +73,9 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
       const { domain } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
       const foreign = trajectories.findIndex((t) => t.domain !== domain.name);
       if (foreign >= 0) {
-        throw new UsageError(`${file}: trajectory ${foreign + 1} was recorded in domain "${trajectories[foreign]!.domain}", not ${domain.name}`);
+        throw new UsageError(
+          `${file}: trajectory ${foreign + 1} was recorded in domain "${trajectories[foreign]!.domain}", not ${domain.name}`,
+        );
       }
       const { records, rejected } = sftRecords(domain, trajectories, {
         ...(opts.minReward !== undefined ? { minReward: opts.minReward } : {}),
@@ -75,7 +84,11 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
       });
       await writeJsonl(out, records);
       const report = { out, records: records.length, rejected };
-      io.out(opts.json ? JSON.stringify(report, null, 2) : `wrote ${records.length} SFT records to ${out}; left out ${rejected.length}`);
+      io.out(
+        opts.json
+          ? JSON.stringify(report, null, 2)
+          : `wrote ${records.length} SFT records to ${out}; left out ${rejected.length}`,
+      );
       setCode(records.length > 0 ? 0 : 1);
     });
   cmd
@@ -92,7 +105,9 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
       if (out.endsWith('.parquet')) await writeGrpoParquet(out, rows);
       else if (out.endsWith('.jsonl')) await writeJsonl(out, rows);
       else throw new UsageError(`--out ${opts.out}: name it .parquet or .jsonl`);
-      io.out(opts.json ? JSON.stringify({ out, rows: rows.length }, null, 2) : `wrote ${rows.length} GRPO rows to ${out}`);
+      io.out(
+        opts.json ? JSON.stringify({ out, rows: rows.length }, null, 2) : `wrote ${rows.length} GRPO rows to ${out}`,
+      );
       setCode(0);
     });
   return cmd;

@@ -102,17 +102,35 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
   return program
     .command('groups')
     .description('Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.')
-    .requiredOption('--domain <name>', 'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)')
+    .requiredOption(
+      '--domain <name>',
+      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)',
+    )
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--task-ids <ids>', 'comma-separated task ids')
-    .option('--granularity <g>', 'conversation | milestone | turn', choiceOption('--granularity', ['conversation', 'milestone', 'turn'] as const), 'conversation')
+    .option(
+      '--granularity <g>',
+      'conversation | milestone | turn',
+      choiceOption('--granularity', ['conversation', 'milestone', 'turn'] as const),
+      'conversation',
+    )
     .option('--k <n>', 'samples per group', intOption('--k', 2), 4)
     .option('--seed <n>', 'base seed; sample i uses seed + i', intOption('--seed', 0), 0)
     .option('--agent <spec>', 'agent: reference | noop', 'reference')
     .option('--user <spec>', 'simulated caller: scripted', 'scripted')
-    .option('--reward <r>', 'advantage on final | shaped (final + process returns)', choiceOption('--reward', ['final', 'shaped'] as const), 'final')
-    .option('--flat <p>', 'groups whose outcomes are all equal: zero | drop', choiceOption('--flat', ['zero', 'drop'] as const), 'zero')
+    .option(
+      '--reward <r>',
+      'advantage on final | shaped (final + process returns)',
+      choiceOption('--reward', ['final', 'shaped'] as const),
+      'final',
+    )
+    .option(
+      '--flat <p>',
+      'groups whose outcomes are all equal: zero | drop',
+      choiceOption('--flat', ['zero', 'drop'] as const),
+      'zero',
+    )
     .requiredOption('--out <file>', 'GRPO rows, JSONL')
     .option('--json', 'print the report as one JSON document')
     .action(async (opts: GroupsOpts) => {

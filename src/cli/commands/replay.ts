@@ -9,7 +9,13 @@ import cliProgress from 'cli-progress';
 import { readRecording, type Recording, type RecordingFormat } from '../../adapters/node/tau2-results.ts';
 import { jsonDifferences, parseOutput } from '../../core/replay/compare.ts';
 import { ReplayInputError, checkEpisodes } from '../../core/replay/episode.ts';
-import { replayEpisodes, type CallComparison, type ReplayReport, type ReplaySummary, type RewardComparison } from '../../core/replay/replay.ts';
+import {
+  replayEpisodes,
+  type CallComparison,
+  type ReplayReport,
+  type ReplaySummary,
+  type RewardComparison,
+} from '../../core/replay/replay.ts';
 import { openDomain } from '../domains.ts';
 import type { CliIo } from '../main.ts';
 import { UsageError } from '../participants.ts';
@@ -107,7 +113,11 @@ export function renderReplay(recording: Recording, doc: ReplayDocument): string 
  * Read, replay and compare. Input problems (unreadable or malformed file, wrong domain, unknown
  * task) become {@link UsageError}s naming the file and field.
  */
-export async function runReplay(io: CliIo, file: string, opts: ReplayOpts): Promise<{ recording: Recording; doc: ReplayDocument }> {
+export async function runReplay(
+  io: CliIo,
+  file: string,
+  opts: ReplayOpts,
+): Promise<{ recording: Recording; doc: ReplayDocument }> {
   let recording: Recording;
   try {
     recording = await readRecording(file);
@@ -123,7 +133,11 @@ export async function runReplay(io: CliIo, file: string, opts: ReplayOpts): Prom
   const bar =
     io.progress && !opts.json
       ? new cliProgress.SingleBar(
-          { format: `replay ${domain.name} [{bar}] {value}/{total} · {duration_formatted}`, stream: process.stderr, hideCursor: true },
+          {
+            format: `replay ${domain.name} [{bar}] {value}/{total} · {duration_formatted}`,
+            stream: process.stderr,
+            hideCursor: true,
+          },
           cliProgress.Presets.shades_classic,
         )
       : null;
@@ -151,9 +165,17 @@ export async function runReplay(io: CliIo, file: string, opts: ReplayOpts): Prom
 export function registerReplay(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   return program
     .command('replay')
-    .description('Re-execute recorded tool calls (tau2-bench results or our trajectories) on fresh databases; compare outputs and rewards.')
-    .argument('<file>', 'tau2-bench results (JSON file, or results folder), or trajectories (JSONL from run --out, or a JSON array)')
-    .requiredOption('--domain <name>', 'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)')
+    .description(
+      'Re-execute recorded tool calls (tau2-bench results or our trajectories) on fresh databases; compare outputs and rewards.',
+    )
+    .argument(
+      '<file>',
+      'tau2-bench results (JSON file, or results folder), or trajectories (JSONL from run --out, or a JSON array)',
+    )
+    .requiredOption(
+      '--domain <name>',
+      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)',
+    )
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--json', 'print one JSON document: calls, rewards, summary')
     .action(async (file: string, opts: ReplayOpts) => {

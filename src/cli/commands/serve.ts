@@ -32,7 +32,10 @@ export function registerServe(program: Command, io: CliIo): Command {
   return program
     .command('serve')
     .description('Serve episodes over HTTP and WebSocket (reset / step / state / close) for a trainer to drive.')
-    .requiredOption('--domain <name>', 'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)')
+    .requiredOption(
+      '--domain <name>',
+      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)',
+    )
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--port <n>', 'TCP port (0: any free port)', portOption, 8700)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
@@ -56,7 +59,9 @@ export function registerServe(program: Command, io: CliIo): Command {
       } catch (e) {
         throw new UsageError(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
       }
-      io.err(`serving ${runtime.domain.name} at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws); Ctrl-C stops`);
+      io.err(
+        `serving ${runtime.domain.name} at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws); Ctrl-C stops`,
+      );
       await new Promise<void>((done) => {
         const stop = () => void server.close().then(done);
         process.once('SIGINT', stop);

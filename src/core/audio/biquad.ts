@@ -14,7 +14,12 @@ export interface BiquadCoefficients {
 }
 
 /** Cookbook low- or high-pass at `frequencyHz` with linear quality factor `q`, for `rateHz`. */
-export function biquadCoefficients(type: 'lowpass' | 'highpass', frequencyHz: number, q: number, rateHz: number): BiquadCoefficients {
+export function biquadCoefficients(
+  type: 'lowpass' | 'highpass',
+  frequencyHz: number,
+  q: number,
+  rateHz: number,
+): BiquadCoefficients {
   const w = (2 * Math.PI * frequencyHz) / rateHz;
   const cos = Math.cos(w);
   const alpha = Math.sin(w) / (2 * q);
@@ -26,7 +31,11 @@ export function biquadCoefficients(type: 'lowpass' | 'highpass', frequencyHz: nu
 
 /** Run a cascade of sections over `x` in place (transposed direct form II, zero initial state). Returns `x`. */
 export function biquadCascadeInPlace(x: Float32Array, sections: readonly BiquadCoefficients[]): Float32Array {
-  if (sections.length === 4) return biquadCascade4InPlace(x, sections as readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients]);
+  if (sections.length === 4)
+    return biquadCascade4InPlace(
+      x,
+      sections as readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients],
+    );
   for (const { b0, b1, b2, a1, a2 } of sections) {
     let s1 = 0;
     let s2 = 0;
@@ -46,12 +55,22 @@ export function biquadCascadeInPlace(x: Float32Array, sections: readonly BiquadC
  * float32 before the next one, exactly as when the sections run one after another over the
  * array, so the result is bit-identical to four separate passes.
  */
-function biquadCascade4InPlace(x: Float32Array, [s0, s1, s2, s3]: readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients]): Float32Array {
+function biquadCascade4InPlace(
+  x: Float32Array,
+  [s0, s1, s2, s3]: readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients],
+): Float32Array {
   const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
   const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
   const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
   const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
-  let u1 = 0, u2 = 0, v1 = 0, v2 = 0, w1 = 0, w2 = 0, z1 = 0, z2 = 0;
+  let u1 = 0,
+    u2 = 0,
+    v1 = 0,
+    v2 = 0,
+    w1 = 0,
+    w2 = 0,
+    z1 = 0,
+    z2 = 0;
   const fround = Math.fround;
   for (let i = 0; i < x.length; i++) {
     const a = x[i] as number;
@@ -86,13 +105,26 @@ export type BiquadCascade4 = readonly [BiquadCoefficients, BiquadCoefficients, B
  * signal through consecutive ranges gives the values {@link biquadCascadeInPlace} leaves in `x`,
  * bit for bit.
  */
-export function biquadCascade4Range(x: Float32Array, y: Float64Array, start: number, end: number, [s0, s1, s2, s3]: BiquadCascade4, state: Float64Array): void {
+export function biquadCascade4Range(
+  x: Float32Array,
+  y: Float64Array,
+  start: number,
+  end: number,
+  [s0, s1, s2, s3]: BiquadCascade4,
+  state: Float64Array,
+): void {
   const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
   const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
   const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
   const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
-  let u1 = state[0] as number, u2 = state[1] as number, v1 = state[2] as number, v2 = state[3] as number;
-  let w1 = state[4] as number, w2 = state[5] as number, z1 = state[6] as number, z2 = state[7] as number;
+  let u1 = state[0] as number,
+    u2 = state[1] as number,
+    v1 = state[2] as number,
+    v2 = state[3] as number;
+  let w1 = state[4] as number,
+    w2 = state[5] as number,
+    z1 = state[6] as number,
+    z2 = state[7] as number;
   const fround = Math.fround;
   for (let i = start; i < end; i++) {
     const a = x[i] as number;
@@ -113,5 +145,12 @@ export function biquadCascade4Range(x: Float32Array, y: Float64Array, start: num
     z2 = t2 * d - ta2 * yd;
     y[i] = fround(yd);
   }
-  state[0] = u1; state[1] = u2; state[2] = v1; state[3] = v2; state[4] = w1; state[5] = w2; state[6] = z1; state[7] = z2;
+  state[0] = u1;
+  state[1] = u2;
+  state[2] = v1;
+  state[3] = v2;
+  state[4] = w1;
+  state[5] = w2;
+  state[6] = z1;
+  state[7] = z2;
 }

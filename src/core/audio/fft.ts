@@ -1,7 +1,8 @@
 /** In-place iterative radix-2 complex FFT (forward, unscaled). `re.length` must be a power of 2. */
 export function fft(re: Float64Array, im: Float64Array): void {
   const n = re.length;
-  if (n !== im.length || (n & (n - 1)) !== 0) throw new RangeError(`fft needs equal power-of-two lengths, got ${n}/${im.length}`);
+  if (n !== im.length || (n & (n - 1)) !== 0)
+    throw new RangeError(`fft needs equal power-of-two lengths, got ${n}/${im.length}`);
   for (let i = 1, j = 0; i < n; i++) {
     let bit = n >> 1;
     for (; j & bit; bit >>= 1) j ^= bit;

@@ -27,7 +27,8 @@ export interface GilbertElliottOptions {
 export function gilbertElliottTransitions(opts: GilbertElliottOptions): { pGoodToBad: number; pBadToGood: number } {
   const frameMs = opts.frameMs ?? DEFAULT_FRAME_MS;
   const burstMs = opts.meanBurstMs ?? DEFAULT_MEAN_BURST_MS;
-  if (!(opts.lossRate >= 0 && opts.lossRate < 1)) throw new RangeError(`lossRate must be in [0, 1), got ${opts.lossRate}`);
+  if (!(opts.lossRate >= 0 && opts.lossRate < 1))
+    throw new RangeError(`lossRate must be in [0, 1), got ${opts.lossRate}`);
   // A burst lasts a geometric number of frames with mean burstMs / frameMs (at least one frame).
   const pBadToGood = Math.min(1, frameMs / burstMs);
   // Stationary share of the bad state: pGB / (pGB + pBG) = lossRate.
@@ -51,7 +52,12 @@ export function gilbertElliottDrops(frames: number, opts: GilbertElliottOptions,
 }
 
 /** Zero every lost frame of `samples` (a new array; frame `f` covers samples [f·len, (f+1)·len)). */
-export function applyFrameDrops(samples: Float32Array, rateHz: number, drops: Uint8Array, frameMs = DEFAULT_FRAME_MS): Float32Array {
+export function applyFrameDrops(
+  samples: Float32Array,
+  rateHz: number,
+  drops: Uint8Array,
+  frameMs = DEFAULT_FRAME_MS,
+): Float32Array {
   const out = samples.slice();
   const len = msToSamples(frameMs, rateHz);
   for (let f = 0; f < drops.length; f++) if (drops[f]) out.fill(0, f * len, Math.min(out.length, (f + 1) * len));
@@ -59,7 +65,10 @@ export function applyFrameDrops(samples: Float32Array, rateHz: number, drops: Ui
 }
 
 /** Runs of lost frames as time spans in ms (one span per burst). */
-export function dropSpans(drops: Uint8Array, frameMs = DEFAULT_FRAME_MS): { startMs: number; endMs: number; frames: number }[] {
+export function dropSpans(
+  drops: Uint8Array,
+  frameMs = DEFAULT_FRAME_MS,
+): { startMs: number; endMs: number; frames: number }[] {
   const spans: { startMs: number; endMs: number; frames: number }[] = [];
   for (let f = 0; f < drops.length; f++) {
     if (!drops[f]) continue;

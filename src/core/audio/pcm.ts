@@ -49,7 +49,8 @@ export function quantize16InPlace(samples: Float32Array): Float32Array {
  * {@link floatToInt16} and {@link int16ToFloat} without the intermediate arrays. Returns `samples`.
  */
 export function quantize16Into(samples: Float32Array, pcm: Int16Array): Float32Array {
-  if (pcm.length !== samples.length) throw new RangeError(`quantize16Into: ${pcm.length} PCM slots for ${samples.length} samples`);
+  if (pcm.length !== samples.length)
+    throw new RangeError(`quantize16Into: ${pcm.length} PCM slots for ${samples.length} samples`);
   for (let i = 0; i < samples.length; i++) {
     // floor(v + 0.5) = Math.round(v) for a float32 sample times 32768 (see ROUNDING in
     // resample.ts), and much faster in V8.

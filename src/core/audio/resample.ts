@@ -53,8 +53,25 @@ function padded(x: Float32Array, pad: number): Float32Array {
 // phone channel). The unrolled loops add the terms in the same order as the generic ones, so
 // results are bit-identical.
 const UNROLLED = ODD.length === 16;
-const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = Array.from(ODD.length === 16 ? ODD : new Float64Array(16)) as unknown as readonly [
-  number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
+const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = Array.from(
+  ODD.length === 16 ? ODD : new Float64Array(16),
+) as unknown as readonly [
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
 ];
 
 /** One decimator output at centre `c` with zero padding outside `x` (edges only). */
@@ -62,7 +79,8 @@ function decimateAt(x: Float32Array | Float64Array, c: number): number {
   const n = x.length;
   const h = ODD;
   let acc = H0 * (x[c] as number);
-  for (let k = 0, lo = c - 1, hi = c + 1; k < h.length; k++, lo -= 2, hi += 2) acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
+  for (let k = 0, lo = c - 1, hi = c + 1; k < h.length; k++, lo -= 2, hi += 2)
+    acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
   return acc;
 }
 
@@ -71,7 +89,8 @@ function interpolateAt(x: Float32Array | Float64Array, m: number): number {
   const n = x.length;
   const h = ODD;
   let acc = 0;
-  for (let k = 0, lo = m, hi = m + 1; k < h.length; k++, lo--, hi++) acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
+  for (let k = 0, lo = m, hi = m + 1; k < h.length; k++, lo--, hi++)
+    acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
   return 2 * acc;
 }
 
@@ -80,7 +99,22 @@ function interpolateAt(x: Float32Array | Float64Array, m: number): number {
  */
 export function decimate2Into(x: Float32Array, out: Float32Array): Float32Array {
   // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const h0 = T0,
+    h1 = T1,
+    h2 = T2,
+    h3 = T3,
+    h4 = T4,
+    h5 = T5,
+    h6 = T6,
+    h7 = T7,
+    h8 = T8,
+    h9 = T9,
+    h10 = T10,
+    h11 = T11,
+    h12 = T12,
+    h13 = T13,
+    h14 = T14,
+    h15 = T15;
   const n = x.length;
   const len = (n + 1) >> 1;
   if (out.length !== len) throw new RangeError(`decimate2Into: output has ${out.length} samples, needs ${len}`);
@@ -139,7 +173,22 @@ function q16Index(y: number): number {
  */
 function decimate2MapInterior(x: Float32Array, out: Float32Array, table: Float32Array, mLo: number, mHi: number): void {
   // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const h0 = T0,
+    h1 = T1,
+    h2 = T2,
+    h3 = T3,
+    h4 = T4,
+    h5 = T5,
+    h6 = T6,
+    h7 = T7,
+    h8 = T8,
+    h9 = T9,
+    h10 = T10,
+    h11 = T11,
+    h12 = T12,
+    h13 = T13,
+    h14 = T14,
+    h15 = T15;
   const fround = Math.fround;
   for (let m = mLo; m < mHi; m++) {
     const c = 2 * m;
@@ -175,10 +224,16 @@ let scratch64 = new Float64Array(0);
  * `out` hold float32 values in Float64Arrays, so the FIR loops load them without conversions.
  * `out[m]` equals the two-step result bit for bit.
  */
-export function biquadCascade4Decimate2MapInto(x: Float32Array, sections: BiquadCascade4, out: Float64Array, table: Float32Array): Float64Array {
+export function biquadCascade4Decimate2MapInto(
+  x: Float32Array,
+  sections: BiquadCascade4,
+  out: Float64Array,
+  table: Float32Array,
+): Float64Array {
   const n = x.length;
   const len = (n + 1) >> 1;
-  if (out.length !== len) throw new RangeError(`biquadCascade4Decimate2MapInto: output has ${out.length} samples, needs ${len}`);
+  if (out.length !== len)
+    throw new RangeError(`biquadCascade4Decimate2MapInto: output has ${out.length} samples, needs ${len}`);
   if (table.length !== 65536) throw new RangeError('biquadCascade4Decimate2MapInto: table needs 65536 entries');
   const reach = 2 * ODD.length - 1; // 31
   const mLo = Math.min(len, (reach + 1) >> 1);
@@ -203,14 +258,44 @@ export function biquadCascade4Decimate2MapInto(x: Float32Array, sections: Biquad
 }
 
 /** The fused interior of {@link biquadCascade4Decimate2MapInto}: outputs [mLo, mHi), filtering x[2m + 30], x[2m + 31] first. */
-function biquadDecimate2MapInterior(x: Float32Array, y: Float64Array, [s0, s1, s2, s3]: BiquadCascade4, state: Float64Array, out: Float64Array, table: Float32Array, mLo: number, mHi: number): void {
-  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+function biquadDecimate2MapInterior(
+  x: Float32Array,
+  y: Float64Array,
+  [s0, s1, s2, s3]: BiquadCascade4,
+  state: Float64Array,
+  out: Float64Array,
+  table: Float32Array,
+  mLo: number,
+  mHi: number,
+): void {
+  const h0 = T0,
+    h1 = T1,
+    h2 = T2,
+    h3 = T3,
+    h4 = T4,
+    h5 = T5,
+    h6 = T6,
+    h7 = T7,
+    h8 = T8,
+    h9 = T9,
+    h10 = T10,
+    h11 = T11,
+    h12 = T12,
+    h13 = T13,
+    h14 = T14,
+    h15 = T15;
   const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
   const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
   const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
   const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
-  let u1 = state[0] as number, u2 = state[1] as number, v1 = state[2] as number, v2 = state[3] as number;
-  let w1 = state[4] as number, w2 = state[5] as number, z1 = state[6] as number, z2 = state[7] as number;
+  let u1 = state[0] as number,
+    u2 = state[1] as number,
+    v1 = state[2] as number,
+    v2 = state[3] as number;
+  let w1 = state[4] as number,
+    w2 = state[5] as number,
+    z1 = state[6] as number,
+    z2 = state[7] as number;
   const fround = Math.fround;
   for (let m = mLo; m < mHi; m++) {
     const c = 2 * m;
@@ -254,7 +339,14 @@ function biquadDecimate2MapInterior(x: Float32Array, y: Float64Array, [s0, s1, s
     const r = Math.floor(fround(acc) * 32768 + 0.5);
     out[m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768] as number;
   }
-  state[0] = u1; state[1] = u2; state[2] = v1; state[3] = v2; state[4] = w1; state[5] = w2; state[6] = z1; state[7] = z2;
+  state[0] = u1;
+  state[1] = u2;
+  state[2] = v1;
+  state[3] = v2;
+  state[4] = w1;
+  state[5] = w2;
+  state[6] = z1;
+  state[7] = z2;
 }
 
 /**
@@ -265,7 +357,22 @@ function biquadDecimate2MapInterior(x: Float32Array, y: Float64Array, [s0, s1, s
  */
 export function decimate2MapInto(x: Float32Array, out: Float32Array, table: Float32Array): Float32Array {
   // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const h0 = T0,
+    h1 = T1,
+    h2 = T2,
+    h3 = T3,
+    h4 = T4,
+    h5 = T5,
+    h6 = T6,
+    h7 = T7,
+    h8 = T8,
+    h9 = T9,
+    h10 = T10,
+    h11 = T11,
+    h12 = T12,
+    h13 = T13,
+    h14 = T14,
+    h15 = T15;
   const n = x.length;
   const len = (n + 1) >> 1;
   if (out.length !== len) throw new RangeError(`decimate2MapInto: output has ${out.length} samples, needs ${len}`);
@@ -285,9 +392,30 @@ export function decimate2MapInto(x: Float32Array, out: Float32Array, table: Floa
  * V8 optimizes it once (inside the caller, OSR code entered in this loop deopted on the edge
  * loops on every call).
  */
-function interpolate2Quantize16Interior(x: Float32Array | Float64Array, out: Float32Array, pcm: Int16Array, mLo: number, mHi: number): void {
+function interpolate2Quantize16Interior(
+  x: Float32Array | Float64Array,
+  out: Float32Array,
+  pcm: Int16Array,
+  mLo: number,
+  mHi: number,
+): void {
   // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const h0 = T0,
+    h1 = T1,
+    h2 = T2,
+    h3 = T3,
+    h4 = T4,
+    h5 = T5,
+    h6 = T6,
+    h7 = T7,
+    h8 = T8,
+    h9 = T9,
+    h10 = T10,
+    h11 = T11,
+    h12 = T12,
+    h13 = T13,
+    h14 = T14,
+    h15 = T15;
   const inv = INV_32768;
   const fround = Math.fround;
   for (let m = mLo; m < mHi; m++) {
@@ -325,11 +453,31 @@ function interpolate2Quantize16Interior(x: Float32Array | Float64Array, out: Flo
  * and then quantizing (rounded to nearest, clipped, NaN → 0). `x` may be a Float64Array
  * holding float32 values (e.g. from {@link biquadCascade4Decimate2MapInto}).
  */
-export function interpolate2Quantize16Into(x: Float32Array | Float64Array, out: Float32Array, pcm: Int16Array): Float32Array {
+export function interpolate2Quantize16Into(
+  x: Float32Array | Float64Array,
+  out: Float32Array,
+  pcm: Int16Array,
+): Float32Array {
   // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const h0 = T0,
+    h1 = T1,
+    h2 = T2,
+    h3 = T3,
+    h4 = T4,
+    h5 = T5,
+    h6 = T6,
+    h7 = T7,
+    h8 = T8,
+    h9 = T9,
+    h10 = T10,
+    h11 = T11,
+    h12 = T12,
+    h13 = T13,
+    h14 = T14,
+    h15 = T15;
   const length = out.length;
-  if (pcm.length !== length) throw new RangeError(`interpolate2Quantize16Into: ${pcm.length} PCM slots for ${length} samples`);
+  if (pcm.length !== length)
+    throw new RangeError(`interpolate2Quantize16Into: ${pcm.length} PCM slots for ${length} samples`);
   const nx = x.length;
   const pairs = (length + 1) >> 1;
   const taps = ODD.length;
@@ -366,7 +514,22 @@ export function decimate2(x: Float32Array): Float32Array {
  */
 export function interpolate2Into(x: Float32Array, out: Float32Array): Float32Array {
   // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0, h1 = T1, h2 = T2, h3 = T3, h4 = T4, h5 = T5, h6 = T6, h7 = T7, h8 = T8, h9 = T9, h10 = T10, h11 = T11, h12 = T12, h13 = T13, h14 = T14, h15 = T15;
+  const h0 = T0,
+    h1 = T1,
+    h2 = T2,
+    h3 = T3,
+    h4 = T4,
+    h5 = T5,
+    h6 = T6,
+    h7 = T7,
+    h8 = T8,
+    h9 = T9,
+    h10 = T10,
+    h11 = T11,
+    h12 = T12,
+    h13 = T13,
+    h14 = T14,
+    h15 = T15;
   const length = out.length;
   const nx = x.length;
   // Output pairs (2m, 2m + 1) for m < pairs; x[m] is 0 beyond x's end (padding).
@@ -491,7 +654,8 @@ function kernel(fromHz: number, toHz: number) {
  * than wavefile's sinc resampler, which it replaced in {@link resample}.
  */
 export function resampleRate(x: Float32Array, fromHz: number, toHz: number): Float32Array {
-  if (!Number.isInteger(fromHz) || !Number.isInteger(toHz) || fromHz <= 0 || toHz <= 0) throw new RangeError(`rates must be positive integers, got ${fromHz} → ${toHz}`);
+  if (!Number.isInteger(fromHz) || !Number.isInteger(toHz) || fromHz <= 0 || toHz <= 0)
+    throw new RangeError(`rates must be positive integers, got ${fromHz} → ${toHz}`);
   if (fromHz === toHz) return x.slice();
   const { L, M, half, table } = kernel(fromHz, toHz);
   const taps = 2 * half;
@@ -519,7 +683,12 @@ export function resampleRate(x: Float32Array, fromHz: number, toHz: number): Flo
   for (let i = 0; i < x.length; i++) x[i] = Math.sin(i);
   const table = new Float32Array(65536);
   const passThrough = { b0: 1, b1: 0, b2: 0, a1: 0, a2: 0 };
-  const narrow = biquadCascade4Decimate2MapInto(x, [passThrough, passThrough, passThrough, passThrough], new Float64Array(128), table);
+  const narrow = biquadCascade4Decimate2MapInto(
+    x,
+    [passThrough, passThrough, passThrough, passThrough],
+    new Float64Array(128),
+    table,
+  );
   interpolate2Quantize16Into(narrow, x, new Int16Array(256));
   const narrow32 = new Float32Array(narrow);
   decimate2MapInto(x, narrow32, table);

@@ -40,7 +40,11 @@ export function coughSound(rateHz: number, rng: Rng): Float32Array {
     }
   }
   // High-pass 200 Hz, 4th-order low-pass 2.5 kHz (Butterworth sections): the chest and throat band.
-  biquadCascadeInPlace(x, [biquadCoefficients('highpass', 200, 0.7071, rateHz), biquadCoefficients('lowpass', 2500, 0.5412, rateHz), biquadCoefficients('lowpass', 2500, 1.3066, rateHz)]);
+  biquadCascadeInPlace(x, [
+    biquadCoefficients('highpass', 200, 0.7071, rateHz),
+    biquadCoefficients('lowpass', 2500, 0.5412, rateHz),
+    biquadCoefficients('lowpass', 2500, 1.3066, rateHz),
+  ]);
   return scaleToUnit(x, rateHz);
 }
 
@@ -54,9 +58,13 @@ export function sniffleSound(rateHz: number, rng: Rng): Float32Array {
   for (let p = 0; p < pulls; p++) {
     const start = msToSamples(p * (pullMs + gapMs), rateHz);
     const len = msToSamples(pullMs, rateHz);
-    for (let i = 0; i < len && start + i < n; i++) x[start + i] = Math.sin((Math.PI * i) / len) ** 2 * (2 * rng.next() - 1);
+    for (let i = 0; i < len && start + i < n; i++)
+      x[start + i] = Math.sin((Math.PI * i) / len) ** 2 * (2 * rng.next() - 1);
   }
-  biquadCascadeInPlace(x, [biquadCoefficients('highpass', 1500, 0.7071, rateHz), biquadCoefficients('lowpass', 6000, 0.7071, rateHz)]);
+  biquadCascadeInPlace(x, [
+    biquadCoefficients('highpass', 1500, 0.7071, rateHz),
+    biquadCoefficients('lowpass', 6000, 0.7071, rateHz),
+  ]);
   return scaleToUnit(x, rateHz);
 }
 

@@ -9,7 +9,13 @@ import type { InterruptionType } from '../schema/trajectory.ts';
 import { compactValue, cutAfterToken, tokenize, type TextCut } from './text-cut.ts';
 
 /** The types in sampling order (the order fixes which type a uniform draw lands on). */
-export const INTERRUPTION_TYPES: readonly InterruptionType[] = ['backchannel', 'urge', 'correction', 'question', 'stop'];
+export const INTERRUPTION_TYPES: readonly InterruptionType[] = [
+  'backchannel',
+  'urge',
+  'correction',
+  'question',
+  'stop',
+];
 
 /**
  * Default mix (ours; no published reference fixes one): backchannels are the most common
@@ -27,12 +33,15 @@ export const DEFAULT_INTERRUPTION_MIX: Readonly<Record<InterruptionType, number>
  * Normalize a partial mix: missing types weigh 0 when any type is given, negative or non-finite
  * weights throw, an all-zero mix throws.
  */
-export function normalizeMix(mix: Partial<Record<InterruptionType, number>> = DEFAULT_INTERRUPTION_MIX): Record<InterruptionType, number> {
+export function normalizeMix(
+  mix: Partial<Record<InterruptionType, number>> = DEFAULT_INTERRUPTION_MIX,
+): Record<InterruptionType, number> {
   const out = {} as Record<InterruptionType, number>;
   let sum = 0;
   for (const t of INTERRUPTION_TYPES) {
     const w = mix[t] ?? 0;
-    if (!(w >= 0) || !Number.isFinite(w)) throw new RangeError(`barge-in weight of ${t} must be a finite number ≥ 0, got ${w}`);
+    if (!(w >= 0) || !Number.isFinite(w))
+      throw new RangeError(`barge-in weight of ${t} must be a finite number ≥ 0, got ${w}`);
     out[t] = w;
     sum += w;
   }
@@ -64,10 +73,18 @@ interface BargePhrases {
 
 const EN: BargePhrases = {
   backchannel: ['Mm-hmm.', 'OK, OK.', 'Uh-huh.', 'Right, right.'],
-  urge: ['Yes, yes, just get to the point, please.', 'OK, and what is the bottom line?', 'Can you just tell me quickly?'],
+  urge: [
+    'Yes, yes, just get to the point, please.',
+    'OK, and what is the bottom line?',
+    'Can you just tell me quickly?',
+  ],
   correction: (v) => `No, sorry, it's ${v}.`,
   correctionNoValue: "No, that's not right.",
-  question: ['Sorry, before that, how long will this take?', 'Wait, is there a fee for this?', 'Quick question, can I do this online too?'],
+  question: [
+    'Sorry, before that, how long will this take?',
+    'Wait, is there a fee for this?',
+    'Quick question, can I do this online too?',
+  ],
   stop: ['Stop, stop. Hold on.', 'Wait, stop please.', 'Hold on, stop there.'],
 };
 
@@ -146,7 +163,8 @@ export function pickBargeIn(text: string, type: InterruptionType, rng: Rng, ctx:
     const facts = ctx.facts ?? [];
     // Candidate cuts: right after a digit run or after a fact value the agent says.
     const spots: { k: number; said: string }[] = [];
-    for (let k = 1; k <= n - 1; k++) if (/^\p{N}+$/u.test(tokens[k - 1]!.text)) spots.push({ k, said: tokens[k - 1]!.text });
+    for (let k = 1; k <= n - 1; k++)
+      if (/^\p{N}+$/u.test(tokens[k - 1]!.text)) spots.push({ k, said: tokens[k - 1]!.text });
     for (const f of facts) {
       const at = f.value ? text.indexOf(f.value) : -1;
       if (at < 0) continue;

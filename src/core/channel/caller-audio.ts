@@ -62,7 +62,8 @@ export function speechEndSample(x: Float32Array, rateHz = SPEECH_RATE_HZ): numbe
   const max = Math.max(0, ...powers);
   if (max === 0) return 0;
   const floor = max * 10 ** (-SPEECH_END_GATE_DB / 10);
-  for (let i = powers.length - 1; i >= 0; i--) if ((powers[i] as number) >= floor) return Math.min(x.length, (i + 1) * frame);
+  for (let i = powers.length - 1; i >= 0; i--)
+    if ((powers[i] as number) >= floor) return Math.min(x.length, (i + 1) * frame);
   return 0;
 }
 
@@ -96,7 +97,11 @@ export const INSERT_GAP_MS = 150;
  * spoken on its own, and every insertion sits between them with {@link INSERT_GAP_MS} of
  * silence either side, at its level relative to the active level of the turn's speech.
  */
-async function speakWithInserts(ch: CallerChannel, text: string, inserts: readonly InsertPlan[]): Promise<{ samples: Float32Array; events: EffectEvent[]; asides: Aside[] }> {
+async function speakWithInserts(
+  ch: CallerChannel,
+  text: string,
+  inserts: readonly InsertPlan[],
+): Promise<{ samples: Float32Array; events: EffectEvent[]; asides: Aside[] }> {
   type Piece = { kind: 'speech'; samples: Float32Array } | { kind: 'insert'; plan: InsertPlan; samples: Float32Array };
   const pieces: Piece[] = [];
   let from = 0;
@@ -104,7 +109,10 @@ async function speakWithInserts(ch: CallerChannel, text: string, inserts: readon
     const part = text.slice(from, ins.atChar);
     if (part.trim()) pieces.push({ kind: 'speech', samples: (await ch.tts.synthesize(part, ch.voice)).samples });
     from = ins.atChar;
-    const samples = ins.kind === 'aside' ? (await ch.tts.synthesize(ins.text, ch.voice)).samples.slice() : vocalTic(ins.tic, SPEECH_RATE_HZ, rngFromState(ins.seed));
+    const samples =
+      ins.kind === 'aside'
+        ? (await ch.tts.synthesize(ins.text, ch.voice)).samples.slice()
+        : vocalTic(ins.tic, SPEECH_RATE_HZ, rngFromState(ins.seed));
     pieces.push({ kind: 'insert', plan: ins, samples });
   }
   const rest = text.slice(from);
@@ -132,10 +140,20 @@ async function speakWithInserts(ch: CallerChannel, text: string, inserts: readon
     const startMs = samplesToMs(at, SPEECH_RATE_HZ);
     const endMs = samplesToMs(at + p.samples.length, SPEECH_RATE_HZ);
     if (p.plan.kind === 'aside') {
-      events.push({ type: 'aside', start_ms: startMs, end_ms: endMs, params: { text: p.plan.text, level_db: p.plan.levelDb, at_char: p.plan.atChar } });
+      events.push({
+        type: 'aside',
+        start_ms: startMs,
+        end_ms: endMs,
+        params: { text: p.plan.text, level_db: p.plan.levelDb, at_char: p.plan.atChar },
+      });
       asides.push({ text: p.plan.text, at_char: p.plan.atChar, start_ms: startMs, end_ms: endMs });
     } else {
-      events.push({ type: 'vocal_tic', start_ms: startMs, end_ms: endMs, params: { kind: p.plan.tic, level_db: p.plan.levelDb, at_char: p.plan.atChar } });
+      events.push({
+        type: 'vocal_tic',
+        start_ms: startMs,
+        end_ms: endMs,
+        params: { kind: p.plan.tic, level_db: p.plan.levelDb, at_char: p.plan.atChar },
+      });
     }
     at += p.samples.length + gap;
   }
@@ -148,10 +166,19 @@ async function speakWithInserts(ch: CallerChannel, text: string, inserts: readon
  * when the channel has a VAD), so audio and transcript stop at the same point; the channel then
  * runs on the cut audio, so its length in ms equals the cut time.
  */
-export async function callerTurnAudio(ch: CallerChannel, text: string, key: CallerTurnKey, heard?: string, extraEvents: readonly EffectEvent[] = []): Promise<CallerTurnAudio> {
+export async function callerTurnAudio(
+  ch: CallerChannel,
+  text: string,
+  key: CallerTurnKey,
+  heard?: string,
+  extraEvents: readonly EffectEvent[] = [],
+): Promise<CallerTurnAudio> {
   const language = ch.voice?.language ?? 'en';
   // Tics and asides go into whole turns only (a cut turn keeps audio and text in sync).
-  const inserts = heard === undefined ? planInserts(ch.preset, { seed: key.seed, taskId: key.taskId, turn: key.turn }, text, language) : [];
+  const inserts =
+    heard === undefined
+      ? planInserts(ch.preset, { seed: key.seed, taskId: key.taskId, turn: key.turn }, text, language)
+      : [];
   let inserted: Awaited<ReturnType<typeof speakWithInserts>> | null = null;
   if (inserts.length > 0) inserted = await speakWithInserts(ch, text, inserts);
   const full = inserted ? { samples: inserted.samples } : await ch.tts.synthesize(text, ch.voice);
@@ -170,7 +197,10 @@ export async function callerTurnAudio(ch: CallerChannel, text: string, key: Call
   }
   const bankNames = { continuous: Object.keys(ch.bank?.continuous ?? {}), bursts: Object.keys(ch.bank?.bursts ?? {}) };
   const plan = planChannel(ch.preset, { seed: key.seed, taskId: key.taskId, turn: key.turn }, clean.length, bankNames);
-  const bank = plan.noise?.source === 'procedural:babble' ? { ...ch.bank, babble: await babbleBed(ch.tts, language, key.seed) } : ch.bank;
+  const bank =
+    plan.noise?.source === 'procedural:babble'
+      ? { ...ch.bank, babble: await babbleBed(ch.tts, language, key.seed) }
+      : ch.bank;
   const out = await runChannel(ch.renderer, clean, plan, bank);
   const extra = [...(inserted?.events ?? []), ...extraEvents];
   const timeline = extra.length ? [...out.timeline, ...extra].sort((a, b) => a.start_ms - b.start_ms) : out.timeline;
@@ -187,7 +217,11 @@ export async function callerTurnAudio(ch: CallerChannel, text: string, key: Call
       duration_ms: plan.durationMs,
       preset: plan.preset,
       tts: ch.tts.id,
-      ...(v ? { voice: { language: v.language, name: v.voice ?? null, rate_wpm: v.rateWpm ?? null, pitch: v.pitch ?? null } } : {}),
+      ...(v
+        ? {
+            voice: { language: v.language, name: v.voice ?? null, rate_wpm: v.rateWpm ?? null, pitch: v.pitch ?? null },
+          }
+        : {}),
       timeline,
     },
     degraded: out.wav,

@@ -6,10 +6,25 @@
  */
 import { hash32, rngFromState } from '../ports/rng.ts';
 import { activeRms, rms } from '../audio/measure.ts';
-import { loopTo, proceduralBurst, proceduralNoise, windNoise, type NoiseKind, type ProceduralBurst } from '../audio/noise.ts';
+import {
+  loopTo,
+  proceduralBurst,
+  proceduralNoise,
+  windNoise,
+  type NoiseKind,
+  type ProceduralBurst,
+} from '../audio/noise.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
 import { biquadCoefficients } from '../audio/biquad.ts';
-import { dbToGain, floatToInt16, int16ToFloat, msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
+import {
+  dbToGain,
+  floatToInt16,
+  int16ToFloat,
+  msToSamples,
+  quantize16Into,
+  SPEECH_RATE_HZ,
+  TELEPHONY_RATE_HZ,
+} from '../audio/pcm.ts';
 import { biquadCascade4Decimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
 import { allocWavPcm16, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type GraphNode, type GraphRenderer } from './graph.ts';
@@ -53,13 +68,25 @@ const beds = new Map<NoiseKind, Float32Array>();
 export function noiseBed(kind: NoiseKind): Float32Array {
   let bed = beds.get(kind);
   if (!bed) {
-    bed = proceduralNoise(kind, NOISE_BED_S * SPEECH_RATE_HZ, SPEECH_RATE_HZ, rngFromState(hash32(`noise-bed:${kind}`)));
+    bed = proceduralNoise(
+      kind,
+      NOISE_BED_S * SPEECH_RATE_HZ,
+      SPEECH_RATE_HZ,
+      rngFromState(hash32(`noise-bed:${kind}`)),
+    );
     beds.set(kind, bed);
   }
   return bed;
 }
 
-function sourceSamples(ref: SourceRef, kind: 'continuous' | 'bursts', bank: NoiseBank, n: number, seed: number, offset = 0): Float32Array {
+function sourceSamples(
+  ref: SourceRef,
+  kind: 'continuous' | 'bursts',
+  bank: NoiseBank,
+  n: number,
+  seed: number,
+  offset = 0,
+): Float32Array {
   const rng = rngFromState(seed);
   const [scheme, name] = ref.split(':') as [string, string];
   if (scheme === 'file') {
@@ -69,7 +96,8 @@ function sourceSamples(ref: SourceRef, kind: 'continuous' | 'bursts', bank: Nois
   }
   if (kind === 'bursts') return proceduralBurst(name as ProceduralBurst, SPEECH_RATE_HZ, rng);
   if (name === 'babble') {
-    if (!bank.babble) throw new Error('the plan uses babble noise but the noise bank has no babble bed (see babbleBed)');
+    if (!bank.babble)
+      throw new Error('the plan uses babble noise but the noise bank has no babble bed (see babbleBed)');
     return loopTo(bank.babble, n, Math.floor(offset * bank.babble.length));
   }
   const bed = noiseBed(name as NoiseKind);
@@ -103,7 +131,8 @@ export function syntheticImpulse(rt60Ms: number, rateHz: number, seed: number): 
  * graph needs (noise, impulse responses) is generated here from the plan's seeds.
  */
 export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank: NoiseBank = {}): AudioGraph {
-  if (speech.length !== plan.length) throw new RangeError(`speech has ${speech.length} samples, the plan ${plan.length}`);
+  if (speech.length !== plan.length)
+    throw new RangeError(`speech has ${speech.length} samples, the plan ${plan.length}`);
   const rate = plan.sampleRate;
   const n = plan.length;
   const durS = n / rate;
@@ -119,7 +148,13 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
       { kind: 'convolver', id: 'far_reverb', impulse: syntheticImpulse(ff.rt60Ms, rate, ff.seed) },
       { kind: 'gain', id: 'far_wet', gain: dbToGain(ff.wetDb) },
     );
-    edges.push(['speech', 'far_gain'], ['far_gain', 'mic'], ['far_gain', 'far_reverb'], ['far_reverb', 'far_wet'], ['far_wet', 'mic']);
+    edges.push(
+      ['speech', 'far_gain'],
+      ['far_gain', 'mic'],
+      ['far_gain', 'far_reverb'],
+      ['far_reverb', 'far_wet'],
+      ['far_wet', 'mic'],
+    );
   } else {
     edges.push(['speech', 'mic']);
   }
@@ -146,13 +181,19 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
   for (const [i, b] of plan.bursts.entries()) {
     const samples = sourceSamples(b.source, 'bursts', bank, n, b.seed);
     const burstLevel = activeRms(samples, rate) || 1;
-    nodes.push({ kind: 'buffer', id: `burst${i}`, samples, startS: b.atMs / 1000 }, { kind: 'gain', id: `burst${i}_gain`, gain: (level / burstLevel) * dbToGain(-b.snrDb) });
+    nodes.push(
+      { kind: 'buffer', id: `burst${i}`, samples, startS: b.atMs / 1000 },
+      { kind: 'gain', id: `burst${i}_gain`, gain: (level / burstLevel) * dbToGain(-b.snrDb) },
+    );
     edges.push([`burst${i}`, `burst${i}_gain`], [`burst${i}_gain`, 'mic']);
   }
 
   if (plan.wind) {
     const samples = windNoise(n, rate, rngFromState(plan.wind.seed));
-    nodes.push({ kind: 'buffer', id: 'wind', samples, startS: 0 }, { kind: 'gain', id: 'wind_gain', gain: level * dbToGain(-plan.wind.snrDb) });
+    nodes.push(
+      { kind: 'buffer', id: 'wind', samples, startS: 0 },
+      { kind: 'gain', id: 'wind_gain', gain: level * dbToGain(-plan.wind.snrDb) },
+    );
     edges.push(['wind', 'wind_gain'], ['wind_gain', 'mic']);
   }
 
@@ -183,7 +224,14 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
       { kind: 'biquad', id: 'muffle_lp2', type: 'lowpass', frequencyHz: m.cutoffHz, q: BUTTERWORTH4_Q[1] },
       { kind: 'gain', id: 'muffle_wet', gain: 1, automation: wet },
     );
-    edges.push(['mic', 'muffle_dry'], ['muffle_dry', 'adc'], ['mic', 'muffle_lp1'], ['muffle_lp1', 'muffle_lp2'], ['muffle_lp2', 'muffle_wet'], ['muffle_wet', 'adc']);
+    edges.push(
+      ['mic', 'muffle_dry'],
+      ['muffle_dry', 'adc'],
+      ['mic', 'muffle_lp1'],
+      ['muffle_lp1', 'muffle_lp2'],
+      ['muffle_lp2', 'muffle_wet'],
+      ['muffle_wet', 'adc'],
+    );
   } else {
     edges.push(['mic', 'adc']);
   }
@@ -221,7 +269,11 @@ function applyRamps(x: Float32Array, points: readonly { atSample: number; value:
 }
 
 /** Zero the samples of every span (ms) at `rateHz`, in place. */
-function zeroSpans(x: Float32Array | Float64Array, rateHz: number, spans: readonly { startMs: number; endMs: number }[]): void {
+function zeroSpans(
+  x: Float32Array | Float64Array,
+  rateHz: number,
+  spans: readonly { startMs: number; endMs: number }[],
+): void {
   for (const s of spans) x.fill(0, msToSamples(s.startMs, rateHz), Math.min(x.length, msToSamples(s.endMs, rateHz)));
 }
 
@@ -265,7 +317,12 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
   // scratch buffer reused across turns (the tail is synchronous; nothing keeps it).
   const len = (rendered.length + 1) >> 1;
   if (narrowScratch.length < len) narrowScratch = new Float64Array(len);
-  const narrow = biquadCascade4Decimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
+  const narrow = biquadCascade4Decimate2MapInto(
+    rendered,
+    bandPass,
+    narrowScratch.subarray(0, len),
+    muLawRoundTripTable(),
+  );
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
   return pcm ? interpolate2Quantize16Into(narrow, rendered, pcm) : interpolate2Into(new Float32Array(narrow), rendered);
@@ -277,39 +334,79 @@ export function channelTimeline(plan: ChannelPlan, bank: NoiseBank = {}): Effect
   const events: EffectEvent[] = [];
   if (plan.farField) {
     const f = plan.farField;
-    events.push({ type: 'far_field', start_ms: 0, end_ms: end, params: { gain_db: f.gainDb, rt60_ms: f.rt60Ms, wet_db: f.wetDb } });
+    events.push({
+      type: 'far_field',
+      start_ms: 0,
+      end_ms: end,
+      params: { gain_db: f.gainDb, rt60_ms: f.rt60Ms, wet_db: f.wetDb },
+    });
   }
   if (plan.noise) {
     const z = plan.noise;
-    events.push({ type: 'background_noise', start_ms: 0, end_ms: end, params: { source: z.source, snr_db: z.snrDb, drift_db: z.driftDb, drift_period_ms: z.driftPeriodMs } });
+    events.push({
+      type: 'background_noise',
+      start_ms: 0,
+      end_ms: end,
+      params: { source: z.source, snr_db: z.snrDb, drift_db: z.driftDb, drift_period_ms: z.driftPeriodMs },
+    });
   }
   for (const b of plan.bursts) {
     const len = b.source.startsWith('file:')
       ? (bank.bursts?.[b.source.slice(5)]?.length ?? 0)
       : proceduralBurst(b.source.slice(11) as ProceduralBurst, plan.sampleRate, rngFromState(b.seed)).length;
-    events.push({ type: 'burst', start_ms: b.atMs, end_ms: Math.min(end, b.atMs + (len * 1000) / plan.sampleRate), params: { source: b.source, snr_db: b.snrDb } });
+    events.push({
+      type: 'burst',
+      start_ms: b.atMs,
+      end_ms: Math.min(end, b.atMs + (len * 1000) / plan.sampleRate),
+      params: { source: b.source, snr_db: b.snrDb },
+    });
   }
   if (plan.wind) events.push({ type: 'wind', start_ms: 0, end_ms: end, params: { snr_db: plan.wind.snrDb } });
   if (plan.muffle) {
     const m = plan.muffle;
     for (const seg of m.segments ?? [{ startMs: m.startMs, endMs: m.endMs }]) {
-      events.push({ type: 'muffle', start_ms: seg.startMs, end_ms: seg.endMs, params: { cutoff_hz: m.cutoffHz, order: 4, transition_ms: m.transitionMs } });
+      events.push({
+        type: 'muffle',
+        start_ms: seg.startMs,
+        end_ms: seg.endMs,
+        params: { cutoff_hz: m.cutoffHz, order: 4, transition_ms: m.transitionMs },
+      });
     }
   }
   if (plan.telephony) {
-    events.push({ type: 'telephony', start_ms: 0, end_ms: end, params: { low_hz: plan.telephony.lowHz, high_hz: plan.telephony.highHz, codec: 'mulaw', codec_rate_hz: TELEPHONY_RATE_HZ } });
+    events.push({
+      type: 'telephony',
+      start_ms: 0,
+      end_ms: end,
+      params: {
+        low_hz: plan.telephony.lowHz,
+        high_hz: plan.telephony.highHz,
+        codec: 'mulaw',
+        codec_rate_hz: TELEPHONY_RATE_HZ,
+      },
+    });
   }
   if (plan.packetLoss) {
     const p = plan.packetLoss;
     for (const s of p.spans) {
-      events.push({ type: 'packet_loss', start_ms: s.startMs, end_ms: s.endMs, params: { frames: s.frames, frame_ms: p.frameMs, loss_rate: p.lossRate, mean_burst_ms: p.meanBurstMs } });
+      events.push({
+        type: 'packet_loss',
+        start_ms: s.startMs,
+        end_ms: s.endMs,
+        params: { frames: s.frames, frame_ms: p.frameMs, loss_rate: p.lossRate, mean_burst_ms: p.meanBurstMs },
+      });
     }
   }
   return events.sort((a, b) => a.start_ms - b.start_ms);
 }
 
 /** Run the whole channel on one turn's speech (16 kHz, `plan.length` samples). */
-export async function runChannel(renderer: GraphRenderer, speech: Float32Array, plan: ChannelPlan, bank: NoiseBank = {}): Promise<ChannelOutput> {
+export async function runChannel(
+  renderer: GraphRenderer,
+  speech: Float32Array,
+  plan: ChannelPlan,
+  bank: NoiseBank = {},
+): Promise<ChannelOutput> {
   const rendered = await renderer.render(buildChannelGraph(speech, plan, bank));
   // Quantize once: the WAV holds the 16-bit values, `samples` the same values as floats.
   const { wav, pcm } = allocWavPcm16(rendered.length, SPEECH_RATE_HZ);

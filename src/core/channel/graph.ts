@@ -35,7 +35,10 @@ export interface AudioGraph {
 }
 
 /** Butterworth section Qs of a 4th-order filter (poles at 22.5° and 67.5°): 0.5412, 1.3066. */
-export const BUTTERWORTH4_Q: readonly [number, number] = [1 / (2 * Math.cos(Math.PI / 8)), 1 / (2 * Math.cos((3 * Math.PI) / 8))];
+export const BUTTERWORTH4_Q: readonly [number, number] = [
+  1 / (2 * Math.cos(Math.PI / 8)),
+  1 / (2 * Math.cos((3 * Math.PI) / 8)),
+];
 
 // ---- minimal structural view of a WebAudio OfflineAudioContext (no DOM types in core) ----
 
@@ -96,7 +99,8 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
   const byId = new Map<string, GraphNode>();
   for (const n of graph.nodes) {
     if (byId.has(n.id)) throw new Error(`duplicate graph node id "${n.id}"`);
-    if (n.kind === 'convolver' || n.kind === 'biquad' || (n.kind === 'gain' && n.automation && n.automation.length > 0)) return null;
+    if (n.kind === 'convolver' || n.kind === 'biquad' || (n.kind === 'gain' && n.automation && n.automation.length > 0))
+      return null;
     if (n.kind === 'buffer' && !Number.isInteger(n.startS * graph.sampleRate)) return null;
     byId.set(n.id, n);
   }
@@ -124,7 +128,8 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
     if (n.kind === 'buffer') {
       out = new Float32Array(length);
       const at = n.startS * graph.sampleRate;
-      if (at < length) out.set(at >= 0 ? n.samples.subarray(0, length - at) : n.samples.subarray(-at, length - at), Math.max(0, at));
+      if (at < length)
+        out.set(at >= 0 ? n.samples.subarray(0, length - at) : n.samples.subarray(-at, length - at), Math.max(0, at));
     } else {
       // A node's input is the float32 sum of everything connected to it; node-web-audio-api
       // adds the inputs from the last connection to the first (checked against its renders).
@@ -133,7 +138,8 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
       for (let k = 1; k < from.length; k++) {
         // A buffer feeding only this node is added straight from its samples (no copy).
         const src = byId.get(from[k]!)!;
-        if (src.kind === 'buffer' && (fanOut.get(src.id) ?? 0) === 1) addAt(out, src.samples, src.startS * graph.sampleRate);
+        if (src.kind === 'buffer' && (fanOut.get(src.id) ?? 0) === 1)
+          addAt(out, src.samples, src.startS * graph.sampleRate);
         else addInto(out, evaluate(from[k]!));
       }
       if (n.kind === 'gain') scaleInPlace(out, Math.fround(n.gain));

@@ -16,8 +16,20 @@ export type InsertPlan =
   | { kind: 'vocal_tic'; tic: VocalTicKind; atChar: number; levelDb: number; seed: number }
   | { kind: 'aside'; text: string; atChar: number; levelDb: number };
 
-const EN_ASIDES = ['Hold on a second.', 'Wait, let me check.', 'Just a moment, honey.', 'Sorry, one sec.', 'Hang on, let me find it.'];
-const ZH_ASIDES = ['等一下。', '稍等，我看一下。', '你等会儿，我在打电话。', '等等，我找一下。', '别吵，我在打电话呢。'];
+const EN_ASIDES = [
+  'Hold on a second.',
+  'Wait, let me check.',
+  'Just a moment, honey.',
+  'Sorry, one sec.',
+  'Hang on, let me find it.',
+];
+const ZH_ASIDES = [
+  '等一下。',
+  '稍等，我看一下。',
+  '你等会儿，我在打电话。',
+  '等等，我找一下。',
+  '别吵，我在打电话呢。',
+];
 
 /** Aside phrases in `language` (Mandarin for `zh*`/`cmn`, else English). */
 export function asidePhrases(language: string): readonly string[] {
@@ -35,7 +47,12 @@ function boundary(text: string, rng: Rng): number {
 }
 
 /** The insertions of one caller turn, sorted by position (a tic before an aside at the same place). */
-export function planInserts(preset: PresetName | ChannelPreset, key: PlanKey, text: string, language: string): InsertPlan[] {
+export function planInserts(
+  preset: PresetName | ChannelPreset,
+  key: PlanKey,
+  text: string,
+  language: string,
+): InsertPlan[] {
   const p = typeof preset === 'string' ? PRESETS[preset] : preset;
   const name = typeof preset === 'string' ? preset : 'custom';
   const root = rngFromState(hash32(`inserts:${name}:${key.seed}:${key.taskId}:${key.turn ?? 0}`));
@@ -43,13 +60,24 @@ export function planInserts(preset: PresetName | ChannelPreset, key: PlanKey, te
   if (p.tics && p.tics.probability > 0) {
     const r = root.fork('tic');
     if (r.next() < p.tics.probability) {
-      out.push({ kind: 'vocal_tic', tic: r.pick(VOCAL_TIC_KINDS), atChar: boundary(text, r), levelDb: uniform(r, p.tics.levelDb), seed: r.int(2 ** 32) });
+      out.push({
+        kind: 'vocal_tic',
+        tic: r.pick(VOCAL_TIC_KINDS),
+        atChar: boundary(text, r),
+        levelDb: uniform(r, p.tics.levelDb),
+        seed: r.int(2 ** 32),
+      });
     }
   }
   if (p.asides && p.asides.probability > 0) {
     const r = root.fork('aside');
     if (r.next() < p.asides.probability) {
-      out.push({ kind: 'aside', text: r.pick(asidePhrases(language)), atChar: boundary(text, r), levelDb: uniform(r, p.asides.levelDb) });
+      out.push({
+        kind: 'aside',
+        text: r.pick(asidePhrases(language)),
+        atChar: boundary(text, r),
+        levelDb: uniform(r, p.asides.levelDb),
+      });
     }
   }
   return out.sort((a, b) => a.atChar - b.atChar);

@@ -22,7 +22,9 @@ export function noiseName(fileName: string): string {
 }
 
 /** Split 16 kHz recordings (name → samples) into beds (≥ {@link BED_MIN_S} s) and bursts. */
-export function splitNoiseBank(recordings: Iterable<readonly [string, Float32Array]>): Required<Pick<NoiseBank, 'continuous' | 'bursts'>> {
+export function splitNoiseBank(
+  recordings: Iterable<readonly [string, Float32Array]>,
+): Required<Pick<NoiseBank, 'continuous' | 'bursts'>> {
   const continuous: Record<string, Float32Array> = {};
   const bursts: Record<string, Float32Array> = {};
   for (const [name, x] of recordings) (x.length >= BED_MIN_S * SPEECH_RATE_HZ ? continuous : bursts)[name] = x;

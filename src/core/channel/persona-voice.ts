@@ -43,6 +43,16 @@ export function personaKey(task: Pick<Task, 'id' | 'user_scenario'>): string {
 }
 
 /** The {@link TtsVoice} back from a trajectory's recorded `audio.voice`. */
-export function voiceFromRecord(v: { language: string; name: string | null; rate_wpm: number | null; pitch: number | null }): TtsVoice {
-  return { language: v.language, ...(v.name !== null ? { voice: v.name } : {}), ...(v.rate_wpm !== null ? { rateWpm: v.rate_wpm } : {}), ...(v.pitch !== null ? { pitch: v.pitch } : {}) };
+export function voiceFromRecord(v: {
+  language: string;
+  name: string | null;
+  rate_wpm: number | null;
+  pitch: number | null;
+}): TtsVoice {
+  return {
+    language: v.language,
+    ...(v.name !== null ? { voice: v.name } : {}),
+    ...(v.rate_wpm !== null ? { rateWpm: v.rate_wpm } : {}),
+    ...(v.pitch !== null ? { pitch: v.pitch } : {}),
+  };
 }

@@ -52,7 +52,12 @@ const TYPE_GUIDE: Record<InterruptionType, string> = {
 };
 
 /** Sampling of the picker: explicit, low temperature, seeded from the reply and type. */
-export const PICKER_SAMPLING: Omit<SamplingParams, 'seed'> = { temperature: 0.3, top_p: 1, top_k: null, max_tokens: 200 };
+export const PICKER_SAMPLING: Omit<SamplingParams, 'seed'> = {
+  temperature: 0.3,
+  top_p: 1,
+  top_k: null,
+  max_tokens: 200,
+};
 
 /** The prompt of {@link modelBargeInPicker} (exported for tests and docs). */
 export function pickerMessages(text: string, type: InterruptionType, ctx: BargeInContext) {
@@ -87,7 +92,11 @@ export function modelBargeInPicker(client: ModelClient): BargeInPicker {
         sampling: { ...PICKER_SAMPLING, seed: hash32(`picker:${type}:${text}`) & 0x7fffffff },
         json: true,
       });
-      const problem = (why: string): PickerResult => ({ pick: pickBargeIn(text, type, rng, ctx), picker: 'heuristic (fallback)', note: `model picker ${client.id}: ${why}; used the heuristic` });
+      const problem = (why: string): PickerResult => ({
+        pick: pickBargeIn(text, type, rng, ctx),
+        picker: 'heuristic (fallback)',
+        note: `model picker ${client.id}: ${why}; used the heuristic`,
+      });
       let raw: unknown;
       try {
         raw = JSON.parse(res.text.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));
@@ -95,11 +104,18 @@ export function modelBargeInPicker(client: ModelClient): BargeInPicker {
         return problem('reply is not JSON');
       }
       const parsed = ModelPick.safeParse(raw);
-      if (!parsed.success) return problem(`reply does not match {cut_after_token, text, value}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      if (!parsed.success)
+        return problem(
+          `reply does not match {cut_after_token, text, value}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+        );
       const k = parsed.data.cut_after_token;
       if (k < 1 || k > n - 1) return problem(`cut_after_token ${k} is outside 1…${n - 1}`);
       const value = type === 'correction' ? (parsed.data.value ?? null) : null;
-      return { pick: { type, cut: cutAfterToken(text, k), text: parsed.data.text, value }, picker: client.id, note: null };
+      return {
+        pick: { type, cut: cutAfterToken(text, k), text: parsed.data.text, value },
+        picker: client.id,
+        note: null,
+      };
     },
   };
 }

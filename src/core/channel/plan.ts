@@ -40,16 +40,35 @@ export interface ChannelPlan {
   /** Length of the turn's audio in samples (and so of the output). */
   length: number;
   durationMs: number;
-  noise: { source: SourceRef; snrDb: number; driftDb: number; driftPeriodMs: number; driftPhase: number; offset: number; seed: number } | null;
+  noise: {
+    source: SourceRef;
+    snrDb: number;
+    driftDb: number;
+    driftPeriodMs: number;
+    driftPhase: number;
+    offset: number;
+    seed: number;
+  } | null;
   bursts: { atMs: number; source: SourceRef; snrDb: number; seed: number }[];
   wind: { snrDb: number; seed: number } | null;
   /**
    * Muffled spans: `segments` sorted and disjoint; `startMs`/`endMs` span the first start to the
    * last end. Each edge is a crossfade of `transitionMs` centred on it.
    */
-  muffle: { cutoffHz: number; startMs: number; endMs: number; transitionMs: number; segments: { startMs: number; endMs: number }[] } | null;
+  muffle: {
+    cutoffHz: number;
+    startMs: number;
+    endMs: number;
+    transitionMs: number;
+    segments: { startMs: number; endMs: number }[];
+  } | null;
   farField: { gainDb: number; rt60Ms: number; wetDb: number; seed: number } | null;
-  packetLoss: { lossRate: number; meanBurstMs: number; frameMs: number; spans: { startMs: number; endMs: number; frames: number }[] } | null;
+  packetLoss: {
+    lossRate: number;
+    meanBurstMs: number;
+    frameMs: number;
+    spans: { startMs: number; endMs: number; frames: number }[];
+  } | null;
   telephony: { lowHz: number; highHz: number } | null;
 }
 
@@ -61,7 +80,12 @@ const PROCEDURAL_BURSTS: readonly ProceduralBurst[] = ['knock', 'ring'];
  * {@link ChannelPreset}. Each effect draws from its own forked generator, so switching one effect
  * off in a custom preset does not change the others.
  */
-export function planChannel(preset: PresetName | ChannelPreset, key: PlanKey, length: number, bank: BankNames = {}): ChannelPlan {
+export function planChannel(
+  preset: PresetName | ChannelPreset,
+  key: PlanKey,
+  length: number,
+  bank: BankNames = {},
+): ChannelPlan {
   const p = typeof preset === 'string' ? PRESETS[preset] : preset;
   const name = typeof preset === 'string' ? preset : 'custom';
   const turn = key.turn ?? 0;
@@ -126,20 +150,35 @@ export function planChannel(preset: PresetName | ChannelPreset, key: PlanKey, le
         const startMs = p.muffle.segmentMs === null ? 0 : i * slot + r.next() * (slot - seg);
         segments.push({ startMs, endMs: startMs + seg });
       }
-      plan.muffle = { cutoffHz: p.muffle.cutoffHz, startMs: segments[0]!.startMs, endMs: segments[segments.length - 1]!.endMs, transitionMs: p.muffle.transitionMs, segments };
+      plan.muffle = {
+        cutoffHz: p.muffle.cutoffHz,
+        startMs: segments[0]!.startMs,
+        endMs: segments[segments.length - 1]!.endMs,
+        transitionMs: p.muffle.transitionMs,
+        segments,
+      };
     }
   }
   if (p.farField) {
     const r = root.fork('far_field');
     if (r.next() < p.farField.probability) {
-      plan.farField = { gainDb: uniform(r, p.farField.gainDb), rt60Ms: uniform(r, p.farField.rt60Ms), wetDb: uniform(r, p.farField.wetDb), seed: r.int(2 ** 32) };
+      plan.farField = {
+        gainDb: uniform(r, p.farField.gainDb),
+        rt60Ms: uniform(r, p.farField.rt60Ms),
+        wetDb: uniform(r, p.farField.wetDb),
+        seed: r.int(2 ** 32),
+      };
     }
   }
   if (p.packetLoss) {
     const r = root.fork('packet_loss');
     const lossRate = uniform(r, p.packetLoss.lossRate);
     const frames = Math.ceil(length / msToSamples(p.packetLoss.frameMs, SPEECH_RATE_HZ));
-    const drops = gilbertElliottDrops(frames, { lossRate, meanBurstMs: p.packetLoss.meanBurstMs, frameMs: p.packetLoss.frameMs }, r);
+    const drops = gilbertElliottDrops(
+      frames,
+      { lossRate, meanBurstMs: p.packetLoss.meanBurstMs, frameMs: p.packetLoss.frameMs },
+      r,
+    );
     const spans = dropSpans(drops, p.packetLoss.frameMs).map((s) => ({ ...s, endMs: Math.min(s.endMs, durationMs) }));
     plan.packetLoss = { lossRate, meanBurstMs: p.packetLoss.meanBurstMs, frameMs: p.packetLoss.frameMs, spans };
   }

@@ -81,8 +81,28 @@ export const TELEPHONY_BAND_HZ: readonly [number, number] = [300, 3400];
  *   15 % of caller turns.
  */
 export const PRESETS: Record<PresetName, ChannelPreset> = {
-  clean: { noise: null, bursts: null, wind: null, muffle: null, farField: null, packetLoss: null, telephony: null, tics: null, asides: null },
-  control: { noise: null, bursts: null, wind: null, muffle: null, farField: null, packetLoss: null, telephony: { lowHz: 300, highHz: 3400 }, tics: null, asides: null },
+  clean: {
+    noise: null,
+    bursts: null,
+    wind: null,
+    muffle: null,
+    farField: null,
+    packetLoss: null,
+    telephony: null,
+    tics: null,
+    asides: null,
+  },
+  control: {
+    noise: null,
+    bursts: null,
+    wind: null,
+    muffle: null,
+    farField: null,
+    packetLoss: null,
+    telephony: { lowHz: 300, highHz: 3400 },
+    tics: null,
+    asides: null,
+  },
   regular: {
     noise: { procedural: ['pink', 'brown'], snrDb: [15, 15], driftDb: 3, driftPeriodMs: [8_000, 20_000] },
     bursts: { ratePerMin: 1, snrDb: [-5, 10] },
@@ -95,7 +115,12 @@ export const PRESETS: Record<PresetName, ChannelPreset> = {
     asides: { probability: 0.05, levelDb: [-8, -4] },
   },
   harsh: {
-    noise: { procedural: ['pink', 'brown', 'white', 'babble'], snrDb: [5, 10], driftDb: 3, driftPeriodMs: [5_000, 12_000] },
+    noise: {
+      procedural: ['pink', 'brown', 'white', 'babble'],
+      snrDb: [5, 10],
+      driftDb: 3,
+      driftPeriodMs: [5_000, 12_000],
+    },
     bursts: { ratePerMin: 3, snrDb: [-5, 10] },
     wind: { probability: 0.3, snrDb: [0, 10] },
     muffle: { probability: 0.4, cutoffHz: 1000, segmentMs: 1500, transitionMs: 150, maxSegments: 3 },

@@ -66,7 +66,10 @@ export function pickDropoutCut(text: string, rng: Rng, opts: DropoutCutOptions =
   // k tokens heard in full, 1 ≤ k ≤ n−1.
   const k = Math.min(tokens.length - 1, Math.max(1, Math.round(share * tokens.length)));
   const nextToken = tokens[k]!;
-  const midWord = rng.next() < (opts.midWordProbability ?? 0.3) && [...nextToken.text].length >= 2 && !/\p{Script=Han}/u.test(nextToken.text);
+  const midWord =
+    rng.next() < (opts.midWordProbability ?? 0.3) &&
+    [...nextToken.text].length >= 2 &&
+    !/\p{Script=Han}/u.test(nextToken.text);
   if (midWord) {
     const chars = [...nextToken.text];
     const inside = 1 + rng.int(chars.length - 1);

@@ -6,7 +6,18 @@ import { z } from 'zod';
  * the agent) are inserted into the caller's speech before the channel; `note` is no effect but
  * a remark on how the turn was made (e.g. a barge-in picker that fell back to the heuristic).
  */
-export const EffectType = z.enum(['background_noise', 'burst', 'wind', 'muffle', 'far_field', 'packet_loss', 'telephony', 'vocal_tic', 'aside', 'note']);
+export const EffectType = z.enum([
+  'background_noise',
+  'burst',
+  'wind',
+  'muffle',
+  'far_field',
+  'packet_loss',
+  'telephony',
+  'vocal_tic',
+  'aside',
+  'note',
+]);
 export type EffectType = z.infer<typeof EffectType>;
 
 /** One applied effect: type, span in ms from the start of the turn's audio, and its parameters. */

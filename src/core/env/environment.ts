@@ -334,7 +334,8 @@ export class Environment {
     const writes = await this.collectWrites(turn, actor, tool.name);
     if (actor === 'assistant') {
       const userSide = writes.find((w) => this.domain.tables?.[w.table]?.userSide);
-      if (userSide) throw new Error(`agent tool ${tool.name} wrote the caller-side table ${userSide.table}: a bug in the domain`);
+      if (userSide)
+        throw new Error(`agent tool ${tool.name} wrote the caller-side table ${userSide.table}: a bug in the domain`);
     }
     const violations =
       actor === 'assistant' && writes.length > 0 ? await this.checkRules(tool.name, parsed.data, writes) : [];
@@ -361,7 +362,11 @@ export class Environment {
     return out;
   }
 
-  private async checkRules(tool: string, args: Record<string, unknown>, writes: WriteEntry[]): Promise<RuleViolation[]> {
+  private async checkRules(
+    tool: string,
+    args: Record<string, unknown>,
+    writes: WriteEntry[],
+  ): Promise<RuleViolation[]> {
     const checks: readonly RuleCheck[] = this.domain.ruleChecks ?? [];
     const out: RuleViolation[] = [];
     for (const rc of checks) {

@@ -117,7 +117,8 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
 
   const domainProblems: string[] = [];
   if (ruleBinding && !wanted) {
-    for (const r of domain.rules) if (!cited.has(r.id)) domainProblems.push(`policy rule ${r.id} is cited by no assertion`);
+    for (const r of domain.rules)
+      if (!cited.has(r.id)) domainProblems.push(`policy rule ${r.id} is cited by no assertion`);
   }
   return {
     domain: domain.name,
@@ -143,13 +144,15 @@ export function lintTask(runtime: DomainRuntime, task: Task): string[] {
     ids.add(a.id);
     const check = a.check;
     if (!check) continue;
-    const needsTool = check.kind === 'tool_called' || check.kind === 'tool_not_called' || check.kind === 'read_before_write';
+    const needsTool =
+      check.kind === 'tool_called' || check.kind === 'tool_not_called' || check.kind === 'read_before_write';
     if (needsTool && !check.tool) out.push(`assertion ${a.id}: check ${check.kind} needs "tool"`);
     if (check.tool && !agentTools.has(check.tool)) out.push(`assertion ${a.id}: unknown agent tool "${check.tool}"`);
   }
   const requests = task.user_scenario.requests?.length ?? 1;
   (criteria?.actions ?? []).forEach((a, i) => {
-    if ((a.intent ?? 0) >= requests) out.push(`action #${i} ${a.name}: intent ${a.intent} has no request (user_scenario.requests has ${requests})`);
+    if ((a.intent ?? 0) >= requests)
+      out.push(`action #${i} ${a.name}: intent ${a.intent} has no request (user_scenario.requests has ${requests})`);
   });
   const tables = new Map(runtime.tables.map((t) => [t.name, new Set(t.columns)]));
   for (const w of criteria?.write_whitelist ?? []) {
@@ -182,18 +185,26 @@ function checkReplay(runtime: DomainRuntime, task: Task, gold: GoldResult, reaso
   const expectsWrites = actions.some(
     (a) => toolsFor(runtime.domain, a.requestor).find((t) => t.name === a.name)?.kind === 'write',
   );
-  if (expectsWrites && gold.writes.length === 0) reasons.push('reference solution has writes but leaves the database unchanged');
-  if (!expectsWrites && gold.writes.length > 0) reasons.push('reference solution has no write tool but changes the database');
+  if (expectsWrites && gold.writes.length === 0)
+    reasons.push('reference solution has writes but leaves the database unchanged');
+  if (!expectsWrites && gold.writes.length > 0)
+    reasons.push('reference solution has no write tool but changes the database');
   const whitelist = task.evaluation_criteria?.write_whitelist;
   if (whitelist) {
-    for (const line of whitelistViolations(gold.writes, whitelist)) reasons.push(`gold write outside the whitelist: ${line}`);
+    for (const line of whitelistViolations(gold.writes, whitelist))
+      reasons.push(`gold write outside the whitelist: ${line}`);
   }
   for (const v of gold.violations) {
     reasons.push(`reference action #${v.index} ${actions[v.index]?.name ?? '?'} breaks ${v.rule}: ${v.message}`);
   }
 }
 
-async function score(runtime: DomainRuntime, task: Task, agent: Agent, gold: GoldResult): Promise<{ reward: number; partial: boolean } | null> {
+async function score(
+  runtime: DomainRuntime,
+  task: Task,
+  agent: Agent,
+  gold: GoldResult,
+): Promise<{ reward: number; partial: boolean } | null> {
   const trajectory = await runEpisode({
     runtime,
     task,

@@ -54,13 +54,23 @@ export class ModelAgent implements Agent {
 
   /** Setup recorded in the trajectory. `teacher_guidance` is the text used for the task run last. */
   get card(): ParticipantCard {
-    return participantCard(this.client, this.sampling, AGENT_PROMPT_VERSION, this.options.teacherGuidance ? this.guidance : null);
+    return participantCard(
+      this.client,
+      this.sampling,
+      AGENT_PROMPT_VERSION,
+      this.options.teacherGuidance ? this.guidance : null,
+    );
   }
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {
     const g = this.options.teacherGuidance;
     this.guidance = g === undefined ? null : g === 'reference' ? referenceGuidance(view.task) : g(view.task);
-    const system = renderAgentPrompt({ domain: view.domain, task: view.task, tools: view.tools, guidance: this.guidance });
+    const system = renderAgentPrompt({
+      domain: view.domain,
+      task: view.task,
+      tools: view.tools,
+      guidance: this.guidance,
+    });
     const res = await this.client.complete({
       messages: agentMessages(system, view.turns, this.options.userAudio),
       ...(view.tools.length ? { tools: view.tools } : {}),
@@ -74,7 +84,17 @@ export class ModelAgent implements Agent {
       // Arguments may be a string or a non-object here: the episode loop refuses such calls
       // with an `Error: …` tool message (normalizeReply).
       tool_calls: calls as ToolCall[],
-      ...(res.audio ? { parts: [{ type: 'audio' as const, base64: res.audio.base64, ...(res.audio.transcript ? { transcript: res.audio.transcript } : {}) }] } : {}),
+      ...(res.audio
+        ? {
+            parts: [
+              {
+                type: 'audio' as const,
+                base64: res.audio.base64,
+                ...(res.audio.transcript ? { transcript: res.audio.transcript } : {}),
+              },
+            ],
+          }
+        : {}),
       generation: generationOf(res),
     };
   }
@@ -91,5 +111,8 @@ export class TeacherGuidanceError extends Error {
  */
 export function refuseTeacherGuided(trajectories: readonly Pick<Trajectory, 'id' | 'teacher_guidance'>[]): void {
   const bad = trajectories.find((t) => t.teacher_guidance === true);
-  if (bad) throw new TeacherGuidanceError(`trajectory ${bad.id} was made with teacher guidance: usable as a demonstration, not for evaluation`);
+  if (bad)
+    throw new TeacherGuidanceError(
+      `trajectory ${bad.id} was made with teacher guidance: usable as a demonstration, not for evaluation`,
+    );
 }

@@ -43,7 +43,10 @@ export class ModelJudge implements Judge {
     this.sampling = { temperature: 0, top_p: 1, top_k: null, max_tokens: 2048, seed: 0, ...options.sampling };
   }
 
-  async judge(items: readonly JudgeItem[], view: { domain: Domain; task: Task; turns: readonly Turn[] }): Promise<JudgeVerdict[]> {
+  async judge(
+    items: readonly JudgeItem[],
+    view: { domain: Domain; task: Task; turns: readonly Turn[] },
+  ): Promise<JudgeVerdict[]> {
     if (items.length === 0) return [];
     const prompt = renderJudgePrompt(view.domain, view.task, view.turns, items);
     const runs: JudgeVerdict[][] = [];
@@ -54,11 +57,21 @@ export class ModelJudge implements Judge {
       const met = yes * 2 > this.n;
       const pick = votes.find((v) => v.met === met)!;
       const agreed = met ? yes : this.n - yes;
-      return { id: item.id, met, turn: pick.turn, reason: this.n > 1 ? `${agreed}/${this.n} judgements agree: ${pick.reason}` : pick.reason };
+      return {
+        id: item.id,
+        met,
+        turn: pick.turn,
+        reason: this.n > 1 ? `${agreed}/${this.n} judgements agree: ${pick.reason}` : pick.reason,
+      };
     });
   }
 
-  private async once(prompt: string, items: readonly JudgeItem[], turnCount: number, i: number): Promise<JudgeVerdict[]> {
+  private async once(
+    prompt: string,
+    items: readonly JudgeItem[],
+    turnCount: number,
+    i: number,
+  ): Promise<JudgeVerdict[]> {
     const retries = this.options.parseRetries ?? 1;
     let last: Error | null = null;
     for (let attempt = 0; attempt <= retries; attempt++) {
@@ -110,9 +123,16 @@ export function parseVerdicts(text: string, items: readonly JudgeItem[], turnCou
     if (met === null) throw new ModelBehaviourError(`verdict ${v.id}: "met" must be true or false`);
     const turn = v.turn === null || v.turn === undefined ? null : v.turn;
     if (turn !== null && !(Number.isInteger(turn) && (turn as number) >= 0 && (turn as number) < turnCount)) {
-      throw new ModelBehaviourError(`verdict ${v.id}: "turn" must be null or a turn index from 0 to ${turnCount - 1}, got ${JSON.stringify(turn)}`);
+      throw new ModelBehaviourError(
+        `verdict ${v.id}: "turn" must be null or a turn index from 0 to ${turnCount - 1}, got ${JSON.stringify(turn)}`,
+      );
     }
-    byId.set(v.id, { id: v.id, met, turn: turn as number | null, reason: typeof v.reason === 'string' ? v.reason : '' });
+    byId.set(v.id, {
+      id: v.id,
+      met,
+      turn: turn as number | null,
+      reason: typeof v.reason === 'string' ? v.reason : '',
+    });
   }
   return items.map((item) => {
     const v = byId.get(item.id);

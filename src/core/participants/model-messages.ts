@@ -6,7 +6,13 @@
  *   messages; the agent's tool use is hidden, its own user-tool results are `tool` messages.
  * Consecutive `user` messages are merged into one (a model expects alternation).
  */
-import type { ModelClient, ModelContentPart, ModelMessage, ModelResponse, SamplingParams } from '../ports/model-client.ts';
+import type {
+  ModelClient,
+  ModelContentPart,
+  ModelMessage,
+  ModelResponse,
+  SamplingParams,
+} from '../ports/model-client.ts';
 import type { Generation, ParticipantCard, ToolCall, Turn, UserTurn } from '../schema/trajectory.ts';
 
 /** Audio for a caller turn (base64 WAV), or null to send its text. */
@@ -39,7 +45,11 @@ export function agentMessages(system: string, turns: readonly Turn[], audio?: Tu
       else if (t.text) pushUser(out, t.text);
     } else if (t.role === 'assistant') {
       if (!t.text && t.tool_calls.length === 0) return;
-      out.push({ role: 'assistant', content: t.text || null, ...(t.tool_calls.length ? { tool_calls: wireCalls(t.tool_calls) } : {}) });
+      out.push({
+        role: 'assistant',
+        content: t.text || null,
+        ...(t.tool_calls.length ? { tool_calls: wireCalls(t.tool_calls) } : {}),
+      });
     } else if (t.requestor === 'assistant') {
       out.push({ role: 'tool', tool_call_id: t.tool_call_id, content: t.content });
     }
@@ -55,7 +65,11 @@ export function callerMessages(system: string, turns: readonly Turn[]): ModelMes
       if (t.text) pushUser(out, t.text);
     } else if (t.role === 'user') {
       if (!t.text && t.tool_calls.length === 0) continue;
-      out.push({ role: 'assistant', content: t.text || null, ...(t.tool_calls.length ? { tool_calls: wireCalls(t.tool_calls) } : {}) });
+      out.push({
+        role: 'assistant',
+        content: t.text || null,
+        ...(t.tool_calls.length ? { tool_calls: wireCalls(t.tool_calls) } : {}),
+      });
     } else if (t.requestor === 'user') {
       out.push({ role: 'tool', tool_call_id: t.tool_call_id, content: t.content });
     }
@@ -105,4 +119,3 @@ export function participantCard(
     teacher_guidance: teacherGuidance,
   };
 }
-

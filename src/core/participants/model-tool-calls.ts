@@ -39,7 +39,10 @@ export function parseTextToolCalls(text: string, idPrefix = 'call'): { text: str
       calls.push({ id, name, arguments: raw });
       return '';
     }
-    const obj = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    const obj =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : {};
     const name = typeof obj.name === 'string' ? obj.name : '';
     const args = obj.arguments ?? obj.parameters;
     calls.push({ id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });

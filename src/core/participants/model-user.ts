@@ -55,7 +55,9 @@ export class ModelUser implements UserSimulator {
     if (this.options.factCheck !== false) {
       const invented = checkCallerFacts(res.text, view.task, view.turns);
       if (invented.length) {
-        throw new SimulatorError(`simulator error: the caller stated ${invented.map((v) => JSON.stringify(v)).join(', ')}, not in its task or the call so far`);
+        throw new SimulatorError(
+          `simulator error: the caller stated ${invented.map((v) => JSON.stringify(v)).join(', ')}, not in its task or the call so far`,
+        );
       }
     }
     const calls = replyToolCalls(episodeCallIds(res, view.turns.length));

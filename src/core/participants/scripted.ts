@@ -97,7 +97,8 @@ export class ScriptedUser implements UserSimulator {
     if (asked.length > 0) {
       const answers = asked.map((f) => {
         const w = scenario.withholds?.find((x) => x.fact === f.key);
-        if (w && !(said(w.deflect) && (w.press_cues === undefined || hasCue(agentText, w.press_cues)))) return w.deflect;
+        if (w && !(said(w.deflect) && (w.press_cues === undefined || hasCue(agentText, w.press_cues))))
+          return w.deflect;
         const m = scenario.misremembers?.find((x) => x.fact === f.key);
         if (m && !said(m.wrong)) return m.wrong;
         return f.value;
@@ -111,7 +112,10 @@ export class ScriptedUser implements UserSimulator {
       const spoken = toolsFor(domain, 'user').find((t) => t.name === next.name)?.spokenAs;
       if (spoken && agentText.includes(spoken)) {
         const n = turns.filter((t) => t.role === 'tool' && t.requestor === 'user').length;
-        return { text: '', tool_calls: [{ id: `user-${n + 1}`, name: next.name, arguments: structuredClone(next.arguments) }] };
+        return {
+          text: '',
+          tool_calls: [{ id: `user-${n + 1}`, name: next.name, arguments: structuredClone(next.arguments) }],
+        };
       }
     }
 

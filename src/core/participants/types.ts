@@ -82,7 +82,10 @@ export interface JudgeVerdict {
 export interface Judge {
   readonly id: string;
   /** Judge every item in one call. Throw {@link InfrastructureError} when the judge is unreachable. */
-  judge(items: readonly JudgeItem[], view: { domain: Domain; task: Task; turns: readonly Turn[] }): Promise<JudgeVerdict[]>;
+  judge(
+    items: readonly JudgeItem[],
+    view: { domain: Domain; task: Task; turns: readonly Turn[] },
+  ): Promise<JudgeVerdict[]>;
 }
 
 /**

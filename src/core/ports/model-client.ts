@@ -61,7 +61,13 @@ export interface SamplingParams {
 }
 
 /** Defaults when the command line or the caller gives none. */
-export const DEFAULT_SAMPLING: Readonly<SamplingParams> = { temperature: 1, top_p: 1, top_k: null, max_tokens: 1024, seed: null };
+export const DEFAULT_SAMPLING: Readonly<SamplingParams> = {
+  temperature: 1,
+  top_p: 1,
+  top_k: null,
+  max_tokens: 1024,
+  seed: null,
+};
 
 /** One request. */
 export interface ModelRequest {

@@ -36,7 +36,9 @@ export function renderAgentPrompt(input: AgentPromptInput): string {
     task.role === 'outbound'
       ? `You are placing an outbound phone call for the business below. Speak ${languageName(domain.language)}. You speak first: say who you are and why you call.`
       : `You are answering an inbound phone call for the business below. Speak ${languageName(domain.language)}. The call has just connected and you speak first.`;
-  const toolLines = tools.map((t) => `- ${t.function.name}: ${t.function.description}\n  parameters: ${JSON.stringify(t.function.parameters)}`);
+  const toolLines = tools.map(
+    (t) => `- ${t.function.name}: ${t.function.description}\n  parameters: ${JSON.stringify(t.function.parameters)}`,
+  );
   return joinSections([
     opening,
     section('Policy', domain.policy),
@@ -62,7 +64,9 @@ export function referenceGuidance(task: Task): string {
   );
   const info = c?.communicate_info ?? [];
   return joinSections([
-    actions.length ? `A correct handling of this call, in order:\n${bullets(actions)}` : 'This call needs no tool call.',
+    actions.length
+      ? `A correct handling of this call, in order:\n${bullets(actions)}`
+      : 'This call needs no tool call.',
     info.length ? `Make sure the caller hears: ${info.join('; ')}` : '',
   ]);
 }

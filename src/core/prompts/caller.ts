@@ -18,10 +18,7 @@ export function renderCallerPrompt(domain: Domain, task: Task, tools: readonly O
   const s = task.user_scenario;
   const ins = typeof s.instructions === 'string' ? { reason_for_call: s.instructions } : s.instructions;
   const outbound = task.role === 'outbound';
-  const known = [
-    'known_info' in ins ? ins.known_info : null,
-    ...(s.facts ?? []).map((f) => `${f.key}: ${f.value}`),
-  ];
+  const known = ['known_info' in ins ? ins.known_info : null, ...(s.facts ?? []).map((f) => `${f.key}: ${f.value}`)];
   const unknown = 'unknown_info' in ins ? ins.unknown_info : null;
   const instructions = 'task_instructions' in ins ? ins.task_instructions : null;
   const outboundLines = outbound
@@ -42,7 +39,8 @@ export function renderCallerPrompt(domain: Domain, task: Task, tools: readonly O
         `You do not want to give your ${w.fact} at first; when asked, say something like "${w.deflect}". Give it only when the agent asks again${w.press_cues?.length ? ` and explains why it is needed (for example: ${w.press_cues.join(', ')})` : ''}.`,
     ),
     ...(s.false_claims ?? []).map(
-      (c) => `You believe this, and say it early in the call: "${c.claim}". It is not true. When the agent tells you the records show otherwise, accept it: "${c.concede}".`,
+      (c) =>
+        `You believe this, and say it early in the call: "${c.claim}". It is not true. When the agent tells you the records show otherwise, accept it: "${c.concede}".`,
     ),
   ]);
   const toolLines = tools.map((t) => `- ${t.function.name}: ${t.function.description}`);

@@ -4,7 +4,14 @@ import type { Turn } from '../schema/trajectory.ts';
 /** English name of a BCP-47 language tag's language, for "speak …" lines (the tag itself when unknown). */
 export function languageName(tag: string): string {
   const base = tag.toLowerCase().split('-')[0] ?? '';
-  const names: Record<string, string> = { zh: 'Mandarin Chinese', en: 'English', fr: 'French', de: 'German', es: 'Spanish', ja: 'Japanese' };
+  const names: Record<string, string> = {
+    zh: 'Mandarin Chinese',
+    en: 'English',
+    fr: 'French',
+    de: 'German',
+    es: 'Spanish',
+    ja: 'Japanese',
+  };
   return names[base] ?? tag;
 }
 

@@ -17,7 +17,12 @@ export const JUDGE_SYSTEM =
   'never from what the agent might have meant. Answer with one JSON object and nothing else.';
 
 /** The judge's user message: policy, transcript with turn indices, items and the answer format. */
-export function renderJudgePrompt(domain: Domain, task: Task, turns: readonly Turn[], items: readonly JudgeItem[]): string {
+export function renderJudgePrompt(
+  domain: Domain,
+  task: Task,
+  turns: readonly Turn[],
+  items: readonly JudgeItem[],
+): string {
   const purpose = task.description?.purpose ?? null;
   return joinSections([
     section('Policy the agent had to follow', domain.policy),

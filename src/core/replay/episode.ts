@@ -139,10 +139,18 @@ export function checkEpisodes(domain: Domain, episodes: readonly RecordedEpisode
   const known = new Set(domain.tasks.map((t) => t.id));
   for (const ep of episodes) {
     if (ep.domain && !sameDomain(ep.domain.name, domain)) {
-      throw new ReplayInputError(ep.domain.file, ep.domain.field, `recorded in domain "${ep.domain.name}", not ${domain.name}`);
+      throw new ReplayInputError(
+        ep.domain.file,
+        ep.domain.field,
+        `recorded in domain "${ep.domain.name}", not ${domain.name}`,
+      );
     }
     if (!known.has(ep.task_id)) {
-      throw new ReplayInputError(ep.file, fieldAt(ep.where, 'task_id'), `unknown task "${ep.task_id}" in domain ${domain.name}`);
+      throw new ReplayInputError(
+        ep.file,
+        fieldAt(ep.where, 'task_id'),
+        `unknown task "${ep.task_id}" in domain ${domain.name}`,
+      );
     }
   }
 }

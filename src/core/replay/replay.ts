@@ -136,7 +136,11 @@ export async function replayEpisode(
   const env = await runtime.open(task);
   try {
     for (const [index, call] of episode.calls.entries()) {
-      const outcome = await env.call({ id: call.id, name: call.name, arguments: call.arguments }, call.requestor, call.turn);
+      const outcome = await env.call(
+        { id: call.id, name: call.name, arguments: call.arguments },
+        call.requestor,
+        call.turn,
+      );
       const recorded = turns[call.turn];
       if (recorded?.role === 'tool') {
         turns[call.turn] = { ...recorded, content: outcome.content, error: outcome.error, writes: outcome.writes };
@@ -213,7 +217,11 @@ export async function replayEpisodes(
 }
 
 /** Totals of call and reward comparisons. */
-export function summarize(domain: string, calls: readonly CallComparison[], rewards: readonly RewardComparison[]): ReplaySummary {
+export function summarize(
+  domain: string,
+  calls: readonly CallComparison[],
+  rewards: readonly RewardComparison[],
+): ReplaySummary {
   const callsEqual = calls.filter((c) => c.equal).length;
   const compared = rewards.filter((r) => r.equal !== null);
   const rewardsEqual = compared.filter((r) => r.equal === true).length;

@@ -67,7 +67,12 @@ const Tau2ToolLike = z
   });
 
 /** One tau2 message (`Message` union), told apart by `role`. */
-export const Tau2Message = z.discriminatedUnion('role', [Tau2SystemMessage, Tau2AssistantMessage, Tau2UserMessage, Tau2ToolLike]);
+export const Tau2Message = z.discriminatedUnion('role', [
+  Tau2SystemMessage,
+  Tau2AssistantMessage,
+  Tau2UserMessage,
+  Tau2ToolLike,
+]);
 export type Tau2Message = z.infer<typeof Tau2Message>;
 
 const Chunk = z.object({ content: z.string().nullish() }).nullish();
@@ -148,7 +153,9 @@ function fromMessages(messages: readonly Tau2Message[], where: string): Flat[] {
       return;
     }
     if (m.tool_messages !== undefined) {
-      m.tool_messages.forEach((tm, k) => out.push({ kind: 'result', message: tm, path: `${path}.tool_messages[${k}]` }));
+      m.tool_messages.forEach((tm, k) =>
+        out.push({ kind: 'result', message: tm, path: `${path}.tool_messages[${k}]` }),
+      );
       return;
     }
     const { tool_messages: _, ...single } = m;
@@ -162,13 +169,21 @@ function fromTicks(ticks: readonly Tau2Tick[], where: string): Flat[] {
   ticks.forEach((t, i) => {
     const path = fieldAt(where, `ticks[${i}]`);
     const sides = [
-      { role: 'assistant', chunk: t.agent_chunk, calls: t.agent_tool_calls, results: t.agent_tool_results, key: 'agent' },
+      {
+        role: 'assistant',
+        chunk: t.agent_chunk,
+        calls: t.agent_tool_calls,
+        results: t.agent_tool_results,
+        key: 'agent',
+      },
       { role: 'user', chunk: t.user_chunk, calls: t.user_tool_calls, results: t.user_tool_results, key: 'user' },
     ] as const;
     for (const side of sides) {
       const text = side.chunk?.content ?? '';
       if (text || side.calls.length) out.push({ kind: 'say', role: side.role, text, calls: side.calls, path });
-      side.results.forEach((tm, k) => out.push({ kind: 'result', message: tm, path: `${path}.${side.key}_tool_results[${k}]` }));
+      side.results.forEach((tm, k) =>
+        out.push({ kind: 'result', message: tm, path: `${path}.${side.key}_tool_results[${k}]` }),
+      );
     }
   });
   return out;
@@ -196,7 +211,14 @@ function buildTurns(
     const t_ms = turns.length;
     if (item.kind === 'say') {
       const last = turns[turns.length - 1];
-      if (mergeText && item.calls.length === 0 && last && last.role !== 'tool' && last.role === item.role && last.tool_calls.length === 0) {
+      if (
+        mergeText &&
+        item.calls.length === 0 &&
+        last &&
+        last.role !== 'tool' &&
+        last.role === item.role &&
+        last.tool_calls.length === 0
+      ) {
         last.text += item.text;
         continue;
       }

@@ -105,7 +105,10 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
         });
         if (t.valid) {
           try {
-            t.reward_info = await evaluate(opts.runtime, task, t.turns, { termination: t.termination, ...(opts.judge ? { judge: opts.judge } : {}) });
+            t.reward_info = await evaluate(opts.runtime, task, t.turns, {
+              termination: t.termination,
+              ...(opts.judge ? { judge: opts.judge } : {}),
+            });
           } catch (e) {
             t.valid = false;
             t.termination = 'infrastructure_error';
@@ -125,12 +128,22 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
   return { trajectories: done, summary };
 }
 
-function summarize(opts: BatchOptions, finals: Trajectory[], episodes: number, agent: string, user: string): BatchSummary {
+function summarize(
+  opts: BatchOptions,
+  finals: Trajectory[],
+  episodes: number,
+  agent: string,
+  user: string,
+): BatchSummary {
   const tasks: TaskSummary[] = opts.tasks.map((task) => {
     const mine = finals.filter((t) => t.task_id === task.id).sort((a, b) => a.trial - b.trial);
     const valid = mine.filter((t) => t.valid && t.reward_info);
     const rewards = valid.map((t) => t.reward_info!.reward);
-    const results = mine.map((t) => ({ taskId: task.id, valid: t.valid, success: t.reward_info ? isSuccess(t.reward_info) : false }));
+    const results = mine.map((t) => ({
+      taskId: task.id,
+      valid: t.valid,
+      success: t.reward_info ? isSuccess(t.reward_info) : false,
+    }));
     const pass_hat: Record<string, number> = {};
     for (let k = 1; k <= valid.length; k++) pass_hat[k] = passHatK(results, k);
     return {
@@ -143,7 +156,11 @@ function summarize(opts: BatchOptions, finals: Trajectory[], episodes: number, a
     };
   });
   const all = finals.filter((t) => t.valid && t.reward_info);
-  const results = finals.map((t) => ({ taskId: t.task_id, valid: t.valid, success: t.reward_info ? isSuccess(t.reward_info) : false }));
+  const results = finals.map((t) => ({
+    taskId: t.task_id,
+    valid: t.valid,
+    success: t.reward_info ? isSuccess(t.reward_info) : false,
+  }));
   const pass_hat: Record<string, number> = {};
   for (let k = 1; k <= opts.trials; k++) pass_hat[k] = passHatK(results, k);
   return {

@@ -46,7 +46,8 @@ export interface ChannelEpisodeKey {
   seed: number;
 }
 
-const rngFor = (what: string, key: ChannelEpisodeKey, turn: number) => rngFromState(hash32(`${what}:${key.seed}:${key.task.id}:${turn}`));
+const rngFor = (what: string, key: ChannelEpisodeKey, turn: number) =>
+  rngFromState(hash32(`${what}:${key.seed}:${key.task.id}:${turn}`));
 
 /** Folder-like prefix of an episode's audio files: `audio/<domain>/<task>/<trial>-<seed>`. */
 export function audioPrefix(key: ChannelEpisodeKey): string {
@@ -58,7 +59,8 @@ export type CallerTurnFields = Pick<UserTurn, 'text'> & Partial<Pick<UserTurn, '
 
 /** Notes for the timeline of a caller turn not yet spoken (a picker fallback on the barge-in turn), by episode and turn. */
 const pendingNotes = new WeakMap<EpisodeChannel, Map<string, EffectEvent[]>>();
-const noteKey = (key: ChannelEpisodeKey, turn: number) => `${key.domain}\u0000${key.task.id}\u0000${key.trial}\u0000${key.seed}\u0000${turn}`;
+const noteKey = (key: ChannelEpisodeKey, turn: number) =>
+  `${key.domain}\u0000${key.task.id}\u0000${key.trial}\u0000${key.seed}\u0000${turn}`;
 
 /**
  * The caller's voice: the channel's fixed voice when it has one, else the persona's
@@ -73,18 +75,35 @@ export function callerVoice(ch: EpisodeChannel, key: ChannelEpisodeKey) {
  * `dropout` (and only when `mayCut`, e.g. no stop token) the turn is cut: the returned text is
  * the heard part and `dropout` records the rest. Empty text: no audio.
  */
-export async function channelCallerTurn(ch: EpisodeChannel, key: ChannelEpisodeKey, turn: number, text: string, mayCut: boolean): Promise<CallerTurnFields> {
+export async function channelCallerTurn(
+  ch: EpisodeChannel,
+  key: ChannelEpisodeKey,
+  turn: number,
+  text: string,
+  mayCut: boolean,
+): Promise<CallerTurnFields> {
   if (!text.trim()) return { text };
   const rng = rngFor('dropout', key, turn);
-  const cut = mayCut && (ch.dropout ?? 0) > 0 && rng.next() < (ch.dropout ?? 0) ? pickDropoutCut(text, rng, ch.dropoutCut) : null;
+  const cut =
+    mayCut && (ch.dropout ?? 0) > 0 && rng.next() < (ch.dropout ?? 0) ? pickDropoutCut(text, rng, ch.dropoutCut) : null;
   const voiced = { ...ch, voice: callerVoice(ch, key) };
   const notes = pendingNotes.get(ch);
   const extra = notes?.get(noteKey(key, turn)) ?? [];
   notes?.delete(noteKey(key, turn));
-  const audio = await callerTurnAudio(voiced, text, { seed: key.seed, taskId: key.task.id, turn, prefix: audioPrefix(key) }, cut?.heard, extra);
+  const audio = await callerTurnAudio(
+    voiced,
+    text,
+    { seed: key.seed, taskId: key.task.id, turn, prefix: audioPrefix(key) },
+    cut?.heard,
+    extra,
+  );
   ch.onAudio?.(turn, audio.degraded);
   if (!cut) return { text, audio: audio.ref, ...(audio.asides.length ? { asides: audio.asides } : {}) };
-  return { text: cut.heard, audio: audio.ref, dropout: { full_text: text, cut_char: cut.char, mode: cut.mode, cut_ms: audio.cutMs } };
+  return {
+    text: cut.heard,
+    audio: audio.ref,
+    dropout: { full_text: text, cut_char: cut.char, mode: cut.mode, cut_ms: audio.cutMs },
+  };
 }
 
 /** A barge-in on an agent reply: the heard assistant record and the caller's interrupting turn. */
@@ -100,21 +119,37 @@ export interface ChannelBargeIn {
  * The reply's tool calls are dropped (they come after its text, in its unspoken end). The cut
  * time is the end of speech of the TTS of the heard part (the agent's voice is not stored).
  */
-export async function channelBargeIn(ch: EpisodeChannel, key: ChannelEpisodeKey, turn: number, text: string, calls: readonly ToolCall[]): Promise<ChannelBargeIn | null> {
+export async function channelBargeIn(
+  ch: EpisodeChannel,
+  key: ChannelEpisodeKey,
+  turn: number,
+  text: string,
+  calls: readonly ToolCall[],
+): Promise<ChannelBargeIn | null> {
   const p = ch.bargeIn ?? 0;
   if (!(p > 0)) return null;
   const rng = rngFor('barge-in', key, turn);
   if (!(rng.next() < p)) return null;
   const type = sampleInterruptionType(normalizeMix(ch.mix), rng);
   const picker = ch.bargeInPicker ?? heuristicPicker;
-  const result = await picker.pick(text, type, rng, { language: key.language, facts: key.task.user_scenario.facts ?? [] });
+  const result = await picker.pick(text, type, rng, {
+    language: key.language,
+    facts: key.task.user_scenario.facts ?? [],
+  });
   const pick = result.pick;
   if (!pick) return null;
   if (result.note) {
     // The note goes on the timeline of the caller's interrupting turn (the next trajectory index).
     let notes = pendingNotes.get(ch);
     if (!notes) pendingNotes.set(ch, (notes = new Map()));
-    notes.set(noteKey(key, turn + 1), [{ type: 'note', start_ms: 0, end_ms: 0, params: { what: 'barge_in_picker_fallback', picker: picker.id, note: result.note } }]);
+    notes.set(noteKey(key, turn + 1), [
+      {
+        type: 'note',
+        start_ms: 0,
+        end_ms: 0,
+        params: { what: 'barge_in_picker_fallback', picker: picker.id, note: result.note },
+      },
+    ]);
   }
   const heardAudio = await ch.tts.synthesize(pick.cut.heard, { language: key.language });
   return {

@@ -8,7 +8,13 @@ import { rngFromState, seededRng, type Rng } from '../ports/rng.ts';
 import { toolSchema, toolsFor, type OpenAiToolSchema } from '../schema/domain.ts';
 import type { Requestor, Task } from '../schema/task.ts';
 import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
-import { InfrastructureError, STOP_TOKENS, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
+import {
+  InfrastructureError,
+  STOP_TOKENS,
+  type Agent,
+  type EpisodeView,
+  type UserSimulator,
+} from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
 import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from './channel-step.ts';
 
@@ -120,7 +126,13 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   let invalidReason: string | null = null;
   let env: Environment | undefined;
 
-  const channelKey: ChannelEpisodeKey = { domain: runtime.domain.name, language: runtime.domain.language, task, trial: opts.trial ?? 0, seed };
+  const channelKey: ChannelEpisodeKey = {
+    domain: runtime.domain.name,
+    language: runtime.domain.language,
+    task,
+    trial: opts.trial ?? 0,
+    seed,
+  };
 
   const view = (who: Requestor): EpisodeView => ({
     domain: runtime.domain,
@@ -170,9 +182,29 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         // the caller's interruption is the next turn.
         const barge = await channelBargeIn(opts.channel, channelKey, turns.length, text, calls);
         if (barge) {
-          push({ role: 'assistant', text: barge.interrupted.heard_text, tool_calls: [], t_ms: clock.now(), ...gen, interrupted: barge.interrupted } as Turn);
-          const { text: said, ...heard } = await channelCallerTurn(opts.channel, channelKey, turns.length, barge.caller.text, false);
-          push({ role: 'user', text: said, tool_calls: [], t_ms: clock.now(), ...heard, barge_in: { type: barge.caller.type, value: barge.caller.value } } as Turn);
+          push({
+            role: 'assistant',
+            text: barge.interrupted.heard_text,
+            tool_calls: [],
+            t_ms: clock.now(),
+            ...gen,
+            interrupted: barge.interrupted,
+          } as Turn);
+          const { text: said, ...heard } = await channelCallerTurn(
+            opts.channel,
+            channelKey,
+            turns.length,
+            barge.caller.text,
+            false,
+          );
+          push({
+            role: 'user',
+            text: said,
+            tool_calls: [],
+            t_ms: clock.now(),
+            ...heard,
+            barge_in: { type: barge.caller.type, value: barge.caller.value },
+          } as Turn);
           step++;
           next = 'assistant';
           continue;

@@ -1,3 +1,3 @@
 export * from './episode.ts';
-export * from "./batch.ts";
-export * from "./normalize.ts";
+export * from './batch.ts';
+export * from './normalize.ts';

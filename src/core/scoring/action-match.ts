@@ -35,7 +35,10 @@ export function scoreActions(turns: readonly Turn[], actions: readonly Action[])
     .filter((a) => !calls.some((c) => matchesAction(a, c.turn.name, c.turn.arguments)));
   return passFail(
     missing.length === 0,
-    missing.map((a) => `no matching call for ${showCall(a.name, a.compare_args ? pick(a.arguments, a.compare_args) : a.arguments)}`),
+    missing.map(
+      (a) =>
+        `no matching call for ${showCall(a.name, a.compare_args ? pick(a.arguments, a.compare_args) : a.arguments)}`,
+    ),
   );
 }
 

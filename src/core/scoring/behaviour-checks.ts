@@ -47,7 +47,11 @@ function lastBefore(texts: readonly IndexedText[], index: number): IndexedText |
  * One confirmation licenses the writes of one assistant tool-call turn only; a later write turn
  * needs a new one. Writing first and asking afterwards fails. No such write: skipped.
  */
-function confirmBeforeWrite(check: CheckedAssertion['check'], turns: readonly Turn[], domain: DomainDefinition): Outcome {
+function confirmBeforeWrite(
+  check: CheckedAssertion['check'],
+  turns: readonly Turn[],
+  domain: DomainDefinition,
+): Outcome {
   const writes = agentWrites(turns, domain).filter((w) => !check.tool || w.turn.name === check.tool);
   const what = check.tool ? `${check.tool} write` : 'agent write';
   if (writes.length === 0) return skipped(`no ${what}`);
@@ -64,17 +68,29 @@ function confirmBeforeWrite(check: CheckedAssertion['check'], turns: readonly Tu
       continue;
     }
     if (!isAgreement(reply.text)) {
-      failures.push(failed(`${at}: the caller's last words before it (turn ${reply.index}: ${quote(reply.text)}) are not an agreement`, w.index));
+      failures.push(
+        failed(
+          `${at}: the caller's last words before it (turn ${reply.index}: ${quote(reply.text)}) are not an agreement`,
+          w.index,
+        ),
+      );
       continue;
     }
     const ask = lastBefore(agentTexts, reply.index);
     if (!ask || !asksForConfirmation(ask.text)) {
-      failures.push(failed(`${at}: the agent did not ask for confirmation before the caller's turn ${reply.index}`, w.index));
+      failures.push(
+        failed(`${at}: the agent did not ask for confirmation before the caller's turn ${reply.index}`, w.index),
+      );
       continue;
     }
     const licensed = used.get(reply.index);
     if (licensed !== undefined && licensed !== w.callerIndex) {
-      failures.push(failed(`${at}: the confirmation at turn ${reply.index} was already used by the writes of turn ${licensed}`, w.index));
+      failures.push(
+        failed(
+          `${at}: the confirmation at turn ${reply.index} was already used by the writes of turn ${licensed}`,
+          w.index,
+        ),
+      );
       continue;
     }
     used.set(reply.index, w.callerIndex);
@@ -93,7 +109,11 @@ function matchingCalls(check: CheckedAssertion['check'], turns: readonly Turn[],
 }
 
 /** Run one deterministic assertion on the replayed trajectory. */
-export function checkAssertion(a: CheckedAssertion, turns: readonly Turn[], domain: DomainDefinition): AssertionVerdict {
+export function checkAssertion(
+  a: CheckedAssertion,
+  turns: readonly Turn[],
+  domain: DomainDefinition,
+): AssertionVerdict {
   return { id: a.id, rule: a.rule, ...runCheck(a.check, turns, domain) };
 }
 
@@ -111,11 +131,15 @@ function runCheck(check: CheckedAssertion['check'], turns: readonly Turn[], doma
   switch (check.kind) {
     case 'tool_called': {
       const hit = matchingCalls(check, turns, tool)[0];
-      return hit ? passed(`${wanted} called at turn ${hit.index}`, hit.index) : failed(`no successful call matching ${wanted}`);
+      return hit
+        ? passed(`${wanted} called at turn ${hit.index}`, hit.index)
+        : failed(`no successful call matching ${wanted}`);
     }
     case 'tool_not_called': {
       const hit = matchingCalls(check, turns, tool)[0];
-      return hit ? failed(`${wanted} called at turn ${hit.index}`, hit.index) : passed(`no successful call matching ${wanted}`);
+      return hit
+        ? failed(`${wanted} called at turn ${hit.index}`, hit.index)
+        : passed(`no successful call matching ${wanted}`);
     }
     case 'read_before_write': {
       const firstWrite = agentWrites(turns, domain)[0];
@@ -135,7 +159,11 @@ function runCheck(check: CheckedAssertion['check'], turns: readonly Turn[], doma
  * during the predicted replay, naming the turn; a rule without violations passed when the agent
  * changed rows at all, and is skipped when it did not (the checks run only after agent writes).
  */
-export function ruleVerdicts(domain: DomainDefinition, violations: readonly ReplayedViolation[], turns: readonly Turn[]): AssertionVerdict[] {
+export function ruleVerdicts(
+  domain: DomainDefinition,
+  violations: readonly ReplayedViolation[],
+  turns: readonly Turn[],
+): AssertionVerdict[] {
   const wrote = successfulAgentCalls(turns).some((c) => c.turn.writes.length > 0);
   const out: AssertionVerdict[] = [];
   const rules = [...new Set([...(domain.ruleChecks ?? []).map((r) => r.rule), ...violations.map((v) => v.rule)])];
@@ -143,7 +171,8 @@ export function ruleVerdicts(domain: DomainDefinition, violations: readonly Repl
     const broken = violations.filter((v) => v.rule === rule);
     const id = `rule:${rule}`;
     if (broken.length) {
-      for (const v of broken) out.push({ id, rule, status: 'failed', reason: `${v.message} (${v.tool} at turn ${v.turn})`, turn: v.turn });
+      for (const v of broken)
+        out.push({ id, rule, status: 'failed', reason: `${v.message} (${v.tool} at turn ${v.turn})`, turn: v.turn });
     } else {
       out.push({ id, rule, ...(wrote ? passed('no violation after any agent write') : skipped('no agent write')) });
     }

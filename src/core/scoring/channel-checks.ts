@@ -99,14 +99,20 @@ function dropoutCheck(turn: UserTurn, at: number, turns: readonly Turn[]): Outco
   const tokens = tokenTexts(r.text);
   if (tokens.length > SHORT_REPLY_TOKENS) problems.push(`reply is ${tokens.length} tokens (> ${SHORT_REPLY_TOKENS})`);
   const anchor = anchorOf(turn.text);
-  if (anchor && !compactValue(r.text).includes(compactValue(anchor))) problems.push(`does not repeat the heard part (${quote(anchor)})`);
+  if (anchor && !compactValue(r.text).includes(compactValue(anchor)))
+    problems.push(`does not repeat the heard part (${quote(anchor)})`);
   const lower = r.text.toLowerCase();
-  if (!asksForConfirmation(r.text) && !ASK_REST_CUES.some((c) => lower.includes(c))) problems.push('does not ask for the rest');
+  if (!asksForConfirmation(r.text) && !ASK_REST_CUES.some((c) => lower.includes(c)))
+    problems.push('does not ask for the rest');
   if (RESTART_CUES.some((c) => lower.includes(c))) problems.push('starts the form over');
   if (r.calls.length > 0) problems.push(`calls ${r.calls.map((c) => c.name).join(', ')} before the caller finished`);
   return problems.length
     ? { status: 'failed', reason: `reply ${quote(r.text)}: ${join(problems)}`, turn: r.index }
-    : { status: 'passed', reason: `short follow-up ${quote(r.text)} keeps ${quote(anchor ?? '')} and asks for the rest`, turn: r.index };
+    : {
+        status: 'passed',
+        reason: `short follow-up ${quote(r.text)} keeps ${quote(anchor ?? '')} and asks for the rest`,
+        turn: r.index,
+      };
 }
 
 /** The assistant turn a barge-in at `at` interrupted. */
@@ -119,13 +125,18 @@ function restarts(heard: string, reply: string): string | null {
   const h = tokenTexts(heard);
   const r = tokenTexts(reply);
   const lead = Math.min(3, h.length);
-  if (lead > 0 && r.length >= lead && h.slice(0, lead).join(' ') === r.slice(0, lead).join(' ')) return 'starts the interrupted reply over';
+  if (lead > 0 && r.length >= lead && h.slice(0, lead).join(' ') === r.slice(0, lead).join(' '))
+    return 'starts the interrupted reply over';
   const share = ngramOverlap(h, r);
   if (share >= REPEAT_SHARE) return `repeats ${Math.round(share * 100)} % of what was heard`;
   return null;
 }
 
-function bargeInCheck(turn: UserTurn & { barge_in: NonNullable<UserTurn['barge_in']> }, at: number, turns: readonly Turn[]): Outcome | null {
+function bargeInCheck(
+  turn: UserTurn & { barge_in: NonNullable<UserTurn['barge_in']> },
+  at: number,
+  turns: readonly Turn[],
+): Outcome | null {
   const type = turn.barge_in.type;
   if (type === 'question') return null;
   const before = interruptedBefore(turns, at);
@@ -156,7 +167,11 @@ function bargeInCheck(turn: UserTurn & { barge_in: NonNullable<UserTurn['barge_i
     if (!inText && !inArgs) problems.push(`does not use the corrected value ${quote(value)}`);
   }
   return problems.length
-    ? { status: 'failed', reason: `after the ${type} barge-in, reply ${quote(r.text)}: ${join(problems)}`, turn: r.index }
+    ? {
+        status: 'failed',
+        reason: `after the ${type} barge-in, reply ${quote(r.text)}: ${join(problems)}`,
+        turn: r.index,
+      }
     : { status: 'passed', reason: `after the ${type} barge-in, reply ${quote(r.text)}`, turn: r.index };
 }
 

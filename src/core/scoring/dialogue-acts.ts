@@ -40,7 +40,8 @@ const FILLERS = /^(?:(?:um+|uh+|er+|well|oh|ah|so|呃|啊)(?![a-z])[\s,，.。�
 const AGREE_EN =
   /^(?:yes|yeah|yep|yup|sure|ok|okay|alright|all right|right|correct|exactly|absolutely|definitely|of course|please do|please go ahead|go ahead|do it|sounds good|that'?s (?:right|correct|fine|good)|i (?:confirm|agree)|confirmed|fine)\b/;
 // 好像 (seems), 是这样 (here's the thing), 对了 (by the way) … start a clause without agreeing.
-const AGREE_ZH = /^(?:好(?!像|久|多)|行|可以|是(?!这样|那样|谁|什么|哪)|对(?!了)|嗯|确认|确定|同意|没问题|没错|ok|麻烦)/;
+const AGREE_ZH =
+  /^(?:好(?!像|久|多)|行|可以|是(?!这样|那样|谁|什么|哪)|对(?!了)|嗯|确认|确定|同意|没问题|没错|ok|麻烦)/;
 
 /** Positive phrases that contain a negation word; removed before looking for negations. */
 const POSITIVE_WITH_NEGATION = /no problem|not a problem|no worries|why not|没问题|没错|不错|不客气/g;

@@ -16,7 +16,10 @@ import { jsonEqual, showCall } from './turns.ts';
  * its assertion; any other exception is a domain bug and propagates. Our environment has one
  * database, so `env_type` is not used.
  */
-export async function scoreEnvAssertions(env: Environment, assertions: readonly EnvAssertion[]): Promise<ComponentResult> {
+export async function scoreEnvAssertions(
+  env: Environment,
+  assertions: readonly EnvAssertion[],
+): Promise<ComponentResult> {
   const fns = env.domain.envFunctions ?? {};
   const details: string[] = [];
   for (const a of assertions) {

@@ -46,7 +46,11 @@ export interface EvaluateOptions {
  * Vetoes apply when the task's `vetoes` says so; when it is absent, they apply to our own
  * domains and not to `imported` ones (tau2-bench tasks keep tau2's own basis by default).
  */
-export function rewardBasis(task: Task, hasRuleChecks: boolean, taskOrigin: 'native' | 'imported' = 'native'): RewardComponent[] {
+export function rewardBasis(
+  task: Task,
+  hasRuleChecks: boolean,
+  taskOrigin: 'native' | 'imported' = 'native',
+): RewardComponent[] {
   const c = task.evaluation_criteria;
   if (!c) return [];
   const basis = new Set<RewardComponent>(c.reward_basis);
@@ -86,7 +90,16 @@ export async function evaluate(
   if (!criteria) {
     const { reward, notes } = terminationOverride(1, options.termination);
     const p = processRewards(turns, reward, options.process);
-    return { reward, partial: false, basis: [], components: {}, assertions: [], step_rewards: p.step_rewards, returns: p.returns, notes };
+    return {
+      reward,
+      partial: false,
+      basis: [],
+      components: {},
+      assertions: [],
+      step_rewards: p.step_rewards,
+      returns: p.returns,
+      notes,
+    };
   }
   const domain = runtime.domain;
   const basis = rewardBasis(task, (domain.ruleChecks?.length ?? 0) > 0, domain.taskOrigin ?? 'native');
@@ -157,7 +170,15 @@ export async function evaluate(
 /** Endings after which an episode is scored on its merits; any other valid ending scores 0. */
 const NORMAL_ENDINGS: ReadonlySet<TerminationReason> = new Set(['user_stop', 'agent_stop', 'transfer', 'out_of_scope']);
 
-function terminationOverride(reward: number, termination: TerminationReason | undefined): { reward: number; notes: string[] } {
+function terminationOverride(
+  reward: number,
+  termination: TerminationReason | undefined,
+): { reward: number; notes: string[] } {
   if (!termination || NORMAL_ENDINGS.has(termination)) return { reward, notes: [] };
-  return { reward: 0, notes: [`episode ended on ${termination}: reward 0 (tau2-bench scores only episodes the agent or the caller ended)`] };
+  return {
+    reward: 0,
+    notes: [
+      `episode ended on ${termination}: reward 0 (tau2-bench scores only episodes the agent or the caller ended)`,
+    ],
+  };
 }

@@ -45,12 +45,17 @@ export async function judgeAll(
  * else 0 with one detail per unmet assertion. `verdicts` is `null` when no judge is configured:
  * the component is then not judged (score `null`) unless there is nothing to judge.
  */
-export function scoreNlAssertions(items: readonly JudgeItem[], verdicts: ReadonlyMap<string, JudgeVerdict> | null): ComponentResult {
+export function scoreNlAssertions(
+  items: readonly JudgeItem[],
+  verdicts: ReadonlyMap<string, JudgeVerdict> | null,
+): ComponentResult {
   if (items.length === 0) return passFail(true);
   if (!verdicts) return notJudged([NOT_JUDGED]);
   const unmet = items.flatMap((item) => {
     const v = verdicts.get(item.id)!;
-    return v.met ? [] : [`not met: ${JSON.stringify(item.text)}${v.turn === null ? '' : ` (turn ${v.turn})`}: ${v.reason}`];
+    return v.met
+      ? []
+      : [`not met: ${JSON.stringify(item.text)}${v.turn === null ? '' : ` (turn ${v.turn})`}: ${v.reason}`];
   });
   return passFail(unmet.length === 0, unmet);
 }

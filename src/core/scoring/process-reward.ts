@@ -47,7 +47,11 @@ export function discountedReturns(rewards: readonly number[], gamma: number = PR
  * to the last step. Success is read from the tool turns' `error` flags. An episode without an
  * assistant turn has no steps.
  */
-export function processRewards(turns: readonly Turn[], finalReward: number, opts: ProcessRewardOptions = {}): ProcessRewards {
+export function processRewards(
+  turns: readonly Turn[],
+  finalReward: number,
+  opts: ProcessRewardOptions = {},
+): ProcessRewards {
   const { success, failure, gamma } = { ...PROCESS_DEFAULTS, ...stripUndefined(opts) };
   const step_turns: number[] = [];
   turns.forEach((t, i) => {

@@ -76,7 +76,8 @@ export function repeatedSentences(text: string, min = 3): string[] {
 }
 
 /** Punctuation and symbols that ordinary English or Chinese speech text may contain. */
-const ORDINARY = /[\p{L}\p{M}\p{N}\s!-/:-@[-`{-~。，、；：？！“”‘’（）《》〈〉【】「」『』…—–·～￥¥€£％＋－＝／＆＠＃]/u;
+const ORDINARY =
+  /[\p{L}\p{M}\p{N}\s!-/:-@[-`{-~。，、；：？！“”‘’（）《》〈〉【】「」『』…—–·～￥¥€£％＋－＝／＆＠＃]/u;
 
 /** Share of odd characters above which a text counts as garbled (with at least {@link MIN_ODD} of them). */
 export const ODD_SHARE = 0.25;
@@ -133,7 +134,11 @@ export function qualityFindings(turns: readonly Turn[]): QualityFinding[] {
     if (marks.length) out.push({ turn: index, rule: 'formatting', detail: marks.join(', ') });
     const repeated = repeatedSentences(text);
     if (repeated.length) {
-      out.push({ turn: index, rule: 'repetition', detail: repeated.map((s) => `${JSON.stringify(s)} said 3+ times`).join(', ') });
+      out.push({
+        turn: index,
+        rule: 'repetition',
+        detail: repeated.map((s) => `${JSON.stringify(s)} said 3+ times`).join(', '),
+      });
     }
     const garbled = garbledSigns(text);
     if (garbled.length) out.push({ turn: index, rule: 'garbled', detail: garbled.join(', ') });

@@ -124,7 +124,11 @@ async function replayActions(env: Environment, task: Task): Promise<Omit<GoldRes
  * Replay every tool turn of `turns`, in order, with its requestor and turn index, on a fresh
  * environment for `task`. The returned `env` is left open; close it when done.
  */
-export async function replayTrajectory(runtime: DomainRuntime, task: Task, turns: readonly Turn[]): Promise<TrajectoryReplay> {
+export async function replayTrajectory(
+  runtime: DomainRuntime,
+  task: Task,
+  turns: readonly Turn[],
+): Promise<TrajectoryReplay> {
   const env = await runtime.open(task);
   try {
     const out: Turn[] = [];
@@ -141,7 +145,8 @@ export async function replayTrajectory(runtime: DomainRuntime, task: Task, turns
       if (outcome.error !== turn.error || outcome.content !== turn.content) diverged.push(index);
       out.push({ ...turn, content: outcome.content, error: outcome.error, writes: outcome.writes });
       writes.push(...(await withRows(env, outcome.writes)));
-      for (const v of outcome.violations) violations.push({ turn: index, tool: turn.name, rule: v.rule, message: v.message });
+      for (const v of outcome.violations)
+        violations.push({ turn: index, tool: turn.name, rule: v.rule, message: v.message });
     }
     return { turns: out, writes, violations, changes: await env.changes(), diverged, env };
   } catch (e) {
@@ -170,7 +175,10 @@ async function withRows(env: Environment, writes: readonly WriteEntry[]): Promis
 async function currentRow(env: Environment, w: WriteEntry): Promise<SqlRow | undefined> {
   const cols = Object.keys(w.key);
   const where = cols.map((c) => `${ident(c)} IS ?`).join(' AND ');
-  const rows = await env.query(`SELECT * FROM ${ident(w.table)} WHERE ${where}`, cols.map((c) => w.key[c] ?? null));
+  const rows = await env.query(
+    `SELECT * FROM ${ident(w.table)} WHERE ${where}`,
+    cols.map((c) => w.key[c] ?? null),
+  );
   return rows[0];
 }
 

@@ -53,7 +53,8 @@ export async function scoreDb(
     return passFail(true, ['no reference actions or env assertions: state not compared']);
   }
   const warnings = gold.errors.map(
-    (e) => `gold replay incomplete: action ${e.index} ${showCall(e.action.name, e.action.arguments)} failed: ${e.content}`,
+    (e) =>
+      `gold replay incomplete: action ${e.index} ${showCall(e.action.name, e.action.arguments)} failed: ${e.content}`,
   );
   const diff = await diffWithGold(runtime, task, gold, predicted);
   return passFail(diff.equal, [...warnings, ...diff.lines]);
@@ -65,7 +66,8 @@ export function orderInsensitiveOptions(runtime: DomainRuntime): Record<string, 
   const ordered = Object.entries(tables).filter(([, o]) => o.orderColumn);
   if (ordered.length === 0) return null;
   const out: Record<string, TableOptions> = { ...tables };
-  for (const [name, o] of ordered) out[name] = { ...o, unordered: true, ignoreColumns: [...(o.ignoreColumns ?? []), o.orderColumn!] };
+  for (const [name, o] of ordered)
+    out[name] = { ...o, unordered: true, ignoreColumns: [...(o.ignoreColumns ?? []), o.orderColumn!] };
   return out;
 }
 
@@ -89,4 +91,3 @@ export async function scoreDbOrderInsensitive(
     diffStates(await goldState(runtime, task), await predicted.env.exportState(), runtime.tables, options);
   return passFail(diff.equal, diff.lines);
 }
-

@@ -80,7 +80,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 }
 
 /** True when `args` has every key of `subset` with a deep-equal value. */
-export function argsInclude(args: Readonly<Record<string, unknown>>, subset: Readonly<Record<string, unknown>> = {}): boolean {
+export function argsInclude(
+  args: Readonly<Record<string, unknown>>,
+  subset: Readonly<Record<string, unknown>> = {},
+): boolean {
   return Object.entries(subset).every(([k, v]) => Object.hasOwn(args, k) && jsonEqual(args[k], v));
 }
 

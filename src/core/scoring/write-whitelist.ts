@@ -57,7 +57,13 @@ export function whitelistViolations(writes: readonly ReplayedWrite[], whitelist:
  * Score `WRITE_WHITELIST`: 1 when {@link whitelistViolations} finds none, else 0 with one
  * detail per offending write: `write not allowed: payments[3] (insert by pay at turn 4)`.
  */
-export function scoreWriteWhitelist(writes: readonly ReplayedWrite[], whitelist: readonly WhitelistEntry[]): ComponentResult {
+export function scoreWriteWhitelist(
+  writes: readonly ReplayedWrite[],
+  whitelist: readonly WhitelistEntry[],
+): ComponentResult {
   const offending = whitelistViolations(writes, whitelist);
-  return passFail(offending.length === 0, offending.map((d) => `write not allowed: ${d}`));
+  return passFail(
+    offending.length === 0,
+    offending.map((d) => `write not allowed: ${d}`),
+  );
 }

@@ -24,7 +24,9 @@ export const calculateTool = defineTool({
   params: z.strictObject({
     expression: z
       .string()
-      .describe("The arithmetic expression, e.g. '12 * (3 + 4)'. Only digits, + - * /, parentheses, dots and spaces are allowed."),
+      .describe(
+        "The arithmetic expression, e.g. '12 * (3 + 4)'. Only digits, + - * /, parentheses, dots and spaces are allowed.",
+      ),
   }),
   async run(_ctx, { expression }) {
     try {

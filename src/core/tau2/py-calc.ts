@@ -58,12 +58,12 @@ function trueDivBig(a: bigint, b: bigint): number {
   if ((na << BigInt(shift)) % nb !== 0n) q |= 1n;
   const value = Number(q) * 2 ** -shift;
   if (!Number.isFinite(value)) throw new PyCalcError('integer division result too large for a float');
-  return (a < 0n) !== (b < 0n) ? -value : value;
+  return a < 0n !== b < 0n ? -value : value;
 }
 
 function floorDivBig(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 /** Python's float floor division (`float_floor_div`). */
@@ -92,7 +92,8 @@ function floatPow(x: number, y: number): number {
     throw new PyCalcError("float() argument must be a string or a real number, not 'complex'");
   }
   const r = Math.pow(x, y);
-  if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y)) throw new PyCalcError('Numerical result out of range');
+  if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y))
+    throw new PyCalcError('Numerical result out of range');
   return r;
 }
 
@@ -201,7 +202,7 @@ export function evalPyArithmetic(expression: string): Num {
       if (!isOp(tokens[pos++], ')')) syntax();
     } else return syntax();
     // A call such as `2(3)` parses in Python but fails when run.
-    if (isOp(peek(), '(')) throw new PyCalcError("object is not callable");
+    if (isOp(peek(), '(')) throw new PyCalcError('object is not callable');
     return v;
   };
   const result = expr();

@@ -241,7 +241,7 @@ export function parsePyJson(text: string): PyJson {
       i++;
       const obj: PyDict = new Map();
       ws();
-      if (text[i] === '}') return i++, obj;
+      if (text[i] === '}') return (i++, obj);
       for (;;) {
         ws();
         if (text[i] !== '"') fail('expected a string key');
@@ -252,7 +252,7 @@ export function parsePyJson(text: string): PyJson {
         obj.set(key, value());
         ws();
         if (text[i] === ',') i++;
-        else if (text[i] === '}') return i++, obj;
+        else if (text[i] === '}') return (i++, obj);
         else fail("expected ',' or '}'");
       }
     }
@@ -260,12 +260,12 @@ export function parsePyJson(text: string): PyJson {
       i++;
       const arr: PyJson[] = [];
       ws();
-      if (text[i] === ']') return i++, arr;
+      if (text[i] === ']') return (i++, arr);
       for (;;) {
         arr.push(value());
         ws();
         if (text[i] === ',') i++;
-        else if (text[i] === ']') return i++, arr;
+        else if (text[i] === ']') return (i++, arr);
         else fail("expected ',' or ']'");
       }
     }
@@ -278,7 +278,7 @@ export function parsePyJson(text: string): PyJson {
       ['Infinity', new PyFloat(Infinity)],
       ['-Infinity', new PyFloat(-Infinity)],
     ] as const) {
-      if (text.startsWith(word, i)) return (i += word.length), v;
+      if (text.startsWith(word, i)) return ((i += word.length), v);
     }
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text);

@@ -34,7 +34,10 @@ export function inPositionOrder(rows: readonly SqlRow[] | undefined): SqlRow[] {
  * (e.g. `["status"]`), or `null` when it had all of them. On export a listed field is left out
  * only while its value is still `null`, so a tool that sets it makes it appear.
  */
-export function absentFieldsColumn(record: Readonly<Record<string, unknown>>, optional: readonly string[]): string | null {
+export function absentFieldsColumn(
+  record: Readonly<Record<string, unknown>>,
+  optional: readonly string[],
+): string | null {
   const absent = optional.filter((path) => {
     const [head, tail] = path.split('.') as [string, string | undefined];
     const value = record[head];
@@ -76,7 +79,10 @@ export const pyZod = {
   },
   /** A tagged union of records, e.g. by `status` or `source`. */
   union<T extends readonly [z.ZodObject, ...z.ZodObject[]]>(tag: string, options: T) {
-    return z.preprocess(mapToObject, z.discriminatedUnion(tag, options as never) as unknown as z.ZodType<z.output<T[number]>>);
+    return z.preprocess(
+      mapToObject,
+      z.discriminatedUnion(tag, options as never) as unknown as z.ZodType<z.output<T[number]>>,
+    );
   },
   /** A dict `Dict[str, X]`: a `Map` in insertion order. */
   dict<V extends z.ZodType>(value: V) {
@@ -93,7 +99,9 @@ function mapToObject(v: unknown): unknown {
 }
 
 function objectToMap(v: unknown): unknown {
-  return v !== null && typeof v === 'object' && !(v instanceof Map) && !Array.isArray(v) ? new Map(Object.entries(v)) : v;
+  return v !== null && typeof v === 'object' && !(v instanceof Map) && !Array.isArray(v)
+    ? new Map(Object.entries(v))
+    : v;
 }
 
 /** The document to validate: text is parsed with {@link parsePyJson} (order and floats kept). */
@@ -121,4 +129,3 @@ export interface ExportOptions {
 export function requireTables(state: Readonly<Record<string, unknown>>, names: readonly string[]): void {
   for (const name of names) if (!state[name]) throw new Error(`exportTau2Db: state has no table "${name}"`);
 }
-

@@ -29,7 +29,11 @@ export const ChatContentPart = z.discriminatedUnion('type', [
 export const ChatMessage = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
   z.object({ role: z.literal('user'), content: z.union([z.string(), z.array(ChatContentPart).min(1)]) }),
-  z.object({ role: z.literal('assistant'), content: z.string().nullable(), tool_calls: z.array(ChatToolCall).optional() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string().nullable(),
+    tool_calls: z.array(ChatToolCall).optional(),
+  }),
   z.object({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }),
 ]);
 export type ChatMessage = z.infer<typeof ChatMessage>;
@@ -109,10 +113,26 @@ export function chatMessages(domain: Domain, turns: readonly Turn[], opts: ChatO
     if (t.role === 'user') {
       if (!t.text) return;
       const ref = opts.audioRef ? opts.audioRef(index) : t.audio?.degraded;
-      out.push({ role: 'user', content: ref ? [{ type: 'audio_url', audio_url: { url: ref } }, { type: 'text', text: t.text }] : t.text });
+      out.push({
+        role: 'user',
+        content: ref
+          ? [
+              { type: 'audio_url', audio_url: { url: ref } },
+              { type: 'text', text: t.text },
+            ]
+          : t.text,
+      });
     } else if (t.role === 'assistant') {
-      const calls = t.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
-      out.push({ role: 'assistant', content: t.text === '' && calls.length ? null : t.text, ...(calls.length ? { tool_calls: calls } : {}) });
+      const calls = t.tool_calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+      }));
+      out.push({
+        role: 'assistant',
+        content: t.text === '' && calls.length ? null : t.text,
+        ...(calls.length ? { tool_calls: calls } : {}),
+      });
     } else if (t.requestor === 'assistant') {
       out.push({ role: 'tool', tool_call_id: t.tool_call_id, content: t.content });
     }
@@ -144,7 +164,8 @@ export function sftRejection(t: Trajectory, filter: SftFilter = {}): string | nu
   if (!info) return 'not scored';
   if (info.partial && !filter.allowPartial) return 'partial reward';
   if (isTeacherGuided(t) && filter.allowTeacher === false) return 'teacher-guided';
-  if (filter.minReward !== undefined && info.reward < filter.minReward) return `reward ${info.reward} < ${filter.minReward}`;
+  if (filter.minReward !== undefined && info.reward < filter.minReward)
+    return `reward ${info.reward} < ${filter.minReward}`;
   for (const c of filter.requireComponents ?? []) {
     if (info.components[c]?.score !== 1) return `component ${c} not 1`;
   }
@@ -243,13 +264,23 @@ export interface GrpoRowOptions {
  *
  * @throws TeacherGuidanceError when a sample's trajectory is teacher-guided.
  */
-export function grpoRows(domain: Domain, batch: GroupBatch<Trajectory | TurnSample>, opts: GrpoRowOptions = {}): GrpoRow[] {
+export function grpoRows(
+  domain: Domain,
+  batch: GroupBatch<Trajectory | TurnSample>,
+  opts: GrpoRowOptions = {},
+): GrpoRow[] {
   const milestoneTurns = opts.milestoneTurns ?? new Map<string, number>();
   const rows: GrpoRow[] = [];
   for (const g of batch.groups) {
     if (g.granularity !== 'turn') refuseTeacherGuidance(g.samples.map((s) => s.item as Trajectory));
     g.samples.forEach((s, i) => {
-      const { messages, prefix, policy, turns } = sampleMessages(domain, g.granularity, s.item, g.prefix, milestoneTurns);
+      const { messages, prefix, policy, turns } = sampleMessages(
+        domain,
+        g.granularity,
+        s.item,
+        g.prefix,
+        milestoneTurns,
+      );
       rows.push(
         GrpoRow.parse({
           group_id: g.id,

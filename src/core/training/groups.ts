@@ -153,7 +153,9 @@ export function groupAdvantages(rewards: readonly number[], opts: { std?: StdKin
  * The rewards of one scored episode: final reward, binary outcome ({@link isSuccess}: reward
  * within 1e-6 of 1 and not partial), per-step rewards and returns, and the shaped total G_0.
  */
-export function episodeRewards(info: Pick<RewardInfo, 'reward' | 'partial' | 'step_rewards' | 'returns'>): SampleRewards {
+export function episodeRewards(
+  info: Pick<RewardInfo, 'reward' | 'partial' | 'step_rewards' | 'returns'>,
+): SampleRewards {
   return {
     final: info.reward,
     outcome: isSuccess(info) ? 1 : 0,
@@ -185,9 +187,18 @@ export function scoreGroups<T>(groups: readonly Group<T>[], opts: AdvantageOptio
   for (const g of groups) {
     if (seen.has(g.id)) throw new Error(`group ${g.id} appears twice: samples of one prefix belong to one group`);
     seen.add(g.id);
-    const outcome = spread(g.samples.map((s) => s.rewards.outcome), std);
-    const final = spread(g.samples.map((s) => s.rewards.final), std);
-    const shaped = spread(g.samples.map((s) => s.rewards.shaped), std);
+    const outcome = spread(
+      g.samples.map((s) => s.rewards.outcome),
+      std,
+    );
+    const final = spread(
+      g.samples.map((s) => s.rewards.final),
+      std,
+    );
+    const shaped = spread(
+      g.samples.map((s) => s.rewards.shaped),
+      std,
+    );
     if (outcome.std > 0) outcomeVar++;
     if (final.std > 0) finalVar++;
     if (shaped.std > 0) shapedVar++;
@@ -204,7 +215,11 @@ export function scoreGroups<T>(groups: readonly Group<T>[], opts: AdvantageOptio
   }
   const n = groups.length;
   const share = (k: number) => (n === 0 ? 0 : k / n);
-  return { groups: kept, dropped, supply: { groups: n, outcome: share(outcomeVar), final: share(finalVar), shaped: share(shapedVar) } };
+  return {
+    groups: kept,
+    dropped,
+    supply: { groups: n, outcome: share(outcomeVar), final: share(finalVar), shaped: share(shapedVar) },
+  };
 }
 
 /** `<granularity>:<prefix>`: the id of the group of samples sharing `prefix`. */

@@ -34,7 +34,10 @@ export function refuseTeacherGuidance(trajectories: readonly Trajectory[], what 
   const guided = trajectories.filter(isTeacherGuided);
   if (guided.length) {
     throw new TeacherGuidanceError(
-      `${what} refuses teacher-guided trajectories (${guided.length}: ${guided.slice(0, 3).map((t) => t.id).join(', ')}${guided.length > 3 ? ', …' : ''})`,
+      `${what} refuses teacher-guided trajectories (${guided.length}: ${guided
+        .slice(0, 3)
+        .map((t) => t.id)
+        .join(', ')}${guided.length > 3 ? ', …' : ''})`,
     );
   }
 }
@@ -110,7 +113,10 @@ export interface StatefulParticipant {
 }
 
 function isStateful(x: unknown): x is StatefulParticipant {
-  return typeof (x as StatefulParticipant).saveState === 'function' && typeof (x as StatefulParticipant).loadState === 'function';
+  return (
+    typeof (x as StatefulParticipant).saveState === 'function' &&
+    typeof (x as StatefulParticipant).loadState === 'function'
+  );
 }
 
 /** A saved point of an episode where the agent's successful calls match a reference prefix. */
@@ -156,7 +162,10 @@ interface EpisodeRun extends SamplerOptions {
 async function scored(opts: SamplerOptions & { task: Task }, t: Trajectory): Promise<Trajectory> {
   if (!t.valid) return t;
   try {
-    t.reward_info = await evaluate(opts.runtime, opts.task, t.turns, { termination: t.termination, ...(opts.judge ? { judge: opts.judge } : {}) });
+    t.reward_info = await evaluate(opts.runtime, opts.task, t.turns, {
+      termination: t.termination,
+      ...(opts.judge ? { judge: opts.judge } : {}),
+    });
   } catch (e) {
     t.valid = false;
     t.termination = 'infrastructure_error';
@@ -171,7 +180,9 @@ async function scored(opts: SamplerOptions & { task: Task }, t: Trajectory): Pro
  * before the next participant turn after the matching call, i.e. right where the agent makes its
  * next decision. The episode ends as usual; milestones are returned with the trajectory.
  */
-export async function runWithMilestones(opts: EpisodeRun): Promise<{ trajectory: Trajectory; milestones: Milestone[] }> {
+export async function runWithMilestones(
+  opts: EpisodeRun,
+): Promise<{ trajectory: Trajectory; milestones: Milestone[] }> {
   const agent = opts.agent();
   const user = opts.user();
   const milestones: Milestone[] = [];
@@ -196,7 +207,11 @@ export async function runWithMilestones(opts: EpisodeRun): Promise<{ trajectory:
         task_id: opts.task.id,
         seed: opts.seed,
         level: m,
-        matched: successfulAgentCalls(checkpoint.turns).map((c) => ({ id: c.turn.tool_call_id, name: c.turn.name, arguments: c.turn.arguments })),
+        matched: successfulAgentCalls(checkpoint.turns).map((c) => ({
+          id: c.turn.tool_call_id,
+          name: c.turn.name,
+          arguments: c.turn.arguments,
+        })),
         checkpoint,
         ...(isStateful(user) ? { user_state: user.saveState() } : {}),
       });
@@ -220,7 +235,9 @@ export async function forkMilestone(
     const agent = opts.agent();
     const user = opts.user();
     if (milestone.user_state !== undefined && isStateful(user)) user.loadState(structuredClone(milestone.user_state));
-    const agentState = opts.exact ? milestone.checkpoint.rng.assistant : forkState(milestone.checkpoint.rng.assistant, seed);
+    const agentState = opts.exact
+      ? milestone.checkpoint.rng.assistant
+      : forkState(milestone.checkpoint.rng.assistant, seed);
     const t = await runEpisode({
       runtime: opts.runtime,
       task: opts.task,
@@ -252,7 +269,12 @@ function forkState(saved: number, seed: number): number {
  */
 export async function milestoneGroups(
   opts: SamplerOptions & { tasks: readonly Task[]; k: number; seed: number },
-): Promise<{ groups: Group<Trajectory>[]; sources: Trajectory[]; milestones: Milestone[]; trajectories: Trajectory[] }> {
+): Promise<{
+  groups: Group<Trajectory>[];
+  sources: Trajectory[];
+  milestones: Milestone[];
+  trajectories: Trajectory[];
+}> {
   const groups: Group<Trajectory>[] = [];
   const sources: Trajectory[] = [];
   const all: Milestone[] = [];

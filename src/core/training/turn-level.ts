@@ -37,7 +37,14 @@ export interface TurnCandidate {
 export type RubricStatus = 'passed' | 'failed' | 'not_applicable' | 'not_judged';
 
 /** Ids of the deterministic rubric items, in the order they are checked. */
-export const RUBRIC_ITEMS = ['right_tool', 'calls_succeed', 'grounded_args', 'no_unauthorized_write', 'confirmation', 'spoken_quality'] as const;
+export const RUBRIC_ITEMS = [
+  'right_tool',
+  'calls_succeed',
+  'grounded_args',
+  'no_unauthorized_write',
+  'confirmation',
+  'spoken_quality',
+] as const;
 
 /** One rubric item's verdict. */
 export interface RubricItem {
@@ -71,7 +78,10 @@ export interface TurnRubricOptions {
 
 /** What the judge is asked about a candidate turn. */
 export const JUDGE_ITEMS = [
-  { id: 'judge:policy', text: 'The last agent turn is a sound next step: it follows the policy and moves the caller towards their goal.' },
+  {
+    id: 'judge:policy',
+    text: 'The last agent turn is a sound next step: it follows the policy and moves the caller towards their goal.',
+  },
 ] as const;
 
 /** Indices of the assistant turns of a trajectory: the decision points of the turn level. */
@@ -121,7 +131,13 @@ function scalars(value: unknown, out: string[] = []): string[] {
 
 const squash = (text: string) => text.toLowerCase().replace(/[\s-]+/g, '');
 
-const item = (id: string, status: RubricStatus, reason: string, veto = false): RubricItem => ({ id, kind: 'deterministic', status, reason, veto });
+const item = (id: string, status: RubricStatus, reason: string, veto = false): RubricItem => ({
+  id,
+  kind: 'deterministic',
+  status,
+  reason,
+  veto,
+});
 
 /**
  * Score one candidate for the turn after `context`.
@@ -157,7 +173,17 @@ export async function scoreTurnCandidate(
     ...context,
     { role: 'assistant', text: candidate.text, tool_calls: candidate.tool_calls, t_ms: 0 },
     ...candidate.tool_calls.map(
-      (c): Turn => ({ role: 'tool', requestor: 'assistant', tool_call_id: c.id, name: c.name, arguments: c.arguments, content: '', error: false, writes: [], t_ms: 0 }),
+      (c): Turn => ({
+        role: 'tool',
+        requestor: 'assistant',
+        tool_call_id: c.id,
+        name: c.name,
+        arguments: c.arguments,
+        content: '',
+        error: false,
+        writes: [],
+        t_ms: 0,
+      }),
     ),
   ];
   const replay = await replayTrajectory(runtime, task, draft);
@@ -171,7 +197,8 @@ export async function scoreTurnCandidate(
   const actions = (task.evaluation_criteria?.actions ?? []).filter((a) => a.requestor === 'assistant');
   const first = calls[0];
   if (!first) items.push(item('right_tool', 'not_applicable', 'no tool call'));
-  else if (prefix === null) items.push(item('right_tool', 'not_applicable', 'the context already left the reference solution'));
+  else if (prefix === null)
+    items.push(item('right_tool', 'not_applicable', 'the context already left the reference solution'));
   else {
     const expected = actions[prefix];
     if (expected) {
@@ -191,7 +218,9 @@ export async function scoreTurnCandidate(
   }
 
   // calls_succeed
-  const results = turns.slice(at + 1).filter((t): t is Extract<Turn, { role: 'tool' }> => t.role === 'tool' && t.requestor === 'assistant');
+  const results = turns
+    .slice(at + 1)
+    .filter((t): t is Extract<Turn, { role: 'tool' }> => t.role === 'tool' && t.requestor === 'assistant');
   const failedCalls = results.filter((t) => t.error);
   if (calls.length === 0) items.push(item('calls_succeed', 'not_applicable', 'no tool call'));
   else {
@@ -205,9 +234,15 @@ export async function scoreTurnCandidate(
   // grounded_args
   if (calls.length === 0) items.push(item('grounded_args', 'not_applicable', 'no tool call'));
   else {
-    const heard = context.flatMap((t) => (t.role === 'user' ? [t.text] : t.role === 'tool' && t.requestor === 'assistant' ? [t.content] : []));
+    const heard = context.flatMap((t) =>
+      t.role === 'user' ? [t.text] : t.role === 'tool' && t.requestor === 'assistant' ? [t.content] : [],
+    );
     const corpus = squash(heard.join('\n'));
-    const missing = calls.flatMap((c) => scalars(c.arguments).filter((v) => !corpus.includes(squash(v))).map((v) => `${c.name}: ${JSON.stringify(v)}`));
+    const missing = calls.flatMap((c) =>
+      scalars(c.arguments)
+        .filter((v) => !corpus.includes(squash(v)))
+        .map((v) => `${c.name}: ${JSON.stringify(v)}`),
+    );
     items.push(
       missing.length
         ? item('grounded_args', 'failed', `not heard or looked up: ${missing.join(', ')}`)
@@ -217,9 +252,13 @@ export async function scoreTurnCandidate(
 
   // no_unauthorized_write
   const whitelist = task.evaluation_criteria?.write_whitelist;
-  if (whitelist == null) items.push(item('no_unauthorized_write', 'not_applicable', 'task has no write whitelist', true));
+  if (whitelist == null)
+    items.push(item('no_unauthorized_write', 'not_applicable', 'task has no write whitelist', true));
   else {
-    const bad = whitelistViolations(replay.writes.filter((w) => w.turn > at), whitelist);
+    const bad = whitelistViolations(
+      replay.writes.filter((w) => w.turn > at),
+      whitelist,
+    );
     items.push(
       bad.length
         ? item('no_unauthorized_write', 'failed', `write not allowed: ${bad.join('; ')}`, true)
@@ -232,17 +271,23 @@ export async function scoreTurnCandidate(
   const confirm = (task.evaluation_criteria?.assertions ?? []).filter((a) => a.check?.kind === 'confirm_before_write');
   const relevant = confirm.filter((a) => !a.check?.tool || writes.some((w) => w.turn.name === a.check?.tool));
   if (writes.length === 0) items.push(item('confirmation', 'not_applicable', 'no write'));
-  else if (relevant.length === 0) items.push(item('confirmation', 'not_applicable', 'the task asks for no confirmation of this write'));
+  else if (relevant.length === 0)
+    items.push(item('confirmation', 'not_applicable', 'the task asks for no confirmation of this write'));
   else {
     const results = relevant.map((a) => {
       const checked = { ...a, check: a.check! };
       const before = checkAssertion(checked, turns.slice(0, at), domain);
       return before.status === 'failed' ? null : checkAssertion(checked, turns, domain);
     });
-    if (results.some((r) => r === null)) items.push(item('confirmation', 'not_applicable', 'the context already has an unconfirmed write'));
+    if (results.some((r) => r === null))
+      items.push(item('confirmation', 'not_applicable', 'the context already has an unconfirmed write'));
     else {
       const failed = results.find((r) => r!.status === 'failed');
-      items.push(failed ? item('confirmation', 'failed', failed.reason) : item('confirmation', 'passed', 'the write was confirmed by the caller'));
+      items.push(
+        failed
+          ? item('confirmation', 'failed', failed.reason)
+          : item('confirmation', 'passed', 'the write was confirmed by the caller'),
+      );
     }
   }
 
@@ -250,8 +295,10 @@ export async function scoreTurnCandidate(
   const max = opts.maxSpokenChars ?? MAX_SPOKEN_CHARS;
   const findings = qualityFindings(turns.slice(0, at + 1)).filter((f) => f.turn === at);
   const length = [...spokenText(candidate.text)].length;
-  if (findings.length) items.push(item('spoken_quality', 'failed', findings.map((f) => `${f.rule} (${f.detail})`).join('; '), true));
-  else if (length > max) items.push(item('spoken_quality', 'failed', `${length} characters, more than ${max} for one spoken turn`, true));
+  if (findings.length)
+    items.push(item('spoken_quality', 'failed', findings.map((f) => `${f.rule} (${f.detail})`).join('; '), true));
+  else if (length > max)
+    items.push(item('spoken_quality', 'failed', `${length} characters, more than ${max} for one spoken turn`, true));
   else items.push(item('spoken_quality', 'passed', length ? 'plain spoken text' : 'no text', true));
 
   // judged items
@@ -262,7 +309,14 @@ export async function scoreTurnCandidate(
       items.push({ id: j.id, kind: 'judged', status: v.met ? 'passed' : 'failed', reason: v.reason, veto: false });
     }
   } else {
-    for (const j of JUDGE_ITEMS) items.push({ id: j.id, kind: 'judged', status: 'not_judged', reason: 'not judged: no judge configured', veto: false });
+    for (const j of JUDGE_ITEMS)
+      items.push({
+        id: j.id,
+        kind: 'judged',
+        status: 'not_judged',
+        reason: 'not judged: no judge configured',
+        veto: false,
+      });
   }
 
   const decided = items.filter((i) => i.status === 'passed' || i.status === 'failed');
@@ -311,7 +365,13 @@ export async function turnGroups(opts: {
   const seeds = Array.from({ length: opts.k }, (_, i) => opts.seed + i);
   for (const turn of opts.points ?? decisionPoints(opts.trajectory)) {
     const context = opts.trajectory.turns.slice(0, turn);
-    const candidates = await sampleTurnCandidates({ runtime: opts.runtime, task: opts.task, context, agent: opts.agent, seeds });
+    const candidates = await sampleTurnCandidates({
+      runtime: opts.runtime,
+      task: opts.task,
+      context,
+      agent: opts.agent,
+      seeds,
+    });
     const prefix = `${opts.trajectory.id}@${turn}`;
     const samples = [];
     for (const candidate of candidates) {
@@ -321,7 +381,13 @@ export async function turnGroups(opts: {
       });
       samples.push({
         seed: candidate.seed,
-        rewards: { final: score.score, outcome: score.outcome, step_rewards: [score.score], returns: [score.score], shaped: score.score },
+        rewards: {
+          final: score.score,
+          outcome: score.outcome,
+          step_rewards: [score.score],
+          returns: [score.score],
+          shaped: score.score,
+        },
         item: { trajectory_id: opts.trajectory.id, turn, candidate, score },
       });
     }

@@ -29,7 +29,15 @@ async function browserDevice(): Promise<'webgpu' | 'wasm'> {
 const DEVICE_TEXT = { webgpu: 'WebGPU', wasm: 'WASM (CPU)' } as const;
 
 /** Picker and loader of an on-device agent. */
-export function LocalAgentPicker({ value, onChange, disabled }: { value: string; onChange(id: string): void; disabled?: boolean }) {
+export function LocalAgentPicker({
+  value,
+  onChange,
+  disabled,
+}: {
+  value: string;
+  onChange(id: string): void;
+  disabled?: boolean;
+}) {
   const [ids, setIds] = useState<string[] | null>();
   const [offered, setOffered] = useState<'webgpu' | 'wasm'>();
   const [state, setState] = useState<{ busy?: boolean; device?: string; error?: string }>({});
@@ -55,7 +63,9 @@ export function LocalAgentPicker({ value, onChange, disabled }: { value: string;
   };
   return (
     <fieldset class="endpoint" id="local-agent">
-      <legend>On-device agent (runs in this tab; model files from this site's /models/ folder, never from the hub)</legend>
+      <legend>
+        On-device agent (runs in this tab; model files from this site's /models/ folder, never from the hub)
+      </legend>
       {ids === undefined && <span class="muted">looking for /models/manifest.json…</span>}
       {ids === null && (
         <span class="muted" id="local-none">
@@ -66,10 +76,15 @@ export function LocalAgentPicker({ value, onChange, disabled }: { value: string;
         <>
           <label>
             Agent{' '}
-            <select id="local-id" value={value} disabled={disabled || state.busy} onChange={(e) => {
-              onChange(e.currentTarget.value);
-              setState({});
-            }}>
+            <select
+              id="local-id"
+              value={value}
+              disabled={disabled || state.busy}
+              onChange={(e) => {
+                onChange(e.currentTarget.value);
+                setState({});
+              }}
+            >
               {ids.map((id) => (
                 <option key={id} value={id}>
                   {id}
@@ -85,7 +100,11 @@ export function LocalAgentPicker({ value, onChange, disabled }: { value: string;
       <span id="local-device" aria-live="polite">
         Device:{' '}
         <strong>
-          {state.device ? `${DEVICE_TEXT[state.device as 'webgpu' | 'wasm'] ?? state.device} (loaded)` : offered ? `${DEVICE_TEXT[offered]} (this browser)` : '…'}
+          {state.device
+            ? `${DEVICE_TEXT[state.device as 'webgpu' | 'wasm'] ?? state.device} (loaded)`
+            : offered
+              ? `${DEVICE_TEXT[offered]} (this browser)`
+              : '…'}
         </strong>
       </span>
       {state.error && (

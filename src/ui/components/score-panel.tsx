@@ -27,7 +27,13 @@ export function RewardBreakdown({ info, id = 'reward-breakdown' }: { info: Rewar
   return (
     <div class="reward" id={id}>
       <p class="reward-line">
-        Reward <strong class={`reward-value ${info.reward >= 1 - 1e-6 && !info.partial ? 'good' : 'bad'}`} data-reward={info.reward}>{num(info.reward)}</strong>
+        Reward{' '}
+        <strong
+          class={`reward-value ${info.reward >= 1 - 1e-6 && !info.partial ? 'good' : 'bad'}`}
+          data-reward={info.reward}
+        >
+          {num(info.reward)}
+        </strong>
         {info.partial && <span class="badge warn">partial (not judged)</span>}
         <span class="muted"> = product of {info.basis.length ? info.basis.join(' × ') : 'nothing (no criteria)'}</span>
       </p>
@@ -49,7 +55,9 @@ export function RewardBreakdown({ info, id = 'reward-breakdown' }: { info: Rewar
           {all.map(([name, c]) => (
             <tr key={name} data-component={name}>
               <th scope="row">{name}</th>
-              <td class={c?.score === 1 ? 'good' : c?.score === 0 ? 'bad' : ''}>{c?.judged === false ? 'not judged' : num(c?.score)}</td>
+              <td class={c?.score === 1 ? 'good' : c?.score === 0 ? 'bad' : ''}>
+                {c?.judged === false ? 'not judged' : num(c?.score)}
+              </td>
               <td>{info.basis.includes(name as never) ? 'yes' : 'no'}</td>
               <td>
                 {(c?.details ?? []).length === 0 ? (
@@ -76,7 +84,15 @@ export function RewardBreakdown({ info, id = 'reward-breakdown' }: { info: Rewar
 }
 
 /** The panel. `trajectory` is set once the call ended. */
-export function ScorePanel({ live, trajectory, running }: { live: LiveScore | undefined; trajectory?: Trajectory | undefined; running: boolean }) {
+export function ScorePanel({
+  live,
+  trajectory,
+  running,
+}: {
+  live: LiveScore | undefined;
+  trajectory?: Trajectory | undefined;
+  running: boolean;
+}) {
   const verdicts = trajectory?.reward_info?.assertions ?? live?.assertions ?? [];
   return (
     <section class="score" id="score" aria-labelledby="h-score">
@@ -86,7 +102,10 @@ export function ScorePanel({ live, trajectory, running }: { live: LiveScore | un
         <>
           <p id="process-total">
             Process reward so far: <strong>{num(live.processTotal, true)}</strong>
-            <span class="muted"> ({live.calls.filter((c) => c.requestor === 'assistant').length} agent tool calls)</span>
+            <span class="muted">
+              {' '}
+              ({live.calls.filter((c) => c.requestor === 'assistant').length} agent tool calls)
+            </span>
           </p>
           <h3>Tool calls</h3>
           {live.calls.length === 0 ? (
@@ -116,7 +135,10 @@ export function ScorePanel({ live, trajectory, running }: { live: LiveScore | un
                     </td>
                     <td class={c.ok ? 'good' : 'bad'}>{c.ok ? 'ok' : 'error'}</td>
                     <td>{c.process === null ? '—' : num(c.process, true)}</td>
-                    <td class={c.whitelist === 'outside' ? 'bad' : c.whitelist === 'inside' ? 'good' : ''} title={c.offending.join('\n')}>
+                    <td
+                      class={c.whitelist === 'outside' ? 'bad' : c.whitelist === 'inside' ? 'good' : ''}
+                      title={c.offending.join('\n')}
+                    >
                       {WHITELIST_TEXT[c.whitelist]}
                     </td>
                   </tr>
@@ -126,7 +148,9 @@ export function ScorePanel({ live, trajectory, running }: { live: LiveScore | un
           )}
           <h3>Database changes</h3>
           {live.diff.length === 0 ? (
-            <p class="muted" id="db-diff-empty">No change yet.</p>
+            <p class="muted" id="db-diff-empty">
+              No change yet.
+            </p>
           ) : (
             <ul class="diff" id="db-diff">
               {live.diff.map((d, i) => (
@@ -155,7 +179,11 @@ export function ScorePanel({ live, trajectory, running }: { live: LiveScore | un
                       <code>{v.id}</code>
                     </td>
                     <td>{v.rule}</td>
-                    <td class={`state ${state.startsWith('passed') ? 'good' : state.startsWith('failed') ? 'bad' : ''}`}>{state}</td>
+                    <td
+                      class={`state ${state.startsWith('passed') ? 'good' : state.startsWith('failed') ? 'bad' : ''}`}
+                    >
+                      {state}
+                    </td>
                     <td>{v.reason}</td>
                   </tr>
                 );
@@ -164,7 +192,9 @@ export function ScorePanel({ live, trajectory, running }: { live: LiveScore | un
           </table>
           <h3>Quality veto</h3>
           {live.quality.length === 0 ? (
-            <p class="muted" id="quality-none">No hit.</p>
+            <p class="muted" id="quality-none">
+              No hit.
+            </p>
           ) : (
             <ul id="quality" class="bad">
               {live.quality.map((q, i) => (

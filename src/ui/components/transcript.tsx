@@ -57,7 +57,10 @@ export function Transcript({
               {t.text && <p class="text">{t.text}</p>}
               {t.tool_calls.map((c) => (
                 <p key={c.id} class="calls">
-                  → <code>{c.name}({args(c.arguments)})</code>
+                  →{' '}
+                  <code>
+                    {c.name}({args(c.arguments)})
+                  </code>
                 </p>
               ))}
               {!t.text && t.tool_calls.length === 0 && <p class="text muted">(silence)</p>}

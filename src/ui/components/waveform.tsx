@@ -53,7 +53,17 @@ function envelope(x: Float32Array): string {
 }
 
 /** Playback and waveform of one caller turn; `interruptedMs` is the agent's cut time when this turn barged in. */
-export function TurnAudio({ turn, wav, index, interruptedMs }: { turn: UserTurn; wav: Uint8Array | undefined; index: number; interruptedMs?: number | null }) {
+export function TurnAudio({
+  turn,
+  wav,
+  index,
+  interruptedMs,
+}: {
+  turn: UserTurn;
+  wav: Uint8Array | undefined;
+  index: number;
+  interruptedMs?: number | null;
+}) {
   const audio = turn.audio;
   const [url, setUrl] = useState<string>();
   useEffect(() => {
@@ -76,7 +86,10 @@ export function TurnAudio({ turn, wav, index, interruptedMs }: { turn: UserTurn;
   if (bursts) labels.push(`${bursts} noise burst${bursts > 1 ? 's' : ''}`);
   if (drops) labels.push(`${drops} packet drop${drops > 1 ? 's' : ''}`);
   if (turn.dropout) labels.push(`dropout cut at ${Math.round(turn.dropout.cut_ms ?? dur)} ms`);
-  if (turn.barge_in) labels.push(`barge-in (${turn.barge_in.type})${interruptedMs != null ? ` at agent ${Math.round(interruptedMs)} ms` : ''}`);
+  if (turn.barge_in)
+    labels.push(
+      `barge-in (${turn.barge_in.type})${interruptedMs != null ? ` at agent ${Math.round(interruptedMs)} ms` : ''}`,
+    );
   return (
     <div class="turn-audio" data-audio-turn={index} {...(bedSource ? { 'data-noise': bedSource } : {})}>
       <svg
@@ -87,7 +100,15 @@ export function TurnAudio({ turn, wav, index, interruptedMs }: { turn: UserTurn;
         aria-label={`waveform of caller turn ${index}, ${Math.round(dur)} ms, ${audio.preset} channel${labels.length ? `: ${labels.join(', ')}` : ''}`}
       >
         {marks.map((e, i) => (
-          <rect key={i} class={`mark mark-${e.type}`} data-mark={e.type} x={x(e.start_ms)} width={Math.max(1.5, x(e.end_ms) - x(e.start_ms))} y={0} height={H}>
+          <rect
+            key={i}
+            class={`mark mark-${e.type}`}
+            data-mark={e.type}
+            x={x(e.start_ms)}
+            width={Math.max(1.5, x(e.end_ms) - x(e.start_ms))}
+            y={0}
+            height={H}
+          >
             <title>{`${e.type} ${Math.round(e.start_ms)}–${Math.round(e.end_ms)} ms ${JSON.stringify(e.params)}`}</title>
           </rect>
         ))}
@@ -104,7 +125,11 @@ export function TurnAudio({ turn, wav, index, interruptedMs }: { turn: UserTurn;
         )}
       </svg>
       <div class="audio-meta">
-        {url ? <audio controls preload="metadata" src={url} aria-label={`what the agent heard, turn ${index}`} /> : <span class="muted">audio not kept</span>}
+        {url ? (
+          <audio controls preload="metadata" src={url} aria-label={`what the agent heard, turn ${index}`} />
+        ) : (
+          <span class="muted">audio not kept</span>
+        )}
         <span class="muted">
           {Math.round(dur)} ms · {audio.preset} · {audio.tts}
           {labels.length > 0 && ` · ${labels.join(' · ')}`}

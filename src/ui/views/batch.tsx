@@ -60,7 +60,13 @@ function PassRateChart({ rows }: { rows: { id: string; rate: number | null }[] }
             <text x={labelW - 8} y={y + barH * 0.72} text-anchor="end" class="label">
               {r.id}
             </text>
-            <rect x={labelW} y={y} width={Math.max(rate * plotW, r.rate === null ? 0 : 1)} height={barH} class={rate >= 1 ? 'bar good' : rate <= 0 ? 'bar bad' : 'bar mid'} />
+            <rect
+              x={labelW}
+              y={y}
+              width={Math.max(rate * plotW, r.rate === null ? 0 : 1)}
+              height={barH}
+              class={rate >= 1 ? 'bar good' : rate <= 0 ? 'bar bad' : 'bar mid'}
+            />
             <text x={labelW + rate * plotW + 6} y={y + barH * 0.72} class="value">
               {r.rate === null ? '—' : `${Math.round(rate * 100)}%`}
             </text>
@@ -82,7 +88,12 @@ export function BatchView({ info }: ViewProps) {
   const [running, setRunning] = useState(false);
   const [cancelled, setCancelled] = useState(false);
   const [error, setError] = useState<string>();
-  const [results, setResults] = useState<{ tasks: string[]; trials: number; trajectories: Trajectory[]; summaries: Map<string, TaskSummary> }>();
+  const [results, setResults] = useState<{
+    tasks: string[];
+    trials: number;
+    trajectories: Trajectory[];
+    summaries: Map<string, TaskSummary>;
+  }>();
   const run = useRef<PoolRun>();
 
   const start = () => {
@@ -90,9 +101,22 @@ export function BatchView({ info }: ViewProps) {
     if (tasks.length === 0 || running) return;
     const agent: AgentSpec =
       agentKind === 'remote'
-        ? { kind: 'remote', flavor: endpoint.flavor, baseURL: endpoint.baseURL, model: endpoint.model, ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}) }
+        ? {
+            kind: 'remote',
+            flavor: endpoint.flavor,
+            baseURL: endpoint.baseURL,
+            model: endpoint.model,
+            ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}),
+          }
         : { kind: agentKind };
-    const jobs: BatchJob[] = tasks.map((taskId) => ({ domain: info.name, taskId, trials, seed, agent, user: { kind: 'scripted' } }));
+    const jobs: BatchJob[] = tasks.map((taskId) => ({
+      domain: info.name,
+      taskId,
+      trials,
+      seed,
+      agent,
+      user: { kind: 'scripted' },
+    }));
     const batch = newId();
     const store = trajectoryStore();
     const state = { tasks, trials, trajectories: [] as Trajectory[], summaries: new Map<string, TaskSummary>() };
@@ -118,7 +142,20 @@ export function BatchView({ info }: ViewProps) {
         state.trajectories.push(t);
         const agentName = t.participants.agent;
         void store
-          .put({ key: newId(), savedAt: Date.now(), source: 'batch', batch, status: 'done', domain: t.domain, task_id: t.task_id, seed: t.seed, agent: agentName, user: t.participants.user, turns: t.turns, trajectory: t })
+          .put({
+            key: newId(),
+            savedAt: Date.now(),
+            source: 'batch',
+            batch,
+            status: 'done',
+            domain: t.domain,
+            task_id: t.task_id,
+            seed: t.seed,
+            agent: agentName,
+            user: t.participants.user,
+            turns: t.turns,
+            trajectory: t,
+          })
           .catch(() => undefined);
         redraw();
       },
@@ -128,13 +165,15 @@ export function BatchView({ info }: ViewProps) {
       },
     });
     run.current = pool;
-    pool.done.then(
-      (r) => {
-        setCancelled(r.cancelled);
-        setResults({ ...state, trajectories: state.trajectories.slice() });
-      },
-      (e: unknown) => setError(errorText(e)),
-    ).finally(() => setRunning(false));
+    pool.done
+      .then(
+        (r) => {
+          setCancelled(r.cancelled);
+          setResults({ ...state, trajectories: state.trajectories.slice() });
+        },
+        (e: unknown) => setError(errorText(e)),
+      )
+      .finally(() => setRunning(false));
   };
 
   const total = results ? results.tasks.length * results.trials : 0;
@@ -152,7 +191,11 @@ export function BatchView({ info }: ViewProps) {
     tally.rewardSum += t.reward_info.reward;
     if (isSuccess(t.reward_info)) tally.successes++;
   }
-  const trialResults = (results?.trajectories ?? []).map((t) => ({ taskId: t.task_id, valid: t.valid && !!t.reward_info, success: t.reward_info ? isSuccess(t.reward_info) : false }));
+  const trialResults = (results?.trajectories ?? []).map((t) => ({
+    taskId: t.task_id,
+    valid: t.valid && !!t.reward_info,
+    success: t.reward_info ? isSuccess(t.reward_info) : false,
+  }));
   const ks = Array.from({ length: results?.trials ?? 0 }, (_, i) => i + 1);
   const components = new Map<string, { sum: number; n: number; below: number }>();
   for (const t of valid) {
@@ -165,7 +208,12 @@ export function BatchView({ info }: ViewProps) {
       components.set(name, m);
     }
   }
-  const groups: Record<Difficulty, string[]> = { 'always passed': [], boundary: [], 'always failed': [], 'no valid rollout': [] };
+  const groups: Record<Difficulty, string[]> = {
+    'always passed': [],
+    boundary: [],
+    'always failed': [],
+    'no valid rollout': [],
+  };
   for (const [id, t] of tallies) if (results?.summaries.has(id)) groups[difficultyOf(t)].push(id);
 
   return (
@@ -209,24 +257,61 @@ export function BatchView({ info }: ViewProps) {
         </fieldset>
         <label>
           Trials per task (K){' '}
-          <input id="trials" type="number" min={1} max={64} value={trials} disabled={running} onInput={(e) => setTrials(Math.min(64, Math.max(1, Math.floor(Number(e.currentTarget.value) || 1))))} size={4} />
+          <input
+            id="trials"
+            type="number"
+            min={1}
+            max={64}
+            value={trials}
+            disabled={running}
+            onInput={(e) => setTrials(Math.min(64, Math.max(1, Math.floor(Number(e.currentTarget.value) || 1))))}
+            size={4}
+          />
         </label>
         <label>
-          Base seed <input id="batch-seed" type="number" min={0} value={seed} disabled={running} onInput={(e) => setSeed(Math.max(0, Math.floor(Number(e.currentTarget.value) || 0)))} size={6} />
+          Base seed{' '}
+          <input
+            id="batch-seed"
+            type="number"
+            min={0}
+            value={seed}
+            disabled={running}
+            onInput={(e) => setSeed(Math.max(0, Math.floor(Number(e.currentTarget.value) || 0)))}
+            size={6}
+          />
         </label>
         <label>
           Agent{' '}
-          <select id="batch-agent" value={agentKind} disabled={running} onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}>
+          <select
+            id="batch-agent"
+            value={agentKind}
+            disabled={running}
+            onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}
+          >
             <option value="reference">reference</option>
             <option value="noop">do-nothing</option>
             <option value="remote">remote endpoint</option>
           </select>
         </label>
         <label>
-          Workers <input id="workers" type="number" min={1} max={16} value={workers} disabled={running} onInput={(e) => setWorkers(Math.min(16, Math.max(1, Math.floor(Number(e.currentTarget.value) || 1))))} size={3} />
+          Workers{' '}
+          <input
+            id="workers"
+            type="number"
+            min={1}
+            max={16}
+            value={workers}
+            disabled={running}
+            onInput={(e) => setWorkers(Math.min(16, Math.max(1, Math.floor(Number(e.currentTarget.value) || 1))))}
+            size={3}
+          />
         </label>
         <div class="buttons">
-          <button type="submit" id="batch-run" disabled={running || selected.size === 0 || (agentKind === 'remote' && !endpoint.model)}>
+          <button
+            type="submit"
+            id="batch-run"
+            disabled={running || selected.size === 0 || (agentKind === 'remote' && !endpoint.model)}
+          >
             Run batch
           </button>
           <button type="button" id="batch-cancel" disabled={!running} onClick={() => run.current?.cancel()}>
@@ -246,7 +331,9 @@ export function BatchView({ info }: ViewProps) {
             <progress id="batch-progress" max={total} value={valid.length} aria-label="Rollouts done" />{' '}
             <span id="batch-status" aria-live="polite">
               {valid.length} / {total} rollouts
-              {results.trajectories.length > valid.length ? ` (${results.trajectories.length - valid.length} invalid, resampled)` : ''}
+              {results.trajectories.length > valid.length
+                ? ` (${results.trajectories.length - valid.length} invalid, resampled)`
+                : ''}
               {running ? ' · running' : cancelled ? ' · cancelled' : ' · done'}
             </span>
           </p>
@@ -292,7 +379,11 @@ export function BatchView({ info }: ViewProps) {
                   <th scope="row">All tasks</th>
                   <td>{valid.length}</td>
                   <td>{[...tallies.values()].reduce((a, t) => a + t.successes, 0)}</td>
-                  <td>{valid.length ? num(valid.reduce((a, t) => a + (t.reward_info?.reward ?? 0), 0) / valid.length) : '—'}</td>
+                  <td>
+                    {valid.length
+                      ? num(valid.reduce((a, t) => a + (t.reward_info?.reward ?? 0), 0) / valid.length)
+                      : '—'}
+                  </td>
                   {ks.map((k) => (
                     <td key={k} data-k={k}>
                       {num(passHatK(trialResults, k))}
@@ -306,7 +397,12 @@ export function BatchView({ info }: ViewProps) {
           <div class="split">
             <section aria-labelledby="h-chart">
               <h2 id="h-chart">Pass rate</h2>
-              <PassRateChart rows={results.tasks.map((id) => ({ id, rate: tallies.get(id)!.n ? tallies.get(id)!.successes / tallies.get(id)!.n : null }))} />
+              <PassRateChart
+                rows={results.tasks.map((id) => ({
+                  id,
+                  rate: tallies.get(id)!.n ? tallies.get(id)!.successes / tallies.get(id)!.n : null,
+                }))}
+              />
             </section>
             <section aria-labelledby="h-components">
               <h2 id="h-components">Reward components</h2>

@@ -55,7 +55,11 @@ function Tables({ info }: Pick<ViewProps, 'info'>) {
           </select>
         </label>
       </div>
-      {error && <p role="alert" class="error">{error}</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
       {rows && rows.table === table && (
         <>
           <p class="muted" id="db-count">
@@ -102,7 +106,9 @@ const TAU2_FILE_NAMES = ['db.json', 'tasks.json', 'policy.md', 'split_tasks.json
 let lastOpened: string | undefined; // survives the view's remount when the domain switches
 
 function OpenTau2({ onOpened }: { onOpened?: (name: string) => void }) {
-  const [state, setState] = useState<{ busy?: boolean; error?: string; done?: string }>(() => (lastOpened ? { done: lastOpened } : {}));
+  const [state, setState] = useState<{ busy?: boolean; error?: string; done?: string }>(() =>
+    lastOpened ? { done: lastOpened } : {},
+  );
   const open = async (list: FileList | null) => {
     const files = [...(list ?? [])].filter((f) => TAU2_FILE_NAMES.includes(f.name));
     if (files.length === 0) {
@@ -137,7 +143,9 @@ function OpenTau2({ onOpened }: { onOpened?: (name: string) => void }) {
         />
       </label>{' '}
       <span class="muted" id="tau2-status" aria-live="polite">
-        {state.busy ? 'loading…' : (state.done ?? 'airline or retail: db.json, tasks.json, policy.md, split_tasks.json; it stays in this tab')}
+        {state.busy
+          ? 'loading…'
+          : (state.done ?? 'airline or retail: db.json, tasks.json, policy.md, split_tasks.json; it stays in this tab')}
       </span>
       {state.error && (
         <span role="alert" class="error" id="tau2-error">
@@ -154,12 +162,25 @@ export function BrowseView({ info, onDomainOpened }: ViewProps) {
     <div class="browse">
       <OpenTau2 {...(onDomainOpened ? { onOpened: onDomainOpened } : {})} />
       <p class="lede">
-        <strong>{info.name}</strong> · language {info.language} · calls {info.roles.join(' and ')} · {info.rules.length} rules ·{' '}
-        {info.tools.length} tools · {info.tasks.length} tasks · {info.tables.length} tables
+        <strong>{info.name}</strong> · language {info.language} · calls {info.roles.join(' and ')} · {info.rules.length}{' '}
+        rules · {info.tools.length} tools · {info.tasks.length} tasks · {info.tables.length} tables
       </p>
       <nav aria-label="Sections" class="toc">
-        <a href="#h-policy" onClick={jump}>Policy</a> · <a href="#h-tools" onClick={jump}>Tools</a> · <a href="#h-tasks" onClick={jump}>Tasks</a> ·{' '}
-        <a href="#h-db" onClick={jump}>Database</a>
+        <a href="#h-policy" onClick={jump}>
+          Policy
+        </a>{' '}
+        ·{' '}
+        <a href="#h-tools" onClick={jump}>
+          Tools
+        </a>{' '}
+        ·{' '}
+        <a href="#h-tasks" onClick={jump}>
+          Tasks
+        </a>{' '}
+        ·{' '}
+        <a href="#h-db" onClick={jump}>
+          Database
+        </a>
       </nav>
       <section aria-labelledby="h-policy">
         <h2 id="h-policy">Policy rules</h2>
@@ -265,7 +286,10 @@ export function BrowseView({ info, onDomainOpened }: ViewProps) {
                       : t.evaluation_criteria.write_whitelist.length === 0
                         ? 'no write allowed'
                         : t.evaluation_criteria.write_whitelist
-                            .map((w) => `${w.table}${w.ops ? ` ${w.ops.join('/')}` : ''}${w.columns ? ` (${w.columns.join(', ')})` : ''}${w.where ? ` where ${JSON.stringify(w.where)}` : ''}`)
+                            .map(
+                              (w) =>
+                                `${w.table}${w.ops ? ` ${w.ops.join('/')}` : ''}${w.columns ? ` (${w.columns.join(', ')})` : ''}${w.where ? ` where ${JSON.stringify(w.where)}` : ''}`,
+                            )
                             .join('; ')}
                   </dd>
                 </dl>

@@ -27,7 +27,17 @@ import type { ViewProps } from '../app.tsx';
 import { ScorePanel } from '../components/score-panel.tsx';
 import { LocalAgentPicker } from '../components/local-agent.tsx';
 import { Transcript } from '../components/transcript.tsx';
-import { CALLER_ENDPOINT_KEY, errorText, loadEndpoint, mainWorker, newId, saveEndpoint, sessionNoise, setSessionNoise, trajectoryStore } from '../runtime.ts';
+import {
+  CALLER_ENDPOINT_KEY,
+  errorText,
+  loadEndpoint,
+  mainWorker,
+  newId,
+  saveEndpoint,
+  sessionNoise,
+  setSessionNoise,
+  trajectoryStore,
+} from '../runtime.ts';
 import { PRESETS, formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
 import { reasonOf } from './browse.tsx';
 
@@ -54,7 +64,13 @@ function withoutKey(e: EndpointSettings): EndpointSettings {
 
 /** Shared settings of a remote participant over this machine's saved ones (the key stays local). */
 function sharedOver(saved: EndpointSettings, shared: EndpointSettings): EndpointSettings {
-  return { ...saved, flavor: shared.flavor, model: shared.model, baseURL: shared.baseURL || saved.baseURL, ...(shared.temperature !== undefined ? { temperature: shared.temperature } : {}) };
+  return {
+    ...saved,
+    flavor: shared.flavor,
+    model: shared.model,
+    baseURL: shared.baseURL || saved.baseURL,
+    ...(shared.temperature !== undefined ? { temperature: shared.temperature } : {}),
+  };
 }
 const STOP = '###STOP###';
 const PACE_KEY = 'switchboard.pace';
@@ -88,13 +104,21 @@ export function EndpointForm({
         </select>
       </label>
       <label>
-        Base URL <input type="url" value={value.baseURL} onInput={(e) => set({ baseURL: e.currentTarget.value })} size={32} />
+        Base URL{' '}
+        <input type="url" value={value.baseURL} onInput={(e) => set({ baseURL: e.currentTarget.value })} size={32} />
       </label>
       <label>
         Model <input value={value.model} onInput={(e) => set({ model: e.currentTarget.value })} size={24} />
       </label>
       <label>
-        API key <input type="password" autoComplete="off" value={value.apiKey ?? ''} onInput={(e) => set({ apiKey: e.currentTarget.value })} size={20} />
+        API key{' '}
+        <input
+          type="password"
+          autoComplete="off"
+          value={value.apiKey ?? ''}
+          onInput={(e) => set({ apiKey: e.currentTarget.value })}
+          size={20}
+        />
       </label>
     </fieldset>
   );
@@ -103,7 +127,9 @@ export function EndpointForm({
 /** The Watch / Call view. */
 export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'call' }) {
   const initial = paramsSpec(route.params);
-  const [taskId, setTaskId] = useState(() => (initial.taskId && info.tasks.some((t) => t.id === initial.taskId) ? initial.taskId : (info.tasks[0]?.id ?? '')));
+  const [taskId, setTaskId] = useState(() =>
+    initial.taskId && info.tasks.some((t) => t.id === initial.taskId) ? initial.taskId : (info.tasks[0]?.id ?? ''),
+  );
   const [seed, setSeed] = useState(initial.seed ?? 0);
   const [preset, setPreset] = useState<PresetName>(initial.preset ?? 'clean');
   const [agentKind, setAgentKind] = useState<AgentKind>(initial.agent?.kind ?? 'reference');
@@ -125,9 +151,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     if (p !== null && /^\d+$/.test(p)) return Number(p);
     return Number(localStorage.getItem(PACE_KEY) ?? 400);
   });
-  const [channel, setChannel] = useState<ChannelSettings | undefined>(() =>
-    initial.channel,
-  );
+  const [channel, setChannel] = useState<ChannelSettings | undefined>(() => initial.channel);
   // The user's noise recordings (this tab's session only; never in a link).
   const [noise, setNoise] = useState<readonly NoiseFile[]>(sessionNoise);
   const [audio, setAudio] = useState<ReadonlyMap<string, Uint8Array>>(new Map());
@@ -136,7 +160,11 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [trajectory, setTrajectory] = useState<Trajectory>();
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string>();
-  const [prompt, setPrompt] = useState<{ p: CallerPrompt; resolve(s: string | CallerAnswer): void; reject(e: Error): void }>();
+  const [prompt, setPrompt] = useState<{
+    p: CallerPrompt;
+    resolve(s: string | CallerAnswer): void;
+    reject(e: Error): void;
+  }>();
   const [recording, setRecording] = useState<MicRecording>();
   const [take, setTake] = useState<{ samples: Float32Array; url: string }>();
   const [draft, setDraft] = useState('');
@@ -157,7 +185,12 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     seed,
     preset,
     agent,
-    user: mode === 'call' ? { kind: 'human' } : callerKind === 'remote' ? { kind: 'remote', ...endpointSpec(callerEndpoint) } : { kind: 'scripted' },
+    user:
+      mode === 'call'
+        ? { kind: 'human' }
+        : callerKind === 'remote'
+          ? { kind: 'remote', ...endpointSpec(callerEndpoint) }
+          : { kind: 'scripted' },
     paceMs: mode === 'call' ? 0 : pace,
     ...(initial.maxSteps ? { maxSteps: initial.maxSteps } : {}),
     ...(channel ? { channel: noise.length ? { ...channel, noise: noise.map((f) => f.name) } : channel } : {}),
@@ -168,7 +201,24 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   // Keep the address bar in step with the settings (reload keeps them).
   useEffect(() => {
     history.replaceState(null, '', formatHash(mode, specParams(spec)));
-  }, [taskId, seed, preset, agentKind, endpoint.model, endpoint.baseURL, endpoint.flavor, localId, channel?.dropout, channel?.bargeIn, !channel, noise, callerKind, callerEndpoint.model, callerEndpoint.baseURL, callerEndpoint.flavor]);
+  }, [
+    taskId,
+    seed,
+    preset,
+    agentKind,
+    endpoint.model,
+    endpoint.baseURL,
+    endpoint.flavor,
+    localId,
+    channel?.dropout,
+    channel?.bargeIn,
+    !channel,
+    noise,
+    callerKind,
+    callerEndpoint.model,
+    callerEndpoint.baseURL,
+    callerEndpoint.flavor,
+  ]);
 
   useEffect(() => {
     if (prompt) inputRef.current?.focus();
@@ -186,7 +236,11 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     const store = trajectoryStore();
     const { agent: a, user: u, ...rest } = spec;
     // What is stored and shared never holds a key.
-    const storedSpec: CallSpec = { ...rest, agent: a.kind === 'remote' ? { kind: 'remote', ...withoutKey(a) } : a, user: u.kind === 'remote' ? { kind: 'remote', ...withoutKey(u) } : u };
+    const storedSpec: CallSpec = {
+      ...rest,
+      agent: a.kind === 'remote' ? { kind: 'remote', ...withoutKey(a) } : a,
+      user: u.kind === 'remote' ? { kind: 'remote', ...withoutKey(u) } : u,
+    };
     const record: StoredRecord = {
       key: newId(),
       savedAt: Date.now(),
@@ -236,7 +290,10 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       : undefined;
     const ask =
       mode === 'call'
-        ? proxy((p: CallerPrompt) => new Promise<string | CallerAnswer>((resolve, reject) => setPrompt({ p, resolve, reject })))
+        ? proxy(
+            (p: CallerPrompt) =>
+              new Promise<string | CallerAnswer>((resolve, reject) => setPrompt({ p, resolve, reject })),
+          )
         : undefined;
     try {
       const { service, failed } = mainWorker();
@@ -252,7 +309,9 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
 
   const pickNoise = async (list: FileList | null) => {
     const wavs = [...(list ?? [])].filter((f) => /\.wav$/i.test(f.name));
-    const files = await Promise.all(wavs.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+    const files = await Promise.all(
+      wavs.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })),
+    );
     setSessionNoise(files);
     setNoise(files);
   };
@@ -289,7 +348,10 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       try {
         const samples = await recording.stop();
         dropTake();
-        setTake({ samples, url: URL.createObjectURL(new Blob([wavBytes(samples) as BlobPart], { type: 'audio/wav' })) });
+        setTake({
+          samples,
+          url: URL.createObjectURL(new Blob([wavBytes(samples) as BlobPart], { type: 'audio/wav' })),
+        });
       } catch (e) {
         setError(`recording failed: ${errorText(e)}`);
       }
@@ -339,11 +401,25 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           </select>
         </label>
         <label>
-          Seed <input id="seed" type="number" min={0} value={seed} disabled={running} onInput={(e) => setSeed(Math.max(0, Math.floor(Number(e.currentTarget.value) || 0)))} size={6} />
+          Seed{' '}
+          <input
+            id="seed"
+            type="number"
+            min={0}
+            value={seed}
+            disabled={running}
+            onInput={(e) => setSeed(Math.max(0, Math.floor(Number(e.currentTarget.value) || 0)))}
+            size={6}
+          />
         </label>
         <label>
           Channel preset{' '}
-          <select id="preset" value={preset} disabled={running} onChange={(e) => setPreset(e.currentTarget.value as PresetName)}>
+          <select
+            id="preset"
+            value={preset}
+            disabled={running}
+            onChange={(e) => setPreset(e.currentTarget.value as PresetName)}
+          >
             {PRESETS.map((p) => (
               <option key={p} value={p}>
                 {p}
@@ -353,7 +429,12 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         </label>
         <label>
           Agent{' '}
-          <select id="agent" value={agentKind} disabled={running} onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}>
+          <select
+            id="agent"
+            value={agentKind}
+            disabled={running}
+            onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}
+          >
             <option value="reference">reference (replays the reference solution)</option>
             <option value="noop">do-nothing</option>
             <option value="remote">remote endpoint</option>
@@ -374,17 +455,46 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           <>
             <label>
               Dropout{' '}
-              <input id="dropout" type="number" min={0} max={1} step={0.1} value={channel.dropout} disabled={running} size={4}
-                onInput={(e) => setChannel({ ...channel, dropout: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })} />
+              <input
+                id="dropout"
+                type="number"
+                min={0}
+                max={1}
+                step={0.1}
+                value={channel.dropout}
+                disabled={running}
+                size={4}
+                onInput={(e) =>
+                  setChannel({ ...channel, dropout: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })
+                }
+              />
             </label>
             <label>
               Barge-in{' '}
-              <input id="barge-in" type="number" min={0} max={1} step={0.1} value={channel.bargeIn} disabled={running} size={4}
-                onInput={(e) => setChannel({ ...channel, bargeIn: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })} />
+              <input
+                id="barge-in"
+                type="number"
+                min={0}
+                max={1}
+                step={0.1}
+                value={channel.bargeIn}
+                disabled={running}
+                size={4}
+                onInput={(e) =>
+                  setChannel({ ...channel, bargeIn: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })
+                }
+              />
             </label>
             <label title="WAV files: 10 s or longer are background beds, shorter ones are bursts (as the CLI's --noise-dir); kept in this tab only, never in a link">
               Noise files{' '}
-              <input id="noise-files" type="file" accept=".wav,audio/wav" multiple disabled={running} onChange={(e) => void pickNoise(e.currentTarget.files)} />
+              <input
+                id="noise-files"
+                type="file"
+                accept=".wav,audio/wav"
+                multiple
+                disabled={running}
+                onChange={(e) => void pickNoise(e.currentTarget.files)}
+              />
             </label>
             <span class="muted" id="noise-status" aria-live="polite">
               {noise.length ? `custom noise bank: ${noise.map((f) => f.name).join(', ')}` : "the preset's own noises"}
@@ -402,7 +512,12 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         {mode === 'watch' && (
           <label>
             Caller{' '}
-            <select id="caller" value={callerKind} disabled={running} onChange={(e) => setCallerKind(e.currentTarget.value as CallerKind)}>
+            <select
+              id="caller"
+              value={callerKind}
+              disabled={running}
+              onChange={(e) => setCallerKind(e.currentTarget.value as CallerKind)}
+            >
               <option value="scripted">scripted (replays the task's script)</option>
               <option value="remote">model at a remote endpoint</option>
             </select>
@@ -427,7 +542,17 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           </label>
         )}
         <div class="buttons">
-          <button type="submit" id="run" disabled={running || !task || (agentKind === 'remote' && !endpoint.model) || (agentKind === 'local' && !localId) || (mode === 'watch' && callerKind === 'remote' && !callerEndpoint.model)}>
+          <button
+            type="submit"
+            id="run"
+            disabled={
+              running ||
+              !task ||
+              (agentKind === 'remote' && !endpoint.model) ||
+              (agentKind === 'local' && !localId) ||
+              (mode === 'watch' && callerKind === 'remote' && !callerEndpoint.model)
+            }
+          >
             {mode === 'watch' ? 'Run call' : 'Start call'}
           </button>
           <button type="button" id="stop" disabled={!running} onClick={stop}>
@@ -436,13 +561,23 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         </div>
       </form>
       {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
-      {mode === 'watch' && callerKind === 'remote' && <EndpointForm value={callerEndpoint} onChange={setCallerEndpoint} storageKey={CALLER_ENDPOINT_KEY} who="caller" />}
+      {mode === 'watch' && callerKind === 'remote' && (
+        <EndpointForm
+          value={callerEndpoint}
+          onChange={setCallerEndpoint}
+          storageKey={CALLER_ENDPOINT_KEY}
+          who="caller"
+        />
+      )}
       {agentKind === 'local' && <LocalAgentPicker value={localId} onChange={setLocalId} disabled={running} />}
       {task && (
         <p class="scenario">
           <span class="badge">{task.role}</span> {reasonOf(task)}
           {mode === 'call' && (task.user_scenario.facts ?? []).length > 0 && (
-            <span class="muted"> · you know: {(task.user_scenario.facts ?? []).map((f) => `${f.key} ${f.value}`).join(', ')}</span>
+            <span class="muted">
+              {' '}
+              · you know: {(task.user_scenario.facts ?? []).map((f) => `${f.key} ${f.value}`).join(', ')}
+            </span>
           )}
         </p>
       )}
@@ -464,7 +599,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       </p>
       {linkNoise && !spec.channel?.noise && (
         <p class="muted" id="noise-link-note">
-          The shared call used a custom noise bank that is not in the link: add the same noise files to reproduce it exactly.
+          The shared call used a custom noise bank that is not in the link: add the same noise files to reproduce it
+          exactly.
         </p>
       )}
       {error && (
@@ -477,7 +613,13 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           <h2 id="h-transcript">
             Transcript{' '}
             <span class="muted" id="call-status" aria-live="polite">
-              {running ? (prompt ? 'your turn' : 'running…') : trajectory ? `ended (${trajectory.termination})` : 'not started'}
+              {running
+                ? prompt
+                  ? 'your turn'
+                  : 'running…'
+                : trajectory
+                  ? `ended (${trajectory.termination})`
+                  : 'not started'}
             </span>
           </h2>
           <Transcript turns={turns} live audio={audio} />
@@ -490,7 +632,13 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
                 send(false);
               }}
             >
-              <label for="say">{prompt ? 'Your words (Enter sends, Shift+Enter new line)' : running ? 'Wait for the agent…' : 'Start a call to speak as the caller.'}</label>
+              <label for="say">
+                {prompt
+                  ? 'Your words (Enter sends, Shift+Enter new line)'
+                  : running
+                    ? 'Wait for the agent…'
+                    : 'Start a call to speak as the caller.'}
+              </label>
               <textarea
                 id="say"
                 ref={inputRef}
@@ -517,7 +665,11 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
                   id="record"
                   aria-pressed={!!recording}
                   disabled={!channel || (!prompt && !recording)}
-                  title={channel ? 'your voice goes through the channel preset before the agent hears it' : 'switch channel audio on to speak'}
+                  title={
+                    channel
+                      ? 'your voice goes through the channel preset before the agent hears it'
+                      : 'switch channel audio on to speak'
+                  }
                   onClick={() => void record()}
                 >
                   {recording ? '■ Stop recording' : '● Record voice'}

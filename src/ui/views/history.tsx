@@ -37,7 +37,9 @@ export async function exportZip(records: readonly StoredRecord[]): Promise<Uint8
   }
   // WAV and JSONL barely compress at speed; level 6 for the text, stored WAVs.
   return zipSync(
-    Object.fromEntries(Object.entries(files).map(([n, b]) => [n, n.endsWith('.wav') ? [b, { level: 0 }] : [b, { level: 6 }]])),
+    Object.fromEntries(
+      Object.entries(files).map(([n, b]) => [n, n.endsWith('.wav') ? [b, { level: 0 }] : [b, { level: 6 }]]),
+    ),
   );
 }
 
@@ -60,7 +62,10 @@ export function HistoryView(_: ViewProps) {
   const [audio, setAudio] = useState<ReadonlyMap<string, Uint8Array>>(new Map());
   useEffect(() => {
     setAudio(new Map());
-    if (open) void trajectoryStore().audioOf(open).then(setAudio, () => undefined);
+    if (open)
+      void trajectoryStore()
+        .audioOf(open)
+        .then(setAudio, () => undefined);
   }, [open]);
   const done = shown.filter((r) => r.trajectory);
 
@@ -69,7 +74,11 @@ export function HistoryView(_: ViewProps) {
       <div class="controls">
         <label>
           Show{' '}
-          <select id="history-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value as typeof filter)}>
+          <select
+            id="history-filter"
+            value={filter}
+            onChange={(e) => setFilter(e.currentTarget.value as typeof filter)}
+          >
             <option value="all">everything</option>
             <option value="call">single calls</option>
             <option value="batch">batch rollouts</option>
@@ -123,7 +132,9 @@ export function HistoryView(_: ViewProps) {
         </p>
       )}
       {!records && <p class="muted">Loading…</p>}
-      {records && shown.length === 0 && <p class="muted">Nothing stored yet. Calls and batch rollouts are kept here as they run.</p>}
+      {records && shown.length === 0 && (
+        <p class="muted">Nothing stored yet. Calls and batch rollouts are kept here as they run.</p>
+      )}
       {shown.length > 0 && (
         <div class="scroll">
           <table class="data" id="history">
@@ -144,7 +155,12 @@ export function HistoryView(_: ViewProps) {
               {shown.map((r) => (
                 <tr key={r.key} data-key={r.key} data-task={r.task_id} class={open === r.key ? 'selected' : ''}>
                   <td>
-                    <button type="button" class="link" aria-expanded={open === r.key} onClick={() => setOpen(open === r.key ? undefined : r.key)}>
+                    <button
+                      type="button"
+                      class="link"
+                      aria-expanded={open === r.key}
+                      onClick={() => setOpen(open === r.key ? undefined : r.key)}
+                    >
                       {when(r.savedAt)}
                     </button>
                   </td>
@@ -156,7 +172,13 @@ export function HistoryView(_: ViewProps) {
                   <td>{r.user}</td>
                   <td>{r.seed}</td>
                   <td>{r.turns.length}</td>
-                  <td>{r.status === 'done' ? (r.trajectory?.valid ? r.trajectory.termination : 'invalid') : 'interrupted or running'}</td>
+                  <td>
+                    {r.status === 'done'
+                      ? r.trajectory?.valid
+                        ? r.trajectory.termination
+                        : 'invalid'
+                      : 'interrupted or running'}
+                  </td>
                   <td class="reward-cell">{r.trajectory?.reward_info ? num(r.trajectory.reward_info.reward) : '—'}</td>
                 </tr>
               ))}
@@ -176,7 +198,13 @@ export function HistoryView(_: ViewProps) {
           )}
           <div class="split">
             <Transcript turns={current.turns} id="history-transcript" audio={audio} />
-            <div>{current.trajectory?.reward_info ? <RewardBreakdown info={current.trajectory.reward_info} id="history-reward" /> : <p class="muted">Not scored.</p>}</div>
+            <div>
+              {current.trajectory?.reward_info ? (
+                <RewardBreakdown info={current.trajectory.reward_info} id="history-reward" />
+              ) : (
+                <p class="muted">Not scored.</p>
+              )}
+            </div>
           </div>
         </section>
       )}

@@ -60,7 +60,14 @@ const TASKS = JSON.stringify([
   {
     id: 'seeded',
     user_scenario: { instructions: 'x' },
-    initial_state: { rows: { items: [{ id: 'b', qty: 2, price: 1.25, note: null }, { id: 'c', qty: 30, price: 2.5, note: 'y' }] } },
+    initial_state: {
+      rows: {
+        items: [
+          { id: 'b', qty: 2, price: 1.25, note: null },
+          { id: 'c', qty: 30, price: 2.5, note: 'y' },
+        ],
+      },
+    },
   },
 ]);
 
@@ -119,7 +126,10 @@ function randomOp(rng: Rng): Op {
   const id = () => rng.pick(ITEM_IDS);
   switch (rng.int(20)) {
     case 0:
-      return ['INSERT OR REPLACE INTO items (id, qty, price, note) VALUES (?, ?, ?, ?)', [id(), rng.int(5), rng.pick(PRICES), rng.pick([null, 'n'])]];
+      return [
+        'INSERT OR REPLACE INTO items (id, qty, price, note) VALUES (?, ?, ?, ?)',
+        [id(), rng.int(5), rng.pick(PRICES), rng.pick([null, 'n'])],
+      ];
     case 1:
       return ['INSERT INTO items (id, qty, price) VALUES (?, ?, ?)', [id(), rng.int(5), rng.pick(PRICES)]];
     case 2:
@@ -129,13 +139,22 @@ function randomOp(rng: Rng): Op {
     case 4:
       return ['DELETE FROM items WHERE id = ?', [id()]];
     case 5:
-      return ['INSERT OR REPLACE INTO pairs (a, b, v) VALUES (?, ?, ?)', [rng.pick([1, 2, 3, 10]), rng.pick(['x', 'y', 'Y']), rng.pick([null, 'v', 'w'])]];
+      return [
+        'INSERT OR REPLACE INTO pairs (a, b, v) VALUES (?, ?, ?)',
+        [rng.pick([1, 2, 3, 10]), rng.pick(['x', 'y', 'Y']), rng.pick([null, 'v', 'w'])],
+      ];
     case 6:
-      return ['UPDATE pairs SET a = ? WHERE a = ? AND b = ?', [rng.pick([1, 2, 3, 10]), rng.pick([1, 2, 3, 10]), rng.pick(['x', 'y', 'Y'])]];
+      return [
+        'UPDATE pairs SET a = ? WHERE a = ? AND b = ?',
+        [rng.pick([1, 2, 3, 10]), rng.pick([1, 2, 3, 10]), rng.pick(['x', 'y', 'Y'])],
+      ];
     case 7:
       return ['DELETE FROM pairs WHERE b = ?', [rng.pick(['x', 'y', 'Y'])]];
     case 8:
-      return ['INSERT OR REPLACE INTO mixed (k, v) VALUES (?, ?)', [rng.pick(MIXED_KEYS), rng.pick(['p', 'q', null, 7])]];
+      return [
+        'INSERT OR REPLACE INTO mixed (k, v) VALUES (?, ?)',
+        [rng.pick(MIXED_KEYS), rng.pick(['p', 'q', null, 7])],
+      ];
     case 9:
       return ['DELETE FROM mixed WHERE k = ?', [rng.pick(MIXED_KEYS)]];
     case 10:
@@ -151,7 +170,10 @@ function randomOp(rng: Rng): Op {
     case 15:
       return ['INSERT OR REPLACE INTO tags (name, n) VALUES (?, ?)', [rng.pick(['Foo', 'foo', 'bar']), rng.int(3)]];
     case 16:
-      return ['INSERT OR REPLACE INTO uniq (id, code, v) VALUES (?, ?, ?)', [1 + rng.int(4), rng.pick(['A', 'B', 'C']), rng.int(3)]];
+      return [
+        'INSERT OR REPLACE INTO uniq (id, code, v) VALUES (?, ?, ?)',
+        [1 + rng.int(4), rng.pick(['A', 'B', 'C']), rng.int(3)],
+      ];
     case 17:
       return ['UPDATE OR REPLACE uniq SET code = ? WHERE id = ?', [rng.pick(['A', 'B', 'C']), 1 + rng.int(4)]];
     case 18:
@@ -186,7 +208,8 @@ function expectChangesExplainState(runtime: DomainRuntime, run: Run): void {
       continue;
     }
     if (run.changes.whole[t.name]) continue; // a NULL key was written: compared whole
-    const byKey = (rows: SqlRow[]) => new Map(rows.map((r) => [canonicalJson(t.primaryKey.map((c) => r[c] ?? null)), r]));
+    const byKey = (rows: SqlRow[]) =>
+      new Map(rows.map((r) => [canonicalJson(t.primaryKey.map((c) => r[c] ?? null)), r]));
     const before = byKey(run.initial[t.name]!);
     const after = byKey(run.final[t.name]!);
     const changed = run.changes.rows[t.name] ?? {};
@@ -227,7 +250,12 @@ describe('state changes give the full-state diff', () => {
     }
     // A few scripts that write NULL keys: compared whole on that side; undecidable when one side only.
     runs.push(await runScript(runtime, task(taskId), [['INSERT INTO mixed (k, v) VALUES (NULL, 1)', []]]));
-    runs.push(await runScript(runtime, task(taskId), [['INSERT INTO mixed (k, v) VALUES (NULL, 2)', []], ['UPDATE items SET qty = 4', []]]));
+    runs.push(
+      await runScript(runtime, task(taskId), [
+        ['INSERT INTO mixed (k, v) VALUES (NULL, 2)', []],
+        ['UPDATE items SET qty = 4', []],
+      ]),
+    );
     open.push(...runs.map((r) => r.env));
 
     let compared = 0;
@@ -260,7 +288,12 @@ describe('state changes give the full-state diff', () => {
       ['INSERT OR REPLACE INTO uniq (id, code, v) VALUES (3, ?, 9)', ['A']],
       ['INSERT INTO events (kind, amount) VALUES (?, ?)', ['close', 1]],
     ]);
-    const predicted = await runScript(runtime, task('plain'), [['INSERT INTO events (kind, amount) VALUES (?, ?)', ['close', 2]]], 0);
+    const predicted = await runScript(
+      runtime,
+      task('plain'),
+      [['INSERT INTO events (kind, amount) VALUES (?, ?)', ['close', 2]]],
+      0,
+    );
     open.push(gold.env, predicted.env);
     const diff = runtime.diffChanges(gold.changes, predicted.changes);
     expect(diff).toEqual(runtime.diff(gold.final, predicted.final));
@@ -299,7 +332,18 @@ describe('diffChanges on hand-made change sets', () => {
 
   it('orders touched keys as SQLite does: NULL, numbers, text by UTF-8 bytes, blobs', () => {
     const values: SqlValue[] = ['\u{1F600}', 'b', '\uFFFD', 10, 'B', 2.5, '', new Uint8Array([1]), '\uE000', -1];
-    expect([...values].sort(compareSqlValues)).toEqual([-1, 2.5, 10, '', 'B', 'b', '\uE000', '\uFFFD', '\u{1F600}', new Uint8Array([1])]);
+    expect([...values].sort(compareSqlValues)).toEqual([
+      -1,
+      2.5,
+      10,
+      '',
+      'B',
+      'b',
+      '\uE000',
+      '\uFFFD',
+      '\u{1F600}',
+      new Uint8Array([1]),
+    ]);
   });
 
   it('a key only one side wrote compares with the other side’s row at open', () => {
@@ -308,7 +352,10 @@ describe('diffChanges on hand-made change sets', () => {
     // Gold deleted 😀 (the prediction still has it as at open); the prediction inserted U+E000.
     expect(diffChanges(gold, predicted, tables)).toEqual({
       equal: false,
-      lines: ['k[\uE000]: unexpected row {"id":"\uE000","v":3}', 'k[\u{1F600}]: unexpected row {"id":"\u{1F600}","v":5}'],
+      lines: [
+        'k[\uE000]: unexpected row {"id":"\uE000","v":3}',
+        'k[\u{1F600}]: unexpected row {"id":"\u{1F600}","v":5}',
+      ],
     });
     expect(diffChanges(predicted, gold, tables)).toEqual({
       equal: false,
@@ -331,7 +378,8 @@ describe('environment database pool', () => {
   });
   afterAll(() => runtime.close());
 
-  const write = (env: Environment) => env.call({ id: 'w', name: 'exec', arguments: { sql: 'UPDATE items SET qty = 42', params: [] } });
+  const write = (env: Environment) =>
+    env.call({ id: 'w', name: 'exec', arguments: { sql: 'UPDATE items SET qty = 42', params: [] } });
 
   it('a closed environment gives its database, back at the pristine state, to the next one', async () => {
     const first = await runtime.open();

@@ -211,9 +211,27 @@ describe.each(adapters)('Environment over %s', (_name, makeFactory) => {
       kind: 'write',
       violations: [],
       writes: [
-        { seq: 1, ...meta, table: 'customers', op: 'update', key: { id: 'C1' }, column: 'balance', before: 100, after: 70 },
+        {
+          seq: 1,
+          ...meta,
+          table: 'customers',
+          op: 'update',
+          key: { id: 'C1' },
+          column: 'balance',
+          before: 100,
+          after: 70,
+        },
         { seq: 2, ...meta, table: 'payments', op: 'insert', key: { id: 1 }, column: 'id', before: null, after: 1 },
-        { seq: 3, ...meta, table: 'payments', op: 'insert', key: { id: 1 }, column: 'customer_id', before: null, after: 'C1' },
+        {
+          seq: 3,
+          ...meta,
+          table: 'payments',
+          op: 'insert',
+          key: { id: 1 },
+          column: 'customer_id',
+          before: null,
+          after: 'C1',
+        },
         { seq: 4, ...meta, table: 'payments', op: 'insert', key: { id: 1 }, column: 'amount', before: null, after: 30 },
         { seq: 5, ...meta, table: 'payments', op: 'insert', key: { id: 1 }, column: 'note', before: null, after: null },
       ],
@@ -491,7 +509,12 @@ describe('DomainFileError', () => {
   };
 
   it('names the tasks file and field of a malformed task', () => {
-    const e = fileError({ tasks: JSON.stringify([{ id: 't1', user_scenario: { instructions: 'x' } }, { id: 't2', user_scenario: {} }]) });
+    const e = fileError({
+      tasks: JSON.stringify([
+        { id: 't1', user_scenario: { instructions: 'x' } },
+        { id: 't2', user_scenario: {} },
+      ]),
+    });
     expect([e.file, e.field]).toEqual(['tasks.json', '[1].user_scenario.instructions']);
     expect(e.message).toMatch(/^tasks\.json: \[1\]\.user_scenario\.instructions: /);
   });
@@ -509,7 +532,14 @@ describe('DomainFileError', () => {
   });
 
   it('names the seed file and field of a malformed seed', () => {
-    const e = fileError({ seed: JSON.stringify({ customers: [{ id: 'C1', balance: 1 }, { id: 'C2', balance: true }] }) });
+    const e = fileError({
+      seed: JSON.stringify({
+        customers: [
+          { id: 'C1', balance: 1 },
+          { id: 'C2', balance: true },
+        ],
+      }),
+    });
     expect([e.file, e.field]).toEqual(['seed.json', 'customers[1].balance']);
     expect(e.message).toMatch(/^seed\.json: customers\[1\]\.balance: /);
   });

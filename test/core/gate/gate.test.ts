@@ -10,7 +10,14 @@ import { carrier } from '../../../domains/carrier/domain.ts';
 import type { SqlDbFactory } from '../../../src/core/ports/sql-db.ts';
 import { miniDomain, payTask } from '../../fixtures/mini-domain.ts';
 
-type RawTask = { id: string; evaluation_criteria: { actions: Record<string, unknown>[]; write_whitelist?: unknown[]; assertions?: { id: string; rule: string }[] } };
+type RawTask = {
+  id: string;
+  evaluation_criteria: {
+    actions: Record<string, unknown>[];
+    write_whitelist?: unknown[];
+    assertions?: { id: string; rule: string }[];
+  };
+};
 
 let sources: DomainSources;
 let factory: SqlDbFactory;
@@ -44,13 +51,20 @@ describe('gate on the built-in carrier domain', () => {
   });
 
   it('(d) refuses a reference that pays ¥21.10 from a prepaid balance of ¥17.00', async () => {
-    const report = await gateCarrier((tasks) => {
-      const t = tasks.find((x) => x.id === 'carrier-wallet-pay-1')!;
-      t.evaluation_criteria.actions = [
-        { requestor: 'assistant', name: 'find_customer_by_phone', arguments: { phone: '13812345678' } },
-        { requestor: 'assistant', name: 'pay_bill_from_balance', arguments: { customer_id: 'C1001', bill_id: 'B10004', amount: 21.1 } },
-      ];
-    }, ['carrier-wallet-pay-1']);
+    const report = await gateCarrier(
+      (tasks) => {
+        const t = tasks.find((x) => x.id === 'carrier-wallet-pay-1')!;
+        t.evaluation_criteria.actions = [
+          { requestor: 'assistant', name: 'find_customer_by_phone', arguments: { phone: '13812345678' } },
+          {
+            requestor: 'assistant',
+            name: 'pay_bill_from_balance',
+            arguments: { customer_id: 'C1001', bill_id: 'B10004', amount: 21.1 },
+          },
+        ];
+      },
+      ['carrier-wallet-pay-1'],
+    );
     const verdict = report.tasks[0]!;
     expect(verdict.accepted).toBe(false);
     expect(report.accepted).toBe(false);
@@ -59,12 +73,19 @@ describe('gate on the built-in carrier domain', () => {
   });
 
   it('(e) refuses a reference that breaks an executable rule check (R4: 60-day dispute window)', async () => {
-    const report = await gateCarrier((tasks) => {
-      const t = tasks.find((x) => x.id === 'carrier-dispute-expired-1')!;
-      // CH00022: the roaming charge of 2024-11-20 on bill B10017, outside the 60-day window.
-      t.evaluation_criteria.actions.push({ requestor: 'assistant', name: 'file_dispute', arguments: { charge_id: 'CH00022', reason: 'service_not_received' } });
-      t.evaluation_criteria.write_whitelist = [{ table: 'disputes' }, { table: 'charges' }];
-    }, ['carrier-dispute-expired-1']);
+    const report = await gateCarrier(
+      (tasks) => {
+        const t = tasks.find((x) => x.id === 'carrier-dispute-expired-1')!;
+        // CH00022: the roaming charge of 2024-11-20 on bill B10017, outside the 60-day window.
+        t.evaluation_criteria.actions.push({
+          requestor: 'assistant',
+          name: 'file_dispute',
+          arguments: { charge_id: 'CH00022', reason: 'service_not_received' },
+        });
+        t.evaluation_criteria.write_whitelist = [{ table: 'disputes' }, { table: 'charges' }];
+      },
+      ['carrier-dispute-expired-1'],
+    );
     const verdict = report.tasks[0]!;
     expect(verdict.accepted).toBe(false);
     expect(verdict.reasons.filter((r) => / breaks R4: /.test(r))).toEqual([
@@ -73,28 +94,41 @@ describe('gate on the built-in carrier domain', () => {
   });
 
   it('refuses gold writes outside the whitelist and assertions citing unknown rules', async () => {
-    const report = await gateCarrier((tasks) => {
-      const t = tasks.find((x) => x.id === 'carrier-pay-balance-1')!;
-      t.evaluation_criteria.write_whitelist = [{ table: 'payments', ops: ['insert'] }];
-      t.evaluation_criteria.assertions![0]!.rule = 'R99';
-    }, ['carrier-pay-balance-1']);
+    const report = await gateCarrier(
+      (tasks) => {
+        const t = tasks.find((x) => x.id === 'carrier-pay-balance-1')!;
+        t.evaluation_criteria.write_whitelist = [{ table: 'payments', ops: ['insert'] }];
+        t.evaluation_criteria.assertions![0]!.rule = 'R99';
+      },
+      ['carrier-pay-balance-1'],
+    );
     const reasons = report.tasks[0]!.reasons;
     expect(reasons.some((r) => r.startsWith('gold write outside the whitelist: bills['))).toBe(true);
     expect(reasons.some((r) => r.startsWith('gold write outside the whitelist: customers['))).toBe(true);
-    expect(reasons).toContain(`assertion ${JSON.parse(sources.tasks).find((x: RawTask) => x.id === 'carrier-pay-balance-1').evaluation_criteria.assertions[0].id} cites unknown rule R99`);
+    expect(reasons).toContain(
+      `assertion ${JSON.parse(sources.tasks).find((x: RawTask) => x.id === 'carrier-pay-balance-1').evaluation_criteria.assertions[0].id} cites unknown rule R99`,
+    );
   });
 });
 
 describe('gate on a hand-made domain', () => {
   it('reports a policy rule no assertion cites, and a task the do-nothing agent passes', async () => {
-    const idle = { ...payTask, id: 'idle', evaluation_criteria: { actions: [], communicate_info: [], reward_basis: ['DB' as const] } };
+    const idle = {
+      ...payTask,
+      id: 'idle',
+      evaluation_criteria: { actions: [], communicate_info: [], reward_basis: ['DB' as const] },
+    };
     const domain = miniDomain([payTask, idle], `${'- **R1** identify\n- **R2** confirm\n'}- **R3** an orphan rule\n`);
     const report = await gateDomain(await DomainRuntime.create(domain, factory));
     expect(report.domain_problems).toEqual(['policy rule R3 is cited by no assertion']);
     const v = report.tasks.find((t) => t.task_id === 'idle')!;
     expect(v).toMatchObject({ accepted: false, noop_reward: 1, reference_reward: 1 });
     expect(v.reasons).toEqual(['do-nothing agent scores 1, not 0']);
-    expect(report.tasks.find((t) => t.task_id === 'pay-10')).toMatchObject({ accepted: true, reference_reward: 1, noop_reward: 0 });
+    expect(report.tasks.find((t) => t.task_id === 'pay-10')).toMatchObject({
+      accepted: true,
+      reference_reward: 1,
+      noop_reward: 0,
+    });
     expect(report.accepted).toBe(false);
   });
 
@@ -130,6 +164,9 @@ describe('gate on a hand-made domain', () => {
 
   it('checks rule binding when the policy has no rule ids but assertions cite rules', async () => {
     const report = await gateDomain(await DomainRuntime.create(miniDomain([payTask], '# no rules here\n'), factory));
-    expect(report.tasks[0]!.reasons).toEqual(['assertion confirm cites unknown rule R2', 'assertion identify cites unknown rule R1']);
+    expect(report.tasks[0]!.reasons).toEqual([
+      'assertion confirm cites unknown rule R2',
+      'assertion identify cites unknown rule R1',
+    ]);
   });
 });

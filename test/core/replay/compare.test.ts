@@ -42,8 +42,24 @@ describe('jsonEqual / jsonDifferences', () => {
   });
 
   it('names the paths that differ', () => {
-    const recorded = { id: 'Z', status: null, pay: [{ id: 'g', amount: 169 }, { id: 'g', amount: -169 }], extra: 1 };
-    const ours = { id: 'Z', status: 'cancelled', pay: [{ id: 'g', amount: 169 }, { id: 'g', amount: 169 }], more: true };
+    const recorded = {
+      id: 'Z',
+      status: null,
+      pay: [
+        { id: 'g', amount: 169 },
+        { id: 'g', amount: -169 },
+      ],
+      extra: 1,
+    };
+    const ours = {
+      id: 'Z',
+      status: 'cancelled',
+      pay: [
+        { id: 'g', amount: 169 },
+        { id: 'g', amount: 169 },
+      ],
+      more: true,
+    };
     expect(jsonDifferences(recorded, ours)).toEqual([
       'status: recorded null, ours "cancelled"',
       'pay[1].amount: recorded -169, ours 169',

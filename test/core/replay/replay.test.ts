@@ -30,9 +30,24 @@ beforeAll(async () => {
   runtime = await DomainRuntime.create(domain, await sqlJsFactory());
 });
 
-const say = (role: 'assistant' | 'user', content: string | null, tool_calls: unknown[] | null = null) => ({ role, content, tool_calls });
-const call = (id: string, name: string, args: Record<string, unknown>, requestor?: 'user') => ({ id, name, arguments: args, ...(requestor ? { requestor } : {}) });
-const result = (id: string, content: string, error = false, requestor: 'assistant' | 'user' = 'assistant') => ({ role: 'tool', id, content, error, requestor });
+const say = (role: 'assistant' | 'user', content: string | null, tool_calls: unknown[] | null = null) => ({
+  role,
+  content,
+  tool_calls,
+});
+const call = (id: string, name: string, args: Record<string, unknown>, requestor?: 'user') => ({
+  id,
+  name,
+  arguments: args,
+  ...(requestor ? { requestor } : {}),
+});
+const result = (id: string, content: string, error = false, requestor: 'assistant' | 'user' = 'assistant') => ({
+  role: 'tool',
+  id,
+  content,
+  error,
+  requestor,
+});
 
 /** tau2 run: the agent looks the caller up, tries a user tool (fails), pays (wrong recorded output); the caller checks the wallet. */
 const paid = tau2SimulationEpisode(
@@ -75,7 +90,12 @@ const unpaid = trajectoryEpisode(
     valid: true,
     turns: [
       { role: 'user', text: 'Pay 10, phone 5550001.', t_ms: 0 },
-      { role: 'assistant', text: '', tool_calls: [{ id: 't1', name: 'find_account', arguments: { phone: '5550001' } }], t_ms: 1 },
+      {
+        role: 'assistant',
+        text: '',
+        tool_calls: [{ id: 't1', name: 'find_account', arguments: { phone: '5550001' } }],
+        t_ms: 1,
+      },
       {
         role: 'tool',
         requestor: 'assistant',
@@ -90,7 +110,12 @@ const unpaid = trajectoryEpisode(
     ],
     started_at_ms: 0,
     ended_at_ms: 3,
-    reward_info: { reward: 1, partial: true, basis: ['DB', 'NL_ASSERTION'], components: { DB: { score: 1 }, NL_ASSERTION: { score: null, judged: false } } },
+    reward_info: {
+      reward: 1,
+      partial: true,
+      basis: ['DB', 'NL_ASSERTION'],
+      components: { DB: { score: 1 }, NL_ASSERTION: { score: null, judged: false } },
+    },
   }),
   'runs.jsonl',
   'line 1',
@@ -98,7 +123,12 @@ const unpaid = trajectoryEpisode(
 
 /** A tau2 run cut off by max_steps with no reward recorded. */
 const cut = tau2SimulationEpisode(
-  Tau2Simulation.parse({ id: 'cut', task_id: 'pay-nl', termination_reason: 'max_steps', messages: [say('user', 'Hello?')] }),
+  Tau2Simulation.parse({
+    id: 'cut',
+    task_id: 'pay-nl',
+    termination_reason: 'max_steps',
+    messages: [say('user', 'Hello?')],
+  }),
   'r.json',
   'simulations[1]',
 );
@@ -168,7 +198,9 @@ describe('replayEpisodes', () => {
         equal: true,
       },
     ]);
-    expect(report.rewards.map((r) => [r.simulation_id, r.recorded, r.ours, r.equal, r.partial, r.calls, r.calls_equal])).toEqual([
+    expect(
+      report.rewards.map((r) => [r.simulation_id, r.recorded, r.ours, r.equal, r.partial, r.calls, r.calls_equal]),
+    ).toEqual([
       ['paid', 1, 1, true, true, 4, 3],
       ['mini/pay-nl/0/0', 1, 0, false, true, 1, 1],
       ['cut', null, 0, null, true, 0, 0],
@@ -196,19 +228,30 @@ describe('replayEpisodes', () => {
   });
 
   it('reports everything equal for a faithful recording', async () => {
-    const report = await replayEpisodes(runtime, [{ ...paid, calls: paid.calls.filter((c) => c.name !== 'pay'), reward: null }]);
+    const report = await replayEpisodes(runtime, [
+      { ...paid, calls: paid.calls.filter((c) => c.name !== 'pay'), reward: null },
+    ]);
     expect(report.summary.calls).toEqual({ total: 3, equal: 3, different: 0, percent_equal: 100, unanswered: 0 });
-    expect(report.summary.rewards).toEqual({ compared: 0, equal: 0, different: 0, not_recorded: 1, partial: 0, percent_equal: null });
+    expect(report.summary.rewards).toEqual({
+      compared: 0,
+      equal: 0,
+      different: 0,
+      not_recorded: 1,
+      partial: 0,
+      percent_equal: null,
+    });
     expect(report.summary.all_equal).toBe(true);
   });
 });
 
 describe('checkEpisodes', () => {
   it('names the field of an episode from another domain or with an unknown task', () => {
-    expect(() => checkEpisodes(domain, [{ ...unpaid, domain: { name: 'carrier', file: 'runs.jsonl', field: 'line 1: domain' } }])).toThrow(
-      new ReplayInputError('runs.jsonl', 'line 1: domain', 'recorded in domain "carrier", not mini'),
+    expect(() =>
+      checkEpisodes(domain, [{ ...unpaid, domain: { name: 'carrier', file: 'runs.jsonl', field: 'line 1: domain' } }]),
+    ).toThrow(new ReplayInputError('runs.jsonl', 'line 1: domain', 'recorded in domain "carrier", not mini'));
+    expect(() => checkEpisodes(domain, [{ ...cut, task_id: '99' }])).toThrow(
+      'r.json: simulations[1].task_id: unknown task "99" in domain mini',
     );
-    expect(() => checkEpisodes(domain, [{ ...cut, task_id: '99' }])).toThrow('r.json: simulations[1].task_id: unknown task "99" in domain mini');
     expect(() => checkEpisodes(domain, [paid, unpaid, cut])).not.toThrow();
   });
 });

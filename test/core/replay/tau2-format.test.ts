@@ -18,7 +18,11 @@ function simulation(messages: unknown[], extra: Record<string, unknown> = {}) {
     end_time: '2025-01-01T00:01:00',
     duration: 60.0,
     termination_reason: 'user_stop',
-    reward_info: { reward: 0.0, reward_breakdown: { DB: 0.0, COMMUNICATE: 1.0 }, db_check: { db_match: false, db_reward: 0.0 } },
+    reward_info: {
+      reward: 0.0,
+      reward_breakdown: { DB: 0.0, COMMUNICATE: 1.0 },
+      db_check: { db_match: false, db_reward: 0.0 },
+    },
     messages,
     ...extra,
   });
@@ -66,14 +70,60 @@ describe('tau2 results → recorded episodes', () => {
         ],
         t_ms: 1,
       },
-      { role: 'tool', requestor: 'assistant', tool_call_id: 'c2', name: 'find_account', arguments: { phone: '0' }, content: 'Error: no account with phone 0', error: true, writes: [], t_ms: 2 },
-      { role: 'tool', requestor: 'assistant', tool_call_id: 'c1', name: 'find_account', arguments: { phone: '5550001' }, content: '{"account_id": "A1"}', error: false, writes: [], t_ms: 3 },
+      {
+        role: 'tool',
+        requestor: 'assistant',
+        tool_call_id: 'c2',
+        name: 'find_account',
+        arguments: { phone: '0' },
+        content: 'Error: no account with phone 0',
+        error: true,
+        writes: [],
+        t_ms: 2,
+      },
+      {
+        role: 'tool',
+        requestor: 'assistant',
+        tool_call_id: 'c1',
+        name: 'find_account',
+        arguments: { phone: '5550001' },
+        content: '{"account_id": "A1"}',
+        error: false,
+        writes: [],
+        t_ms: 3,
+      },
       { role: 'user', text: 'let me check', tool_calls: [{ id: 'u1', name: 'check_wallet', arguments: {} }], t_ms: 4 },
-      { role: 'tool', requestor: 'user', tool_call_id: 'u1', name: 'check_wallet', arguments: {}, content: 'wallet: 50', error: false, writes: [], t_ms: 5 },
+      {
+        role: 'tool',
+        requestor: 'user',
+        tool_call_id: 'u1',
+        name: 'check_wallet',
+        arguments: {},
+        content: 'wallet: 50',
+        error: false,
+        writes: [],
+        t_ms: 5,
+      },
     ]);
     expect(ep.calls).toEqual([
-      { turn: 2, requestor: 'assistant', id: 'c2', name: 'find_account', arguments: { phone: '0' }, output: 'Error: no account with phone 0', error: true },
-      { turn: 3, requestor: 'assistant', id: 'c1', name: 'find_account', arguments: { phone: '5550001' }, output: '{"account_id": "A1"}', error: false },
+      {
+        turn: 2,
+        requestor: 'assistant',
+        id: 'c2',
+        name: 'find_account',
+        arguments: { phone: '0' },
+        output: 'Error: no account with phone 0',
+        error: true,
+      },
+      {
+        turn: 3,
+        requestor: 'assistant',
+        id: 'c1',
+        name: 'find_account',
+        arguments: { phone: '5550001' },
+        output: '{"account_id": "A1"}',
+        error: false,
+      },
       { turn: 5, requestor: 'user', id: 'u1', name: 'check_wallet', arguments: {}, output: 'wallet: 50', error: false },
     ]);
   });
@@ -113,10 +163,16 @@ describe('tau2 results → recorded episodes', () => {
       { role: 'tool', id: 'c9', content: 'x' },
     ]);
     expect(() => tau2SimulationEpisode(sim, 'r.json', 'simulations[4]')).toThrow(
-      new ReplayInputError('r.json', 'simulations[4].messages[1].id', 'tool message "c9" answers no pending tool call (pending: "c1")'),
+      new ReplayInputError(
+        'r.json',
+        'simulations[4].messages[1].id',
+        'tool message "c9" answers no pending tool call (pending: "c1")',
+      ),
     );
     const orphan = simulation([{ role: 'tool', id: 'c1', content: 'x' }]);
-    expect(() => tau2SimulationEpisode(orphan, 'r.json', '')).toThrow('r.json: messages[0].id: tool message "c1" answers no tool call');
+    expect(() => tau2SimulationEpisode(orphan, 'r.json', '')).toThrow(
+      'r.json: messages[0].id: tool message "c1" answers no tool call',
+    );
   });
 
   it('reads full-duplex runs from ticks, joining the text chunks of one side', () => {
@@ -130,8 +186,12 @@ describe('tau2 results → recorded episodes', () => {
           tick_id: 3,
           timestamp: 't3',
           agent_chunk: null,
-          agent_tool_calls: [{ id: 'p1', name: 'pay', arguments: { account_id: 'A1', amount: 10 }, requestor: 'assistant' }],
-          agent_tool_results: [{ id: 'p1', role: 'tool', content: '{"paid": 10}', requestor: 'assistant', error: false }],
+          agent_tool_calls: [
+            { id: 'p1', name: 'pay', arguments: { account_id: 'A1', amount: 10 }, requestor: 'assistant' },
+          ],
+          agent_tool_results: [
+            { id: 'p1', role: 'tool', content: '{"paid": 10}', requestor: 'assistant', error: false },
+          ],
           user_chunk: { role: 'user', content: null },
         },
       ],
@@ -147,7 +207,18 @@ describe('tau2 results → recorded episodes', () => {
   });
 
   it('maps termination reasons so that the reward stays the same', () => {
-    expect(['user_stop', 'agent_stop', 'max_steps', 'too_many_errors', 'timeout', 'agent_error', 'context_window_exceeded', 'whatever'].map(tau2Termination)).toEqual([
+    expect(
+      [
+        'user_stop',
+        'agent_stop',
+        'max_steps',
+        'too_many_errors',
+        'timeout',
+        'agent_error',
+        'context_window_exceeded',
+        'whatever',
+      ].map(tau2Termination),
+    ).toEqual([
       'user_stop',
       'agent_stop',
       'max_steps',
@@ -171,8 +242,22 @@ describe('tau2 results → recorded episodes', () => {
     });
     const eps = tau2ResultsEpisodes(results, 'r.json');
     expect(eps.map((e) => [e.simulation_id, e.file, e.where, e.domain, e.reward, e.termination])).toEqual([
-      ['s0', 'r.json', 'simulations[0]', { name: 'airline', file: 'r.json', field: 'info.environment_info.domain_name' }, null, 'agent_stop'],
-      ['s1', 'r.json', 'simulations[1]', { name: 'airline', file: 'r.json', field: 'info.environment_info.domain_name' }, null, 'max_steps'],
+      [
+        's0',
+        'r.json',
+        'simulations[0]',
+        { name: 'airline', file: 'r.json', field: 'info.environment_info.domain_name' },
+        null,
+        'agent_stop',
+      ],
+      [
+        's1',
+        'r.json',
+        'simulations[1]',
+        { name: 'airline', file: 'r.json', field: 'info.environment_info.domain_name' },
+        null,
+        'max_steps',
+      ],
     ]);
   });
 });

@@ -3,7 +3,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DomainRuntime } from '../../../src/core/env/environment.ts';
 import { steppingClock } from '../../../src/core/ports/clock.ts';
 import { runEpisode } from '../../../src/core/rollout/episode.ts';
-import { callerVoice, channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from '../../../src/core/rollout/channel-step.ts';
+import {
+  callerVoice,
+  channelBargeIn,
+  channelCallerTurn,
+  type ChannelEpisodeKey,
+  type EpisodeChannel,
+} from '../../../src/core/rollout/channel-step.ts';
 import { ReferenceAgent, ScriptedUser } from '../../../src/core/participants/scripted.ts';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { OpenAiModelClient } from '../../../src/adapters/shared/openai-client.ts';
@@ -29,8 +35,21 @@ describe('asides and tics in the episode', () => {
   it('caller turns carry asides in audio and in the documented `asides` field, never in `text`', async () => {
     const rt = await runtime();
     const task = rt.domain.tasks[0]!;
-    const preset: ChannelPreset = { ...PRESETS.control, tics: { probability: 1, levelDb: [0, 0] }, asides: { probability: 1, levelDb: [-6, -6] } };
-    const run = (ch?: EpisodeChannel) => runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 3, clock: steppingClock(MINI_NOW, 1000), ...(ch ? { channel: ch } : {}) });
+    const preset: ChannelPreset = {
+      ...PRESETS.control,
+      tics: { probability: 1, levelDb: [0, 0] },
+      asides: { probability: 1, levelDb: [-6, -6] },
+    };
+    const run = (ch?: EpisodeChannel) =>
+      runEpisode({
+        runtime: rt,
+        task,
+        agent: new ReferenceAgent(),
+        user: new ScriptedUser(),
+        seed: 3,
+        clock: steppingClock(MINI_NOW, 1000),
+        ...(ch ? { channel: ch } : {}),
+      });
     const plain = await run();
     const t = await run({ tts, renderer: nodeGraphRenderer, preset, store: new MemoryAudioStore() });
     TrajectorySchema.parse(JSON.parse(JSON.stringify(t)));
@@ -55,19 +74,39 @@ describe('persona voices in the trajectory', () => {
     const base = rt.domain.tasks[0]!;
     const withPersona = (persona: string) => ({ ...base, user_scenario: { ...base.user_scenario, persona } });
     const voices: unknown[] = [];
-    for (const persona of ['A retired teacher, slow and careful', 'A busy courier calling from the road', 'A retired teacher, slow and careful']) {
+    for (const persona of [
+      'A retired teacher, slow and careful',
+      'A busy courier calling from the road',
+      'A retired teacher, slow and careful',
+    ]) {
       const task = withPersona(persona);
-      const t = await runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 1, clock: steppingClock(MINI_NOW, 1000), channel: { tts, renderer: nodeGraphRenderer, preset: 'clean', store: new MemoryAudioStore() }, maxSteps: 4 });
+      const t = await runEpisode({
+        runtime: rt,
+        task,
+        agent: new ReferenceAgent(),
+        user: new ScriptedUser(),
+        seed: 1,
+        clock: steppingClock(MINI_NOW, 1000),
+        channel: { tts, renderer: nodeGraphRenderer, preset: 'clean', store: new MemoryAudioStore() },
+        maxSteps: 4,
+      });
       const v = users(t).find((u) => u.audio)!.audio!.voice!;
       const expected = personaVoice(rt.domain.language, personaKey(task));
-      expect(v).toEqual({ language: expected.language, name: expected.voice, rate_wpm: expected.rateWpm, pitch: expected.pitch });
+      expect(v).toEqual({
+        language: expected.language,
+        name: expected.voice,
+        rate_wpm: expected.rateWpm,
+        pitch: expected.pitch,
+      });
       voices.push(v);
     }
     expect(voices[0]).toEqual(voices[2]);
     expect(voices[0]).not.toEqual(voices[1]);
     // A fixed channel voice still wins.
     const key: ChannelEpisodeKey = { domain: 'mini', language: 'en', task: base, trial: 0, seed: 1 };
-    expect(callerVoice({ tts, renderer: nodeGraphRenderer, preset: 'clean', voice: { language: 'en' } }, key)).toEqual({ language: 'en' });
+    expect(callerVoice({ tts, renderer: nodeGraphRenderer, preset: 'clean', voice: { language: 'en' } }, key)).toEqual({
+      language: 'en',
+    });
   });
 });
 
@@ -83,8 +122,15 @@ describe('model barge-in picker', () => {
   const ctx = { language: 'en', facts: task.user_scenario.facts ?? [] };
 
   it('uses the model’s cut and words; the type is still sampled by the program', async () => {
-    server = await startOpenAiServer(() => ({ json: completion({ model: 'picker', content: '{"cut_after_token": 7, "text": "No, it is 5550002 now.", "value": "5550002"}' }) }));
-    const picker = modelBargeInPicker(new OpenAiModelClient({ flavor: 'vllm', model: 'picker', baseURL: server.url, maxRetries: 0 }));
+    server = await startOpenAiServer(() => ({
+      json: completion({
+        model: 'picker',
+        content: '{"cut_after_token": 7, "text": "No, it is 5550002 now.", "value": "5550002"}',
+      }),
+    }));
+    const picker = modelBargeInPicker(
+      new OpenAiModelClient({ flavor: 'vllm', model: 'picker', baseURL: server.url, maxRetries: 0 }),
+    );
     const r = await picker.pick(reply, 'correction', rngFromState(1), ctx);
     expect(r.note).toBeNull();
     expect(r.picker).toBe('vllm:picker');
@@ -97,7 +143,14 @@ describe('model barge-in picker', () => {
     expect(body.messages[1].content).toContain('correction');
 
     // In the episode step: same type as the heuristic run (same draw), the model's cut, the picker recorded.
-    const ch: EpisodeChannel = { tts, renderer: nodeGraphRenderer, preset: 'clean', bargeIn: 1, mix: { correction: 1 }, bargeInPicker: picker };
+    const ch: EpisodeChannel = {
+      tts,
+      renderer: nodeGraphRenderer,
+      preset: 'clean',
+      bargeIn: 1,
+      mix: { correction: 1 },
+      bargeInPicker: picker,
+    };
     const b = await channelBargeIn(ch, key, 4, reply, []);
     expect(b!.interrupted.type).toBe('correction');
     expect(b!.interrupted.heard_text).toBe('Your phone number on file is 5550001');
@@ -113,13 +166,23 @@ describe('model barge-in picker', () => {
   ] as const) {
     it(`malformed output (${what}) falls back to the heuristic, with a note on the next caller turn's timeline`, async () => {
       server = await startOpenAiServer(() => ({ json: completion({ model: 'picker', content }) }));
-      const picker = modelBargeInPicker(new OpenAiModelClient({ flavor: 'vllm', model: 'picker', baseURL: server.url, maxRetries: 0 }));
+      const picker = modelBargeInPicker(
+        new OpenAiModelClient({ flavor: 'vllm', model: 'picker', baseURL: server.url, maxRetries: 0 }),
+      );
       const r = await picker.pick(reply, 'urge', rngFromState(7), ctx);
       expect(r.picker).toBe('heuristic (fallback)');
       expect(r.note).toMatch(/model picker vllm:picker: .*; used the heuristic/);
       expect(r.pick).toEqual(pickBargeIn(reply, 'urge', rngFromState(7), ctx));
 
-      const ch: EpisodeChannel = { tts, renderer: nodeGraphRenderer, preset: 'clean', bargeIn: 1, mix: { urge: 1 }, bargeInPicker: picker, store: new MemoryAudioStore() };
+      const ch: EpisodeChannel = {
+        tts,
+        renderer: nodeGraphRenderer,
+        preset: 'clean',
+        bargeIn: 1,
+        mix: { urge: 1 },
+        bargeInPicker: picker,
+        store: new MemoryAudioStore(),
+      };
       const heuristic = await channelBargeIn({ ...ch, bargeInPicker: undefined }, key, 4, reply, []);
       const b = await channelBargeIn(ch, key, 4, reply, []);
       expect(b!.interrupted.heard_text).toBe(heuristic!.interrupted.heard_text);
@@ -129,7 +192,9 @@ describe('model barge-in picker', () => {
       const note = turn.audio!.timeline.find((e) => e.type === 'note')!;
       expect(note.params).toMatchObject({ what: 'barge_in_picker_fallback', picker: 'vllm:picker' });
       // Consumed: a later turn at the same index has no note.
-      expect((await channelCallerTurn(ch, key, 5, b!.caller.text, false)).audio!.timeline.some((e) => e.type === 'note')).toBe(false);
+      expect(
+        (await channelCallerTurn(ch, key, 5, b!.caller.text, false)).audio!.timeline.some((e) => e.type === 'note'),
+      ).toBe(false);
     });
   }
 

@@ -25,20 +25,39 @@ async function runtime() {
   return DomainRuntime.create(miniDomain(), await sqlJsFactory());
 }
 const tts = espeakTts();
-const channel = (over: Partial<EpisodeChannel> = {}) => ({ tts, renderer: nodeGraphRenderer, preset: 'regular' as const, ...over, store: new MemoryAudioStore() });
+const channel = (over: Partial<EpisodeChannel> = {}) => ({
+  tts,
+  renderer: nodeGraphRenderer,
+  preset: 'regular' as const,
+  ...over,
+  store: new MemoryAudioStore(),
+});
 const users = (t: Trajectory) => t.turns.filter((x): x is UserTurn => x.role === 'user');
 
 describe('episode loop with the phone channel', () => {
   it('without a channel the trajectory is unchanged; with a channel at rate 0 the words are the same', async () => {
     const rt = await runtime();
     const task = rt.domain.tasks[0]!;
-    const run = (ch?: EpisodeChannel) => runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 5, clock: steppingClock(MINI_NOW, 1000), ...(ch ? { channel: ch } : {}) });
+    const run = (ch?: EpisodeChannel) =>
+      runEpisode({
+        runtime: rt,
+        task,
+        agent: new ReferenceAgent(),
+        user: new ScriptedUser(),
+        seed: 5,
+        clock: steppingClock(MINI_NOW, 1000),
+        ...(ch ? { channel: ch } : {}),
+      });
     const a = await run();
     const b = await run();
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));
     expect(a.turns.some((t) => 'audio' in t || 'interrupted' in t || 'dropout' in t)).toBe(false);
     const c = await run(channel());
-    const strip = (t: Trajectory) => t.turns.map((x) => { const { audio: _a, ...rest } = x as UserTurn; return rest; });
+    const strip = (t: Trajectory) =>
+      t.turns.map((x) => {
+        const { audio: _a, ...rest } = x as UserTurn;
+        return rest;
+      });
     expect(strip(c)).toEqual(a.turns);
   });
 
@@ -47,7 +66,15 @@ describe('episode loop with the phone channel', () => {
     const task = rt.domain.tasks[0]!;
     const run = async () => {
       const ch = channel();
-      const t = await runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 7, clock: steppingClock(MINI_NOW, 1000), channel: ch });
+      const t = await runEpisode({
+        runtime: rt,
+        task,
+        agent: new ReferenceAgent(),
+        user: new ScriptedUser(),
+        seed: 7,
+        clock: steppingClock(MINI_NOW, 1000),
+        channel: ch,
+      });
       return { t, ch };
     };
     const one = await run();
@@ -76,7 +103,16 @@ describe('episode loop with the phone channel', () => {
     const rt = await runtime();
     const task = rt.domain.tasks[0]!;
     const ch = channel({ dropout: 1 });
-    const t = await runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 11, clock: steppingClock(MINI_NOW, 1000), channel: ch, maxSteps: 12 });
+    const t = await runEpisode({
+      runtime: rt,
+      task,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 11,
+      clock: steppingClock(MINI_NOW, 1000),
+      channel: ch,
+      maxSteps: 12,
+    });
     const cut = users(t).filter((u) => u.dropout);
     expect(cut.length).toBeGreaterThan(1);
     for (const u of cut) {
@@ -119,15 +155,30 @@ describe('barge-in', () => {
     readonly id = 'talker';
     async respond(view: EpisodeView) {
       const n = view.turns.filter((t) => t.role === 'assistant').length;
-      if (n === 0) return { text: 'Hello, thanks for calling, I can help you with your balance today, one moment while I look at it.' };
-      return { text: 'Your account shows a balance that we can settle now, and the amount still due after this payment is 20 dollars.', tool_calls: [{ id: `c${n}`, name: 'pay', arguments: { account_id: 'A1', amount: 10 } }] };
+      if (n === 0)
+        return {
+          text: 'Hello, thanks for calling, I can help you with your balance today, one moment while I look at it.',
+        };
+      return {
+        text: 'Your account shows a balance that we can settle now, and the amount still due after this payment is 20 dollars.',
+        tool_calls: [{ id: `c${n}`, name: 'pay', arguments: { account_id: 'A1', amount: 10 } }],
+      };
     }
   }
 
   it('keeps only the heard part, marked interrupted; unheard COMMUNICATE items fail; dropped calls do not run', async () => {
     const rt = await runtime();
     const task = rt.domain.tasks[0]!;
-    const t = await runEpisode({ runtime: rt, task, agent: new Talker(), user: new ScriptedUser(), seed: 3, clock: steppingClock(MINI_NOW, 1000), channel: channel({ tts: toneTts, bargeIn: 1 }), maxSteps: 8 });
+    const t = await runEpisode({
+      runtime: rt,
+      task,
+      agent: new Talker(),
+      user: new ScriptedUser(),
+      seed: 3,
+      clock: steppingClock(MINI_NOW, 1000),
+      channel: channel({ tts: toneTts, bargeIn: 1 }),
+      maxSteps: 8,
+    });
     TrajectorySchema.parse(t);
     const cut = t.turns.filter((x) => x.role === 'assistant' && x.interrupted);
     expect(cut.length).toBeGreaterThan(1);
@@ -144,7 +195,9 @@ describe('barge-in', () => {
     // Every reply was interrupted before "20 dollars": COMMUNICATE fails; no pay call ran.
     expect(t.turns.some((x) => x.role === 'tool')).toBe(false);
     expect(scoreCommunicate(t.turns, ['20']).score).toBe(0);
-    const full = t.turns.map((x) => (x.role === 'assistant' && x.interrupted ? { ...x, text: x.interrupted.full_text } : x));
+    const full = t.turns.map((x) =>
+      x.role === 'assistant' && x.interrupted ? { ...x, text: x.interrupted.full_text } : x,
+    );
     expect(scoreCommunicate(full, ['20']).score).toBe(1);
   });
 
@@ -167,7 +220,9 @@ describe('barge-in', () => {
       if (a.role !== 'assistant' || !a.interrupted) continue;
       const i = t.turns.indexOf(a);
       const again = t.turns.slice(i + 1).find((x) => x.role === 'assistant');
-      expect(again && again.role === 'assistant' && (again.text === a.interrupted.full_text || !!again.interrupted)).toBe(true);
+      expect(
+        again && again.role === 'assistant' && (again.text === a.interrupted.full_text || !!again.interrupted),
+      ).toBe(true);
     }
     const info = await evaluate(rt, task, t.turns, { termination: t.termination });
     expect(['user_stop', 'agent_stop']).toContain(t.termination);

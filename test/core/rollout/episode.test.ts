@@ -27,7 +27,14 @@ describe('runEpisode with scripted participants', () => {
   it('runs the reference solution turn by turn and ends on the caller stop token', async () => {
     const rt = await runtime();
     const task = rt.domain.tasks[0]!;
-    const t = await runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 3, clock: steppingClock(MINI_NOW, 1000) });
+    const t = await runEpisode({
+      runtime: rt,
+      task,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 3,
+      clock: steppingClock(MINI_NOW, 1000),
+    });
     expect(t.valid).toBe(true);
     expect(t.termination).toBe('user_stop');
     expect(transcript(t.turns)).toEqual([
@@ -57,13 +64,28 @@ describe('runEpisode with scripted participants', () => {
   it('replays bit-for-bit with the same seed and clock', async () => {
     const rt = await runtime();
     const task = rt.domain.tasks[0]!;
-    const once = () => runEpisode({ runtime: rt, task, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 11, clock: steppingClock(MINI_NOW, 250) });
+    const once = () =>
+      runEpisode({
+        runtime: rt,
+        task,
+        agent: new ReferenceAgent(),
+        user: new ScriptedUser(),
+        seed: 11,
+        clock: steppingClock(MINI_NOW, 250),
+      });
     expect(JSON.stringify(await once())).toBe(JSON.stringify(await once()));
   });
 
   it('lets the do-nothing agent talk until the caller gives up', async () => {
     const rt = await runtime();
-    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: new NoopAgent(), user: new ScriptedUser(), seed: 0, clock: fixedClock(MINI_NOW) });
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: new NoopAgent(),
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: fixedClock(MINI_NOW),
+    });
     expect(t.termination).toBe('user_stop');
     expect(transcript(t.turns)).toEqual([
       'assistant: Hello, how can I help you today?',
@@ -79,16 +101,47 @@ describe('runEpisode with scripted participants', () => {
 
   it('marks an episode whose agent endpoint fails as invalid, not scored', async () => {
     const rt = await runtime();
-    const broken: Agent = { id: 'broken', respond: async () => { throw new InfrastructureError('endpoint returned 503 three times'); } };
-    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: broken, user: new ScriptedUser(), seed: 0, clock: fixedClock(0) });
-    expect(t).toMatchObject({ valid: false, termination: 'infrastructure_error', invalid_reason: 'endpoint returned 503 three times', turns: [] });
+    const broken: Agent = {
+      id: 'broken',
+      respond: async () => {
+        throw new InfrastructureError('endpoint returned 503 three times');
+      },
+    };
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: broken,
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: fixedClock(0),
+    });
+    expect(t).toMatchObject({
+      valid: false,
+      termination: 'infrastructure_error',
+      invalid_reason: 'endpoint returned 503 three times',
+      turns: [],
+    });
   });
 
   it('ends on too_many_errors after repeated failing tool calls', async () => {
     const rt = await runtime();
     let n = 0;
-    const flailing: Agent = { id: 'flailing', respond: async () => ({ text: '', tool_calls: [{ id: `c${n++}`, name: 'find_account', arguments: { phone: 'nope' } }] }) };
-    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: flailing, user: new ScriptedUser(), seed: 0, clock: fixedClock(0), maxErrors: 3 });
+    const flailing: Agent = {
+      id: 'flailing',
+      respond: async () => ({
+        text: '',
+        tool_calls: [{ id: `c${n++}`, name: 'find_account', arguments: { phone: 'nope' } }],
+      }),
+    };
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: flailing,
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: fixedClock(0),
+      maxErrors: 3,
+    });
     expect(t.termination).toBe('too_many_errors');
     expect(t.turns.filter((x) => x.role === 'tool').map((x) => x.role === 'tool' && x.content)).toEqual([
       'Error: no account with phone nope',
@@ -100,11 +153,26 @@ describe('runEpisode with scripted participants', () => {
   it('ends on max_steps and on an agent stop token, delivering the text before it', async () => {
     const rt = await runtime();
     const chatty: UserSimulator = { id: 'chatty', respond: async () => ({ text: 'and another thing' }) };
-    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: new NoopAgent(), user: chatty, seed: 0, clock: fixedClock(0), maxSteps: 5 });
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: new NoopAgent(),
+      user: chatty,
+      seed: 0,
+      clock: fixedClock(0),
+      maxSteps: 5,
+    });
     expect(t.termination).toBe('max_steps');
     expect(t.turns).toHaveLength(5);
     const quitter: Agent = { id: 'quitter', respond: async () => ({ text: 'Goodbye now. ###STOP###' }) };
-    const s = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: quitter, user: chatty, seed: 0, clock: fixedClock(0) });
+    const s = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: quitter,
+      user: chatty,
+      seed: 0,
+      clock: fixedClock(0),
+    });
     expect(s.termination).toBe('agent_stop');
     expect(s.turns).toMatchObject([{ role: 'assistant', text: 'Goodbye now.' }]);
   });
@@ -113,10 +181,20 @@ describe('runEpisode with scripted participants', () => {
     const task = {
       id: 'wallet',
       user_scenario: { instructions: 'You want to know your wallet balance.', requests: ['What is in my wallet?'] },
-      evaluation_criteria: { actions: [{ requestor: 'user' as const, name: 'check_wallet', arguments: {} }], communicate_info: [] },
+      evaluation_criteria: {
+        actions: [{ requestor: 'user' as const, name: 'check_wallet', arguments: {} }],
+        communicate_info: [],
+      },
     };
     const rt = await DomainRuntime.create(miniDomain([task]), await sqlJsFactory());
-    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: new ReferenceAgent(), user: new ScriptedUser(), seed: 0, clock: fixedClock(0) });
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: fixedClock(0),
+    });
     expect(transcript(t.turns)).toEqual([
       'assistant: Hello, how can I help you today?',
       'user: What is in my wallet?',
@@ -136,17 +214,33 @@ describe('runEpisode with scripted participants', () => {
       null,
       { text: 42 },
       { text: '', tool_calls: { id: 'x', name: 'find_account', arguments: { phone: '5550001' } } },
-      { text: '', tool_calls: [null, { id: 'd', name: 'find_account', arguments: 'phone=5550001' }, { id: 'd', name: 'find_account', arguments: { phone: '5550001' } }] },
+      {
+        text: '',
+        tool_calls: [
+          null,
+          { id: 'd', name: 'find_account', arguments: 'phone=5550001' },
+          { id: 'd', name: 'find_account', arguments: { phone: '5550001' } },
+        ],
+      },
       { text: '', tool_calls: [{ arguments: {} }] },
       { text: 'Bye. ###STOP###' },
     ];
     let i = 0;
     const sloppy: Agent = { id: 'sloppy', respond: async () => replies[i++] as never };
     const silent: UserSimulator = { id: 'silent', respond: async () => ({ text: 'go on' }) };
-    const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent: sloppy, user: silent, seed: 0, clock: fixedClock(0) });
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: sloppy,
+      user: silent,
+      seed: 0,
+      clock: fixedClock(0),
+    });
     expect(t.valid).toBe(true);
     expect(t.termination).toBe('agent_stop');
-    const tools = t.turns.filter((x) => x.role === 'tool').map((x) => x.role === 'tool' && [x.tool_call_id, x.name, x.arguments, x.content]);
+    const tools = t.turns
+      .filter((x) => x.role === 'tool')
+      .map((x) => x.role === 'tool' && [x.tool_call_id, x.name, x.arguments, x.content]);
     expect(tools).toEqual([
       ['x', 'find_account', { phone: '5550001' }, 'Error: tool_calls must be a list, got an object'],
       ['call_6_0', '', {}, 'Error: invalid tool call: expected an object, got null'],
@@ -169,8 +263,20 @@ describe('runEpisode with scripted participants', () => {
       ['socket hang up', 'socket hang up'],
       [new TypeError('x is not a function'), 'TypeError: x is not a function'],
     ] as const) {
-      const agent: Agent = { id: 'thrower', respond: async () => { throw thrown; } };
-      const t = await runEpisode({ runtime: rt, task: rt.domain.tasks[0]!, agent, user: new ScriptedUser(), seed: 0, clock: fixedClock(0) });
+      const agent: Agent = {
+        id: 'thrower',
+        respond: async () => {
+          throw thrown;
+        },
+      };
+      const t = await runEpisode({
+        runtime: rt,
+        task: rt.domain.tasks[0]!,
+        agent,
+        user: new ScriptedUser(),
+        seed: 0,
+        clock: fixedClock(0),
+      });
       expect([t.valid, t.termination, t.invalid_reason]).toEqual([false, 'infrastructure_error', reason]);
     }
   });

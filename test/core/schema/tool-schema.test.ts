@@ -36,9 +36,9 @@ describe('toolSchema', () => {
   });
 
   it('rejects a tool name that is not an identifier', () => {
-    expect(() => defineTool({ name: 'pay bill', kind: 'write', description: '', params: z.object({}), run: async () => '' })).toThrow(
-      'tool name "pay bill" must be an identifier',
-    );
+    expect(() =>
+      defineTool({ name: 'pay bill', kind: 'write', description: '', params: z.object({}), run: async () => '' }),
+    ).toThrow('tool name "pay bill" must be an identifier');
   });
 });
 

@@ -32,7 +32,16 @@ describe('carrier: change-based DB diff equals the full-state diff', () => {
   afterAll(() => runtime.close());
 
   const episode = async (task: Task, agent: Agent) =>
-    (await runEpisode({ runtime, task, agent, user: new ScriptedUser(), seed: 0, clock: fixedClock(runtime.domain.now) })).turns;
+    (
+      await runEpisode({
+        runtime,
+        task,
+        agent,
+        user: new ScriptedUser(),
+        seed: 0,
+        clock: fixedClock(runtime.domain.now),
+      })
+    ).turns;
 
   it('every task: reference, do-nothing, reference minus its last write, another task’s reference', async () => {
     const tasks = runtime.domain.tasks;
@@ -79,48 +88,52 @@ describe('carrier: change-based DB diff equals the full-state diff', () => {
 
 const haveTau2 = existsSync(`${tau2DataDir('airline')}db.json`) && existsSync(`${tau2DataDir('retail')}db.json`);
 
-describe.skipIf(!haveTau2).each(['tau2-airline', 'tau2-retail'] as const)('%s: change-based DB diff equals the full-state diff', (name) => {
-  interface Replay {
-    task: Task;
-    state: DbState;
-    changes: StateChanges;
-  }
+describe.skipIf(!haveTau2).each(['tau2-airline', 'tau2-retail'] as const)(
+  '%s: change-based DB diff equals the full-state diff',
+  (name) => {
+    interface Replay {
+      task: Task;
+      state: DbState;
+      changes: StateChanges;
+    }
 
-  async function replay(runtime: DomainRuntime, task: Task, actions: boolean): Promise<Replay> {
-    const env: Environment = await runtime.open(task);
-    try {
-      if (actions) {
-        for (const [i, a] of (task.evaluation_criteria?.actions ?? []).entries()) {
-          await env.call({ id: `a${i}`, name: a.name, arguments: a.arguments }, a.requestor, i);
+    async function replay(runtime: DomainRuntime, task: Task, actions: boolean): Promise<Replay> {
+      const env: Environment = await runtime.open(task);
+      try {
+        if (actions) {
+          for (const [i, a] of (task.evaluation_criteria?.actions ?? []).entries()) {
+            await env.call({ id: `a${i}`, name: a.name, arguments: a.arguments }, a.requestor, i);
+          }
+        }
+        return { task, state: await env.exportState(), changes: await env.changes() };
+      } finally {
+        await env.close();
+      }
+    }
+
+    const every = process.env.SB_TAU2_COMPARE_ALL === '1' ? 1 : name === 'tau2-airline' ? 5 : 3;
+
+    it(`reference replays (1 task in ${every}) against the next one and against no writes`, async () => {
+      const { domain, runtime } = await tau2Runtime(name);
+      const none = await replay(runtime, domain.tasks[0]!, false);
+      expect(none.changes).toEqual({ rows: {}, whole: {} });
+      const replays: Replay[] = [];
+      for (const task of domain.tasks.filter((_, i) => i % every === 0))
+        replays.push(await replay(runtime, task, true));
+      let different = 0;
+      for (const [i, gold] of replays.entries()) {
+        const next = replays[(i + 1) % replays.length]!;
+        for (const [label, predicted] of [
+          ['next', next],
+          ['none', none],
+        ] as const) {
+          const expected = runtime.diff(gold.state, predicted.state);
+          expect(runtime.diffChanges(gold.changes, predicted.changes), `${gold.task.id} / ${label}`).toEqual(expected);
+          if (!expected.equal) different += 1;
         }
       }
-      return { task, state: await env.exportState(), changes: await env.changes() };
-    } finally {
-      await env.close();
-    }
-  }
-
-  const every = process.env.SB_TAU2_COMPARE_ALL === '1' ? 1 : name === 'tau2-airline' ? 5 : 3;
-
-  it(`reference replays (1 task in ${every}) against the next one and against no writes`, async () => {
-    const { domain, runtime } = await tau2Runtime(name);
-    const none = await replay(runtime, domain.tasks[0]!, false);
-    expect(none.changes).toEqual({ rows: {}, whole: {} });
-    const replays: Replay[] = [];
-    for (const task of domain.tasks.filter((_, i) => i % every === 0)) replays.push(await replay(runtime, task, true));
-    let different = 0;
-    for (const [i, gold] of replays.entries()) {
-      const next = replays[(i + 1) % replays.length]!;
-      for (const [label, predicted] of [
-        ['next', next],
-        ['none', none],
-      ] as const) {
-        const expected = runtime.diff(gold.state, predicted.state);
-        expect(runtime.diffChanges(gold.changes, predicted.changes), `${gold.task.id} / ${label}`).toEqual(expected);
-        if (!expected.equal) different += 1;
-      }
-    }
-    // Most reference solutions write, and no two neighbours write the same.
-    expect(different).toBeGreaterThan(replays.length);
-  });
-});
+      // Most reference solutions write, and no two neighbours write the same.
+      expect(different).toBeGreaterThan(replays.length);
+    });
+  },
+);

@@ -2,10 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { asksForConfirmation, isAgreement } from '../../../src/core/scoring/dialogue-acts.ts';
 
 describe('isAgreement', () => {
-  it.each(['Yes.', 'Yes please', 'Yes, please go ahead.', 'Sure, no problem.', 'OK', 'Okay, go ahead.', "That's right.", 'Um, yeah.', '好的', '是的，确认。', '可以', '对', '行，办吧', '嗯，好的。', '确认', '没问题'])(
-    'agrees: %j',
-    (text) => expect(isAgreement(text)).toBe(true),
-  );
+  it.each([
+    'Yes.',
+    'Yes please',
+    'Yes, please go ahead.',
+    'Sure, no problem.',
+    'OK',
+    'Okay, go ahead.',
+    "That's right.",
+    'Um, yeah.',
+    '好的',
+    '是的，确认。',
+    '可以',
+    '对',
+    '行，办吧',
+    '嗯，好的。',
+    '确认',
+    '没问题',
+  ])('agrees: %j', (text) => expect(isAgreement(text)).toBe(true));
 
   it.each([
     'No.',
@@ -27,9 +41,14 @@ describe('isAgreement', () => {
 });
 
 describe('asksForConfirmation', () => {
-  it.each(['I will pay 30 to Water. Do you confirm?', 'Shall I go ahead', '我将为您缴费30元。请问您确认吗？', '需要我现在办理吗', 'OK to proceed'])(
-    'asks: %j',
-    (text) => expect(asksForConfirmation(text)).toBe(true),
+  it.each([
+    'I will pay 30 to Water. Do you confirm?',
+    'Shall I go ahead',
+    '我将为您缴费30元。请问您确认吗？',
+    '需要我现在办理吗',
+    'OK to proceed',
+  ])('asks: %j', (text) => expect(asksForConfirmation(text)).toBe(true));
+  it.each(['I have paid 30 to Water.', '好的，已经办好了。'])('does not ask: %j', (text) =>
+    expect(asksForConfirmation(text)).toBe(false),
   );
-  it.each(['I have paid 30 to Water.', '好的，已经办好了。'])('does not ask: %j', (text) => expect(asksForConfirmation(text)).toBe(false));
 });

@@ -14,7 +14,13 @@ const confirmPay = {
   text: 'The agent asks the caller to confirm before paying.',
   check: { kind: 'confirm_before_write' as const, tool: 'pay' },
 };
-const R2_PASSED = { id: 'rule:R2', rule: 'R2', status: 'passed', reason: 'no violation after any agent write', turn: null };
+const R2_PASSED = {
+  id: 'rule:R2',
+  rule: 'R2',
+  status: 'passed',
+  reason: 'no violation after any agent write',
+  turn: null,
+};
 const R2_SKIPPED = { id: 'rule:R2', rule: 'R2', status: 'skipped', reason: 'no agent write', turn: null };
 
 let bank: DomainRuntime;
@@ -85,7 +91,10 @@ describe('DB', () => {
     expect(info.components.DB).toEqual({
       score: 0,
       judged: true,
-      details: ['accounts[A1].balance: expected 70, got 100', 'payments: missing row {"account_id":"A1","amount":30,"payee":"Water"}'],
+      details: [
+        'accounts[A1].balance: expected 70, got 100',
+        'payments: missing row {"account_id":"A1","amount":30,"payee":"Water"}',
+      ],
     });
     expect(info.reward).toBe(0);
   });
@@ -114,7 +123,11 @@ describe('DB', () => {
     });
     const forgedAccounts = {
       '["A1"]': { ...a1, after: { ...a1.after!, balance: 1 } },
-      '["A2"]': { key: ['A2'], before: { id: 'A2', owner: 'Wang', balance: 50, nickname: null }, after: { id: 'A2', owner: 'Wang', balance: 1, nickname: null } },
+      '["A2"]': {
+        key: ['A2'],
+        before: { id: 'A2', owner: 'Wang', balance: 50, nickname: null },
+        after: { id: 'A2', owner: 'Wang', balance: 1, nickname: null },
+      },
     };
     const forged = { ...gold, changes: { ...gold.changes, rows: { ...gold.changes.rows, accounts: forgedAccounts } } };
     expect((await evaluate(bank, task, turns, { gold: forged })).components.DB).toEqual({
@@ -123,14 +136,18 @@ describe('DB', () => {
       details: ['accounts[A1].balance: expected 1, got 70', 'accounts[A2].balance: expected 1, got 50'],
     });
     // A gold replay of another task is refused rather than compared.
-    await expect(evaluate(bank, task, turns, { gold: { ...gold, task_id: 'other' } })).rejects.toThrow(/gold replay of task other, not of t1/);
+    await expect(evaluate(bank, task, turns, { gold: { ...gold, task_id: 'other' } })).rejects.toThrow(
+      /gold replay of task other, not of t1/,
+    );
   });
 
   it('replays the trajectory instead of trusting recorded outcomes', async () => {
     const task = bankTask({ actions: [payWater30], reward_basis: ['DB'] });
     const turns = await (await confirmedPayment(bank, { actions: [payWater30] })).done();
     // A tampered recording that claims the payment failed and wrote nothing still scores by what the call does.
-    const tampered = turns.map((t) => (t.role === 'tool' ? { ...t, error: true, content: 'Error: nope', writes: [] } : t));
+    const tampered = turns.map((t) =>
+      t.role === 'tool' ? { ...t, error: true, content: 'Error: nope', writes: [] } : t,
+    );
     const info = await evaluate(bank, task, tampered);
     expect(info.components.DB?.score).toBe(1);
     expect(info.step_rewards[2]).toBeCloseTo(0.1, 10); // the replayed call succeeded
@@ -157,18 +174,29 @@ describe('ASSERTIONS: confirm_before_write', () => {
       id: 'confirm-pay',
       rule: 'R1',
       status: 'failed',
-      reason: 'pay at turn 3: the caller\'s last words before it (turn 1: "Please pay 30 to Water from account A1.") are not an agreement',
+      reason:
+        'pay at turn 3: the caller\'s last words before it (turn 1: "Please pay 30 to Water from account A1.") are not an agreement',
       turn: 3,
     };
     expect(info.assertions).toEqual([failed, R2_PASSED]);
-    expect(info.components.ASSERTIONS).toEqual({ score: 0, judged: true, details: [`confirm-pay (R1) failed at turn 3: ${failed.reason}`] });
+    expect(info.components.ASSERTIONS).toEqual({
+      score: 0,
+      judged: true,
+      details: [`confirm-pay (R1) failed at turn 3: ${failed.reason}`],
+    });
     expect(info.reward).toBe(0);
   });
 
   it('passes when the agent asks first and the caller agrees', async () => {
     const info = await evaluate(bank, bankTask(criteria), await (await confirmedPayment(bank, criteria)).done());
     expect(info.assertions).toEqual([
-      { id: 'confirm-pay', rule: 'R1', status: 'passed', reason: '1 pay write confirmed by the caller (turn 3)', turn: null },
+      {
+        id: 'confirm-pay',
+        rule: 'R1',
+        status: 'passed',
+        reason: '1 pay write confirmed by the caller (turn 3)',
+        turn: null,
+      },
       R2_PASSED,
     ]);
     expect(info.reward).toBe(1);
@@ -176,7 +204,10 @@ describe('ASSERTIONS: confirm_before_write', () => {
   });
 
   it('one confirmation licenses one write turn only', async () => {
-    const task = bankTask({ ...criteria, actions: [payWater30, { ...payWater30, arguments: { ...payWater30.arguments, amount: 10 } }] });
+    const task = bankTask({
+      ...criteria,
+      actions: [payWater30, { ...payWater30, arguments: { ...payWater30.arguments, amount: 10 } }],
+    });
     const r = await confirmedPayment(bank, criteria);
     await r.call([['pay', { account_id: 'A1', payee: 'Water', amount: 10 }]]); // turns 7, 8
     const info = await evaluate(bank, task, await r.done());
@@ -203,7 +234,14 @@ describe('ASSERTIONS: confirm_before_write', () => {
   });
 
   it('is skipped, not failed, when the agent never writes', async () => {
-    const task = bankTask({ actions: [], reward_basis: ['DB'], assertions: [confirmPay, { ...confirmPay, id: 'look-first', rule: 'R3', check: { kind: 'read_before_write', tool: 'get_account' } }] });
+    const task = bankTask({
+      actions: [],
+      reward_basis: ['DB'],
+      assertions: [
+        confirmPay,
+        { ...confirmPay, id: 'look-first', rule: 'R3', check: { kind: 'read_before_write', tool: 'get_account' } },
+      ],
+    });
     const r = await Recorder.open(bank, task);
     r.agent('Hello, how can I help?');
     r.user('What is my balance on A1?');
@@ -222,9 +260,24 @@ describe('ASSERTIONS: confirm_before_write', () => {
 
 describe('ASSERTIONS: other checks and rules', () => {
   const checks = [
-    { id: 'looked-up', rule: 'R3', text: 'looks the account up', check: { kind: 'tool_called' as const, tool: 'get_account', args: { account_id: 'A1' } } },
-    { id: 'no-nick', rule: 'R3', text: 'no nickname change', check: { kind: 'tool_not_called' as const, tool: 'set_nickname' } },
-    { id: 'read-first', rule: 'R3', text: 'reads before writing', check: { kind: 'read_before_write' as const, tool: 'get_account' } },
+    {
+      id: 'looked-up',
+      rule: 'R3',
+      text: 'looks the account up',
+      check: { kind: 'tool_called' as const, tool: 'get_account', args: { account_id: 'A1' } },
+    },
+    {
+      id: 'no-nick',
+      rule: 'R3',
+      text: 'no nickname change',
+      check: { kind: 'tool_not_called' as const, tool: 'set_nickname' },
+    },
+    {
+      id: 'read-first',
+      rule: 'R3',
+      text: 'reads before writing',
+      check: { kind: 'read_before_write' as const, tool: 'get_account' },
+    },
   ];
 
   it('tool_called, tool_not_called and read_before_write pass on a careful agent', async () => {
@@ -236,9 +289,27 @@ describe('ASSERTIONS: other checks and rules', () => {
     r.agent('Paid.');
     const info = await evaluate(bank, task, await r.done());
     expect(info.assertions).toEqual([
-      { id: 'looked-up', rule: 'R3', status: 'passed', reason: 'get_account({"account_id":"A1"}) called at turn 2', turn: 2 },
-      { id: 'no-nick', rule: 'R3', status: 'passed', reason: 'no successful call matching set_nickname({})', turn: null },
-      { id: 'read-first', rule: 'R3', status: 'passed', reason: 'get_account({}) at turn 2 before the first write (pay at turn 4)', turn: 2 },
+      {
+        id: 'looked-up',
+        rule: 'R3',
+        status: 'passed',
+        reason: 'get_account({"account_id":"A1"}) called at turn 2',
+        turn: 2,
+      },
+      {
+        id: 'no-nick',
+        rule: 'R3',
+        status: 'passed',
+        reason: 'no successful call matching set_nickname({})',
+        turn: null,
+      },
+      {
+        id: 'read-first',
+        rule: 'R3',
+        status: 'passed',
+        reason: 'get_account({}) at turn 2 before the first write (pay at turn 4)',
+        turn: 2,
+      },
       R2_PASSED,
     ]);
     expect(info.reward).toBe(1);
@@ -248,15 +319,36 @@ describe('ASSERTIONS: other checks and rules', () => {
     const task = bankTask({ actions: [], reward_basis: ['DB'], assertions: checks });
     const r = await Recorder.open(bank, task);
     r.agent('Hello, how can I help?');
-    await r.call([['get_account', { account_id: 'A2' }], ['pay', { account_id: 'A1', payee: 'Water', amount: 90 }]]);
+    await r.call([
+      ['get_account', { account_id: 'A2' }],
+      ['pay', { account_id: 'A1', payee: 'Water', amount: 90 }],
+    ]);
     await r.call([['set_nickname', { account_id: 'A1', nickname: 'main' }]]);
     const info = await evaluate(bank, task, await r.done());
     expect(info.assertions).toEqual([
-      { id: 'looked-up', rule: 'R3', status: 'failed', reason: 'no successful call matching get_account({"account_id":"A1"})', turn: null },
+      {
+        id: 'looked-up',
+        rule: 'R3',
+        status: 'failed',
+        reason: 'no successful call matching get_account({"account_id":"A1"})',
+        turn: null,
+      },
       { id: 'no-nick', rule: 'R3', status: 'failed', reason: 'set_nickname({}) called at turn 5', turn: 5 },
       // Issued in the same turn as the write: its result was not in before the write.
-      { id: 'read-first', rule: 'R3', status: 'failed', reason: 'no successful call matching get_account({}) before the first write (pay at turn 3)', turn: 3 },
-      { id: 'rule:R2', rule: 'R2', status: 'failed', reason: 'payment of 90 exceeds the limit of 80 (pay at turn 3)', turn: 3 },
+      {
+        id: 'read-first',
+        rule: 'R3',
+        status: 'failed',
+        reason: 'no successful call matching get_account({}) before the first write (pay at turn 3)',
+        turn: 3,
+      },
+      {
+        id: 'rule:R2',
+        rule: 'R2',
+        status: 'failed',
+        reason: 'payment of 90 exceeds the limit of 80 (pay at turn 3)',
+        turn: 3,
+      },
     ]);
     expect(info.components.ASSERTIONS?.score).toBe(0);
     expect(info.components.ASSERTIONS?.details).toHaveLength(4);
@@ -267,7 +359,11 @@ describe('ASSERTIONS: other checks and rules', () => {
     expect(rewardBasis(bankTask({ reward_basis: ['DB'] }), true)).toEqual(['DB', 'QUALITY', 'ASSERTIONS']);
     expect(rewardBasis(bankTask({ reward_basis: ['DB'] }), false)).toEqual(['DB', 'QUALITY']);
     expect(rewardBasis(bankTask({ reward_basis: ['DB'], vetoes: false, write_whitelist: [] }), false)).toEqual(['DB']);
-    expect(rewardBasis(bankTask({ reward_basis: ['DB', 'QUALITY'], write_whitelist: [] }), false)).toEqual(['DB', 'QUALITY', 'WRITE_WHITELIST']);
+    expect(rewardBasis(bankTask({ reward_basis: ['DB', 'QUALITY'], write_whitelist: [] }), false)).toEqual([
+      'DB',
+      'QUALITY',
+      'WRITE_WHITELIST',
+    ]);
     // Imported task banks (tau2-bench) keep their own basis unless the task asks for vetoes.
     expect(rewardBasis(bankTask({ reward_basis: ['DB'], write_whitelist: [] }), false, 'imported')).toEqual(['DB']);
     expect(rewardBasis(bankTask({ reward_basis: ['DB'], vetoes: true }), false, 'imported')).toEqual(['DB', 'QUALITY']);
@@ -282,7 +378,11 @@ describe('QUALITY', () => {
     r.agent('Refund is **$42.10**:\n- item A\n- item B'); // turn 8
     const info = await evaluate(bank, bankTask(criteria), await r.done());
     expect(info.components.DB?.score).toBe(1);
-    expect(info.components.QUALITY).toEqual({ score: 0, judged: true, details: ['turn 8: formatting (bold/italic, bullet list)'] });
+    expect(info.components.QUALITY).toEqual({
+      score: 0,
+      judged: true,
+      details: ['turn 8: formatting (bold/italic, bullet list)'],
+    });
     expect(info.reward).toBe(0);
   });
 
@@ -329,12 +429,20 @@ describe('WRITE_WHITELIST', () => {
       await (await confirmedPayment(bank, {})).done(),
     );
     expect(allowed.components.WRITE_WHITELIST).toEqual({ score: 1, judged: true, details: [] });
-    const none = await evaluate(bank, bankTask({ actions: [payWater30], write_whitelist: [] }), await (await confirmedPayment(bank, {})).done());
+    const none = await evaluate(
+      bank,
+      bankTask({ actions: [payWater30], write_whitelist: [] }),
+      await (await confirmedPayment(bank, {})).done(),
+    );
     expect(none.components.WRITE_WHITELIST?.details).toEqual([
       'write not allowed: payments[1] (insert by pay at turn 5)',
       'write not allowed: accounts[A1].balance (update by pay at turn 5)',
     ]);
-    const absent = await evaluate(bank, bankTask({ actions: [payWater30] }), await (await confirmedPayment(bank, {})).done());
+    const absent = await evaluate(
+      bank,
+      bankTask({ actions: [payWater30] }),
+      await (await confirmedPayment(bank, {})).done(),
+    );
     expect(absent.components.WRITE_WHITELIST).toBeUndefined();
     expect(absent.basis).not.toContain('WRITE_WHITELIST');
   });
@@ -342,7 +450,11 @@ describe('WRITE_WHITELIST', () => {
 
 describe('COMMUNICATE, ENV_ASSERTION, ACTION', () => {
   it('COMMUNICATE ignores case and commas (ASCII and full-width) on both sides', async () => {
-    const criteria: Criteria = { actions: [payWater30], communicate_info: ['1,000.50', '参考号PX-7', 'balance IS 70'], reward_basis: ['DB', 'COMMUNICATE'] };
+    const criteria: Criteria = {
+      actions: [payWater30],
+      communicate_info: ['1,000.50', '参考号PX-7', 'balance IS 70'],
+      reward_basis: ['DB', 'COMMUNICATE'],
+    };
     const r = await confirmedPayment(bank, criteria);
     r.agent('您的积分是1000.50，参考号，px-7。');
     const info = await evaluate(bank, bankTask(criteria), await r.done());
@@ -368,14 +480,21 @@ describe('COMMUNICATE, ENV_ASSERTION, ACTION', () => {
     expect(info.components.ENV_ASSERTION).toEqual({
       score: 0,
       judged: true,
-      details: ['payment_count({"account_id":"A2"}): expected 1, got 0 (A2 paid once)', 'no_such_fn({}): unknown env function "no_such_fn"'],
+      details: [
+        'payment_count({"account_id":"A2"}): expected 1, got 0 (A2 paid once)',
+        'no_such_fn({}): unknown env function "no_such_fn"',
+      ],
     });
     expect(info.reward).toBe(0);
   });
 
   it('ACTION matches on compare_args, all gold arguments when absent', async () => {
     const turns = await (await confirmedPayment(bank, {})).done();
-    const loose = { name: 'pay', arguments: { account_id: 'A1', payee: 'Water Co', amount: 30 }, compare_args: ['account_id', 'amount'] };
+    const loose = {
+      name: 'pay',
+      arguments: { account_id: 'A1', payee: 'Water Co', amount: 30 },
+      compare_args: ['account_id', 'amount'],
+    };
     const strict = { name: 'pay', arguments: { account_id: 'A1', payee: 'Water Co', amount: 30 } };
     const userSide = { name: 'top_up', requestor: 'user' as const, arguments: { account_id: 'A1', amount: 1 } };
     const ok = await evaluate(bank, bankTask({ actions: [loose, userSide], reward_basis: ['ACTION'] }), turns);
@@ -405,15 +524,30 @@ describe('judge', () => {
       calls,
       async judge(items) {
         calls.push([...items]);
-        return items.map((i) => ({ id: i.id, met: met[i.id] ?? true, turn: met[i.id] === false ? 7 : null, reason: `scripted: ${i.id}` }));
+        return items.map((i) => ({
+          id: i.id,
+          met: met[i.id] ?? true,
+          turn: met[i.id] === false ? 7 : null,
+          reason: `scripted: ${i.id}`,
+        }));
       },
     };
   }
 
   it('without a judge the reward is partial, over the other components, and not a success', async () => {
     const info = await evaluate(bank, bankTask(criteria), await (await confirmedPayment(bank, criteria)).done());
-    expect(info.components.NL_ASSERTION).toEqual({ score: null, judged: false, details: ['not judged: no judge configured'] });
-    expect(info.assertions[1]).toEqual({ id: 'polite', rule: 'R1', status: 'not_judged', reason: 'not judged: no judge configured', turn: null });
+    expect(info.components.NL_ASSERTION).toEqual({
+      score: null,
+      judged: false,
+      details: ['not judged: no judge configured'],
+    });
+    expect(info.assertions[1]).toEqual({
+      id: 'polite',
+      rule: 'R1',
+      status: 'not_judged',
+      reason: 'not judged: no judge configured',
+      turn: null,
+    });
     expect(info.components.ASSERTIONS).toEqual({
       score: null,
       judged: false,
@@ -426,7 +560,9 @@ describe('judge', () => {
 
   it('a scripted judge decides NL assertions and unchecked assertions in one call', async () => {
     const judge = scriptedJudge({ 'nl:1': false });
-    const info = await evaluate(bank, bankTask(criteria), await (await confirmedPayment(bank, criteria)).done(), { judge });
+    const info = await evaluate(bank, bankTask(criteria), await (await confirmedPayment(bank, criteria)).done(), {
+      judge,
+    });
     expect(judge.calls).toEqual([
       [
         { id: 'nl:0', text: 'The agent greets the caller.' },
@@ -439,12 +575,20 @@ describe('judge', () => {
       judged: true,
       details: ['not met: "The agent tells the new balance in words." (turn 7): scripted: nl:1'],
     });
-    expect(info.assertions[1]).toEqual({ id: 'polite', rule: 'R1', status: 'passed', reason: 'scripted: polite', turn: null });
+    expect(info.assertions[1]).toEqual({
+      id: 'polite',
+      rule: 'R1',
+      status: 'passed',
+      reason: 'scripted: polite',
+      turn: null,
+    });
     expect(info.components.ASSERTIONS?.score).toBe(1);
     expect(info.partial).toBe(false);
     expect(info.reward).toBe(0);
 
-    const all = await evaluate(bank, bankTask(criteria), await (await confirmedPayment(bank, criteria)).done(), { judge: scriptedJudge({}) });
+    const all = await evaluate(bank, bankTask(criteria), await (await confirmedPayment(bank, criteria)).done(), {
+      judge: scriptedJudge({}),
+    });
     expect(all.reward).toBe(1);
     expect(isSuccess(all)).toBe(true);
   });
@@ -469,7 +613,16 @@ describe('reward and process reward', () => {
     const r = await Recorder.open(bank, task);
     r.agent('Hello');
     const info = await evaluate(bank, task, await r.done());
-    expect(info).toEqual({ reward: 1, partial: false, basis: [], components: {}, assertions: [], step_rewards: [1], returns: [1], notes: [] });
+    expect(info).toEqual({
+      reward: 1,
+      partial: false,
+      basis: [],
+      components: {},
+      assertions: [],
+      step_rewards: [1],
+      returns: [1],
+      notes: [],
+    });
   });
 
   it('an episode that hit max_steps or too_many_errors scores 0 whatever its components (tau2-bench)', async () => {
@@ -493,7 +646,10 @@ describe('reward and process reward', () => {
     const r = await Recorder.open(bank, task);
     r.agent('Hello, this is the bank. How can I help you?'); // step 0
     r.user('Pay 30 to Water from A1, yes I confirm.');
-    await r.call([['get_account', { account_id: 'A1' }], ['pay', { account_id: 'A1', payee: 'Water', amount: 500 }]]); // step 1: +0.1 −0.1
+    await r.call([
+      ['get_account', { account_id: 'A1' }],
+      ['pay', { account_id: 'A1', payee: 'Water', amount: 500 }],
+    ]); // step 1: +0.1 −0.1
     await r.call([['pay', { account_id: 'A1', payee: 'Water', amount: 30 }]]); // step 2: +0.1
     r.agent('Done.'); // step 3: + final reward 1
     const info = await evaluate(bank, task, await r.done());
@@ -510,7 +666,13 @@ describe('reward and process reward', () => {
 
 describe('ASSERTIONS: plain_speech', () => {
   const plain = { id: 'plain', rule: 'R1', text: 'Speaks plainly.', check: { kind: 'plain_speech' as const } };
-  const criteria: Criteria = { actions: [], communicate_info: [], reward_basis: ['COMMUNICATE'], assertions: [plain], vetoes: false };
+  const criteria: Criteria = {
+    actions: [],
+    communicate_info: [],
+    reward_basis: ['COMMUNICATE'],
+    assertions: [plain],
+    vetoes: false,
+  };
 
   it('fails on the first formatted agent turn and passes on plain speech', async () => {
     const task = bankTask(criteria);
@@ -519,7 +681,13 @@ describe('ASSERTIONS: plain_speech', () => {
     r.user('What do I owe?');
     r.agent('You owe:\n- water 30\n- power 20');
     const info = await evaluate(bank, task, await r.done());
-    expect(info.assertions[0]).toEqual({ id: 'plain', rule: 'R1', status: 'failed', reason: 'turn 2: formatting (bullet list)', turn: 2 });
+    expect(info.assertions[0]).toEqual({
+      id: 'plain',
+      rule: 'R1',
+      status: 'failed',
+      reason: 'turn 2: formatting (bullet list)',
+      turn: 2,
+    });
     expect(info.reward).toBe(0);
 
     const ok = await Recorder.open(bank, task);
@@ -527,7 +695,13 @@ describe('ASSERTIONS: plain_speech', () => {
     ok.user('What do I owe?');
     ok.agent('You owe thirty for water and twenty for power.');
     const good = await evaluate(bank, task, await ok.done());
-    expect(good.assertions[0]).toEqual({ id: 'plain', rule: 'R1', status: 'passed', reason: 'every agent turn is plain speech', turn: null });
+    expect(good.assertions[0]).toEqual({
+      id: 'plain',
+      rule: 'R1',
+      status: 'passed',
+      reason: 'every agent turn is plain speech',
+      turn: null,
+    });
     expect(good.reward).toBe(1);
   });
 });

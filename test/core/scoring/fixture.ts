@@ -6,7 +6,13 @@
 import { z } from 'zod';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { DomainRuntime, type Environment } from '../../../src/core/env/environment.ts';
-import { buildDomain, defineDomain, defineTool, ToolError, type TableOptions } from '../../../src/core/schema/domain.ts';
+import {
+  buildDomain,
+  defineDomain,
+  defineTool,
+  ToolError,
+  type TableOptions,
+} from '../../../src/core/schema/domain.ts';
 import { Task, type TaskInput } from '../../../src/core/schema/task.ts';
 import type { Requestor } from '../../../src/core/schema/task.ts';
 import type { Turn } from '../../../src/core/schema/trajectory.ts';
@@ -78,7 +84,9 @@ const topUp = defineTool({
 });
 
 /** Build the bank runtime; `tables` are the payments/accounts table options. */
-export async function bankRuntime(tables: Record<string, TableOptions> = { payments: { unordered: true, ignoreColumns: ['id'] } }) {
+export async function bankRuntime(
+  tables: Record<string, TableOptions> = { payments: { unordered: true, ignoreColumns: ['id'] } },
+) {
   const def = defineDomain({
     name: 'bank',
     language: 'en-US',
@@ -92,13 +100,16 @@ export async function bankRuntime(tables: Record<string, TableOptions> = { payme
         rule: 'R2',
         description: 'no single payment above 80',
         async check({ writes }) {
-          const big = writes.find((w) => w.table === 'payments' && w.op === 'insert' && w.column === 'amount' && (w.after as number) > 80);
+          const big = writes.find(
+            (w) => w.table === 'payments' && w.op === 'insert' && w.column === 'amount' && (w.after as number) > 80,
+          );
           return big ? `payment of ${big.after} exceeds the limit of 80` : null;
         },
       },
     ],
     envFunctions: {
-      balance_of: async (db, args) => (await db.one('SELECT balance FROM accounts WHERE id = ?', [args.account_id as string]))?.balance ?? null,
+      balance_of: async (db, args) =>
+        (await db.one('SELECT balance FROM accounts WHERE id = ?', [args.account_id as string]))?.balance ?? null,
       payment_count: async (db, args) =>
         (await db.one('SELECT count(*) AS n FROM payments WHERE account_id = ?', [args.account_id as string]))?.n ?? 0,
     },

@@ -15,7 +15,7 @@ export interface MicRecording {
 
 /** Mono mix of a decoded buffer resampled to 16 kHz. */
 export async function toSpeechRate(buffer: AudioBuffer): Promise<Float32Array> {
-  const length = Math.max(1, Math.round((buffer.duration * SPEECH_RATE_HZ)));
+  const length = Math.max(1, Math.round(buffer.duration * SPEECH_RATE_HZ));
   const ctx = new OfflineAudioContext(1, length, SPEECH_RATE_HZ);
   const src = ctx.createBufferSource();
   src.buffer = buffer;
@@ -26,8 +26,13 @@ export async function toSpeechRate(buffer: AudioBuffer): Promise<Float32Array> {
 
 /** Ask for the microphone and start recording. Rejects when it is denied or missing. */
 export async function startMicRecording(): Promise<MicRecording> {
-  if (!navigator.mediaDevices?.getUserMedia) throw new Error('this browser gives no microphone access (getUserMedia is missing; the page needs https or localhost)');
-  const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+  if (!navigator.mediaDevices?.getUserMedia)
+    throw new Error(
+      'this browser gives no microphone access (getUserMedia is missing; the page needs https or localhost)',
+    );
+  const stream = await navigator.mediaDevices.getUserMedia({
+    audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  });
   const release = () => stream.getTracks().forEach((t) => t.stop());
   const chunks: Blob[] = [];
   let recorder: MediaRecorder;

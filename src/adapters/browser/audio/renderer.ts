@@ -3,5 +3,6 @@ import { offlineRenderer, type GraphRenderer, type OfflineContextLike } from '..
 
 /** Renders {@link AudioGraph}s in the page with the browser's `OfflineAudioContext`. */
 export const browserGraphRenderer: GraphRenderer = offlineRenderer(
-  (channels, length, sampleRate) => new OfflineAudioContext(channels, length, sampleRate) as unknown as OfflineContextLike,
+  (channels, length, sampleRate) =>
+    new OfflineAudioContext(channels, length, sampleRate) as unknown as OfflineContextLike,
 );

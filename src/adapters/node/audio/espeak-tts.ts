@@ -24,7 +24,9 @@ function run(bin: string, args: string[], input: string): Promise<Uint8Array> {
     const err: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e) => reject(new Error(`cannot run ${bin}: ${e.message} (install the Debian package espeak-ng)`)));
+    child.on('error', (e) =>
+      reject(new Error(`cannot run ${bin}: ${e.message} (install the Debian package espeak-ng)`)),
+    );
     child.on('close', (code) => {
       if (code === 0) resolve(new Uint8Array(Buffer.concat(out)));
       else reject(new Error(`${bin} exited with ${code}: ${Buffer.concat(err).toString().trim()}`));

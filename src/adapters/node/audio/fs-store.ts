@@ -11,7 +11,8 @@ import type { AudioStore } from '../../../core/channel/audio-store.ts';
 /** Resolve a stored name under `root`, refusing absolute paths and `..` escapes. */
 function under(root: string, name: string): string {
   const rel = normalize(name);
-  if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) throw new Error(`audio name "${name}" leaves the output folder`);
+  if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`))
+    throw new Error(`audio name "${name}" leaves the output folder`);
   return join(root, rel);
 }
 

@@ -4,5 +4,6 @@ import { offlineRenderer, type GraphRenderer, type OfflineContextLike } from '..
 
 /** Renders {@link AudioGraph}s in Node with node-web-audio-api. */
 export const nodeGraphRenderer: GraphRenderer = offlineRenderer(
-  (channels, length, sampleRate) => new OfflineAudioContext(channels, length, sampleRate) as unknown as OfflineContextLike,
+  (channels, length, sampleRate) =>
+    new OfflineAudioContext(channels, length, sampleRate) as unknown as OfflineContextLike,
 );

@@ -15,7 +15,10 @@ export async function nodeSileroSource(): Promise<SileroSource> {
   // Both packages' main entries sit in their dist/ folders, next to the files we need.
   const vadDist = dirname(require.resolve('@ricky0123/vad-web'));
   const ortDist = dirname(require.resolve('onnxruntime-web'));
-  return { model: new Uint8Array(await readFile(join(vadDist, 'silero_vad_v5.onnx'))), wasmPaths: `${pathToFileURL(ortDist).href}/` };
+  return {
+    model: new Uint8Array(await readFile(join(vadDist, 'silero_vad_v5.onnx'))),
+    wasmPaths: `${pathToFileURL(ortDist).href}/`,
+  };
 }
 
 /** Silero VAD v5 loaded from node_modules. */
