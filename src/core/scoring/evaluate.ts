@@ -113,7 +113,11 @@ export async function evaluate(
   try {
     components.DB = await scoreDb(runtime, task, gold, predicted);
     orderFree = await scoreDbOrderInsensitive(runtime, task, gold, predicted);
-    components.COMMUNICATE = scoreCommunicate(turns, criteria.communicate_info ?? []);
+    components.COMMUNICATE = scoreCommunicate(
+      turns,
+      criteria.communicate_info ?? [],
+      domain.taskOrigin === 'imported' ? 'substring' : 'numbers',
+    );
     components.ENV_ASSERTION = await scoreEnvAssertions(predicted.env, criteria.env_assertions ?? []);
   } finally {
     await predicted.env.close();

@@ -4,6 +4,7 @@ export * from './replay.ts';
 export * from './component.ts';
 export * from './state-match.ts';
 export * from './communicate.ts';
+export * from './spoken-numbers.ts';
 export * from './env-assertions.ts';
 export * from './action-match.ts';
 export * from './write-whitelist.ts';
