@@ -6,6 +6,11 @@
  * (vite asset), compiled once, and instantiated afresh for each utterance (the build is a
  * command-line program: one run per instance). Output: espeak-ng's 22 050 Hz WAV, resampled
  * to 16 kHz like the Node adapter.
+ *
+ * Deterministic: this build seeds its C library's random generator from the wall clock, and
+ * voice variants (`en-us+f3`, `cmn+m2`, the persona and babble voices) add breath noise from it,
+ * so the same text came out different from one second to the next. The module's wall clock
+ * (its `emscripten_date_now` import) is pinned to the epoch: same text and voice → same bytes.
  */
 import ESpeakNg from 'espeak-ng';
 import wasmUrl from 'espeak-ng/dist/espeak-ng.wasm?url';
@@ -28,16 +33,18 @@ interface EspeakModule {
 type EspeakFactory = (opts: Record<string, unknown>) => Promise<EspeakModule>;
 
 let compiled: Promise<WebAssembly.Module> | undefined;
-const compile = () =>
+const compileFromOrigin = () =>
   (compiled ??= (async () => {
     const res = await fetch(wasmUrl);
     if (!res.ok) throw new Error(`cannot load espeak-ng.wasm: HTTP ${res.status}`);
     return WebAssembly.compile(await res.arrayBuffer());
   })());
 
+/** The wall clock the wasm sees, ms since the epoch: fixed, so its `srand(time(…))` seed is too. */
+export const ESPEAK_WASM_CLOCK_MS = 0;
+
 /** Run espeak-ng once; text goes through a file (never an argument, so a leading `-` is text). */
-async function speak(text: string, voice: TtsVoice): Promise<Uint8Array> {
-  const module = await compile();
+async function speak(module: WebAssembly.Module, text: string, voice: TtsVoice): Promise<Uint8Array> {
   const errors: string[] = [];
   const args = ['-v', espeakVoiceFor(voice), '-w', '/tmp/out.wav', '-f', '/tmp/in.txt'];
   if (voice.rateWpm !== undefined) args.push('-s', String(Math.round(voice.rateWpm)));
@@ -51,6 +58,8 @@ async function speak(text: string, voice: TtsVoice): Promise<Uint8Array> {
     printErr: (s: string) => errors.push(s),
     locateFile: (f: string) => (f.endsWith('.wasm') ? wasmUrl : f),
     instantiateWasm(imports: WebAssembly.Imports, done: (i: WebAssembly.Instance) => void) {
+      // The C library's time() (and so espeak-ng's random seed) reads this import.
+      (imports.env as Record<string, unknown>).emscripten_date_now = () => ESPEAK_WASM_CLOCK_MS;
       void WebAssembly.instantiate(module, imports).then(done);
       return {};
     },
@@ -62,13 +71,24 @@ async function speak(text: string, voice: TtsVoice): Promise<Uint8Array> {
   }
 }
 
-/** The browser espeak-ng {@link Tts}. */
-export function browserEspeakTts(defaultVoice: TtsVoice = { language: 'en' }): Tts {
+/**
+ * espeak-ng {@link Tts} over a compiled `espeak-ng.wasm` (`load` resolves it once per call; the
+ * page fetches it from this origin, a Node test reads the package's file).
+ */
+export function wasmEspeakTts(
+  load: () => Promise<WebAssembly.Module>,
+  defaultVoice: TtsVoice = { language: 'en' },
+): Tts {
   return {
     id: 'espeak-ng',
     async synthesize(text: string, voice: TtsVoice = defaultVoice): Promise<TtsAudio> {
-      const decoded = decodeWav(await speak(text, voice));
+      const decoded = decodeWav(await speak(await load(), text, voice));
       return { samples: resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ), sampleRate: SPEECH_RATE_HZ };
     },
   };
+}
+
+/** The browser espeak-ng {@link Tts} (the wasm fetched from this origin). */
+export function browserEspeakTts(defaultVoice: TtsVoice = { language: 'en' }): Tts {
+  return wasmEspeakTts(compileFromOrigin, defaultVoice);
 }
