@@ -17,7 +17,11 @@
  * socket are answered in order. A malformed frame closes that socket only.
  *
  * Errors: 400 bad JSON or fields, 404 unknown route or episode, 409 step on a finished or busy
- * episode, 413 body over the limit, 429 too many live episodes.
+ * episode, 413 body over the limit, 429 too many live episodes (in all, or for this client).
+ *
+ * Every HTTP request and WebSocket upgrade first passes the {@link ServerGuard} of
+ * ./server-guard.ts (Host and Origin checks, optional bearer token: 400 / 401 / 403), and each
+ * client may hold `guard.maxSessionsPerClient` live episodes.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -29,6 +33,7 @@ import { toolSchema } from '../../core/schema/domain.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
 import { EpisodeSession, SessionStateError } from '../../core/training/session.ts';
+import { createServerGuard, routeUpgrades, sendRefusal, type ServerGuardOptions } from './server-guard.ts';
 
 /** Settings of the server. */
 export interface EnvServerOptions {
@@ -43,6 +48,8 @@ export interface EnvServerOptions {
   /** Largest request body, bytes (default 1 MiB). */
   maxBodyBytes?: number;
   maxSteps?: number;
+  /** Who may connect and how many episodes each client may hold (default: loopback origins, no token, no per-client limit). */
+  guard?: ServerGuardOptions;
 }
 
 /** A running server. */
@@ -125,6 +132,7 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
   const idleMs = opts.idleMs ?? 300_000;
   const maxBody = opts.maxBodyBytes ?? 1 << 20;
   const domain = opts.runtime.domain;
+  const guard = createServerGuard(opts.guard);
   let seedCounter = 0;
 
   const touch = (id: string, entry: Live) => {
@@ -136,6 +144,7 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
     const entry = live.get(id);
     if (!entry) return;
     live.delete(id);
+    guard.release(id);
     clearTimeout(entry.timer);
     await entry.session.close();
   };
@@ -147,12 +156,13 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
   };
 
   const ops = {
-    async reset(body: unknown) {
+    async reset(body: unknown, client: string) {
       const { task_id, seed } = parse(ResetIn, body);
       const task = domain.tasks.find((t) => t.id === task_id);
       if (!task) throw new HttpError(404, `unknown task ${task_id}`);
       if (live.size >= maxEpisodes)
         throw new HttpError(429, `too many live episodes (${maxEpisodes}); close some first`);
+      const id = randomUUID();
       const s = seed ?? seedCounter++;
       const session = new EpisodeSession({
         runtime: opts.runtime,
@@ -163,7 +173,8 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
         ...(opts.judge ? { judge: opts.judge } : {}),
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
       });
-      const id = randomUUID();
+      const quota = guard.claim(client, id);
+      if (quota) throw new HttpError(quota.status, quota.error);
       const entry: Live = { session, seed: s, timer: setTimeout(() => undefined, 0) };
       live.set(id, entry);
       touch(id, entry);
@@ -223,6 +234,8 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
   const server = createServer((req, res) => {
     void (async () => {
       try {
+        const refused = guard.check(req);
+        if (refused) return sendRefusal(res, refused);
         const url = new URL(req.url ?? '/', 'http://localhost');
         const route = `${req.method} ${url.pathname}`;
         if (route === 'GET /health') return send(res, 200, { ok: true, episodes: live.size });
@@ -245,7 +258,7 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
           'POST /state': ops.state,
         }[route];
         if (!op) throw new HttpError(404, `no route ${route}`);
-        send(res, 200, await op(await readBody(req)));
+        send(res, 200, await op(await readBody(req), guard.clientOf(req)));
       } catch (e) {
         if (e instanceof HttpError) send(res, e.status, { error: e.message });
         else send(res, 500, { error: `internal error: ${(e as Error).message}` });
@@ -253,8 +266,10 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
     })();
   });
 
-  const wss = new WebSocketServer({ server, path: '/ws', maxPayload: maxBody });
-  wss.on('connection', (socket: WebSocket) => {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxBody });
+  routeUpgrades(server, guard, { '/ws': wss });
+  wss.on('connection', (socket: WebSocket, req: IncomingMessage) => {
+    const client = guard.clientOf(req);
     // A protocol error (oversized or malformed frame) closes this socket only; `ws` emits it
     // as an 'error' event, which must be handled or it would end the whole process.
     socket.on('error', () => socket.terminate());
@@ -274,10 +289,10 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
           }
           op = String((msg as { op?: unknown })?.op ?? '');
           id = (msg as { id?: unknown })?.id;
-          const handler = (ops as Record<string, (b: unknown) => Promise<unknown>>)[op];
+          const handler = (ops as Record<string, (b: unknown, client: string) => Promise<unknown>>)[op];
           if (!handler || !Object.hasOwn(ops, op))
             throw new HttpError(400, `unknown op "${op}" (reset, step, state, close)`);
-          const answer = (await handler(msg)) as object;
+          const answer = (await handler(msg, client)) as object;
           socket.send(JSON.stringify({ op, ...(id !== undefined ? { id } : {}), ...answer }));
         } catch (e) {
           const status = e instanceof HttpError ? e.status : 500;

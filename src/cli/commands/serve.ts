@@ -1,9 +1,11 @@
 /**
  * `switchboard serve --domain <d> [--port 8700]`: the environment server for trainers (see
- * src/adapters/node/env-server.ts for the API). Runs until interrupted (Ctrl-C, SIGTERM).
+ * src/adapters/node/env-server.ts for the API and src/adapters/node/server-guard.ts for who may
+ * connect). Runs until interrupted (Ctrl-C, SIGTERM).
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { startEnvServer } from '../../adapters/node/env-server.ts';
+import { createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { openDomain } from '../domains.ts';
 import type { CliIo } from '../main.ts';
 import { userFactory, UsageError } from '../participants.ts';
@@ -25,7 +27,16 @@ interface ServeOpts {
   maxEpisodes: number;
   idleSeconds: number;
   maxSteps?: number;
+  maxEpisodesPerClient?: number;
+  allowOrigin: string[];
+  allowHost: string[];
+  token: string[];
 }
+
+/** Environment variable holding the bearer token when `--token` is not given (keeps it out of `ps`). */
+export const SERVE_TOKEN_ENV = 'SWITCHBOARD_SERVE_TOKEN';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Register `serve` on the program. */
 export function registerServe(program: Command, io: CliIo): Command {
@@ -43,7 +54,35 @@ export function registerServe(program: Command, io: CliIo): Command {
     .option('--max-episodes <n>', 'live episodes at most', intOption('--max-episodes', 1), 64)
     .option('--idle-seconds <n>', 'close an episode untouched this long', intOption('--idle-seconds', 1), 300)
     .option('--max-steps <n>', 'participant turns per episode', intOption('--max-steps', 1))
+    .option(
+      '--max-episodes-per-client <n>',
+      'live episodes one client (remote address, or token) may hold (default: --max-episodes)',
+      intOption('--max-episodes-per-client', 1),
+    )
+    .option(
+      '--allow-origin <origin>',
+      'also admit browser pages from this origin, scheme://host[:port] (repeatable; * for any)',
+      collect,
+      [],
+    )
+    .option('--allow-host <name>', 'also admit this name in the Host header (repeatable)', collect, [])
+    .option(
+      '--token <token>',
+      `require Authorization: Bearer <token> (repeatable; or env ${SERVE_TOKEN_ENV})`,
+      collect,
+      [],
+    )
     .action(async (opts: ServeOpts) => {
+      const tokens = opts.token.length
+        ? opts.token
+        : process.env[SERVE_TOKEN_ENV]
+          ? [process.env[SERVE_TOKEN_ENV]]
+          : [];
+      try {
+        createServerGuard({ allowOrigins: opts.allowOrigin, allowHosts: opts.allowHost, tokens }); // check before loading the domain
+      } catch (e) {
+        throw new UsageError(`serve: ${(e as Error).message}`);
+      }
       const user = userFactory(opts.user);
       const { runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
       const settings = {
@@ -51,6 +90,12 @@ export function registerServe(program: Command, io: CliIo): Command {
         user,
         maxEpisodes: opts.maxEpisodes,
         idleMs: opts.idleSeconds * 1000,
+        guard: {
+          allowOrigins: opts.allowOrigin,
+          allowHosts: opts.allowHost,
+          tokens,
+          maxSessionsPerClient: opts.maxEpisodesPerClient ?? opts.maxEpisodes,
+        },
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
       };
       let server;
@@ -60,8 +105,13 @@ export function registerServe(program: Command, io: CliIo): Command {
         throw new UsageError(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
       }
       io.err(
-        `serving ${runtime.domain.name} at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws); Ctrl-C stops`,
+        `serving ${runtime.domain.name} at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws)` +
+          `${tokens.length ? ', bearer token required' : ''}; Ctrl-C stops`,
       );
+      if (!tokens.length && !isLoopbackName(opts.host))
+        io.err(
+          `warning: listening on ${opts.host} without --token: anyone who can reach this address can run episodes`,
+        );
       await new Promise<void>((done) => {
         const stop = () => void server.close().then(done);
         process.once('SIGINT', stop);
