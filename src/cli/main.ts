@@ -23,20 +23,9 @@ import { choiceOption, intOption } from './options.ts';
 import { channelFromFlags, parseMix, type ChannelFlags } from './channel.ts';
 import { PRESET_NAMES } from '../core/channel/presets.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
+import { type CliIo, defaultIo } from './io.ts';
 
-/** Where the CLI writes: swapped in tests. */
-export interface CliIo {
-  out(text: string): void;
-  err(text: string): void;
-  /** Show progress bars (stderr is a terminal and no --json). */
-  progress: boolean;
-}
-
-const defaultIo: CliIo = {
-  out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
-  err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
-  progress: Boolean(process.stderr.isTTY),
-};
+export type { CliIo };
 
 function bar(io: CliIo, total: number, label: string): { tick(): void; stop(): void } {
   if (!io.progress) return { tick() {}, stop() {} };

@@ -4,14 +4,10 @@ import type { DomainInfo } from '../adapters/browser/rollout-types.ts';
 import { lazyView } from './lazy.tsx';
 import { errorText, mainWorker } from './runtime.ts';
 import { formatHash, parseHash, type Route } from './share.ts';
+import type { ViewProps } from './view-props.ts';
 
-/** Props every view gets. */
-export interface ViewProps {
-  info: DomainInfo;
-  route: Route;
-  /** A domain was loaded from disk into the main worker: list it and switch to it. */
-  onDomainOpened?: (name: string) => void;
-}
+/** @deprecated import from `./view-props.ts` (views must not import the shell). */
+export type { ViewProps };
 
 const VIEWS: { id: string; label: string; hint: string }[] = [
   { id: 'browse', label: 'Browse', hint: 'policy, tools, tasks, database' },

@@ -1,8 +1,8 @@
 /**
  * Main-thread side of a database worker: {@link SqlDb}s whose calls go over comlink to a
- * {@link DbService}. Shared by the browser (`src/adapters/browser/worker-db.ts`) and Node
- * (`src/adapters/node/worker-db.ts`) adapters; each platform supplies how it learns that the
- * worker died and whether it wants to know when calls are in flight.
+ * {@link DbService}. Used by the Node adapter (`src/adapters/node/worker-db.ts`); free of
+ * platform code, the platform supplies how it learns that the worker died and whether it wants
+ * to know when calls are in flight.
  */
 import type { Remote } from 'comlink';
 import type { RunResult, SqlDb, SqlDbFactory, SqlParams, SqlRow } from '../../core/ports/sql-db.ts';

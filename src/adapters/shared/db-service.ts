@@ -1,7 +1,7 @@
 /**
  * The object a database worker exposes through comlink: many sql.js databases in one thread,
- * addressed by integer handles. Used by both `workers/db.worker.ts` (browser) and
- * `src/adapters/node/db-thread.ts` (Node `worker_threads`); the main-thread side is
+ * addressed by integer handles. Served by `src/adapters/node/db-thread.ts` (Node
+ * `worker_threads`; platform-free, so a browser Web Worker could serve it too); the main-thread side is
  * {@link ./db-client.ts}.
  */
 import { transfer } from 'comlink';

@@ -1,6 +1,7 @@
 /**
  * {@link SqlDb} over sql.js (SQLite compiled to WebAssembly), in the current thread. Used directly
- * in Node, inside `workers/db.worker.ts` in the browser and inside the Node worker adapter.
+ * in Node, inside the page's rollout worker (`workers/rollout.worker.ts`) and inside the Node
+ * worker adapter.
  */
 import initSqlJs, { type Database, type SqlJsStatic, type Statement } from 'sql.js';
 import type { SqlDb, SqlDbFactory, SqlParams, SqlRow, RunResult } from '../../core/ports/sql-db.ts';

@@ -11,7 +11,7 @@ import { GrpoRow, sftRecords } from '../../core/training/export.ts';
 import { readJsonl, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
 import { openDomain } from '../domains.ts';
 import { prepareOutFile } from '../options.ts';
-import type { CliIo } from '../main.ts';
+import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
 
 interface SftOpts {

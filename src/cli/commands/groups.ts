@@ -20,7 +20,7 @@ import {
 } from '../../core/training/index.ts';
 import { writeJsonl } from '../../adapters/node/training-files.ts';
 import { openDomain, selectTasks } from '../domains.ts';
-import type { CliIo } from '../main.ts';
+import type { CliIo } from '../io.ts';
 import { agentFactory, userFactory } from '../participants.ts';
 import { choiceOption, intOption, prepareOutFile } from '../options.ts';
 

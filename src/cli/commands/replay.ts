@@ -17,7 +17,7 @@ import {
   type RewardComparison,
 } from '../../core/replay/replay.ts';
 import { openDomain } from '../domains.ts';
-import type { CliIo } from '../main.ts';
+import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
 
 /** Options of the command. */

@@ -7,7 +7,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { startEnvServer } from '../../adapters/node/env-server.ts';
 import { createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { openDomain } from '../domains.ts';
-import type { CliIo } from '../main.ts';
+import type { CliIo } from '../io.ts';
 import { userFactory, UsageError } from '../participants.ts';
 import { intOption } from '../options.ts';
 

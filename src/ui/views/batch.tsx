@@ -7,10 +7,10 @@ import { useRef, useState } from 'preact/hooks';
 import { runBatchPool, type PoolRun, type TaskSummary } from '../../adapters/browser/rollout-client.ts';
 import type { AgentSpec, BatchJob, EndpointSettings, Trajectory } from '../../adapters/browser/rollout-types.ts';
 import { isSuccess, passHatK } from '../../core/scoring/pass-hat-k.ts';
-import type { ViewProps } from '../app.tsx';
+import type { ViewProps } from '../view-props.ts';
 import { num } from '../components/score-panel.tsx';
 import { errorText, loadEndpoint, newId, openedTau2, trajectoryStore } from '../runtime.ts';
-import { EndpointForm } from './call.tsx';
+import { EndpointForm } from '../components/endpoint-form.tsx';
 
 type AgentKind = Exclude<AgentSpec['kind'], 'local'>;
 

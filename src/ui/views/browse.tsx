@@ -1,14 +1,9 @@
 /** Browse a domain: policy rules, tools, tasks, and the live database tables. */
 import { useEffect, useState } from 'preact/hooks';
 import type { Task, TableRows } from '../../adapters/browser/rollout-types.ts';
-import type { ViewProps } from '../app.tsx';
+import type { ViewProps } from '../view-props.ts';
+import { reasonOf } from '../task-reason.ts';
 import { errorText, mainWorker, rememberTau2 } from '../runtime.ts';
-
-/** The reason for call of a task, whichever instruction shape it uses. */
-export function reasonOf(task: Task): string {
-  const ins = task.user_scenario.instructions;
-  return typeof ins === 'string' ? ins : ins.reason_for_call;
-}
 
 /** A cell value as text (JSON for anything but strings and numbers). */
 export function cellText(v: unknown): string {

@@ -23,7 +23,10 @@ import type {
   Trajectory,
   Turn,
 } from '../../adapters/browser/rollout-types.ts';
-import type { ViewProps } from '../app.tsx';
+import type { ViewProps } from '../view-props.ts';
+import { CallerTurn } from '../components/caller-turn.tsx';
+import { ChannelControls } from '../components/channel-controls.tsx';
+import { EndpointForm, endpointSpec, sharedOver, withoutKey } from '../components/endpoint-form.tsx';
 import { ScorePanel } from '../components/score-panel.tsx';
 import { LocalAgentPicker } from '../components/local-agent.tsx';
 import { Transcript } from '../components/transcript.tsx';
@@ -39,90 +42,14 @@ import {
   trajectoryStore,
 } from '../runtime.ts';
 import { PRESETS, formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
-import { reasonOf } from './browse.tsx';
+import { reasonOf } from '../task-reason.ts';
 
 type AgentKind = AgentSpec['kind'];
 /** Callers of the Watch view (the Call view's caller is the person at the keyboard). */
 type CallerKind = 'scripted' | 'remote';
 
-/** A remote endpoint as a participant spec: the key only when set. */
-function endpointSpec(e: EndpointSettings): EndpointSettings {
-  return {
-    flavor: e.flavor,
-    baseURL: e.baseURL,
-    model: e.model,
-    ...(e.apiKey ? { apiKey: e.apiKey } : {}),
-    ...(e.temperature !== undefined ? { temperature: e.temperature } : {}),
-  };
-}
-
-/** What is stored and shared of a remote endpoint: never the key. */
-function withoutKey(e: EndpointSettings): EndpointSettings {
-  const { apiKey: _, ...rest } = e;
-  return rest;
-}
-
-/** Shared settings of a remote participant over this machine's saved ones (the key stays local). */
-function sharedOver(saved: EndpointSettings, shared: EndpointSettings): EndpointSettings {
-  return {
-    ...saved,
-    flavor: shared.flavor,
-    model: shared.model,
-    baseURL: shared.baseURL || saved.baseURL,
-    ...(shared.temperature !== undefined ? { temperature: shared.temperature } : {}),
-  };
-}
 const STOP = '###STOP###';
 const PACE_KEY = 'switchboard.pace';
-
-/** Endpoint settings form (kept in localStorage only, under `storageKey` when given). */
-export function EndpointForm({
-  value,
-  onChange,
-  storageKey,
-  who = 'agent',
-}: {
-  value: EndpointSettings;
-  onChange(e: EndpointSettings): void;
-  storageKey?: string;
-  who?: 'agent' | 'caller';
-}) {
-  const set = (patch: Partial<EndpointSettings>) => {
-    const next = { ...value, ...patch };
-    saveEndpoint(next, storageKey);
-    onChange(next);
-  };
-  return (
-    <fieldset class="endpoint" data-endpoint={who}>
-      <legend>Remote {who} endpoint (saved in this browser only; never shared)</legend>
-      <label>
-        Flavor{' '}
-        <select value={value.flavor} onChange={(e) => set({ flavor: e.currentTarget.value as ModelFlavor })}>
-          <option value="openai">openai</option>
-          <option value="vllm">vllm</option>
-          <option value="vllm-omni">vllm-omni</option>
-        </select>
-      </label>
-      <label>
-        Base URL{' '}
-        <input type="url" value={value.baseURL} onInput={(e) => set({ baseURL: e.currentTarget.value })} size={32} />
-      </label>
-      <label>
-        Model <input value={value.model} onInput={(e) => set({ model: e.currentTarget.value })} size={24} />
-      </label>
-      <label>
-        API key{' '}
-        <input
-          type="password"
-          autoComplete="off"
-          value={value.apiKey ?? ''}
-          onInput={(e) => set({ apiKey: e.currentTarget.value })}
-          size={20}
-        />
-      </label>
-    </fieldset>
-  );
-}
 
 /** The Watch / Call view. */
 export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'call' }) {
@@ -441,74 +368,13 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             <option value="local">on-device model</option>
           </select>
         </label>
-        <label>
-          <input
-            id="channel-audio"
-            type="checkbox"
-            checked={!!channel}
-            disabled={running}
-            onChange={(e) => setChannel(e.currentTarget.checked ? { dropout: 0, bargeIn: 0 } : undefined)}
-          />{' '}
-          Channel audio (espeak-ng)
-        </label>
-        {channel && (
-          <>
-            <label>
-              Dropout{' '}
-              <input
-                id="dropout"
-                type="number"
-                min={0}
-                max={1}
-                step={0.1}
-                value={channel.dropout}
-                disabled={running}
-                size={4}
-                onInput={(e) =>
-                  setChannel({ ...channel, dropout: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })
-                }
-              />
-            </label>
-            <label>
-              Barge-in{' '}
-              <input
-                id="barge-in"
-                type="number"
-                min={0}
-                max={1}
-                step={0.1}
-                value={channel.bargeIn}
-                disabled={running}
-                size={4}
-                onInput={(e) =>
-                  setChannel({ ...channel, bargeIn: Math.min(1, Math.max(0, Number(e.currentTarget.value) || 0)) })
-                }
-              />
-            </label>
-            <label title="WAV files: 10 s or longer are background beds, shorter ones are bursts (as the CLI's --noise-dir); kept in this tab only, never in a link">
-              Noise files{' '}
-              <input
-                id="noise-files"
-                type="file"
-                accept=".wav,audio/wav"
-                multiple
-                disabled={running}
-                onChange={(e) => void pickNoise(e.currentTarget.files)}
-              />
-            </label>
-            <span class="muted" id="noise-status" aria-live="polite">
-              {noise.length ? `custom noise bank: ${noise.map((f) => f.name).join(', ')}` : "the preset's own noises"}
-              {noise.length > 0 && (
-                <>
-                  {' '}
-                  <button type="button" id="noise-clear" disabled={running} onClick={() => void pickNoise(null)}>
-                    Clear
-                  </button>
-                </>
-              )}
-            </span>
-          </>
-        )}
+        <ChannelControls
+          channel={channel}
+          setChannel={setChannel}
+          noise={noise}
+          pickNoise={pickNoise}
+          running={running}
+        />
         {mode === 'watch' && (
           <label>
             Caller{' '}
@@ -624,69 +490,19 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           </h2>
           <Transcript turns={turns} live audio={audio} />
           {mode === 'call' && (
-            <form
-              class="say"
-              aria-label="Your turn as the caller"
-              onSubmit={(e) => {
-                e.preventDefault();
-                send(false);
-              }}
-            >
-              <label for="say">
-                {prompt
-                  ? 'Your words (Enter sends, Shift+Enter new line)'
-                  : running
-                    ? 'Wait for the agent…'
-                    : 'Start a call to speak as the caller.'}
-              </label>
-              <textarea
-                id="say"
-                ref={inputRef}
-                rows={2}
-                value={draft}
-                disabled={!prompt}
-                onInput={(e) => setDraft(e.currentTarget.value)}
-                onKeyDown={(e) => {
-                  if (e.key === 'Enter' && !e.shiftKey) {
-                    e.preventDefault();
-                    send(false);
-                  }
-                }}
-              />
-              <div class="buttons">
-                <button type="submit" id="send" disabled={!prompt}>
-                  Send
-                </button>
-                <button type="button" id="hang-up" disabled={!prompt} onClick={() => send(true)}>
-                  Say it and hang up
-                </button>
-                <button
-                  type="button"
-                  id="record"
-                  aria-pressed={!!recording}
-                  disabled={!channel || (!prompt && !recording)}
-                  title={
-                    channel
-                      ? 'your voice goes through the channel preset before the agent hears it'
-                      : 'switch channel audio on to speak'
-                  }
-                  onClick={() => void record()}
-                >
-                  {recording ? '■ Stop recording' : '● Record voice'}
-                </button>
-              </div>
-              {!channel && <p class="muted">Switch “Channel audio” on to speak by microphone.</p>}
-              {take && (
-                <p class="take" id="take">
-                  Your take: <span id="take-ms">{Math.round((take.samples.length / 16000) * 1000)}</span> ms{' '}
-                  <audio controls src={take.url} aria-label="your recording, before the channel" />{' '}
-                  <button type="button" onClick={dropTake}>
-                    Discard
-                  </button>{' '}
-                  <span class="muted">sent with your next words; the transcript then plays what the agent heard</span>
-                </p>
-              )}
-            </form>
+            <CallerTurn
+              prompt={prompt}
+              running={running}
+              channel={!!channel}
+              draft={draft}
+              setDraft={setDraft}
+              send={send}
+              inputRef={inputRef}
+              recording={recording}
+              record={record}
+              take={take}
+              dropTake={dropTake}
+            />
           )}
         </section>
         <ScorePanel live={live} trajectory={trajectory} running={running} />

@@ -1,7 +1,7 @@
 /** History: trajectories kept in IndexedDB, one row each; view one; export them as JSONL. */
 import { useEffect, useState } from 'preact/hooks';
 import { trajectoriesJsonl, type StoredRecord } from '../../adapters/browser/trajectory-store.ts';
-import type { ViewProps } from '../app.tsx';
+import type { ViewProps } from '../view-props.ts';
 import { RewardBreakdown, num } from '../components/score-panel.tsx';
 import { Transcript } from '../components/transcript.tsx';
 import { errorText, trajectoryStore } from '../runtime.ts';

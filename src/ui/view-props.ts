@@ -1,0 +1,11 @@
+/** What the app shell hands every view. */
+import type { DomainInfo } from '../adapters/browser/rollout-types.ts';
+import type { Route } from './share.ts';
+
+/** Props every view gets. */
+export interface ViewProps {
+  info: DomainInfo;
+  route: Route;
+  /** A domain was loaded from disk into the main worker: list it and switch to it. */
+  onDomainOpened?: (name: string) => void;
+}
