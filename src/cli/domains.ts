@@ -9,6 +9,8 @@ import { sqlJsFactory } from '../adapters/shared/sqljs-db.ts';
 import { loadDomain } from '../adapters/node/load-domain.ts';
 import { loadTau2Domain, tasksInSplit, type Tau2Domain, type Tau2DomainName } from '../adapters/node/tau2-loader.ts';
 import { UsageError } from './participants.ts';
+import { cachedTau2Part, tau2CacheDir } from '../adapters/node/tau2-data.ts';
+import { join } from 'node:path';
 
 const TAU2: readonly string[] = ['tau2-airline', 'tau2-retail'];
 
@@ -16,7 +18,10 @@ const TAU2: readonly string[] = ['tau2-airline', 'tau2-retail'];
 export interface DomainSpec {
   /** `carrier`, a domain folder path, or `tau2-airline` / `tau2-retail`. */
   domain: string;
-  /** tau2-bench data folder (`data/tau2/domains/<name>/` of a checkout); tau2 domains only. */
+  /**
+   * tau2-bench data folder (`data/tau2/domains/<name>/` of a checkout); tau2 domains only.
+   * Default: the cache filled by `switchboard data tau2`.
+   */
   data?: string;
 }
 
@@ -27,26 +32,35 @@ export interface OpenDomain {
 }
 
 /**
- * Load and build a domain. Loader errors become {@link UsageError}s (one line, exit 2) unless
+ * The cached data folder of a tau2 domain (`switchboard data tau2`).
+ * @throws UsageError telling the user to run `npx switchboard data tau2` or pass `--data` when the
+ *   cache does not hold it.
+ */
+export function tau2DataFromCache(domain: string): string {
+  const part = domain.slice('tau2-'.length);
+  const dir = cachedTau2Part(part);
+  if (dir) return dir;
+  throw new UsageError(
+    `${domain} needs tau2-bench's ${part} data, which is not in the cache (${join(tau2CacheDir(), part)}): run \`npx switchboard data tau2\` to download it, or pass --data <dir> (data/tau2/domains/${part}/ of a tau2-bench checkout)`,
+  );
+}
+
+/**
+ * Load and build a domain. A tau2 domain reads `spec.data`, else the cache. Loader errors become {@link UsageError}s (one line, exit 2) unless
  * they are {@link DomainFileError}s, which already name the file and field.
  */
 export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
   const isTau2 = TAU2.includes(spec.domain);
-  if (isTau2 && !spec.data) {
-    throw new UsageError(
-      `${spec.domain} needs --data <dir>: a tau2-bench data folder (data/tau2/domains/${spec.domain.slice(5)}/ of a checkout)`,
-    );
-  }
   if (!isTau2 && spec.data)
     throw new UsageError(`--data is only for tau2-airline and tau2-retail, not "${spec.domain}"`);
   const domain = await (isTau2
-    ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data!)
+    ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data ?? tau2DataFromCache(spec.domain))
     : loadDomain(spec.domain)
   ).catch((e: unknown) => {
     if (e instanceof DomainFileError) throw e;
     const message = (e as Error).message;
     throw new UsageError(
-      message.startsWith('unknown domain') ? `${message}; with --data: ${TAU2.join(', ')}` : message,
+      message.startsWith('unknown domain') ? `${message}; tau2-bench domains: ${TAU2.join(', ')}` : message,
     );
   });
   let runtime: DomainRuntime;

@@ -19,6 +19,7 @@ import { registerReplay } from './commands/replay.ts';
 import { registerGroups } from './commands/groups.ts';
 import { registerExport } from './commands/export.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerData } from './commands/data.ts';
 import { choiceOption, intOption } from './options.ts';
 import { channelFromFlags, parseMix, type ChannelFlags } from './channel.ts';
 import { PRESET_NAMES } from '../core/channel/presets.ts';
@@ -206,7 +207,8 @@ async function packageVersion(): Promise<string> {
   return pkg.version;
 }
 
-const DOMAIN_HELP = 'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)';
+const DOMAIN_HELP =
+  'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)';
 
 function program(io: CliIo, setCode: (c: number) => void, version: string): Command {
   const cmd = new Command('switchboard')
@@ -221,7 +223,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       'Admission check of a domain: reference solutions replay, rules bind, do-nothing fails, reference passes.',
     )
     .argument('<domain>', DOMAIN_HELP)
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--task-ids <ids>', 'comma-separated task ids')
     .option('--json', 'print one JSON document')
@@ -235,7 +237,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     .command('run')
     .description('Run K rollouts of each task and score them.')
     .requiredOption('--domain <name>', DOMAIN_HELP)
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--split <name>', 'tau2 task split: base, train or test')
     .option(
       '--agent <spec>',
@@ -367,6 +369,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
   registerGroups(cmd, io, setCode);
   registerExport(cmd, io, setCode);
   registerServe(cmd, io);
+  registerData(cmd, io, setCode);
   return cmd;
 }
 

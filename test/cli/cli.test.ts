@@ -106,7 +106,7 @@ describe('switchboard CLI', () => {
     let io = capture();
     expect(await main(['gate', 'atlantis'], io)).toBe(2);
     expect(io.stderr).toBe(
-      'switchboard: unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail\n',
+      'switchboard: unknown domain "atlantis"; known domains: carrier; tau2-bench domains: tau2-airline, tau2-retail\n',
     );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
@@ -134,8 +134,19 @@ describe('switchboard CLI', () => {
     expect(await main(['gate', 'carrier', '--task-ids', ',,,'], io)).toBe(2);
     expect(io.stderr).toBe('switchboard: --task-ids names no task\n');
     io = capture();
-    expect(await main(['run', '--domain', 'tau2-airline'], io)).toBe(2);
-    expect(io.stderr).toContain('tau2-airline needs --data <dir>');
+    const emptyCache = await mkdtemp(join(tmpdir(), 'sb-nocache-'));
+    const before = process.env.SWITCHBOARD_DATA;
+    process.env.SWITCHBOARD_DATA = emptyCache;
+    try {
+      expect(await main(['run', '--domain', 'tau2-airline'], io)).toBe(2);
+    } finally {
+      if (before === undefined) delete process.env.SWITCHBOARD_DATA;
+      else process.env.SWITCHBOARD_DATA = before;
+      await rm(emptyCache, { recursive: true });
+    }
+    expect(io.stderr).toBe(
+      `switchboard: tau2-airline needs tau2-bench's airline data, which is not in the cache (${emptyCache}/tau2/a2c024725189473d2d7cea3a5cfdbcc67478e41f/airline): run \`npx switchboard data tau2\` to download it, or pass --data <dir> (data/tau2/domains/airline/ of a tau2-bench checkout)\n`,
+    );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--split', 'train'], io)).toBe(2);
     expect(io.stderr).toBe(
@@ -147,7 +158,7 @@ describe('switchboard CLI', () => {
     const io = capture();
     expect(await main(['run', '--domain', 'atlantis', '--json'], io)).toBe(2);
     expect(JSON.parse(io.stdout)).toEqual({
-      error: 'unknown domain "atlantis"; known domains: carrier; with --data: tau2-airline, tau2-retail',
+      error: 'unknown domain "atlantis"; known domains: carrier; tau2-bench domains: tau2-airline, tau2-retail',
     });
   });
 

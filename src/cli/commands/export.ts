@@ -57,7 +57,7 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     .description('One OpenAI-format chat record per scored trajectory, with tool schemas and reward breakdown.')
     .argument('<trajectories>', 'trajectories.jsonl from run --out')
     .requiredOption('--domain <name>', 'the domain the trajectories were recorded on')
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .requiredOption('--out <file>', 'SFT records, JSONL')
     .option('--min-reward <x>', 'keep rewards ≥ x', reward)
     .option(

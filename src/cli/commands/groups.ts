@@ -104,9 +104,9 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
     .description('Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.')
     .requiredOption(
       '--domain <name>',
-      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)',
+      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
     )
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--task-ids <ids>', 'comma-separated task ids')
     .option(

@@ -174,9 +174,9 @@ export function registerReplay(program: Command, io: CliIo, setCode: (code: numb
     )
     .requiredOption(
       '--domain <name>',
-      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)',
+      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
     )
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--json', 'print one JSON document: calls, rewards, summary')
     .action(async (file: string, opts: ReplayOpts) => {
       const { recording, doc } = await runReplay(io, file, opts);

@@ -45,9 +45,9 @@ export function registerServe(program: Command, io: CliIo): Command {
     .description('Serve episodes over HTTP and WebSocket (reset / step / state / close) for a trainer to drive.')
     .requiredOption(
       '--domain <name>',
-      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (with --data)',
+      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
     )
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--port <n>', 'TCP port (0: any free port)', portOption, 8700)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--user <spec>', 'simulated caller', 'scripted')

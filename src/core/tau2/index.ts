@@ -4,3 +4,4 @@ export * from './py-calc.ts';
 export * from './common-tools.ts';
 export * from './rows.ts';
 export * from './db-hash.ts';
+export * from './data-manifest.ts';
