@@ -9,8 +9,10 @@ import { ReferenceAgent, ScriptedUser } from '../../src/core/participants/script
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { grpoParquet, readJsonl, writeGrpoParquet, writeJsonl } from '../../src/adapters/node/training-files.ts';
 import type { Trajectory } from '../../src/core/schema/trajectory.ts';
+import { renderAgentPrompt } from '../../src/core/prompts/agent.ts';
 import {
   chatMessages,
+  chatTools,
   conversationGroups,
   GrpoRow,
   grpoRows,
@@ -51,10 +53,9 @@ afterAll(async () => {
 });
 
 describe('chat messages', () => {
-  it('renders the agent view in OpenAI chat format, with audio parts when given', () => {
-    const msgs = chatMessages(rt.domain, reference.turns, {
-      audioRef: (i) => (i === 1 ? 'audio/turn-1.wav' : undefined),
-    });
+  it('renders the agent view as a model agent is sent it: rendered system prompt, OpenAI chat format', () => {
+    const task = rt.domain.tasks[0]!;
+    const msgs = chatMessages(rt.domain, task, reference.turns);
     expect(msgs.map((m) => m.role)).toEqual([
       'system',
       'assistant',
@@ -70,14 +71,12 @@ describe('chat messages', () => {
       'assistant',
       'user',
     ]);
-    expect(msgs[0]).toEqual({ role: 'system', content: rt.domain.policy });
-    expect(msgs[2]).toEqual({
-      role: 'user',
-      content: [
-        { type: 'audio_url', audio_url: { url: 'audio/turn-1.wav' } },
-        { type: 'text', text: 'I would like to pay ten dollars off my balance.' },
-      ],
+    expect(msgs[0]).toEqual({
+      role: 'system',
+      content: renderAgentPrompt({ domain: rt.domain, task, tools: chatTools(rt.domain), guidance: null }),
     });
+    expect(msgs[0]!.content).toContain('- find_account: ');
+    expect(msgs[2]).toEqual({ role: 'user', content: 'I would like to pay ten dollars off my balance.' });
     expect(msgs[5]).toEqual({
       role: 'assistant',
       content: null,
@@ -92,7 +91,8 @@ describe('chat messages', () => {
     });
   });
 
-  it('uses the degraded WAV a caller turn recorded through the phone channel by default', () => {
+  it('a caller turn with channel audio is its degraded WAV only; the transcript is a separate supervision field', () => {
+    const task = rt.domain.tasks[0]!;
     const turns = reference.turns.map((t, i) =>
       i === 1 && t.role === 'user'
         ? {
@@ -108,12 +108,18 @@ describe('chat messages', () => {
           }
         : t,
     ) as typeof reference.turns;
-    const msgs = chatMessages(rt.domain, turns);
-    expect(msgs[2]!.content).toEqual([
-      { type: 'audio_url', audio_url: { url: 'audio/mini/pay-10/0-0/turn-001.degraded.wav' } },
-      { type: 'text', text: 'I would like to pay ten dollars off my balance.' },
+    const msgs = chatMessages(rt.domain, task, turns);
+    expect(msgs[2]!.content).toEqual([{ type: 'audio', audio: 'audio/mini/pay-10/0-0/turn-001.degraded.wav' }]);
+    // One content shape: every user message is a list of parts once audio is in the view.
+    expect(msgs[4]!.content).toEqual([{ type: 'text', text: (turns[3] as { text: string }).text }]);
+    const record = sftRecords(rt.domain, [{ ...reference, turns }], {}, { audioPath: (ref) => `../run/${ref}` })
+      .records[0]!;
+    expect(record.messages[2]!.content).toEqual([
+      { type: 'audio', audio: '../run/audio/mini/pay-10/0-0/turn-001.degraded.wav' },
     ]);
-    expect(msgs[4]!.content).toBe(turns[3]!.role === 'user' ? turns[3]!.text : '');
+    expect(record.caller_transcripts).toEqual([
+      { message: 2, text: 'I would like to pay ten dollars off my balance.' },
+    ]);
   });
 });
 
@@ -219,7 +225,7 @@ describe('GRPO export', () => {
       ...o,
       sampling_seed: Number(o.sampling_seed),
       ...Object.fromEntries(
-        ['messages', 'tools', 'step_rewards', 'returns', 'token_ids', 'logprobs'].map((k) => [
+        ['messages', 'tools', 'step_rewards', 'returns', 'sampling', 'token_ids', 'logprobs'].map((k) => [
           k,
           o[k] === null || o[k] === undefined ? null : JSON.parse(o[k] as string),
         ]),

@@ -29,6 +29,7 @@ export const GRPO_PARQUET_COLUMNS = [
   ['advantage', 'DOUBLE'],
   ['policy', 'STRING'],
   ['sampling_seed', 'INT64'],
+  ['sampling', 'json'],
   ['token_ids', 'json'],
   ['logprobs', 'json'],
 ] as const satisfies readonly (readonly [keyof GrpoRow, string])[];

@@ -20,6 +20,7 @@ import type {
   ModelToolCall,
 } from '../../core/ports/model-client.ts';
 import { parseTextToolCalls } from '../../core/participants/model-tool-calls.ts';
+import { chatFromModel } from '../../core/participants/model-messages.ts';
 import { ModelEndpointError } from '../../core/participants/model-errors.ts';
 
 /** Per-flavor wire choices (all overridable on the client). */
@@ -43,24 +44,12 @@ export const DEFAULT_OUTPUT_RATE_HZ: Record<RemoteFlavor, number | null> = {
 
 type Json = Record<string, unknown>;
 
+/**
+ * One message on the wire: the recorded chat shape ({@link chatFromModel}, so a recorded request
+ * serializes to the same bytes), with caller audio inline in the flavor's part shape.
+ */
 function wireMessage(m: ModelMessage, audioPart: 'audio_url' | 'input_audio'): Json {
-  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
-  if (m.role === 'assistant') {
-    return {
-      role: 'assistant',
-      content: m.content,
-      ...(m.tool_calls?.length
-        ? {
-            tool_calls: m.tool_calls.map((c) => ({
-              id: c.id,
-              type: 'function',
-              function: { name: c.name, arguments: c.arguments },
-            })),
-          }
-        : {}),
-    };
-  }
-  if (m.role === 'system' || typeof m.content === 'string') return { role: m.role, content: m.content };
+  if (m.role !== 'user' || typeof m.content === 'string') return chatFromModel([m])[0] as Json;
   return {
     role: 'user',
     content: m.content.map((p) => {

@@ -3,6 +3,7 @@
  * `switchboard export grpo <rows.jsonl> --out rows.parquet|rows.jsonl`: training-data files in
  * the documented formats (docs/training-data.md), validated before they are written.
  */
+import { dirname, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { RewardComponent } from '../../core/schema/task.ts';
@@ -21,6 +22,7 @@ interface SftOpts {
   minReward?: number;
   require?: RewardComponent[];
   teacher: boolean;
+  audioRoot?: string;
   json?: boolean;
 }
 
@@ -37,6 +39,18 @@ function reward(v: string): number {
   const n = Number(v);
   if (!Number.isFinite(n)) throw new InvalidArgumentError('--min-reward must be a number');
   return n;
+}
+
+/**
+ * Audio paths of an SFT export: a recorded path (relative to `root`, the run's output folder)
+ * rewritten relative to the exported file's folder, with `/` separators, so it resolves from
+ * the file wherever the two folders are.
+ */
+function audioPathFrom(root: string, out: string): (ref: string) => string {
+  return (ref) =>
+    relative(dirname(resolve(out)), resolve(root, ref))
+      .split(sep)
+      .join('/');
 }
 
 async function read<T>(file: string, schema: Parameters<typeof readJsonl<T>>[1]): Promise<T[]> {
@@ -66,6 +80,10 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
       components,
     )
     .option('--no-teacher', 'leave out teacher-guided trajectories')
+    .option(
+      '--audio-root <dir>',
+      "folder the trajectories' audio paths are relative to (default: the trajectories file's folder)",
+    )
     .option('--json', 'print the report as one JSON document')
     .action(async (file: string, opts: SftOpts) => {
       const out = await prepareOutFile(opts.out);
@@ -77,11 +95,16 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
           `${file}: trajectory ${foreign + 1} was recorded in domain "${trajectories[foreign]!.domain}", not ${domain.name}`,
         );
       }
-      const { records, rejected } = sftRecords(domain, trajectories, {
-        ...(opts.minReward !== undefined ? { minReward: opts.minReward } : {}),
-        ...(opts.require ? { requireComponents: opts.require } : {}),
-        allowTeacher: opts.teacher,
-      });
+      const { records, rejected } = sftRecords(
+        domain,
+        trajectories,
+        {
+          ...(opts.minReward !== undefined ? { minReward: opts.minReward } : {}),
+          ...(opts.require ? { requireComponents: opts.require } : {}),
+          allowTeacher: opts.teacher,
+        },
+        { audioPath: audioPathFrom(opts.audioRoot ?? dirname(resolve(file)), out) },
+      );
       await writeJsonl(out, records);
       const report = { out, records: records.length, rejected };
       io.out(

@@ -1,11 +1,18 @@
 /**
  * {@link ModelAgent}: the agent under test as a model behind a {@link ModelClient}.
  */
-import { DEFAULT_SAMPLING, type ModelClient, type SamplingParams } from '../ports/model-client.ts';
+import { DEFAULT_SAMPLING, type ModelClient, type ModelRequest, type SamplingParams } from '../ports/model-client.ts';
 import { AGENT_PROMPT_VERSION, referenceGuidance, renderAgentPrompt } from '../prompts/agent.ts';
 import type { Task } from '../schema/task.ts';
 import type { ParticipantCard, ToolCall, Trajectory } from '../schema/trajectory.ts';
-import { agentMessages, episodeCallIds, generationOf, participantCard, type TurnAudio } from './model-messages.ts';
+import {
+  agentMessages,
+  episodeCallIds,
+  generationOf,
+  participantCard,
+  recordRequest,
+  type TurnAudio,
+} from './model-messages.ts';
 import { replyToolCalls } from './model-tool-calls.ts';
 import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
 
@@ -71,13 +78,14 @@ export class ModelAgent implements Agent {
       tools: view.tools,
       guidance: this.guidance,
     });
-    const res = await this.client.complete({
+    const request: ModelRequest = {
       messages: agentMessages(system, view.turns, this.options.userAudio),
       ...(view.tools.length ? { tools: view.tools } : {}),
       sampling: { ...this.sampling, seed: view.seed ?? this.sampling.seed },
       ...(this.options.voice ? { audio: { voice: this.options.voice } } : {}),
       ...(this.options.stream ? { stream: true } : {}),
-    });
+    };
+    const res = await this.client.complete(request);
     const calls = replyToolCalls(episodeCallIds(res, view.turns.length));
     return {
       text: res.text,
@@ -96,6 +104,7 @@ export class ModelAgent implements Agent {
           }
         : {}),
       generation: generationOf(res),
+      request: recordRequest(request),
     };
   }
 }

@@ -10,9 +10,11 @@ import type {
   ModelClient,
   ModelContentPart,
   ModelMessage,
+  ModelRequest,
   ModelResponse,
   SamplingParams,
 } from '../ports/model-client.ts';
+import type { ChatMessage, ModelRequestRecord } from '../schema/chat.ts';
 import type { Generation, ParticipantCard, ToolCall, Turn, UserTurn } from '../schema/trajectory.ts';
 
 /** Audio for a caller turn (base64 WAV), or null to send its text. */
@@ -22,12 +24,12 @@ function wireCalls(calls: readonly ToolCall[]) {
   return calls.map((c) => ({ id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) }));
 }
 
-function pushUser(out: ModelMessage[], content: string | ModelContentPart[]): void {
+function pushUser(out: ModelMessage[], content: string | ModelContentPart[], parts = false): void {
   const last = out[out.length - 1];
   if (last?.role === 'user') {
     const a = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
     const b = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
-    if (a.every((p) => p.type === 'text') && b.every((p) => p.type === 'text')) {
+    if (!parts && a.every((p) => p.type === 'text') && b.every((p) => p.type === 'text')) {
       last.content = [...a, ...b].map((p) => (p as { text: string }).text).join('\n');
     } else last.content = [...a, ...b];
     return;
@@ -35,14 +37,22 @@ function pushUser(out: ModelMessage[], content: string | ModelContentPart[]): vo
   out.push({ role: 'user', content });
 }
 
-/** The conversation as the agent sees it, after `system`. `audio` replaces caller text by audio. */
+/**
+ * The conversation as the agent sees it, after `system`. `audio` replaces caller text by audio
+ * (the caller's words are then not sent as text beside it); with `audio` given, every user
+ * message is a list of parts (one content shape throughout), merged turns keep their parts in
+ * order. Audio parts carry the turn's `audio.degraded` path as `ref`.
+ */
 export function agentMessages(system: string, turns: readonly Turn[], audio?: TurnAudio): ModelMessage[] {
   const out: ModelMessage[] = [{ role: 'system', content: system }];
+  const parts = audio !== undefined;
   turns.forEach((t, i) => {
     if (t.role === 'user') {
       const wav = audio?.(t, i) ?? null;
-      if (wav !== null) pushUser(out, [{ type: 'audio', base64: wav, format: 'wav' }]);
-      else if (t.text) pushUser(out, t.text);
+      if (wav !== null) {
+        const ref = t.audio?.degraded;
+        pushUser(out, [{ type: 'audio', base64: wav, format: 'wav', ...(ref ? { ref } : {}) }], parts);
+      } else if (t.text) pushUser(out, parts ? [{ type: 'text', text: t.text }] : t.text, parts);
     } else if (t.role === 'assistant') {
       if (!t.text && t.tool_calls.length === 0) return;
       out.push({
@@ -75,6 +85,56 @@ export function callerMessages(system: string, turns: readonly Turn[]): ModelMes
     }
   }
   return out;
+}
+
+/**
+ * Port messages in OpenAI chat shape ({@link ChatMessage}): tool calls as `{id, type, function}`,
+ * audio parts by reference (`ref`, else `(not stored)`). Key order as the wire encoder writes.
+ */
+export function chatFromModel(messages: readonly ModelMessage[]): ChatMessage[] {
+  return messages.map((m): ChatMessage => {
+    if (m.role === 'assistant')
+      return {
+        role: 'assistant',
+        content: m.content,
+        ...(m.tool_calls?.length
+          ? {
+              tool_calls: m.tool_calls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      };
+    if (m.role === 'user' && typeof m.content !== 'string')
+      return {
+        role: 'user',
+        content: m.content.map((p) =>
+          p.type === 'text'
+            ? { type: 'text' as const, text: p.text }
+            : { type: 'audio' as const, audio: p.ref ?? '(not stored)' },
+        ),
+      };
+    if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
+    return { role: m.role, content: m.content } as ChatMessage;
+  });
+}
+
+/**
+ * The record of a request ({@link ModelRequestRecord}): its messages in OpenAI chat shape with
+ * audio by reference (`ref`, else `(not stored)` when the part had none), its tools and sampling.
+ */
+export function recordRequest(req: ModelRequest): ModelRequestRecord {
+  const messages = chatFromModel(req.messages);
+  const { temperature, top_p, top_k, max_tokens, seed } = req.sampling;
+  return {
+    messages,
+    tools: (req.tools ?? []).map((t) => structuredClone(t)),
+    sampling: { temperature, top_p, top_k, max_tokens, seed },
+    voice: req.audio?.voice ?? null,
+    stream: req.stream === true,
+  };
 }
 
 /** What a response adds to the turn record: model name, token ids, logprobs, finish reason. */

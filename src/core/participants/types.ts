@@ -6,6 +6,7 @@
 import type { Domain, OpenAiToolSchema } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
 import type { Generation, ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
+import type { ModelRequestRecord } from '../schema/chat.ts';
 import type { Rng } from '../ports/rng.ts';
 
 /** A piece of message content. Text now; audio parts arrive with the phone channel. */
@@ -24,6 +25,8 @@ export interface ParticipantReply {
   parts?: ContentPart[];
   /** Model output details (token ids, logprobs) recorded on the turn; model-backed participants only. */
   generation?: Generation;
+  /** The exact request the reply was generated from, recorded on an agent turn; model-backed agents only. */
+  request?: ModelRequestRecord;
 }
 
 /** Everything a participant may look at when deciding its next turn. */

@@ -29,8 +29,14 @@ export type ModelFlavor = RemoteFlavor | 'local';
 /** The remote flavors, in a fixed order (what `<flavor>:<model>@<url>` accepts; messages and CLI help). */
 export const MODEL_FLAVORS: readonly RemoteFlavor[] = ['vllm-omni', 'openai', 'vllm'];
 
-/** One part of a user message. Audio is a complete WAV file (16 kHz mono 16-bit for caller speech), base64 without a data-URL prefix. */
-export type ModelContentPart = { type: 'text'; text: string } | { type: 'audio'; base64: string; format: 'wav' };
+/**
+ * One part of a user message. Audio is a complete WAV file (16 kHz mono 16-bit for caller
+ * speech), base64 without a data-URL prefix; `ref` (never sent) names the stored file the bytes
+ * came from, so the request can be recorded without inlining them.
+ */
+export type ModelContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'audio'; base64: string; format: 'wav'; ref?: string };
 
 /** A tool call as a model emitted it, before validation. `arguments` is the raw JSON text. */
 export interface ModelToolCall {

@@ -8,6 +8,7 @@ import { rngFromState, seededRng, type Rng } from '../ports/rng.ts';
 import { toolSchema, toolsFor, type OpenAiToolSchema } from '../schema/domain.ts';
 import type { Requestor, Task } from '../schema/task.ts';
 import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
+import { ModelRequestRecord } from '../schema/chat.ts';
 import {
   InfrastructureError,
   STOP_TOKENS,
@@ -176,7 +177,13 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       const calls: ToolCall[] = token ? [] : reply.calls;
       // Model output details (token ids, logprobs) are kept when a model participant gives them.
       const generation = Generation.safeParse((raw as { generation?: unknown } | null)?.generation);
-      const gen = generation.success ? { generation: generation.data } : {};
+      // The exact request an agent model was sent is kept on its turn (issue 12).
+      const sent =
+        who === 'assistant' ? ModelRequestRecord.safeParse((raw as { request?: unknown } | null)?.request) : null;
+      const gen = {
+        ...(generation.success ? { generation: generation.data } : {}),
+        ...(sent?.success ? { request: sent.data } : {}),
+      };
       if (opts.channel && who === 'assistant' && !token && text) {
         // Barge-in: the reply keeps only its heard part, its tool calls are not executed, and
         // the caller's interruption is the next turn.

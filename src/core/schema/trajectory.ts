@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { Requestor, RewardComponent } from './task.ts';
 import { EffectEvent } from '../channel/timeline.ts';
+import { ModelRequestRecord } from './chat.ts';
 
 /** One tool call as a model or a scripted participant emits it. */
 export const ToolCall = z.object({
@@ -159,6 +160,12 @@ export const AssistantTurn = z.object({
   t_ms: z.number(),
   /** Ours: model output details (token ids, logprobs), when a model produced the turn. */
   generation: Generation.optional(),
+  /**
+   * Ours (issue 12): the exact request (messages, tools, sampling with its seed) the model was
+   * sent for this turn, when a model produced it; `generation` belongs to this prompt. Training
+   * exports take their prompts from here. Absent for scripted agents.
+   */
+  request: ModelRequestRecord.optional(),
   /** Ours (issue 5): set when the caller barged in; `text` is then only the heard part. */
   interrupted: Interrupted.optional(),
 });

@@ -6,43 +6,16 @@
 import { z } from 'zod';
 import { toolSchema, toolsFor, type Domain } from '../schema/domain.ts';
 import { RewardComponent } from '../schema/task.ts';
-import { RewardInfo, type Trajectory, type Turn } from '../schema/trajectory.ts';
+import { RewardInfo, type Trajectory, type Turn, type UserTurn } from '../schema/trajectory.ts';
+import { ChatMessage, ChatTool, type ModelRequestRecord, SentSampling } from '../schema/chat.ts';
+import type { Task } from '../schema/task.ts';
+import { agentMessages, chatFromModel } from '../participants/model-messages.ts';
+import { renderAgentPrompt } from '../prompts/agent.ts';
 import type { GroupBatch } from './groups.ts';
 import type { TurnSample } from './turn-level.ts';
 import { isTeacherGuided, refuseTeacherGuidance } from './rollouts.ts';
 
-/** A function tool call in an OpenAI chat message (arguments as a JSON string). */
-export const ChatToolCall = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
-});
-
-/** A content part of a user message: text, or the caller's audio by reference. */
-export const ChatContentPart = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string() }),
-  /** 16 kHz WAV of the caller's turn; `url` is a relative file path or a `file://` / `data:` URL. */
-  z.object({ type: z.literal('audio_url'), audio_url: z.object({ url: z.string() }) }),
-]);
-
-/** One message in OpenAI chat-completions format. */
-export const ChatMessage = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: z.union([z.string(), z.array(ChatContentPart).min(1)]) }),
-  z.object({
-    role: z.literal('assistant'),
-    content: z.string().nullable(),
-    tool_calls: z.array(ChatToolCall).optional(),
-  }),
-  z.object({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }),
-]);
-export type ChatMessage = z.infer<typeof ChatMessage>;
-
-/** A tool in OpenAI `tools` format. */
-export const ChatTool = z.object({
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) }),
-});
+export { ChatContentPart, ChatMessage, ChatTool, ChatToolCall } from '../schema/chat.ts';
 
 /** One SFT line: a whole trajectory as a chat, its tools and its reward breakdown. */
 export const SftRecord = z.object({
@@ -59,6 +32,12 @@ export const SftRecord = z.object({
   reward_info: RewardInfo,
   /** True when produced with teacher-only guidance. */
   teacher_guidance: z.boolean(),
+  /**
+   * Supervision only, never part of the agent's view: for each user message that carries caller
+   * audio, what the caller said in it (the heard text of its turns, joined by a newline).
+   * `message` indexes `messages`.
+   */
+  caller_transcripts: z.array(z.object({ message: z.number().int().min(0), text: z.string() })),
 });
 export type SftRecord = z.infer<typeof SftRecord>;
 
@@ -84,7 +63,10 @@ export const GrpoRow = z.object({
   reward_choice: z.enum(['final', 'shaped']),
   advantage: z.number(),
   policy: z.string(),
+  /** The seed sent with the sample's first generated request (the sample's seed when no model was asked). */
   sampling_seed: z.number().int(),
+  /** Sampling sent with the sample's first generated request, or null when no model was asked (scripted agent). */
+  sampling: SentSampling.nullable(),
   /** Token ids per generated assistant turn (after the prefix), when the endpoint returned them; else null. */
   token_ids: z.array(z.array(z.number().int())).nullable(),
   /** Log-probabilities per assistant turn, when the endpoint returned them; else null. */
@@ -95,49 +77,90 @@ export type GrpoRow = z.infer<typeof GrpoRow>;
 /** Options of {@link chatMessages}. */
 export interface ChatOptions {
   /**
-   * Audio of the caller's turn at `index`, by reference. Default: the degraded WAV the turn
-   * recorded (`audio.degraded`, relative to the run's output folder) — what the agent heard.
+   * The path written for a caller-audio part, from the path recorded in the trajectory (relative
+   * to the run's output folder). Default: unchanged.
    */
-  audioRef?: (index: number) => string | undefined;
+  audioPath?: (ref: string) => string;
+}
+
+/** True when a request sent caller audio (then every user message is a list of parts). */
+function sentAudio(r: ModelRequestRecord): boolean {
+  return r.messages.some((m) => m.role === 'user' && typeof m.content !== 'string');
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+function withAudioPaths(messages: ChatMessage[], audioPath?: (ref: string) => string): ChatMessage[] {
+  if (!audioPath) return messages;
+  return messages.map((m) =>
+    m.role === 'user' && typeof m.content !== 'string'
+      ? {
+          role: 'user',
+          content: m.content.map((p) => (p.type === 'audio' ? { type: 'audio', audio: audioPath(p.audio) } : p)),
+        }
+      : m,
+  );
 }
 
 /**
- * The agent's view of `turns` as OpenAI chat messages: the policy as the system message, caller
- * text as user messages (with an `audio_url` part before the transcript when the turn has audio), assistant text and tool calls, and the results of the agent's tool calls. The caller's
- * own tool calls and results are not part of the agent's view and are left out, as are caller
- * turns without text.
+ * The agent's view of `turns` as chat messages, exactly as a model agent is sent it
+ * ({@link ChatMessage}; caller audio by reference):
+ * - when the turns record the requests a model agent sent ({@link ModelRequestRecord} on
+ *   assistant turns): the system prompt of those requests and the conversation rendered the same
+ *   way (`agentMessages`), caller audio instead of caller text when the requests sent audio;
+ *   every recorded request's messages are then a prefix of the result, byte for byte. Should a
+ *   request not be (an agent whose prompt changed within the episode), the result is the last
+ *   request's messages followed by what came after it.
+ * - otherwise (a scripted agent): what a model agent would have been sent: the rendered agent
+ *   prompt ({@link renderAgentPrompt} without guidance) and the conversation, with the degraded
+ *   caller audio instead of the caller's text when the turns have channel audio.
+ * The caller's own tool calls and results are not in the agent's view.
  */
-export function chatMessages(domain: Domain, turns: readonly Turn[], opts: ChatOptions = {}): ChatMessage[] {
-  const out: ChatMessage[] = [{ role: 'system', content: domain.policy }];
-  turns.forEach((t, index) => {
-    if (t.role === 'user') {
-      if (!t.text) return;
-      const ref = opts.audioRef ? opts.audioRef(index) : t.audio?.degraded;
-      out.push({
-        role: 'user',
-        content: ref
-          ? [
-              { type: 'audio_url', audio_url: { url: ref } },
-              { type: 'text', text: t.text },
-            ]
-          : t.text,
-      });
-    } else if (t.role === 'assistant') {
-      const calls = t.tool_calls.map((c) => ({
-        id: c.id,
-        type: 'function' as const,
-        function: { name: c.name, arguments: JSON.stringify(c.arguments) },
-      }));
-      out.push({
-        role: 'assistant',
-        content: t.text === '' && calls.length ? null : t.text,
-        ...(calls.length ? { tool_calls: calls } : {}),
-      });
-    } else if (t.requestor === 'assistant') {
-      out.push({ role: 'tool', tool_call_id: t.tool_call_id, content: t.content });
-    }
+export function chatMessages(
+  domain: Domain,
+  task: Task,
+  turns: readonly Turn[],
+  opts: ChatOptions = {},
+): ChatMessage[] {
+  const requests = turns.flatMap((t, i) => (t.role === 'assistant' && t.request ? [{ at: i, r: t.request }] : []));
+  const audio = requests.length
+    ? requests.some((q) => sentAudio(q.r))
+    : turns.some((t) => t.role === 'user' && t.audio !== undefined);
+  const hook = audio ? (t: UserTurn) => (t.audio ? '' : null) : undefined;
+  const first = requests[0]?.r.messages[0];
+  const system =
+    first?.role === 'system'
+      ? first.content
+      : renderAgentPrompt({ domain, task, tools: chatTools(domain), guidance: null });
+  let out = chatFromModel(agentMessages(system, turns, hook));
+  if (!requests.every((q) => same(q.r.messages, out.slice(0, q.r.messages.length)))) {
+    const last = requests[requests.length - 1]!;
+    out = [...last.r.messages, ...chatFromModel(agentMessages(system, turns.slice(last.at), hook)).slice(1)];
+  }
+  return withAudioPaths(out, opts.audioPath);
+}
+
+/**
+ * For each user message of `messages` that carries audio, the heard text of the caller turns
+ * whose degraded WAV it references (supervision beside the agent's view, never in it).
+ */
+function callerTranscripts(turns: readonly Turn[], messages: readonly ChatMessage[], opts: ChatOptions) {
+  const byRef = new Map<string, string>();
+  for (const t of turns)
+    if (t.role === 'user' && t.audio)
+      byRef.set(opts.audioPath ? opts.audioPath(t.audio.degraded) : t.audio.degraded, t.text);
+  return messages.flatMap((m, message) => {
+    if (m.role !== 'user' || typeof m.content === 'string') return [];
+    const said = m.content.flatMap((p) => (p.type === 'audio' && byRef.has(p.audio) ? [byRef.get(p.audio)!] : []));
+    return said.length ? [{ message, text: said.join('\n') }] : [];
   });
-  return out;
+}
+
+/** The task `id` of `domain`. @throws Error naming the task when the domain has none of that id. */
+function taskOf(domain: Domain, id: string): Task {
+  const task = domain.tasks.find((t) => t.id === id);
+  if (!task) throw new Error(`domain ${domain.name} has no task ${id}`);
+  return task;
 }
 
 /** The agent's tools in OpenAI format. */
@@ -178,18 +201,20 @@ export function sftRecord(domain: Domain, t: Trajectory, opts: ChatOptions = {})
   if (!info) throw new Error(`trajectory ${t.id} is not scored`);
   const components: Partial<Record<RewardComponent, number | null>> = {};
   for (const [k, v] of Object.entries(info.components)) if (v) components[k as RewardComponent] = v.score;
+  const messages = chatMessages(domain, taskOf(domain, t.task_id), t.turns, opts);
   return SftRecord.parse({
     id: t.id,
     domain: t.domain,
     task_id: t.task_id,
     seed: t.seed,
     agent: t.participants.agent,
-    messages: chatMessages(domain, t.turns, opts),
+    messages,
     tools: chatTools(domain),
     reward: info.reward,
     components,
     reward_info: info,
     teacher_guidance: isTeacherGuided(t),
+    caller_transcripts: callerTranscripts(t.turns, messages, opts),
   });
 }
 
@@ -210,9 +235,21 @@ export function sftRecords(
   return { records, rejected };
 }
 
+/**
+ * Messages of the prompt: the messages of the first request recorded at or after turn `from`
+ * (the prompt the sample's first generated turn was sampled from), else the agent's view of the
+ * turns before `from`.
+ */
+function promptLength(domain: Domain, task: Task, turns: readonly Turn[], from: number): number {
+  const sent = turns.slice(from).find((t) => t.role === 'assistant' && t.request);
+  if (sent?.role === 'assistant' && sent.request) return sent.request.messages.length;
+  return chatMessages(domain, task, turns.slice(0, from)).length;
+}
+
 /** Messages of the shared prefix of a sample, and of the whole sample. */
 function sampleMessages(
   domain: Domain,
+  task: Task,
   granularity: string,
   item: unknown,
   prefixRef: string,
@@ -221,23 +258,28 @@ function sampleMessages(
   if (granularity === 'turn') {
     const s = item as TurnSample;
     return {
-      messages: chatMessages(domain, s.score.turns),
-      prefix: chatMessages(domain, s.score.turns.slice(0, s.turn)).length,
+      messages: chatMessages(domain, task, s.score.turns),
+      prefix: promptLength(domain, task, s.score.turns, s.turn),
       policy: s.candidate.agent,
       turns: s.score.turns.slice(s.turn),
     };
   }
   const t = item as Trajectory;
-  const messages = chatMessages(domain, t.turns);
-  if (granularity === 'conversation') return { messages, prefix: 1, policy: t.participants.agent, turns: t.turns };
-  // Milestone: the prefix is the checkpoint's turns, the first turns of the continuation.
-  const at = milestoneTurns.get(prefixRef);
+  const messages = chatMessages(domain, task, t.turns);
+  // Conversation: the prompt of the first agent turn. Milestone: the checkpoint's turns come first.
+  const at = granularity === 'conversation' ? 0 : (milestoneTurns.get(prefixRef) ?? 0);
   return {
     messages,
-    prefix: at === undefined ? 1 : chatMessages(domain, t.turns.slice(0, at)).length,
+    prefix: promptLength(domain, task, t.turns, at),
     policy: t.participants.agent,
-    turns: t.turns.slice(at ?? 0),
+    turns: t.turns.slice(at),
   };
+}
+
+/** The request of the first generated agent turn of `turns`, or null. */
+function firstRequest(turns: readonly Turn[]): ModelRequestRecord | null {
+  for (const t of turns) if (t.role === 'assistant' && t.request) return t.request;
+  return null;
 }
 
 /**
@@ -273,14 +315,17 @@ export function grpoRows(
   const rows: GrpoRow[] = [];
   for (const g of batch.groups) {
     if (g.granularity !== 'turn') refuseTeacherGuidance(g.samples.map((s) => s.item as Trajectory));
+    const task = taskOf(domain, g.task_id);
     g.samples.forEach((s, i) => {
       const { messages, prefix, policy, turns } = sampleMessages(
         domain,
+        task,
         g.granularity,
         s.item,
         g.prefix,
         milestoneTurns,
       );
+      const sent = firstRequest(turns);
       rows.push(
         GrpoRow.parse({
           group_id: g.id,
@@ -300,7 +345,8 @@ export function grpoRows(
           reward_choice: g.reward,
           advantage: g.advantages[i]!,
           policy: opts.policy ?? policy,
-          sampling_seed: s.seed,
+          sampling_seed: sent?.sampling.seed ?? s.seed,
+          sampling: sent?.sampling ?? null,
           ...generated(turns),
         }),
       );

@@ -17,7 +17,8 @@ import { agentWrites, spokenText } from '../scoring/turns.ts';
 import { whitelistViolations } from '../scoring/write-whitelist.ts';
 import { toolSchema, toolsFor } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
-import type { ToolCall, Trajectory, Turn } from '../schema/trajectory.ts';
+import { Generation, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
+import { ModelRequestRecord } from '../schema/chat.ts';
 import { groupId, type Group } from './groups.ts';
 import { isTeacherGuided, referencePrefix } from './rollouts.ts';
 
@@ -31,6 +32,10 @@ export interface TurnCandidate {
   agent: string;
   text: string;
   tool_calls: ToolCall[];
+  /** What the model generated (token ids, logprobs), when a model produced the candidate. */
+  generation?: Generation;
+  /** The exact request the candidate was generated from (its `sampling.seed` is `seed`), when a model produced it. */
+  request?: ModelRequestRecord;
 }
 
 /** Status of one rubric item. */
@@ -91,8 +96,9 @@ export function decisionPoints(trajectory: Pick<Trajectory, 'turns'>): number[] 
 
 /**
  * Ask a fresh agent for the next turn after `context`, once per seed. Each candidate sees the
- * same context and a generator seeded from its own seed. Replies are normalized as the episode
- * loop does; a stop token ends the text and drops the calls.
+ * same context, a generator seeded from its own seed and that seed as `view.seed` (a model agent
+ * sends it as the sampling seed). Replies are normalized as the episode loop does; a stop token
+ * ends the text and drops the calls. The model's generation and exact request are kept.
  */
 export async function sampleTurnCandidates(opts: {
   runtime: DomainRuntime;
@@ -112,10 +118,20 @@ export async function sampleTurnCandidates(opts: {
       turns: opts.context,
       tools,
       rng: seededRng(seed).fork('agent'),
+      seed,
     });
     const reply = normalizeReply(raw, opts.context.length);
     const { text, token } = splitStopToken(reply.text);
-    out.push({ seed, agent: agent.id, text, tool_calls: token ? [] : reply.calls });
+    const generation = Generation.safeParse((raw as { generation?: unknown } | null)?.generation);
+    const request = ModelRequestRecord.safeParse((raw as { request?: unknown } | null)?.request);
+    out.push({
+      seed,
+      agent: agent.id,
+      text,
+      tool_calls: token ? [] : reply.calls,
+      ...(generation.success ? { generation: generation.data } : {}),
+      ...(request.success ? { request: request.data } : {}),
+    });
   }
   return out;
 }
@@ -171,7 +187,14 @@ export async function scoreTurnCandidate(
   const at = context.length;
   const draft: Turn[] = [
     ...context,
-    { role: 'assistant', text: candidate.text, tool_calls: candidate.tool_calls, t_ms: 0 },
+    {
+      role: 'assistant',
+      text: candidate.text,
+      tool_calls: candidate.tool_calls,
+      t_ms: 0,
+      ...(candidate.generation ? { generation: candidate.generation } : {}),
+      ...(candidate.request ? { request: candidate.request } : {}),
+    },
     ...candidate.tool_calls.map(
       (c): Turn => ({
         role: 'tool',
