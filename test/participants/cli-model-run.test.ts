@@ -9,7 +9,7 @@ import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import type { Domain } from '../../src/core/schema/domain.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
-import { httpError, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
+import { completion, httpError, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
 import { modelBrain } from './brain.ts';
 
 const SECRET = 'sk-e2e-never-recorded';
@@ -263,30 +263,18 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     expect(bad.stderr).toBe('switchboard: --judge-n needs --judge\n');
   });
 
-  it('an endpoint that stays down makes every rollout invalid, not 0', async () => {
-    server = await startOpenAiServer(() => httpError(503, 'down'));
+  /**
+   * `run` one carrier task against `server` as the agent with one retry per call; checks the
+   * verdict every broken endpoint must give (one trial, resampled twice: three invalid
+   * rollouts, no reward, exit 1) and returns the trajectories and the summary.
+   */
+  async function runBroken(spec: string) {
     const io = capture();
-    const out = await tmp('sb-down-');
-    const code = await main(
-      [
-        'run',
-        '--domain',
-        'carrier',
-        '--agent',
-        `vllm-omni:agent-model@${server.url}`,
-        '--task-ids',
-        'carrier-pay-balance-1',
-        '--model-retries',
-        '1',
-        '--out',
-        out,
-        '--json',
-      ],
-      io,
-    );
+    const out = await tmp('sb-broken-');
+    const args = ['run', '--domain', 'carrier', '--agent', spec, '--task-ids', 'carrier-pay-balance-1'];
+    const code = await main([...args, '--model-retries', '1', '--out', out, '--json'], io);
     expect(code).toBe(1);
     const summary = JSON.parse(io.stdout);
-    // One trial, resampled twice: three attempts, none valid, no reward.
     expect(summary.totals).toEqual({
       episodes: 3,
       valid: 0,
@@ -300,12 +288,26 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
       .trim()
       .split('\n')
       .map((l) => Trajectory.parse(JSON.parse(l)));
-    expect(trajs.map((t) => [t.valid, t.termination, t.reward_info])).toEqual([
-      [false, 'infrastructure_error', null],
-      [false, 'infrastructure_error', null],
-      [false, 'infrastructure_error', null],
-    ]);
+    expect(trajs.map((t) => [t.valid, t.termination, t.reward_info])).toEqual(
+      Array.from({ length: 3 }, () => [false, 'infrastructure_error', null]),
+    );
+    return trajs;
+  }
+
+  it('an endpoint that stays down makes every rollout invalid, not 0', async () => {
+    server = await startOpenAiServer(() => httpError(503, 'down'));
+    const trajs = await runBroken(`vllm-omni:agent-model@${server.url}`);
     expect(trajs[0]!.invalid_reason).toBe(`vllm-omni:agent-model at ${server.url}: HTTP 503: 503 down (2 attempts)`);
+    expect(server.requests).toHaveLength(6);
+  }, 20_000);
+
+  it('an endpoint that keeps cutting its replies short makes the rollout invalid, not 0', async () => {
+    const full = JSON.stringify(completion({ model: 'agent-model', content: 'hello' }));
+    // Alternate the two cut-off kinds: dropped mid-body, and complete transfer of half a JSON.
+    server = await startOpenAiServer((_b, i) => (i % 2 ? { raw: full.slice(0, 30) } : { raw: full, cutAt: 30 }));
+    const trajs = await runBroken(`vllm:agent-model@${server.url}`);
+    // Each rollout: a cut body, retried once, then cut-off JSON: two attempts, the last one's reason.
+    expect(trajs[0]!.invalid_reason).toMatch(/^vllm:agent-model at .*: malformed reply: .*\(2 attempts\)$/);
     expect(server.requests).toHaveLength(6);
   }, 20_000);
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { OpenAiModelClient, type OpenAiClientOptions } from '../../src/adapters/shared/openai-client.ts';
+import { OpenAiModelClient, retryAfterMs, type OpenAiClientOptions } from '../../src/adapters/shared/openai-client.ts';
 import { joinAudioPieces, wavSampleRate, fromBase64 } from '../../src/adapters/shared/openai-wire.ts';
 import { ModelEndpointError } from '../../src/core/participants/model-errors.ts';
 import { InfrastructureError } from '../../src/core/participants/types.ts';
@@ -15,6 +15,7 @@ import {
   wavBase64,
   wireToolCall,
   type Handler,
+  type Reply,
   type TestServer,
 } from '../fixtures/openai-server.ts';
 
@@ -315,6 +316,80 @@ describe('OpenAiModelClient: retries and errors', () => {
     expect(err2).toMatchObject({ status: null, retryable: true, attempts: 3 });
     expect((err2 as Error).message).toContain('network error');
     expect(sleeps).toEqual([500, 500, 1000]);
+  });
+});
+
+describe('OpenAiModelClient: cut-off bodies and Retry-After', () => {
+  const FULL = JSON.stringify(completion({ model: 'm', content: 'ok' }));
+  const STREAM = [
+    chunk('m', { role: 'assistant', content: 'o' }),
+    chunk('m', { content: 'k' }),
+    chunk('m', {}, { finish_reason: 'stop' }),
+  ];
+
+  it('retries a body cut off mid-transfer and cut-off JSON like a connection reset, then succeeds', async () => {
+    const replies: Reply[] = [
+      { raw: FULL, cutAt: 37 }, // connection drops before the announced Content-Length
+      { raw: FULL.slice(0, 37) }, // complete transfer of JSON cut short
+      { raw: FULL, cutAt: 0 }, // headers, then nothing
+      { json: completion({ model: 'm', content: 'ok' }) },
+    ];
+    const s = await serve((_b, i) => replies[i]!);
+    const sleeps: number[] = [];
+    const res = await clientFor(s, { flavor: 'vllm' }, sleeps).complete(request());
+    expect([res.text, res.attempts]).toEqual(['ok', 4]);
+    expect(sleeps).toEqual([500, 1000, 2000]);
+    expect(s.requests).toHaveLength(4);
+  });
+
+  it('retries a stream cut mid-event or ended without finish_reason', async () => {
+    const replies: Reply[] = [{ sse: STREAM, cutAfter: 1 }, { sse: STREAM.slice(0, 2), done: false }, { sse: STREAM }];
+    const s = await serve((_b, i) => replies[i]!);
+    const res = await clientFor(s, { flavor: 'vllm' }).complete(request({ stream: true }));
+    expect([res.text, res.finish_reason, res.attempts]).toEqual(['ok', 'stop', 3]);
+  });
+
+  it('an endpoint that keeps cutting replies raises a retryable ModelEndpointError after maxRetries', async () => {
+    const s = await serve(() => ({ raw: FULL, cutAt: 20 }));
+    const sleeps: number[] = [];
+    const err = await clientFor(s, { flavor: 'vllm', maxRetries: 2 }, sleeps)
+      .complete(request())
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelEndpointError);
+    expect(err).toMatchObject({ status: null, retryable: true, attempts: 3 });
+    expect((err as Error).message).toMatch(
+      new RegExp(`^vllm:m at ${s.url}: reply cut off: terminated .*\\(3 attempts\\)$`),
+    );
+    expect(sleeps).toEqual([500, 1000]);
+    expect(s.requests).toHaveLength(3);
+  });
+
+  it('honours Retry-After in seconds and as an HTTP date, and retry-after-ms, up to maxRetryAfterMs', async () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const replies: Reply[] = [
+      httpError(429, 'slow', { 'retry-after': '20' }), // longer than the 8 s backoff cap: waited anyway
+      httpError(503, 'busy', { 'retry-after': 'Thu, 01 Jan 2026 00:00:45 GMT' }), // a date 45 s ahead
+      httpError(429, 'slow', { 'retry-after': '3600' }), // an hour: capped at 60 s
+      httpError(429, 'slow', { 'retry-after-ms': '1500', 'retry-after': '1' }),
+      httpError(503, 'busy', { 'retry-after': 'Wed, 31 Dec 2025 23:00:00 GMT' }), // in the past: backoff
+      { json: completion({ model: 'm', content: 'ok' }) },
+    ];
+    const s = await serve((_b, i) => replies[i]!);
+    const sleeps: number[] = [];
+    const res = await clientFor(s, { flavor: 'vllm', maxRetries: 5, now: () => now }, sleeps).complete(request());
+    expect(res.attempts).toBe(6);
+    expect(sleeps).toEqual([20_000, 45_000, 60_000, 4_000, 8_000]);
+  });
+
+  it('reads Retry-After forms exactly', () => {
+    const h = (o: Record<string, string>) => new Headers(o);
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(retryAfterMs(h({ 'retry-after': '2.5' }), now)).toBe(2500);
+    expect(retryAfterMs(h({ 'retry-after': 'Thu, 01 Jan 2026 00:01:00 GMT' }), now)).toBe(60_000);
+    expect(retryAfterMs(h({ 'retry-after': 'Wed, 31 Dec 2025 00:00:00 GMT' }), now)).toBe(0);
+    expect(retryAfterMs(h({ 'retry-after-ms': '250' }), now)).toBe(250);
+    expect(retryAfterMs(h({ 'retry-after': 'soon' }), now)).toBeNull();
+    expect(retryAfterMs(h({}), now)).toBeNull();
   });
 });
 

@@ -2,12 +2,17 @@
  * {@link OpenAiModelClient}: the `ModelClient` port over any OpenAI-compatible endpoint through
  * the `openai` npm SDK (browser and Node). Wire shapes per flavor are in `openai-wire.ts`.
  *
- * Failure handling: each attempt has a timeout; network errors, timeouts and HTTP 408/409/429/5xx
- * are retried with exponential backoff (`backoffMs × 2^(attempt−1)`, capped at `maxBackoffMs`,
- * or the server's `Retry-After` when it is shorter than the cap); after `maxRetries` retries, or
- * at once for any other HTTP error or a body that is not a chat completion, the call throws
- * {@link ModelEndpointError}, an `InfrastructureError`: the episode is invalid and resampled.
- * The SDK's own retries are off so that this policy is the only one.
+ * Failure handling: each attempt has a timeout. Retried, like a connection reset: network errors,
+ * timeouts, HTTP 408/409/429/5xx, a body cut off mid-transfer (the connection closed before the
+ * announced length, or mid-stream), a body that is not parseable JSON (e.g. cut-off JSON), and a
+ * stream that ends without any `finish_reason`. The wait before retry n is the exponential
+ * backoff `backoffMs × 2^(n−1)` capped at `maxBackoffMs`, or, when the server sent
+ * `Retry-After` (seconds or an HTTP date, RFC 9110 §10.2.3) or `retry-after-ms` (OpenAI's
+ * header), that wait if longer, itself capped at `maxRetryAfterMs` (default 60 s). After
+ * `maxRetries` retries, or at once for any other HTTP error or a parseable body that is not a
+ * chat completion, the call throws {@link ModelEndpointError}, an `InfrastructureError`: the
+ * episode is invalid and resampled, never scored 0. The SDK's own retries are off so that this
+ * policy is the only one.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import type { ModelClient, RemoteFlavor, ModelRequest, ModelResponse } from '../../core/ports/model-client.ts';
@@ -31,6 +36,10 @@ export interface OpenAiClientOptions extends Omit<WireOptions, 'model' | 'flavor
   backoffMs?: number;
   /** Longest backoff, ms. Default 8,000. */
   maxBackoffMs?: number;
+  /** Longest wait a server's `Retry-After` can ask for, ms; a longer one waits this long. Default 60,000. */
+  maxRetryAfterMs?: number;
+  /** Wall clock for `Retry-After` HTTP dates, ms since the epoch. Default `Date.now`. */
+  now?: () => number;
   /** Waits between attempts (tests pass a recorder). Default setTimeout. */
   sleep?: (ms: number) => Promise<void>;
   /** fetch implementation (default the global one). */
@@ -88,11 +97,13 @@ export class OpenAiModelClient implements ModelClient {
           attempt,
         );
       }
-      const cap = this.options.maxBackoffMs ?? 8_000;
-      const backoff = Math.min(cap, (this.options.backoffMs ?? 500) * 2 ** (attempt - 1));
-      await this.sleep(
-        failure.retryAfterMs !== null && failure.retryAfterMs < cap ? Math.max(backoff, failure.retryAfterMs) : backoff,
+      const backoff = Math.min(
+        this.options.maxBackoffMs ?? 8_000,
+        (this.options.backoffMs ?? 500) * 2 ** (attempt - 1),
       );
+      const asked =
+        failure.retryAfterMs === null ? 0 : Math.min(failure.retryAfterMs, this.options.maxRetryAfterMs ?? 60_000);
+      await this.sleep(Math.max(backoff, asked));
     }
   }
 
@@ -131,7 +142,7 @@ export class OpenAiModelClient implements ModelClient {
     } catch (e) {
       if (signal?.aborted) throw e;
       if (e instanceof ModelEndpointError)
-        return { message: e.message, status: null, retryable: false, retryAfterMs: null };
+        return { message: e.message, status: null, retryable: e.retryable, retryAfterMs: null };
       if (timedOut || e instanceof APIUserAbortError) {
         return {
           message: `no complete reply within ${timeoutMs} ms`,
@@ -147,13 +158,15 @@ export class OpenAiModelClient implements ModelClient {
           message: `HTTP ${e.status}: ${e.message}`,
           status: e.status,
           retryable: isRetryableStatus(e.status),
-          retryAfterMs: retryAfter(e.headers),
+          retryAfterMs: retryAfterMs(e.headers, (this.options.now ?? Date.now)()),
         };
       }
       if (e instanceof APIError)
         return { message: `stream error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
       if (e instanceof SyntaxError)
-        return { message: `malformed reply: ${e.message}`, status: null, retryable: false, retryAfterMs: null };
+        return { message: `malformed reply: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
+      if (isCutOff(e))
+        return { message: `reply cut off: ${describeCut(e)}`, status: null, retryable: true, retryAfterMs: null };
       throw e;
     } finally {
       clearTimeout(timer);
@@ -162,11 +175,36 @@ export class OpenAiModelClient implements ModelClient {
   }
 }
 
-/** `Retry-After` in ms (seconds form only), or null. */
-function retryAfter(headers: Headers | undefined): number | null {
-  const v = headers?.get('retry-after');
-  if (!v || !/^\d+(\.\d+)?$/.test(v.trim())) return null;
-  return Math.round(Number(v) * 1000);
+/**
+ * The wait a server asks for, ms, or null: `retry-after-ms` (OpenAI), else `Retry-After` as
+ * delay-seconds or an HTTP date (RFC 9110 §10.2.3) measured from `nowMs`. A date in the past is 0.
+ */
+export function retryAfterMs(headers: Pick<Headers, 'get'> | undefined, nowMs: number): number | null {
+  const ms = headers?.get('retry-after-ms')?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.round(Number(ms));
+  const v = headers?.get('retry-after')?.trim();
+  if (!v) return null;
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/**
+ * A reply body that stopped mid-transfer: fetch rejects reading it with a `TypeError` (undici:
+ * "terminated" with a socket error as cause; browsers: "network error", "Failed to fetch",
+ * "Error in body stream", "Load failed"), unlike our own bugs, which are not retried.
+ */
+function isCutOff(e: unknown): boolean {
+  if (!(e instanceof TypeError)) return false;
+  const cause = (e as { cause?: { code?: unknown } }).cause;
+  if (typeof cause?.code === 'string' && cause.code.startsWith('UND_ERR')) return true;
+  return /^(terminated|network ?error|failed to fetch|error in body stream|load failed)/i.test(e.message);
+}
+
+function describeCut(e: unknown): string {
+  const cause = (e as { cause?: { message?: unknown } }).cause;
+  const why = typeof cause?.message === 'string' ? ` (${cause.message})` : '';
+  return `${(e as Error).message}${why}`;
 }
 
 /** A base URL without user:password. */

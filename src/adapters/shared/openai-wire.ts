@@ -357,8 +357,14 @@ export class StreamAssembler {
     }
   }
 
-  /** The assembled reply. */
+  /**
+   * The assembled reply.
+   * @throws ModelEndpointError (retryable) when no chunk carried a `finish_reason`: the stream
+   * ended early (cut off), so the reply may be incomplete.
+   */
   result(attempts: number): ModelResponse {
+    if (this.finishReason === null)
+      throw new ModelEndpointError('stream ended before any finish_reason (cut off)', null, true, attempts);
     const calls = [...this.calls.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([i, c]) => ({ ...c, id: c.id || `call_${i}` }));
