@@ -5,7 +5,9 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
+import { PRESET_NAMES } from '../core/channel/presets.ts';
+import { choiceOption } from './options.ts';
 import type { PresetName } from '../core/channel/presets.ts';
 import { INTERRUPTION_TYPES, normalizeMix } from '../core/channel/barge-in.ts';
 import type { NoiseBank } from '../core/channel/chain.ts';
@@ -15,7 +17,7 @@ import { BED_MIN_S, noiseName, noiseRecording, splitNoiseBank } from '../core/ch
 import { espeakTts } from '../adapters/node/audio/espeak-tts.ts';
 import { nodeGraphRenderer } from '../adapters/node/audio/renderer.ts';
 import { fsAudioStore } from '../adapters/node/audio/fs-store.ts';
-import { parseModelSpec, UsageError } from './participants.ts';
+import { numberOption, parseModelSpec, UsageError } from './participants.ts';
 import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 import { modelBargeInPicker, type BargeInPicker } from '../core/channel/picker.ts';
 import { endpointTts } from '../adapters/shared/endpoint-tts.ts';
@@ -159,4 +161,41 @@ export async function channelFromFlags(
     ...(flags.bargeInMix ? { mix: flags.bargeInMix } : {}),
     ...(flags.bargeInModel ? { bargeInPicker: pickerFromSpec(flags.bargeInModel) } : {}),
   };
+}
+
+/** Add the phone-channel flags (`--preset`, `--dropout`, … `--barge-in-model`) to a command. */
+export function addChannelOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--preset <name>',
+      `phone channel preset: ${PRESET_NAMES.join(', ')} (turns the channel on; default regular when a channel flag is given)`,
+      choiceOption('--preset', PRESET_NAMES),
+    )
+    .option(
+      '--dropout <p>',
+      'probability that a caller turn is cut off mid-way (default 0)',
+      numberOption('--dropout', 0, 1),
+    )
+    .option(
+      '--barge-in <p>',
+      'probability that the caller interrupts an agent reply (default 0)',
+      numberOption('--barge-in', 0, 1),
+    )
+    .option(
+      '--barge-in-mix <ratios>',
+      'interruption type ratios (default backchannel=0.35,urge=0.2,correction=0.2,question=0.15,stop=0.1)',
+      parseMix,
+    )
+    .option(
+      '--noise-dir <dir>',
+      'noise recordings (WAV): 10 s or longer are background beds, shorter ones bursts (default procedural noise)',
+    )
+    .option(
+      '--tts <spec>',
+      "caller speech: espeak (Debian espeak-ng, default) | <flavor>:<model>@<base-url> for an endpoint's own speech (vLLM-Omni, OpenAI) | local:<model-id> for an on-device model",
+    )
+    .option(
+      '--barge-in-model <spec>',
+      'model that picks barge-in cut points and words: <flavor>:<model>@<base-url> (default the seeded heuristic; the type is still sampled by the program)',
+    );
 }

@@ -21,7 +21,7 @@ import { registerExport } from './commands/export.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerData } from './commands/data.ts';
 import { choiceOption, intOption } from './options.ts';
-import { channelFromFlags, parseMix, type ChannelFlags } from './channel.ts';
+import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
 import { PRESET_NAMES } from '../core/channel/presets.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
 import { type CliIo, defaultIo } from './io.ts';
@@ -233,8 +233,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       setCode(code);
     });
 
-  cmd
-    .command('run')
+  addChannelOptions(cmd.command('run'))
     .description('Run K rollouts of each task and score them.')
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
@@ -291,38 +290,6 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       'write trajectories.jsonl and summary.json here (and caller audio under audio/ with a channel)',
     )
     .option('--json', 'print the summary as one JSON document')
-    .option(
-      '--preset <name>',
-      `phone channel preset: ${PRESET_NAMES.join(', ')} (turns the channel on; default regular when a channel flag is given)`,
-      choiceOption('--preset', PRESET_NAMES),
-    )
-    .option(
-      '--dropout <p>',
-      'probability that a caller turn is cut off mid-way (default 0)',
-      numberOption('--dropout', 0, 1),
-    )
-    .option(
-      '--barge-in <p>',
-      'probability that the caller interrupts an agent reply (default 0)',
-      numberOption('--barge-in', 0, 1),
-    )
-    .option(
-      '--barge-in-mix <ratios>',
-      'interruption type ratios (default backchannel=0.35,urge=0.2,correction=0.2,question=0.15,stop=0.1)',
-      parseMix,
-    )
-    .option(
-      '--noise-dir <dir>',
-      'noise recordings (WAV): 10 s or longer are background beds, shorter ones bursts (default procedural noise)',
-    )
-    .option(
-      '--tts <spec>',
-      "caller speech: espeak (Debian espeak-ng, default) | <flavor>:<model>@<base-url> for an endpoint's own speech (vLLM-Omni, OpenAI) | local:<model-id> for an on-device model",
-    )
-    .option(
-      '--barge-in-model <spec>',
-      'model that picks barge-in cut points and words: <flavor>:<model>@<base-url> (default the seeded heuristic; the type is still sampled by the program)',
-    )
     .action(async (opts: RunOpts) => {
       const { report, trajectories } = await runCommand(io, opts);
       if (opts.json) io.out(JSON.stringify(report, null, 2));

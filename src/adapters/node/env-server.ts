@@ -23,9 +23,9 @@
  * ./server-guard.ts (Host and Origin checks, optional bearer token: 400 / 401 / 403), and each
  * client may hold `guard.maxSessionsPerClient` live episodes.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { BodyError, listen, readJsonBody, sendJson } from './http-json.ts';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { z } from 'zod';
 import type { DomainRuntime } from '../../core/env/environment.ts';
@@ -205,31 +205,12 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
   };
 
   const readBody = (req: IncomingMessage): Promise<unknown> =>
-    new Promise((resolveBody, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        // Over the limit: keep draining (so the answer reaches the client) but store nothing.
-        if (size <= maxBody) chunks.push(c);
-      });
-      req.on('end', () => {
-        if (size > maxBody) return reject(new HttpError(413, `request body over ${maxBody} bytes`));
-        const text = Buffer.concat(chunks).toString('utf8');
-        try {
-          resolveBody(text ? JSON.parse(text) : {});
-        } catch {
-          reject(new HttpError(400, 'body is not valid JSON'));
-        }
-      });
-      req.on('error', reject);
+    readJsonBody(req, maxBody).catch((e: unknown) => {
+      if (e instanceof BodyError)
+        throw new HttpError(e.status, e.status === 400 ? 'body is not valid JSON' : e.message);
+      throw e;
     });
-
-  const send = (res: ServerResponse, status: number, doc: unknown) => {
-    const text = JSON.stringify(doc);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  };
+  const send = sendJson;
 
   const server = createServer((req, res) => {
     void (async () => {
@@ -302,17 +283,10 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
     });
   });
 
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(port, host, () => {
-      server.off('error', fail);
-      ok();
-    });
-  });
-  const addr = server.address() as AddressInfo;
+  const url = await listen(server, port, host);
   return {
     server,
-    url: `http://${host}:${addr.port}`,
+    url,
     episodes: () => live.size,
     async close() {
       await Promise.all([...live.keys()].map(free));

@@ -1,15 +1,19 @@
 /**
- * `switchboard serve --domain <d> [--port 8700]`: the environment server for trainers (see
- * src/adapters/node/env-server.ts for the API and src/adapters/node/server-guard.ts for who may
- * connect). Runs until interrupted (Ctrl-C, SIGTERM).
+ * `switchboard serve --domain <d> [--port 8700] [--protocol openenv|switchboard]`: the environment
+ * server for trainers: OpenEnv's protocol by default (src/adapters/node/openenv-server.ts), or
+ * the original reset / step / state / close API (src/adapters/node/env-server.ts);
+ * src/adapters/node/server-guard.ts decides who may connect. Phone-channel flags as for `run`.
+ * Runs until interrupted (Ctrl-C, SIGTERM).
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { startEnvServer } from '../../adapters/node/env-server.ts';
+import { startOpenEnvServer } from '../../adapters/node/openenv-server.ts';
+import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import { createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { openDomain } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { userFactory, UsageError } from '../participants.ts';
-import { intOption } from '../options.ts';
+import { choiceOption, intOption } from '../options.ts';
 
 /** A TCP port, 0 to 65535 (0: any free port). */
 function portOption(value: string): number {
@@ -18,7 +22,8 @@ function portOption(value: string): number {
   return n;
 }
 
-interface ServeOpts {
+interface ServeOpts extends ChannelFlags {
+  protocol: 'openenv' | 'switchboard';
   domain: string;
   data?: string;
   port: number;
@@ -40,9 +45,16 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Register `serve` on the program. */
 export function registerServe(program: Command, io: CliIo): Command {
-  return program
-    .command('serve')
-    .description('Serve episodes over HTTP and WebSocket (reset / step / state / close) for a trainer to drive.')
+  return addChannelOptions(program.command('serve'))
+    .description(
+      'Serve episodes for a trainer to drive: OpenEnv over HTTP, WebSocket and MCP (default), or the reset / step / state / close API.',
+    )
+    .option(
+      '--protocol <p>',
+      'openenv (OpenEnv routes and messages) | switchboard (the original API)',
+      choiceOption('--protocol', ['openenv', 'switchboard'] as const),
+      'openenv',
+    )
     .requiredOption(
       '--domain <name>',
       'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
@@ -98,14 +110,33 @@ export function registerServe(program: Command, io: CliIo): Command {
         },
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
       };
+      // The channel renders caller audio per episode; observations carry it (no files written).
+      const channel = await channelFromFlags(opts, undefined);
+      if (channel && opts.protocol !== 'openenv')
+        throw new UsageError('serve: phone-channel flags need --protocol openenv');
       let server;
       try {
-        server = await startEnvServer(settings, opts.port, opts.host);
+        server =
+          opts.protocol === 'openenv'
+            ? await startOpenEnvServer(
+                {
+                  runtime,
+                  user,
+                  maxSessions: settings.maxEpisodes,
+                  sessionTimeoutS: opts.idleSeconds,
+                  guard: settings.guard,
+                  ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+                  ...(channel ? { channel } : {}),
+                },
+                opts.port,
+                opts.host,
+              )
+            : await startEnvServer(settings, opts.port, opts.host);
       } catch (e) {
         throw new UsageError(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
       }
       io.err(
-        `serving ${runtime.domain.name} at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws)` +
+        `serving ${runtime.domain.name} (${opts.protocol}) at ${server.url} (WebSocket ${server.url.replace('http', 'ws')}/ws)` +
           `${tokens.length ? ', bearer token required' : ''}; Ctrl-C stops`,
       );
       if (!tokens.length && !isLoopbackName(opts.host))

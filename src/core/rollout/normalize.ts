@@ -38,7 +38,7 @@ export function clip(text: string, limit = ECHO_LIMIT): string {
  * - tool calls: a non-array becomes one failed call; each entry gets a string `id` (generated
  *   `call_<turn>_<i>` when missing or repeated in the turn), a string `name` and an object
  *   `arguments` (`{}` when it was not an object — then the call fails with a clear error
- *   instead of running).
+ *   instead of running; argument text is kept verbatim in `raw_arguments` and quoted in the error).
  *
  * @param turn index the turn will have in the trajectory (used for generated ids)
  */
@@ -63,8 +63,15 @@ export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
     else if (typeof e.name !== 'string' || e.name === '') problem = 'invalid tool call: missing tool name';
     else if (e.arguments !== undefined && !isPlainObject(e.arguments)) {
       problem = `invalid arguments for ${name}: expected an object, got ${describe(e.arguments)}`;
+      if (typeof e.arguments === 'string') problem += `: ${clip(e.arguments)}`;
     }
-    calls.push({ id, name, arguments: isPlainObject(e.arguments) ? e.arguments : {} });
+    calls.push({
+      id,
+      name,
+      arguments: isPlainObject(e.arguments) ? e.arguments : {},
+      // Argument text that is not a JSON object is kept as the model wrote it.
+      ...(typeof e.arguments === 'string' ? { raw_arguments: e.arguments } : {}),
+    });
     problems.push(problem);
   });
   return { text, calls, problems };

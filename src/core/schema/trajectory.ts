@@ -12,6 +12,11 @@ export const ToolCall = z.object({
   id: z.string(),
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
+  /**
+   * Ours (issue 14): the argument text exactly as the model wrote it, when it was not a JSON
+   * object (the call then failed with an error tool message and `arguments` is `{}`).
+   */
+  raw_arguments: z.string().optional(),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 

@@ -10,6 +10,7 @@ import type { Task } from '../schema/task.ts';
 import type { RewardInfo, TerminationReason, Trajectory, Turn } from '../schema/trajectory.ts';
 import type { Agent, EpisodeView, Judge, ParticipantReply, UserSimulator } from '../participants/types.ts';
 import { runEpisode } from '../rollout/episode.ts';
+import type { EpisodeChannel } from '../rollout/channel-step.ts';
 import { evaluate } from '../scoring/evaluate.ts';
 import { PROCESS_DEFAULTS, type ProcessRewardOptions } from '../scoring/process-reward.ts';
 
@@ -48,6 +49,8 @@ export interface SessionOptions {
    * the caller's first turn. Default true.
    */
   autoGreet?: boolean;
+  /** The phone channel (caller audio, dropout, barge-in), as in `runEpisode`; absent: text only. */
+  channel?: EpisodeChannel;
 }
 
 interface Deferred<T> {
@@ -119,6 +122,7 @@ export class EpisodeSession {
       seed: this.opts.seed,
       clock: this.opts.clock,
       ...(this.opts.maxSteps ? { maxSteps: this.opts.maxSteps } : {}),
+      ...(this.opts.channel ? { channel: this.opts.channel } : {}),
       onTurn: () => undefined,
     }).then(async (t) => {
       this.trajectory = t;

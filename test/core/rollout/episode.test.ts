@@ -244,7 +244,12 @@ describe('runEpisode with scripted participants', () => {
     expect(tools).toEqual([
       ['x', 'find_account', { phone: '5550001' }, 'Error: tool_calls must be a list, got an object'],
       ['call_6_0', '', {}, 'Error: invalid tool call: expected an object, got null'],
-      ['d', 'find_account', {}, 'Error: invalid arguments for find_account: expected an object, got a string'],
+      [
+        'd',
+        'find_account',
+        {},
+        'Error: invalid arguments for find_account: expected an object, got a string: phone=5550001',
+      ],
       ['d_2', 'find_account', { phone: '5550001' }, '{"account_id":"A1","name":"Ada","balance":30}'],
       ['call_10_0', '', {}, 'Error: invalid tool call: missing tool name'],
     ]);
