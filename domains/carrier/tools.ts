@@ -261,6 +261,7 @@ export const changePlan = defineTool({
   description:
     "Schedule a plan change. It takes effect on the first day of the next billing cycle; the current cycle's plan is unchanged.",
   spokenAs: '为您变更套餐，下个账期生效',
+  operationCues: ['套餐', 'plan'],
   params: z.object({ customer_id: CustomerId, plan_id: z.string().describe('Target plan id, e.g. "PL58"') }),
   async run({ db, now }, { customer_id, plan_id }) {
     const c = await customerById(db, customer_id);
@@ -281,6 +282,7 @@ export const payBillFromBalance = defineTool({
   kind: 'write',
   description: "Pay (part of) one of the customer's bills from the customer's prepaid balance. Amount in yuan.",
   spokenAs: '用话费余额缴纳账单',
+  operationCues: ['缴', '交', '付', '扣', 'pay'],
   params: z.object({ customer_id: CustomerId, bill_id: BillId, amount: Amount }),
   async run({ db, now }, { customer_id, bill_id, amount }) {
     const fen = toFen(amount);
@@ -316,6 +318,7 @@ export const fileDispute = defineTool({
   description:
     'Open a dispute on one charge of a bill. reason: not_subscribed (never ordered the service), service_not_received, wrong_amount, duplicate_charge.',
   spokenAs: '对这笔费用提交争议申诉',
+  operationCues: ['申诉', '争议', 'dispute'],
   params: z.object({ charge_id: z.string().describe('Charge id, e.g. "CH00020"'), reason: z.enum(DISPUTE_REASONS) }),
   async run({ db, now }, { charge_id, reason }) {
     const charge = await db.one('SELECT charge_id FROM charges WHERE charge_id = ?', [charge_id]);

@@ -145,9 +145,15 @@ export function lintTask(runtime: DomainRuntime, task: Task): string[] {
     const check = a.check;
     if (!check) continue;
     const needsTool =
-      check.kind === 'tool_called' || check.kind === 'tool_not_called' || check.kind === 'read_before_write';
+      check.kind === 'tool_called' ||
+      check.kind === 'tool_not_called' ||
+      check.kind === 'read_before_write' ||
+      check.kind === 'read_after_write';
     if (needsTool && !check.tool) out.push(`assertion ${a.id}: check ${check.kind} needs "tool"`);
     if (check.tool && !agentTools.has(check.tool)) out.push(`assertion ${a.id}: unknown agent tool "${check.tool}"`);
+    const anyTool = [...domain.tools, ...(domain.userTools ?? [])];
+    if (check.after && !anyTool.some((t) => t.name === check.after))
+      out.push(`assertion ${a.id}: unknown tool "${check.after}" in "after"`);
   }
   const requests = task.user_scenario.requests?.length ?? 1;
   (criteria?.actions ?? []).forEach((a, i) => {

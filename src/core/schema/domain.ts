@@ -53,6 +53,12 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
    * tool; the scripted caller recognizes a request for a user tool by it.
    */
   spokenAs?: string;
+  /**
+   * Words that name this write when the agent proposes it (lower-case substrings, e.g. `缴`,
+   * `pay`). When given, the consent check (`confirm_before_write`) only counts a yes to an agent
+   * turn that contains one of them; absent, the operation's name is not checked.
+   */
+  operationCues?: readonly string[];
   /** Returns a string (shown as is) or a JSON-serializable value (shown as JSON). */
   run(ctx: ToolContext, args: z.infer<P>): Promise<unknown>;
 }

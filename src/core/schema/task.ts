@@ -58,17 +58,22 @@ export const CheckKind = z.enum([
   'tool_called',
   'tool_not_called',
   'read_before_write',
+  'read_after_write',
   'plain_speech',
 ]);
 export type CheckKind = z.infer<typeof CheckKind>;
 
 /**
  * A behaviour assertion tied to a policy rule (ours). Without `check` it is judged by the Judge.
- * - `confirm_before_write`: every agent write follows a caller turn agreeing to the action the
- *   agent described just before (optionally only writes of `tool`).
+ * - `confirm_before_write`: every agent write (optionally only writes of `tool`) has the
+ *   caller's consent: an explicit yes, as a whole turn and not a barge-in, to the agent turn
+ *   that proposed that write with its key values (see `scoring/consent.ts`).
  * - `tool_called` / `tool_not_called`: the agent made / never made a successful call of `tool`
  *   whose arguments include `args`.
  * - `read_before_write`: a successful call of `tool` (a read) precedes every agent write.
+ * - `read_after_write`: a successful call of `tool` (a read) follows the last successful write
+ *   of `after` (a tool of either side; absent: the last write of either side). Order matters:
+ *   "verify after payment" needs the read after the write.
  * - `plain_speech`: no assistant turn has written formatting, repetition or garbled text (the
  *   same detectors as the QUALITY veto), for rules about speaking style.
  */
@@ -81,6 +86,8 @@ export const Assertion = z.object({
       kind: CheckKind,
       tool: z.string().optional(),
       args: z.record(z.string(), z.unknown()).optional(),
+      /** `read_after_write`: the write tool (either side) the read must follow. */
+      after: z.string().optional(),
     })
     .optional(),
 });

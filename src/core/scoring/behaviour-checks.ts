@@ -7,10 +7,10 @@ import type { DomainDefinition } from '../schema/domain.ts';
 import type { Assertion } from '../schema/task.ts';
 import type { AssertionVerdict, ComponentResult, Turn } from '../schema/trajectory.ts';
 import { notJudged, passFail } from './component.ts';
-import { asksForConfirmation, isAgreement } from './dialogue-acts.ts';
+import { consentFindings } from './consent.ts';
 import { qualityFindings } from './quality.ts';
 import type { ReplayedViolation } from './replay.ts';
-import { agentWrites, argsInclude, showCall, successfulAgentCalls, textTurns, type IndexedText } from './turns.ts';
+import { agentWrites, argsInclude, showCall, successfulAgentCalls, toolTurns } from './turns.ts';
 
 /** An assertion that has a deterministic check. */
 export type CheckedAssertion = Assertion & { check: NonNullable<Assertion['check']> };
@@ -22,86 +22,69 @@ export function hasCheck(a: Assertion): a is CheckedAssertion {
 
 type Outcome = Pick<AssertionVerdict, 'status' | 'reason' | 'turn'>;
 
+/** Options of {@link checkAssertion}. */
+export interface CheckOptions {
+  /** A judge's verdicts on ambiguous consent replies, by caller turn (see `consent.ts`). */
+  judgedConsent?: ReadonlyMap<number, boolean>;
+}
+
 const passed = (reason: string, turn: number | null = null): Outcome => ({ status: 'passed', reason, turn });
 const failed = (reason: string, turn: number | null = null): Outcome => ({ status: 'failed', reason, turn });
 const skipped = (reason: string): Outcome => ({ status: 'skipped', reason, turn: null });
 
-function quote(text: string, max = 60): string {
-  const chars = [...text];
-  return JSON.stringify(chars.length > max ? `${chars.slice(0, max).join('')}…` : text);
-}
-
-function lastBefore(texts: readonly IndexedText[], index: number): IndexedText | undefined {
-  let found: IndexedText | undefined;
-  for (const t of texts) {
-    if (t.index >= index) break;
-    found = t;
-  }
-  return found;
-}
-
 /**
- * `confirm_before_write`: every successful agent write (of `check.tool` when given) is issued
- * by an assistant turn whose latest earlier caller text agrees ({@link isAgreement}), and the
- * agent's latest text before that caller turn asks for confirmation ({@link asksForConfirmation}).
- * One confirmation licenses the writes of one assistant tool-call turn only; a later write turn
- * needs a new one. Writing first and asking afterwards fails. No such write: skipped.
+ * `confirm_before_write`: every successful agent write (of `check.tool` when given) is confirmed
+ * by the caller's consent ({@link consentFindings}: an explicit yes, as a whole turn and not a
+ * barge-in, to an agent turn that proposed that write with its key values; one consent licenses
+ * only the write(s) it answered). No such write: skipped.
  */
 function confirmBeforeWrite(
   check: CheckedAssertion['check'],
   turns: readonly Turn[],
   domain: DomainDefinition,
+  options: CheckOptions,
 ): Outcome {
-  const writes = agentWrites(turns, domain).filter((w) => !check.tool || w.turn.name === check.tool);
   const what = check.tool ? `${check.tool} write` : 'agent write';
-  if (writes.length === 0) return skipped(`no ${what}`);
-  const callerTexts = textTurns(turns, 'user');
-  const agentTexts = textTurns(turns, 'assistant');
-  /** Caller turn → the assistant turn whose writes its confirmation licensed. */
-  const used = new Map<number, number>();
-  const failures: Outcome[] = [];
-  for (const w of writes) {
-    const at = `${w.turn.name} at turn ${w.index}`;
-    const reply = lastBefore(callerTexts, w.callerIndex);
-    if (!reply) {
-      failures.push(failed(`${at}: the caller said nothing before it`, w.index));
-      continue;
-    }
-    if (!isAgreement(reply.text)) {
-      failures.push(
-        failed(
-          `${at}: the caller's last words before it (turn ${reply.index}: ${quote(reply.text)}) are not an agreement`,
-          w.index,
-        ),
-      );
-      continue;
-    }
-    const ask = lastBefore(agentTexts, reply.index);
-    if (!ask || !asksForConfirmation(ask.text)) {
-      failures.push(
-        failed(`${at}: the agent did not ask for confirmation before the caller's turn ${reply.index}`, w.index),
-      );
-      continue;
-    }
-    const licensed = used.get(reply.index);
-    if (licensed !== undefined && licensed !== w.callerIndex) {
-      failures.push(
-        failed(
-          `${at}: the confirmation at turn ${reply.index} was already used by the writes of turn ${licensed}`,
-          w.index,
-        ),
-      );
-      continue;
-    }
-    used.set(reply.index, w.callerIndex);
-  }
+  const findings = consentFindings(turns, domain, {
+    ...(check.tool ? { tool: check.tool } : {}),
+    ...(options.judgedConsent ? { judged: options.judgedConsent } : {}),
+  });
+  if (findings.length === 0) return skipped(`no ${what}`);
+  const failures = findings.filter((f) => !f.confirmed);
   const first = failures[0];
   if (first) {
     const more = failures.length > 1 ? ` (and ${failures.length - 1} more unconfirmed)` : '';
-    return failed(`${first.reason}${more}`, first.turn);
+    return failed(`${first.reason}${more}`, first.write.index);
   }
-  const n = writes.length;
-  return passed(`${n} ${what}${n === 1 ? '' : 's'} confirmed by the caller (turn ${[...used.keys()].join(', ')})`);
+  const n = findings.length;
+  const replies = [...new Set(findings.map((f) => f.reply))];
+  return passed(`${n} ${what}${n === 1 ? '' : 's'} confirmed by the caller (turn ${replies.join(', ')})`);
+}
+
+/**
+ * `read_after_write`: a successful agent call of `check.tool` (arguments including `check.args`)
+ * comes after the last successful write of `check.after` (any side; absent: the last write of
+ * either side). Ordered on purpose: "verify after payment" needs the read after the write. No
+ * such write: skipped.
+ */
+function readAfterWrite(check: CheckedAssertion['check'], turns: readonly Turn[], domain: DomainDefinition): Outcome {
+  const tool = check.tool!;
+  const writeTools = new Set(
+    [...domain.tools, ...(domain.userTools ?? [])].filter((t) => t.kind === 'write').map((t) => t.name),
+  );
+  const writes = toolTurns(turns).filter(
+    (t) =>
+      !t.turn.error &&
+      (check.after ? t.turn.name === check.after : t.turn.writes.length > 0 || writeTools.has(t.turn.name)),
+  );
+  const last = writes[writes.length - 1];
+  if (!last) return skipped(`no ${check.after ?? 'write'}`);
+  const wanted = showCall(tool, check.args ?? {});
+  const read = matchingCalls(check, turns, tool).find((c) => c.index > last.index);
+  const write = `the last ${last.turn.name} (turn ${last.index})`;
+  return read
+    ? passed(`${wanted} at turn ${read.index} after ${write}`, read.index)
+    : failed(`no successful call matching ${wanted} after ${write}`, last.index);
 }
 
 function matchingCalls(check: CheckedAssertion['check'], turns: readonly Turn[], tool: string) {
@@ -113,12 +96,18 @@ export function checkAssertion(
   a: CheckedAssertion,
   turns: readonly Turn[],
   domain: DomainDefinition,
+  options: CheckOptions = {},
 ): AssertionVerdict {
-  return { id: a.id, rule: a.rule, ...runCheck(a.check, turns, domain) };
+  return { id: a.id, rule: a.rule, ...runCheck(a.check, turns, domain, options) };
 }
 
-function runCheck(check: CheckedAssertion['check'], turns: readonly Turn[], domain: DomainDefinition): Outcome {
-  if (check.kind === 'confirm_before_write') return confirmBeforeWrite(check, turns, domain);
+function runCheck(
+  check: CheckedAssertion['check'],
+  turns: readonly Turn[],
+  domain: DomainDefinition,
+  options: CheckOptions,
+): Outcome {
+  if (check.kind === 'confirm_before_write') return confirmBeforeWrite(check, turns, domain, options);
   if (check.kind === 'plain_speech') {
     const first = qualityFindings(turns)[0];
     return first
@@ -141,6 +130,8 @@ function runCheck(check: CheckedAssertion['check'], turns: readonly Turn[], doma
         ? failed(`${wanted} called at turn ${hit.index}`, hit.index)
         : passed(`no successful call matching ${wanted}`);
     }
+    case 'read_after_write':
+      return readAfterWrite(check, turns, domain);
     case 'read_before_write': {
       const firstWrite = agentWrites(turns, domain)[0];
       if (!firstWrite) return skipped('no agent write');

@@ -10,6 +10,7 @@ import type { ComponentResult, RewardInfo, TerminationReason, Turn } from '../sc
 import { scoreActions } from './action-match.ts';
 import { checkAssertion, hasCheck, ruleVerdicts, scoreAssertions } from './behaviour-checks.ts';
 import { channelVerdicts } from './channel-checks.ts';
+import { ambiguousConsentItems, judgedConsent } from './consent.ts';
 import { scoreCommunicate } from './communicate.ts';
 import { passFail } from './component.ts';
 import { scoreEnvAssertions } from './env-assertions.ts';
@@ -134,12 +135,17 @@ export async function evaluate(
   const checked = assertions.filter(hasCheck);
   const unchecked = assertions.filter((a) => !hasCheck(a));
   const nl = basis.includes('NL_ASSERTION') ? nlItems(criteria.nl_assertions ?? []) : [];
+  // Replies a consent check cannot label by its cues go to the judge, when there is one.
+  const consentItems = checked.some((a) => a.check.kind === 'confirm_before_write')
+    ? ambiguousConsentItems(predicted.turns, domain)
+    : [];
   const verdicts: Map<string, JudgeVerdict> | null = options.judge
-    ? await judgeAll(options.judge, [...nl, ...assertionItems(unchecked)], { domain, task, turns })
+    ? await judgeAll(options.judge, [...nl, ...assertionItems(unchecked), ...consentItems], { domain, task, turns })
     : null;
   if (basis.includes('NL_ASSERTION')) components.NL_ASSERTION = scoreNlAssertions(nl, verdicts);
+  const checkOptions = verdicts ? { judgedConsent: judgedConsent(verdicts) } : {};
   const assertionVerdicts = [
-    ...checked.map((a) => checkAssertion(a, predicted.turns, domain)),
+    ...checked.map((a) => checkAssertion(a, predicted.turns, domain, checkOptions)),
     ...judgedAssertionVerdicts(unchecked, verdicts),
     ...ruleVerdicts(domain, predicted.violations, predicted.turns),
   ];

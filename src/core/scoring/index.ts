@@ -10,6 +10,7 @@ export * from './action-match.ts';
 export * from './write-whitelist.ts';
 export * from './quality.ts';
 export * from './dialogue-acts.ts';
+export * from './consent.ts';
 export * from './behaviour-checks.ts';
 export * from './judging.ts';
 export * from './process-reward.ts';

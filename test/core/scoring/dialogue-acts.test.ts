@@ -1,43 +1,57 @@
 import { describe, expect, it } from 'vitest';
-import { asksForConfirmation, isAgreement } from '../../../src/core/scoring/dialogue-acts.ts';
+import {
+  asksForConfirmation,
+  classifyDialogueAct,
+  type DialogueAct,
+  isAgreement,
+} from '../../../src/core/scoring/dialogue-acts.ts';
+import cases from './dialogue-act-cases.json' with { type: 'json' };
 
-describe('isAgreement', () => {
-  it.each([
-    'Yes.',
-    'Yes please',
-    'Yes, please go ahead.',
-    'Sure, no problem.',
-    'OK',
-    'Okay, go ahead.',
-    "That's right.",
-    'Um, yeah.',
-    '好的',
-    '是的，确认。',
-    '可以',
-    '对',
-    '行，办吧',
-    '嗯，好的。',
-    '确认',
-    '没问题',
-  ])('agrees: %j', (text) => expect(isAgreement(text)).toBe(true));
+interface Case {
+  lang: 'en' | 'zh';
+  text: string;
+  act: DialogueAct;
+  barge_in?: boolean;
+}
+const table = cases as Case[];
 
-  it.each([
-    'No.',
-    'No, please do not do that.',
-    "Yes, but don't pay yet.",
-    'Wait, hold on.',
-    'Please pay 30 to Water from account A1.',
-    'Yesterday I paid.',
-    '不，先不要。',
-    '不用了',
-    '好的，等一下',
-    '可以帮我交一下话费吗',
-    '是吗？',
-    '对了，我还想问余额',
-    '好像不对',
-    '算了',
-    '',
-  ])('does not agree: %j', (text) => expect(isAgreement(text)).toBe(false));
+describe('classifyDialogueAct: the labelled phrase table', () => {
+  it('has at least 60 phrases per language and every act in each', () => {
+    for (const lang of ['en', 'zh'] as const) {
+      const mine = table.filter((c) => c.lang === lang);
+      expect(mine.length).toBeGreaterThanOrEqual(60);
+      expect(new Set(mine.map((c) => c.act))).toEqual(
+        new Set(['affirm', 'deny', 'hedge', 'question', 'backchannel', 'other']),
+      );
+    }
+  });
+  it.each(table.map((c) => [c.lang, c.text, c.barge_in ? ' (barge-in)' : '', c.act, c] as const))(
+    '%s %j%s → %s',
+    (_lang, text, _b, act, c) => {
+      expect(classifyDialogueAct(text, { bargeIn: c.barge_in === true }).act).toBe(act);
+    },
+  );
+});
+
+describe('classifyDialogueAct: reasons', () => {
+  it('names the deciding cue', () => {
+    expect(classifyDialogueAct('Yes, but first tell me the fee.')).toEqual({
+      act: 'hedge',
+      cue: 'but',
+      reason: 'opens with "yes" but sets the condition "but"',
+    });
+    expect(classifyDialogueAct('好的好的', { bargeIn: true })).toEqual({
+      act: 'backchannel',
+      cue: '好',
+      reason: '"好" said while the agent was still talking',
+    });
+    expect(classifyDialogueAct('嗯嗯')).toEqual({ act: 'backchannel', cue: null, reason: 'only backchannel tokens' });
+  });
+  it('isAgreement is the affirm label', () => {
+    expect(isAgreement('好的')).toBe(true);
+    expect(isAgreement('嗯')).toBe(false);
+    expect(isAgreement('Yes, but first tell me the fee.')).toBe(false);
+  });
 });
 
 describe('asksForConfirmation', () => {

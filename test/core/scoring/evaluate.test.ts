@@ -175,7 +175,7 @@ describe('ASSERTIONS: confirm_before_write', () => {
       rule: 'R1',
       status: 'failed',
       reason:
-        'pay at turn 3: the caller\'s last words before it (turn 1: "Please pay 30 to Water from account A1.") are not an agreement',
+        'pay at turn 3: the caller\'s last words before it (turn 1: "Please pay 30 to Water from account A1.") are not consent (other: ambiguous, no judge)',
       turn: 3,
     };
     expect(info.assertions).toEqual([failed, R2_PASSED]);
@@ -216,7 +216,7 @@ describe('ASSERTIONS: confirm_before_write', () => {
       id: 'confirm-pay',
       rule: 'R1',
       status: 'failed',
-      reason: 'pay at turn 8: the confirmation at turn 3 was already used by the writes of turn 4',
+      reason: 'pay at turn 8: the consent at turn 3 was already used by the writes of turn 4',
       turn: 8,
     });
     expect(info.reward).toBe(0);
