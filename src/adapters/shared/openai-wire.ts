@@ -19,7 +19,7 @@ import type {
   ModelResponse,
   ModelToolCall,
 } from '../../core/ports/model-client.ts';
-import { parseTextToolCalls } from '../../core/participants/model-tool-calls.ts';
+import { argumentsText, parseTextToolCalls } from '../../core/participants/model-tool-calls.ts';
 import { chatFromModel } from '../../core/participants/model-messages.ts';
 import { ModelEndpointError } from '../../core/participants/model-errors.ts';
 
@@ -124,11 +124,10 @@ function serverCalls(raw: unknown): ModelToolCall[] {
   if (!Array.isArray(raw)) return [];
   return raw.map((c, i) => {
     const f = isObj(c) && isObj(c.function) ? c.function : {};
-    const args = f.arguments;
     return {
       id: (isObj(c) && str(c.id)) || `call_${i}`,
       name: str(f.name) ?? '',
-      arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+      arguments: argumentsText(f.arguments),
     };
   });
 }

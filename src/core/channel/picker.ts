@@ -11,6 +11,7 @@ import type { ModelClient, SamplingParams } from '../ports/model-client.ts';
 import type { InterruptionType } from '../schema/trajectory.ts';
 import { pickBargeIn, type BargeIn, type BargeInContext } from './barge-in.ts';
 import { cutAfterToken, tokenize } from './text-cut.ts';
+import { replyTooLong } from '../rollout/limits.ts';
 
 /** What a picker returns: the barge-in (null: the reply is too short) and a note when it fell back. */
 export interface PickerResult {
@@ -97,6 +98,8 @@ export function modelBargeInPicker(client: ModelClient): BargeInPicker {
         picker: 'heuristic (fallback)',
         note: `model picker ${client.id}: ${why}; used the heuristic`,
       });
+      const tooLong = replyTooLong(res.text);
+      if (tooLong) return problem(tooLong);
       let raw: unknown;
       try {
         raw = JSON.parse(res.text.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));

@@ -3,6 +3,7 @@
  * points at word boundaries or inside a word, and the token helpers the reaction checks share.
  */
 import type { Rng } from '../ports/rng.ts';
+import { trimPunctuation } from '../text/scan.ts';
 
 /** One token of an utterance: its text and its span in code units `[start, end)`. */
 export interface TextToken {
@@ -50,7 +51,7 @@ export interface DropoutCutOptions {
 
 /** Heard part of `text` up to `char`, without trailing spaces or punctuation. */
 export function heardPart(text: string, char: number): string {
-  return text.slice(0, char).replace(/[\s\p{P}]+$/u, '');
+  return trimPunctuation(text.slice(0, char), 'end');
 }
 
 /**

@@ -55,8 +55,11 @@ export interface EnvSnapshot {
  *   only the insert).
  * - `journal_mode = MEMORY`: the rollback journal stays in memory (the database file is a
  *   memory image anyway); savepoints and rollbacks work as before, faster.
+ * - `foreign_keys = ON`: a write that leaves a reference to a missing row fails (SQLite checks
+ *   no foreign key otherwise). Set outside any transaction (inside one it is a no-op), so also
+ *   after every restore.
  */
-const CONNECTION_PRAGMAS = 'PRAGMA recursive_triggers = ON; PRAGMA journal_mode = MEMORY;';
+const CONNECTION_PRAGMAS = 'PRAGMA recursive_triggers = ON; PRAGMA journal_mode = MEMORY; PRAGMA foreign_keys = ON;';
 
 /**
  * A domain prepared for many episodes: its schema, seed and triggers built once into an SQLite
@@ -299,9 +302,11 @@ export class Environment {
   }
 
   /**
-   * Run one tool call. Unknown tools, arguments that fail the tool's schema and {@link ToolError}s
-   * become error outcomes (`Error: …`); a failed write is rolled back. Any other exception is a
-   * bug in the tool and is rethrown, as is an agent tool writing a `userSide` table.
+   * Run one tool call. Unknown tools, arguments that fail the tool's schema, {@link ToolError}s
+   * and SQLite constraint failures ({@link constraintFailure}: the arguments broke a CHECK, NOT
+   * NULL, UNIQUE, primary or foreign key, or a column type) become error outcomes (`Error: …`);
+   * a failed write is rolled back. Any other exception is a bug in the tool or a sandbox fault
+   * and is rethrown, as is an agent tool writing a `userSide` table.
    *
    * @param turn index of the tool turn in the trajectory, recorded on each write.
    */
@@ -328,6 +333,8 @@ export class Environment {
     } catch (e) {
       if (guarded) await this.db.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
       if (e instanceof ToolError) return failed(e.message, tool.kind);
+      const refused = constraintFailure(e);
+      if (refused) return failed(`${tool.name} was refused by the database: ${refused}`, tool.kind);
       throw e;
     }
     if (guarded) await this.db.all('RELEASE sb_call');
@@ -472,6 +479,21 @@ export class Environment {
   async query(sql: string, params?: SqlParams): Promise<SqlRow[]> {
     return this.db.all(sql, params);
   }
+}
+
+/** SQLite's messages for a row the schema refuses (SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG). */
+const CONSTRAINT_MESSAGE =
+  /^(?:(?:CHECK|NOT NULL|UNIQUE|FOREIGN KEY|PRIMARY KEY) constraint failed|datatype mismatch|string or blob too big)\b/;
+
+/**
+ * The SQLite message when `e` is the database refusing a row (a constraint failure, a type
+ * mismatch, a value too big), else null. Such a failure inside a tool comes from the values the
+ * caller of the tool passed, so it is that caller's tool error, not a sandbox fault: the schema is
+ * checked when the domain is admitted, and a tool runs only parameterized SQL.
+ */
+export function constraintFailure(e: unknown): string | null {
+  const message = e instanceof Error ? e.message : typeof e === 'string' ? e : '';
+  return CONSTRAINT_MESSAGE.test(message) ? message : null;
 }
 
 function failed(message: string, kind: ToolOutcome['kind']): ToolOutcome {

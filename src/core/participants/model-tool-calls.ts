@@ -12,6 +12,7 @@
  * an `Error: …` tool message. Nothing here throws on bad model output.
  */
 import type { ModelToolCall } from '../ports/model-client.ts';
+import { argumentsProblem, MAX_ARGUMENT_CHARS } from '../rollout/limits.ts';
 
 const BLOCK = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
 
@@ -44,11 +45,21 @@ export function parseTextToolCalls(text: string, idPrefix = 'call'): { text: str
         ? (parsed as Record<string, unknown>)
         : {};
     const name = typeof obj.name === 'string' ? obj.name : '';
-    const args = obj.arguments ?? obj.parameters;
-    calls.push({ id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
+    calls.push({ id, name, arguments: argumentsText(obj.arguments ?? obj.parameters) });
     return '';
   });
   return { text: rest.replace(/\n{3,}/g, '\n\n').trim(), calls };
+}
+
+/**
+ * Tool-call arguments as the JSON text a {@link ModelToolCall} carries: a string as it is, any
+ * other value as JSON (`{}` for null or undefined). A value over the argument limits
+ * (`argumentsProblem`, src/core/rollout/limits.ts) is not serialized (it could be too deep to);
+ * the text is then the reason, which is not JSON, so the episode loop refuses the call with it.
+ */
+export function argumentsText(args: unknown): string {
+  if (typeof args === 'string') return args;
+  return argumentsProblem(args ?? {}) ?? JSON.stringify(args ?? {});
 }
 
 /**
@@ -61,7 +72,9 @@ export function parseTextToolCalls(text: string, idPrefix = 'call'): { text: str
 export function replyToolCalls(calls: readonly ModelToolCall[]): { id: string; name: string; arguments: unknown }[] {
   return calls.map((c) => {
     let args: unknown = c.arguments;
-    if (c.arguments.trim() === '') args = {};
+    if (c.arguments.length > MAX_ARGUMENT_CHARS)
+      args = c.arguments; // refused as too large, not parsed
+    else if (c.arguments.trim() === '') args = {};
     else {
       try {
         args = JSON.parse(c.arguments);

@@ -9,6 +9,7 @@ import type { ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
 import { SimulatorError } from './model-errors.ts';
 import { callerMessages, episodeCallIds, generationOf, participantCard } from './model-messages.ts';
 import { replyToolCalls } from './model-tool-calls.ts';
+import { replyTooLong } from '../rollout/limits.ts';
 import type { EpisodeView, ParticipantReply, UserSimulator } from './types.ts';
 
 /** Options of {@link ModelUser}. */
@@ -25,7 +26,8 @@ export interface ModelUserOptions {
  * may call the domain's user tools. Every reply's text is checked with {@link checkCallerFacts}.
  *
  * @throws SimulatorError (an InfrastructureError: the episode is invalid, not scored against the
- *   agent) when the caller states a value its task does not contain.
+ *   agent) when the caller states a value its task does not contain, or replies with more than
+ *   `MAX_REPLY_CHARS` characters (src/core/rollout/limits.ts; not fact-checked then).
  * @throws ModelEndpointError from the client when the endpoint fails.
  */
 export class ModelUser implements UserSimulator {
@@ -52,6 +54,8 @@ export class ModelUser implements UserSimulator {
       sampling: { ...this.sampling, seed: view.seed ?? this.sampling.seed },
       ...(this.options.stream ? { stream: true } : {}),
     });
+    const tooLong = replyTooLong(res.text);
+    if (tooLong) throw new SimulatorError(`simulator error: the caller's ${tooLong}`);
     if (this.options.factCheck !== false) {
       const invented = checkCallerFacts(res.text, view.task, view.turns);
       if (invented.length) {
@@ -83,7 +87,9 @@ export function statedValues(text: string): string[] {
     return ' ';
   });
   t = joinDigitGroups(t);
-  t = t.replace(/[A-Za-z]+\d{2,}/g, (id) => {
+  // Matches start only where a letter run starts: without the lookbehind, a long run of letters
+  // is re-scanned from each of its letters (quadratic).
+  t = t.replace(/(?<![A-Za-z])[A-Za-z]+\d{2,}/g, (id) => {
     out.push(id.toUpperCase());
     return ' ';
   });

@@ -17,6 +17,7 @@ import {
   type UserSimulator,
 } from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
+import { MAX_REPLY_CHARS } from './limits.ts';
 import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from './channel-step.ts';
 
 /** Settings of one episode. */
@@ -172,6 +173,13 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       const who: Requestor = next;
       const raw: unknown = who === 'assistant' ? await agent.respond(view(who)) : await user.respond(view(who));
       const reply = normalizeReply(raw, turns.length);
+      if (reply.oversize !== null && who === 'user') {
+        throw new InfrastructureError(
+          `simulator error: caller reply of ${reply.oversize} characters is over the limit of ${MAX_REPLY_CHARS}`,
+        );
+      }
+      // An over-long agent reply is kept cut, marked `oversize` and vetoed by QUALITY.
+      const over = reply.oversize !== null ? { oversize: reply.oversize } : {};
       const { text, token } = splitStopToken(reply.text);
       // A stop token ends the episode: tool calls in the same turn are not executed.
       const calls: ToolCall[] = token ? [] : reply.calls;
@@ -195,6 +203,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
             tool_calls: [],
             t_ms: clock.now(),
             ...gen,
+            ...over,
             interrupted: barge.interrupted,
           } as Turn);
           const { text: said, ...heard } = await channelCallerTurn(
@@ -221,7 +230,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         const { text: said, ...heard } = await channelCallerTurn(opts.channel, channelKey, turns.length, text, !token);
         push({ role: who, text: said, tool_calls: calls, t_ms: clock.now(), ...gen, ...heard } as Turn);
       } else {
-        push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...gen } as Turn);
+        push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...gen, ...over } as Turn);
       }
       if (token) {
         termination = who === 'assistant' && token === 'stop' ? 'agent_stop' : TOKEN_REASON[token];

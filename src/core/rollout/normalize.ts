@@ -5,10 +5,14 @@
  * message and the episode goes on, and the recorded trajectory still validates.
  */
 import type { ToolCall } from '../schema/trajectory.ts';
+import { argumentsProblem, capReply } from './limits.ts';
 
 /** A reply after normalization, plus why a call could not be taken as given. */
 export interface NormalizedReply {
+  /** The reply text, cut to {@link MAX_REPLY_CHARS}. */
   text: string;
+  /** Length of the text as sent when it was over {@link MAX_REPLY_CHARS} (the text is cut), else null. */
+  oversize: number | null;
   calls: ToolCall[];
   /** For each call (same index): a problem that makes it fail without running, or null. */
   problems: (string | null)[];
@@ -34,21 +38,24 @@ export function clip(text: string, limit = ECHO_LIMIT): string {
 
 /**
  * Normalize a participant's reply.
- * - text: a string is kept; anything else becomes `''`.
+ * - text: a string is kept (cut to {@link MAX_REPLY_CHARS}, see `oversize`); anything else
+ *   becomes `''`.
  * - tool calls: a non-array becomes one failed call; each entry gets a string `id` (generated
  *   `call_<turn>_<i>` when missing or repeated in the turn), a string `name` and an object
  *   `arguments` (`{}` when it was not an object — then the call fails with a clear error
  *   instead of running; argument text is kept verbatim in `raw_arguments` and quoted in the error).
+ *   Arguments over {@link MAX_ARGUMENT_DEPTH} levels or {@link MAX_ARGUMENT_CHARS} characters are
+ *   replaced by `{}` (and not kept in `raw_arguments`) and the call fails the same way.
  *
  * @param turn index the turn will have in the trajectory (used for generated ids)
  */
 export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
   const r = isPlainObject(reply) ? reply : {};
-  const text = typeof r.text === 'string' ? r.text : '';
+  const { text, oversize } = capReply(typeof r.text === 'string' ? r.text : '');
   const raw = r.tool_calls;
   const calls: ToolCall[] = [];
   const problems: (string | null)[] = [];
-  if (raw === undefined || raw === null) return { text, calls, problems };
+  if (raw === undefined || raw === null) return { text, oversize, calls, problems };
   const entries: unknown[] = Array.isArray(raw) ? raw : [raw];
   const seen = new Set<string>();
   entries.forEach((entry, i) => {
@@ -57,10 +64,12 @@ export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
     if (seen.has(id)) id = `${id}_${i}`;
     seen.add(id);
     const name = typeof e.name === 'string' ? e.name : '';
+    const limit = isPlainObject(entry) ? argumentsProblem(e.arguments) : null;
     let problem: string | null = null;
     if (!Array.isArray(raw)) problem = `tool_calls must be a list, got ${describe(raw)}`;
     else if (!isPlainObject(entry)) problem = `invalid tool call: expected an object, got ${describe(entry)}`;
     else if (typeof e.name !== 'string' || e.name === '') problem = 'invalid tool call: missing tool name';
+    else if (limit) problem = `invalid arguments for ${name}: ${limit}`;
     else if (e.arguments !== undefined && !isPlainObject(e.arguments)) {
       problem = `invalid arguments for ${name}: expected an object, got ${describe(e.arguments)}`;
       if (typeof e.arguments === 'string') problem += `: ${clip(e.arguments)}`;
@@ -68,13 +77,13 @@ export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
     calls.push({
       id,
       name,
-      arguments: isPlainObject(e.arguments) ? e.arguments : {},
-      // Argument text that is not a JSON object is kept as the model wrote it.
-      ...(typeof e.arguments === 'string' ? { raw_arguments: e.arguments } : {}),
+      arguments: !limit && isPlainObject(e.arguments) ? e.arguments : {},
+      // Argument text that is not a JSON object is kept as the model wrote it (within the limits).
+      ...(typeof e.arguments === 'string' && !limit ? { raw_arguments: e.arguments } : {}),
     });
     problems.push(problem);
   });
-  return { text, calls, problems };
+  return { text, oversize, calls, problems };
 }
 
 /** A readable reason from anything thrown. */

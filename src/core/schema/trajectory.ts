@@ -173,6 +173,12 @@ export const AssistantTurn = z.object({
   request: ModelRequestRecord.optional(),
   /** Ours (issue 5): set when the caller barged in; `text` is then only the heard part. */
   interrupted: Interrupted.optional(),
+  /**
+   * Ours (issue 11): the reply's length in characters when it was over the reply cap
+   * (`MAX_REPLY_CHARS`, src/core/rollout/limits.ts); `text` then holds only its first
+   * `MAX_REPLY_CHARS` characters and `QUALITY` fails the turn.
+   */
+  oversize: z.number().int().positive().optional(),
 });
 export const UserTurn = z.object({
   role: z.literal('user'),

@@ -4,11 +4,13 @@
  * text; {@link scoreQuality} applies them to every assistant text turn.
  */
 import type { ComponentResult, Turn } from '../schema/trajectory.ts';
+import { MAX_REPLY_CHARS } from '../rollout/limits.ts';
+import { hasMarkdownLink, trimPunctuation } from '../text/scan.ts';
 import { passFail } from './component.ts';
 import { textTurns, type IndexedText } from './turns.ts';
 
 /** Which quality rule a finding breaks. */
-export type QualityRule = 'formatting' | 'repetition' | 'garbled';
+export type QualityRule = 'formatting' | 'repetition' | 'garbled' | 'oversize';
 
 /** One quality problem of one assistant turn. */
 export interface QualityFinding {
@@ -36,7 +38,7 @@ const MARKUP: readonly (readonly [string, (text: string) => boolean])[] = [
   ['horizontal rule', (t) => /^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$/m.test(t)],
   ['table', (t) => /^[ \t]*\|.*\|[ \t]*$/m.test(t)],
   ['code', (t) => t.includes('`')],
-  ['markdown link', (t) => /\[[^\]\n]*\]\([^)\n]*\)/.test(t)],
+  ['markdown link', hasMarkdownLink],
   ['url', (t) => /\bhttps?:\/\/\S|\bwww\.[a-z0-9-]+\.[a-z]{2,}/i.test(t)],
 ];
 
@@ -59,12 +61,7 @@ export function formattingMarks(text: string): string[] {
 export function sentences(text: string): string[] {
   return text
     .split(/[。！？!?\n]+|\.(?!\d)/)
-    .map((s) =>
-      s
-        .toLowerCase()
-        .replace(/\s+/g, ' ')
-        .replace(/^[\s\p{P}]+|[\s\p{P}]+$/gu, ''),
-    )
+    .map((s) => trimPunctuation(s.toLowerCase().replace(/\s+/g, ' ')))
     .filter((s) => /\p{L}/u.test(s));
 }
 
@@ -125,10 +122,19 @@ export function repeatedTurns(texts: readonly IndexedText[], min = 3): { turn: n
   return out;
 }
 
-/** Every quality finding of the assistant's text turns (stop tokens removed), by turn. */
+/**
+ * Every quality finding of the assistant's text turns (stop tokens removed), by turn. A reply
+ * over the cap ({@link MAX_REPLY_CHARS}; its turn is marked `oversize` and holds the first
+ * part only) is an `oversize` finding.
+ */
 export function qualityFindings(turns: readonly Turn[]): QualityFinding[] {
   const texts = textTurns(turns, 'assistant');
   const out: QualityFinding[] = [];
+  turns.forEach((t, index) => {
+    if (t.role === 'assistant' && t.oversize) {
+      out.push({ turn: index, rule: 'oversize', detail: `reply of ${t.oversize} characters, over ${MAX_REPLY_CHARS}` });
+    }
+  });
   for (const { index, text } of texts) {
     const marks = formattingMarks(text);
     if (marks.length) out.push({ turn: index, rule: 'formatting', detail: marks.join(', ') });

@@ -1,0 +1,84 @@
+/**
+ * Size limits on what a participant hands the episode loop. A model can return anything: a reply
+ * of megabytes, tool arguments nested thousands of levels deep. Past these limits the input is
+ * not worked on: an over-long agent reply is cut and vetoed by `QUALITY`, an over-long caller
+ * reply is a simulator failure, and over-deep or over-large tool arguments become an error tool
+ * message (the episode goes on). Every text check (quality detectors, caller fact check,
+ * dialogue acts) therefore sees at most {@link MAX_REPLY_CHARS} characters of a turn.
+ *
+ * The limits are far above what a spoken reply or a real tool call needs: a phone reply of
+ * 1,024 tokens (the default `--max-tokens`) is about 4,000 characters, and the largest argument
+ * object of the built-in and tau2 domains is a few hundred characters, three levels deep.
+ */
+
+/** Longest reply text worked on, in UTF-16 code units (JavaScript string length). */
+export const MAX_REPLY_CHARS = 16_000;
+
+/**
+ * Deepest tool-argument value, in nesting levels of objects and arrays: the argument object
+ * itself is level 1, so `{"a": {"b": [1]}}` is 3 levels deep.
+ */
+export const MAX_ARGUMENT_DEPTH = 32;
+
+/**
+ * Largest tool-argument value, in characters of its JSON text (counted without building it),
+ * or of the argument string when a model sent text that is not JSON.
+ */
+export const MAX_ARGUMENT_CHARS = 32_768;
+
+/** `text` cut to {@link MAX_REPLY_CHARS}, and its full length when it was longer (else null). */
+export function capReply(text: string): { text: string; oversize: number | null } {
+  return text.length > MAX_REPLY_CHARS
+    ? { text: text.slice(0, MAX_REPLY_CHARS), oversize: text.length }
+    : { text, oversize: null };
+}
+
+/** Why a reply text is over the limit, or null. */
+export function replyTooLong(text: string): string | null {
+  return text.length > MAX_REPLY_CHARS
+    ? `reply of ${text.length} characters is over the limit of ${MAX_REPLY_CHARS}`
+    : null;
+}
+
+/**
+ * Why tool arguments are over the limits, or null when they are within them. Walks the value
+ * without recursion (so any depth is safe, and a cyclic object is reported as too deep) and stops
+ * as soon as a limit is passed, so the cost is bounded by the limits, not by the input.
+ *
+ * Sizes count the JSON text the value would have: strings and keys with their quotes (escapes not
+ * counted), numbers, booleans and null as written, one separator per member.
+ */
+export function argumentsProblem(args: unknown): string | null {
+  if (typeof args === 'string') {
+    return args.length > MAX_ARGUMENT_CHARS
+      ? `arguments of ${args.length} characters are over the limit of ${MAX_ARGUMENT_CHARS}`
+      : null;
+  }
+  const tooLarge = `arguments over ${MAX_ARGUMENT_CHARS} characters of JSON`;
+  const stack: [unknown, number][] = [[args, 1]];
+  let size = 0;
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === 'string') size += value.length + 2;
+    else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+      size += String(value).length;
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth > MAX_ARGUMENT_DEPTH) return `arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels`;
+      size += 2;
+      if (Array.isArray(value)) {
+        for (const v of value) {
+          if (++size > MAX_ARGUMENT_CHARS) return tooLarge;
+          stack.push([v, depth + 1]);
+        }
+      } else {
+        for (const k in value) {
+          if (!Object.hasOwn(value, k)) continue;
+          if ((size += k.length + 4) > MAX_ARGUMENT_CHARS) return tooLarge;
+          stack.push([(value as Record<string, unknown>)[k], depth + 1]);
+        }
+      }
+    } else size += 4;
+    if (size > MAX_ARGUMENT_CHARS) return tooLarge;
+  }
+  return null;
+}
