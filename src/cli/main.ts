@@ -19,6 +19,7 @@ import { registerReplay } from './commands/replay.ts';
 import { registerGroups } from './commands/groups.ts';
 import { registerExport } from './commands/export.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerRollout } from './commands/rollout.ts';
 import { registerData } from './commands/data.ts';
 import { choiceOption, intOption } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
@@ -336,6 +337,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
   registerGroups(cmd, io, setCode);
   registerExport(cmd, io, setCode);
   registerServe(cmd, io);
+  registerRollout(cmd, io, setCode);
   registerData(cmd, io, setCode);
   return cmd;
 }

@@ -13,6 +13,8 @@
  * - `GET /state?episode_id=…` → state (`episode_id`, `step_count`, …)
  * - `POST /mcp` JSON-RPC 2.0: `initialize`, `tools/list`, `tools/call` (`params.session_id`:
  *   an episode id from `/reset`)
+ * - `POST /rollout` a rollout request (../shared/rollout-service.ts) → NDJSON groups as they
+ *   finish (token-faithful GRPO samples against the trainer's policy endpoints)
  * - WebSocket `/ws`: one session per connection; send `{type: "reset", data}`,
  *   `{type: "step", data: action}`, `{type: "state"}`, `{type: "mcp", data: rpc}`,
  *   `{type: "close"}`; answers `{type: "observation" | "state" | "mcp", data}` or
@@ -57,6 +59,7 @@ import {
   validationItems,
   type ValidationItem,
 } from '../../core/training/openenv-types.ts';
+import { RolloutRequest, requestTasks, runRolloutRequest } from '../shared/rollout-service.ts';
 import { createServerGuard, routeUpgrades, type GuardRefusal, type ServerGuardOptions } from './server-guard.ts';
 
 /** Settings of {@link startOpenEnvServer}. */
@@ -84,6 +87,8 @@ export interface OpenEnvServerOptions {
   guard?: ServerGuardOptions;
   /** `version` of `/metadata` (default null). */
   version?: string;
+  /** API key for the policy endpoints of `POST /rollout` (default none). */
+  apiKey?: string;
   /** `readme_content` of `/metadata` (default null). */
   readme?: string;
 }
@@ -466,12 +471,50 @@ export async function startOpenEnvServer(
     },
   };
 
+  /**
+   * `POST /rollout`: a {@link RolloutRequest} run against the trainer's policy endpoints; the
+   * answer streams NDJSON as groups finish: `{"type": "group", …}` per group, `{"type": "failed",
+   * …}` per group without two valid samples, then `{"type": "summary", …}`. A malformed request is
+   * a 422 before anything runs.
+   */
+  const rollout = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = await readBody(req);
+    const request = check(RolloutRequest, body, ['body']);
+    try {
+      requestTasks(opts.runtime, request);
+    } catch (e) {
+      throw invalid([
+        { type: 'value_error', loc: ['body', 'task_ids'], msg: (e as Error).message, input: request.task_ids },
+      ]);
+    }
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    const line = (doc: object) => res.write(`${JSON.stringify(doc)}\n`);
+    const channel = opts.channel ? { ...opts.channel, store: new MemoryAudioStore() } : undefined;
+    try {
+      const summary = await runRolloutRequest(request, {
+        runtime: opts.runtime,
+        user: opts.user,
+        ...(opts.judge ? { judge: opts.judge } : {}),
+        ...(channel ? { channel, userAudio: degradedAudioHook(channel.store) } : {}),
+        ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+        ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+        onGroup: (g) => void line({ type: 'group', ...g }),
+        onFailed: (f) => void line({ type: 'failed', ...f }),
+      });
+      line({ type: 'summary', ...summary });
+    } catch (e) {
+      line({ type: 'error', message: (e as Error).message });
+    }
+    res.end();
+  };
+
   const server = createServer((req, res) => {
     void (async () => {
       try {
         const refused = guard.check(req);
         if (refused) return refuse(res, refused);
         const url = new URL(req.url ?? '/', 'http://localhost');
+        if (req.method === 'POST' && url.pathname === '/rollout') return await rollout(req, res);
         const route = routes[`${req.method} ${url.pathname}`];
         if (!route || !Object.hasOwn(routes, `${req.method} ${url.pathname}`))
           return send(res, 404, { detail: 'Not Found' });

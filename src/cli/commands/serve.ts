@@ -127,6 +127,9 @@ export function registerServe(program: Command, io: CliIo): Command {
                   guard: settings.guard,
                   ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
                   ...(channel ? { channel } : {}),
+                  ...(process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY
+                    ? { apiKey: (process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY)! }
+                    : {}),
                 },
                 opts.port,
                 opts.host,

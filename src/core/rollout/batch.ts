@@ -72,7 +72,7 @@ export interface BatchSummary {
   };
 }
 
-const RESAMPLE_STRIDE = 1_000_003;
+export const RESAMPLE_STRIDE = 1_000_003;
 
 /** Run a batch; returns every trajectory (scored when valid) and the summary. */
 export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Trajectory[]; summary: BatchSummary }> {

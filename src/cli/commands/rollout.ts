@@ -1,0 +1,214 @@
+/**
+ * `switchboard rollout --domain <d> --endpoint <base-url> … --model <m> --policy-version <v>
+ * --out rollouts.jsonl`: token-faithful GRPO groups against the trainer's policy endpoints (see
+ * src/core/training/policy-rollout.ts). Each finished group is appended to the JSONL file at
+ * once (one group per line); `--resume` skips the groups the file already holds. Progress goes to
+ * stderr.
+ */
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Command } from 'commander';
+import { degradedAudioHook } from '../../core/channel/audio-store.ts';
+import type { RolloutGroup } from '../../core/training/policy-rollout.ts';
+import { RolloutRequest, runRolloutRequest, type RolloutSummary } from '../../adapters/shared/rollout-service.ts';
+import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
+import { openDomain, selectTasks } from '../domains.ts';
+import type { CliIo } from '../io.ts';
+import { numberOption, userFactory, UsageError } from '../participants.ts';
+import { choiceOption, intOption, prepareOutFile } from '../options.ts';
+
+interface RolloutOpts extends ChannelFlags {
+  domain: string;
+  data?: string;
+  split?: string;
+  taskIds?: string;
+  endpoint: string[];
+  model: string;
+  lora?: string;
+  flavor: 'vllm' | 'vllm-omni' | 'openai';
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  maxTokens?: number;
+  k: number;
+  seed: number;
+  policyVersion: string;
+  reward: 'final' | 'shaped';
+  endpointConcurrency: number;
+  groupsInFlight: number;
+  modelTimeout?: number;
+  modelRetries?: number;
+  maxSteps?: number;
+  user: string;
+  out: string;
+  resume?: boolean;
+  json?: boolean;
+}
+
+/**
+ * For `--resume`: the groups already in a rollout JSONL file, and the file's kept lines (a line
+ * cut by an interrupted run is dropped, so that group runs again).
+ */
+export async function finishedGroups(path: string): Promise<{ ids: Set<string>; lines: string[] }> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  const ids = new Set<string>();
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const doc = JSON.parse(line) as { group_id?: unknown };
+      if (typeof doc.group_id !== 'string') continue;
+      ids.add(doc.group_id);
+      lines.push(line);
+    } catch {
+      // a line cut by an interrupted run
+    }
+  }
+  return { ids, lines };
+}
+
+const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`;
+
+/** Run the command; returns the summary. */
+export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutSummary & { out: string }> {
+  const out = await prepareOutFile(opts.out);
+  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const tasks = selectTasks(domain, opts);
+  const parsed = RolloutRequest.safeParse({
+    base_urls: opts.endpoint,
+    model: opts.model,
+    lora: opts.lora ?? null,
+    flavor: opts.flavor,
+    sampling: {
+      ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+      ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+      ...(opts.topK !== undefined ? { top_k: opts.topK } : {}),
+      ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}),
+    },
+    k: opts.k,
+    task_ids: tasks.map((t) => t.id),
+    seed: opts.seed,
+    policy_version: opts.policyVersion,
+    reward: opts.reward,
+    endpoint_concurrency: opts.endpointConcurrency,
+    groups_in_flight: opts.groupsInFlight,
+    ...(opts.modelTimeout !== undefined ? { timeout_ms: opts.modelTimeout } : {}),
+    ...(opts.modelRetries !== undefined ? { retries: opts.modelRetries } : {}),
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const flag = { base_urls: '--endpoint' }[String(issue.path[0])] ?? String(issue.path.join('.'));
+    throw new UsageError(`rollout: ${flag}: ${issue.message}`);
+  }
+  const kept = opts.resume ? await finishedGroups(out) : { ids: new Set<string>(), lines: [] };
+  const skip = kept.ids;
+  await writeFile(out, kept.lines.map((l) => `${l}\n`).join(''));
+  // Caller audio goes under audio/ beside the output file (request messages reference it by path).
+  const channel = await channelFromFlags(opts, dirname(out));
+  const total = tasks.length;
+  let finished = skip.size;
+  if (skip.size) io.err(`resuming: ${skip.size} of ${total} groups already in ${out}`);
+  const summary = await runRolloutRequest(parsed.data, {
+    runtime,
+    user: userFactory(opts.user),
+    ...(channel ? { channel } : {}),
+    ...(channel?.store ? { userAudio: degradedAudioHook(channel.store) } : {}),
+    ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+    ...(process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY
+      ? { apiKey: (process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY)! }
+      : {}),
+    skip,
+    onEpisode: (t) => {
+      if (!t.valid)
+        io.err(`  ${t.task_id} sample ${t.trial} (seed ${t.seed}) invalid: ${t.invalid_reason}; resampling`);
+    },
+    onGroup: async (g: RolloutGroup) => {
+      await appendFile(out, `${JSON.stringify(g)}\n`);
+      finished++;
+      io.err(
+        `[${finished}/${total}] ${g.group_id}: mean ${g.mean_reward.toFixed(2)}, advantages ${g.samples
+          .map((s) => signed(s.advantage))
+          .join(' ')}${g.resampled ? `, ${g.resampled} resampled` : ''}`,
+      );
+    },
+    onFailed: (f) => {
+      finished++;
+      io.err(`[${finished}/${total}] ${f.group_id}: FAILED (${f.valid} valid samples): ${f.reasons.join('; ')}`);
+    },
+  });
+  if (summary.token_ids !== 'all')
+    io.err(
+      summary.token_ids === 'none'
+        ? 'note: the endpoints returned no token ids (vLLM gives them with return_token_ids; other servers cannot): prompt_token_ids, completion_token_ids and loss_mask are null'
+        : 'note: some completions came without token ids: their turns have null prompt_token_ids, completion_token_ids and loss_mask',
+    );
+  return { ...summary, out };
+}
+
+/** Add the `rollout` command. */
+export function registerRollout(program: Command, io: CliIo, setCode: (code: number) => void): Command {
+  const collect = (value: string, previous: string[]) => [...previous, value];
+  return addChannelOptions(program.command('rollout'))
+    .description(
+      'GRPO groups against policy endpoints: per agent turn the exact request, token ids, logprobs and loss mask; rewards and advantages. One group per JSONL line, written as it finishes.',
+    )
+    .requiredOption('--domain <name>', 'carrier, a path to a domain folder, or tau2-airline / tau2-retail')
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
+    .option('--split <name>', 'tau2 task split: base, train or test')
+    .option('--task-ids <ids>', 'comma-separated task ids')
+    .requiredOption('--endpoint <base-url>', 'policy endpoint, e.g. http://127.0.0.1:8000/v1 (repeatable)', collect, [])
+    .requiredOption('--model <name>', 'served base model name')
+    .option('--lora <adapter>', 'LoRA adapter name, sent as the model of every request')
+    .option(
+      '--flavor <f>',
+      'vllm | vllm-omni | openai',
+      choiceOption('--flavor', ['vllm', 'vllm-omni', 'openai'] as const),
+      'vllm',
+    )
+    .option('--temperature <t>', 'sampling temperature (default 1)', numberOption('--temperature', 0, 2))
+    .option('--top-p <p>', 'nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
+    .option('--top-k <k>', 'top-k sampling (default: not sent)', numberOption('--top-k', -1, 1_000_000, true))
+    .option(
+      '--max-tokens <n>',
+      'most tokens per reply (default 1024)',
+      numberOption('--max-tokens', 1, 1_000_000, true),
+    )
+    .option('--k <n>', 'samples per group', intOption('--k', 2), 4)
+    .option('--seed <n>', 'base seed; sample i uses seed + i', intOption('--seed', 0), 0)
+    .requiredOption('--policy-version <v>', 'label of the policy weights, recorded on every turn')
+    .option(
+      '--reward <r>',
+      'advantage on final | shaped',
+      choiceOption('--reward', ['final', 'shaped'] as const),
+      'final',
+    )
+    .option('--endpoint-concurrency <n>', 'requests in flight per endpoint', intOption('--endpoint-concurrency', 1), 8)
+    .option('--groups-in-flight <n>', 'groups run at once', intOption('--groups-in-flight', 1), 1)
+    .option(
+      '--model-timeout <ms>',
+      'per-request timeout (default 60000)',
+      numberOption('--model-timeout', 1, 3_600_000, true),
+    )
+    .option(
+      '--model-retries <n>',
+      'retries on 429/5xx/network errors (default 4)',
+      numberOption('--model-retries', 0, 20, true),
+    )
+    .option('--max-steps <n>', 'participant turns per episode', intOption('--max-steps', 1))
+    .option('--user <spec>', 'simulated caller', 'scripted')
+    .requiredOption('--out <file>', 'rollout groups, JSONL (one group per line)')
+    .option('--resume', 'keep the groups already in --out and run only the others')
+    .option('--json', 'print the summary as one JSON document')
+    .action(async (opts: RolloutOpts) => {
+      const s = await runRollout(io, opts);
+      if (opts.json) io.out(JSON.stringify(s, null, 2));
+      else
+        io.out(
+          [
+            `${s.groups} groups written to ${s.out}${s.skipped ? ` (${s.skipped} already there)` : ''}, ${s.failed.length} failed; token ids: ${s.token_ids}`,
+            ...s.endpoints.map((e) => `  ${e.endpoint}: ${e.requests} requests, ${e.failures} failed`),
+          ].join('\n'),
+        );
+      setCode(s.failed.length === 0 ? 0 : 1);
+    });
+}

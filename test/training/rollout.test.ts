@@ -1,0 +1,208 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { DomainRuntime } from '../../src/core/env/environment.ts';
+import { ScriptedUser } from '../../src/core/participants/scripted.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
+import { startOpenEnvServer } from '../../src/adapters/node/openenv-server.ts';
+import { capture } from '../fixtures/cli-io.ts';
+import { startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
+import { fakePolicy } from '../fixtures/fake-policy.ts';
+
+const TASKS = ['carrier-pay-balance-1', 'carrier-bill-inquiry-1'];
+const DEAD = 'http://127.0.0.1:9/v1'; // discard port: connection refused
+let runtime: DomainRuntime;
+let policy: TestServer;
+
+beforeAll(async () => {
+  runtime = await DomainRuntime.create(await loadBuiltinDomain('carrier'), await sqlJsFactory());
+  policy = await startOpenAiServer(fakePolicy(runtime.domain, 'carrier-lora'));
+});
+afterAll(async () => {
+  await policy.close();
+});
+
+/** Â for rewards [1, 0, 1, 0]: ±0.5 / (sample std √(1/3) + 1e-6). */
+const A = 0.5 / (Math.sqrt(1 / 3) + 1e-6);
+
+function checkGroup(g: any, taskId: string) {
+  expect(g).toMatchObject({
+    group_id: `conversation:${taskId}`,
+    task_id: taskId,
+    domain: 'carrier',
+    policy_version: 'step-7',
+    k: 4,
+    reward: 'final',
+    informative: true,
+    mean_reward: 0.5,
+  });
+  expect(g.samples.map((s: any) => [s.sample_index, s.final_reward, s.outcome])).toEqual([
+    [0, 1, 1],
+    [1, 0, 0],
+    [2, 1, 1],
+    [3, 0, 0],
+  ]);
+  const adv = g.samples.map((s: any) => s.advantage);
+  [A, -A, A, -A].forEach((a, i) => expect(adv[i]).toBeCloseTo(a, 12));
+  expect(g.samples[0].components.DB).toBe(1);
+  for (const s of g.samples) {
+    expect(s.step_rewards).toHaveLength(s.turns.length);
+    s.turns.forEach((t: any, k: number) => {
+      expect(t.step).toBe(k);
+      expect(t.policy_version).toBe('step-7');
+      expect(t.model).toBe('carrier-lora');
+      expect(t.tokens).toBe('endpoint');
+      // What the endpoint returned, untouched: one prompt id per request message, two generated ids.
+      expect(t.prompt_token_ids).toEqual(t.request.messages.map((_: unknown, i: number) => 1000 + i));
+      expect(t.completion_token_ids).toEqual([500 + k, 600 + k]);
+      expect(t.logprobs).toEqual([-0.25, -0.5]);
+      expect(t.loss_mask).toEqual([...t.prompt_token_ids.map(() => 0), 1, 1]);
+      expect(t.request.sampling.seed).toBe(s.seed);
+      expect(t.step_reward).toBe(s.step_rewards[k]);
+      expect(t.return).toBe(s.returns[k]);
+    });
+    expect(s.turns[0].request.messages.map((m: any) => m.role)).toEqual(['system']);
+  }
+}
+
+describe('switchboard rollout', () => {
+  it('runs K samples per task on the policy endpoints and streams token-faithful groups', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-rollout-'));
+    const out = join(dir, 'groups.jsonl');
+    const io = capture();
+    const before = policy.requests.length;
+    const args = [
+      'rollout',
+      '--domain',
+      'carrier',
+      '--endpoint',
+      policy.url,
+      '--endpoint',
+      DEAD,
+      '--model',
+      'Qwen/Qwen3-8B',
+      '--lora',
+      'carrier-lora',
+      '--k',
+      '4',
+      '--task-ids',
+      TASKS.join(','),
+      '--policy-version',
+      'step-7',
+      '--model-retries',
+      '0',
+      '--out',
+      out,
+    ];
+    expect(await main(args, io)).toBe(0);
+    const groups = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(groups.map((g) => g.task_id)).toEqual(TASKS);
+    groups.forEach((g, i) => checkGroup(g, TASKS[i]!));
+    // The dead endpoint broke samples: they were resampled (never scored 0), and said so.
+    expect(groups[0].resampled).toBeGreaterThan(0);
+    expect(io.stderr).toMatch(
+      /sample \d \(seed \d+\) invalid: vllm:carrier-lora at http:\/\/127\.0\.0\.1:9\/v1: network error/,
+    );
+    expect(io.stderr).toContain('[2/2] conversation:carrier-bill-inquiry-1: mean 0.50');
+    // The adapter name is the model of every request.
+    expect(new Set(policy.requests.slice(before).map((r) => r.body.model))).toEqual(new Set(['carrier-lora']));
+    expect(io.stdout).toContain('2 groups written');
+    expect(io.stdout).toMatch(/127\.0\.0\.1:9\/v1: \d+ requests, \d+ failed/);
+
+    // --resume: drop the last group and run again; only that group runs.
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    writeFileSync(out, `${lines[0]}\n{"group_id": "conversation:carr`);
+    const again = capture();
+    const n = policy.requests.length;
+    expect(await main([...args, '--resume'], again)).toBe(0);
+    expect(again.stderr).toContain('resuming: 1 of 2 groups already in');
+    const resumed = readFileSync(out, 'utf8').trim().split('\n');
+    expect(resumed[0]).toBe(lines[0]);
+    checkGroup(JSON.parse(resumed.at(-1)!), TASKS[1]!);
+    // Only the missing group's task was played again.
+    const opening = (id: string) => runtime.domain.tasks.find((t) => t.id === id)!.user_scenario.requests![0];
+    const firstUser = policy.requests
+      .slice(n)
+      .map((r) => r.body.messages.find((m: any) => m.role === 'user')?.content)
+      .filter(Boolean);
+    expect(firstUser.length).toBeGreaterThan(0);
+    expect(new Set(firstUser.map((c: string) => c.split('\n')[0]))).toEqual(new Set([opening(TASKS[1]!)]));
+  }, 120_000);
+
+  it('says clearly when the endpoint returns no token ids', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-rollout-'));
+    const io = capture();
+    const code = await main(
+      [
+        'rollout',
+        '--domain',
+        'carrier',
+        '--endpoint',
+        policy.url,
+        '--model',
+        'carrier-lora',
+        '--flavor',
+        'openai',
+        '--k',
+        '2',
+        '--task-ids',
+        TASKS[0]!,
+        '--policy-version',
+        'v0',
+        '--out',
+        join(dir, 'g.jsonl'),
+      ],
+      io,
+    );
+    expect(code).toBe(0);
+    const g = JSON.parse(readFileSync(join(dir, 'g.jsonl'), 'utf8'));
+    const t = g.samples[0].turns[0];
+    expect([t.tokens, t.prompt_token_ids, t.completion_token_ids, t.loss_mask]).toEqual([
+      'unavailable',
+      null,
+      null,
+      null,
+    ]);
+    expect(io.stderr).toContain('note: the endpoints returned no token ids');
+    expect(io.stdout).toContain('token ids: none');
+  }, 60_000);
+
+  it('answers POST /rollout on the OpenEnv server with NDJSON groups, and 422 for a bad request', async () => {
+    const server = await startOpenEnvServer({ runtime, user: () => new ScriptedUser() });
+    try {
+      const bad = await fetch(`${server.url}/rollout`, {
+        method: 'POST',
+        body: JSON.stringify({ base_urls: [policy.url], model: 'm', policy_version: 'v', k: 1 }),
+      });
+      expect(bad.status).toBe(422);
+      expect(((await bad.json()) as any).detail[0].loc).toEqual(['body', 'k']);
+      const res = await fetch(`${server.url}/rollout`, {
+        method: 'POST',
+        body: JSON.stringify({
+          base_urls: [policy.url],
+          model: 'Qwen/Qwen3-8B',
+          lora: 'carrier-lora',
+          k: 4,
+          task_ids: TASKS,
+          policy_version: 'step-7',
+        }),
+      });
+      expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+      const lines = (await res.text())
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines.map((l) => l.type)).toEqual(['group', 'group', 'summary']);
+      lines.slice(0, 2).forEach((g, i) => checkGroup(g, TASKS[i]!));
+      expect(lines[2]).toMatchObject({ type: 'summary', groups: 2, failed: [], token_ids: 'all' });
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
