@@ -9,7 +9,7 @@ import { ReferenceAgent, ScriptedUser } from '../src/core/participants/scripted.
 import { evaluate } from '../src/core/scoring/evaluate.ts';
 import { sqlJsFactory } from '../src/adapters/shared/sqljs-db.ts';
 import { loadBuiltinDomain } from '../src/adapters/node/load-domain.ts';
-import { runCases, type BenchCase } from './harness.ts';
+import type { BenchCase } from './harness.ts';
 
 /** A database of about `bytes` bytes: one table of 200-byte text rows. */
 async function bigDatabase(bytes: number) {

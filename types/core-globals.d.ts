@@ -19,7 +19,7 @@ declare class TextEncoder {
   encode(input?: string): Uint8Array;
 }
 
-/** WebCrypto, for SHA-256 digests only. */
+/** WebCrypto, for SHA-1 (git blob ids) and SHA-256 digests only. */
 declare const crypto: {
-  readonly subtle: { digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer> };
+  readonly subtle: { digest(algorithm: 'SHA-1' | 'SHA-256', data: Uint8Array): Promise<ArrayBuffer> };
 };

@@ -21,9 +21,8 @@ import { registerExport } from './commands/export.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerData } from './commands/data.ts';
-import { choiceOption, intOption } from './options.ts';
+import { intOption } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
-import { PRESET_NAMES } from '../core/channel/presets.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
 import { type CliIo, defaultIo } from './io.ts';
 

@@ -103,7 +103,7 @@ function agentOptions(settings: ModelSettings) {
  */
 export function agentFactory(spec: string, settings: ModelSettings = {}): () => Agent {
   if (spec.startsWith('local:')) {
-    let local;
+    let local: ReturnType<typeof nodeLocalModel>;
     try {
       local = nodeLocalModel(spec.slice('local:'.length), modelsDir(settings.env ?? process.env));
     } catch (e) {

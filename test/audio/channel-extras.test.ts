@@ -35,7 +35,10 @@ function recording(inner: Tts = espeak) {
   const calls: { text: string; voice: TtsVoice | undefined }[] = [];
   const tts: Tts = {
     id: inner.id,
-    synthesize: (text, voice) => (calls.push({ text, voice }), inner.synthesize(text, voice)),
+    synthesize: (text, voice) => {
+      calls.push({ text, voice });
+      return inner.synthesize(text, voice);
+    },
   };
   return { tts, calls };
 }

@@ -74,10 +74,16 @@ function socket(url: string, headers: Record<string, string> = {}) {
   const next = () => new Promise<any>((ok) => (inbox.length ? ok(inbox.shift()) : waiters.push(ok)));
   return {
     ws,
-    opened: new Promise<void>((ok, ko) => (ws.once('open', () => ok()), ws.once('error', ko))),
+    opened: new Promise<void>((ok, ko) => {
+      ws.once('open', () => ok());
+      ws.once('error', ko);
+    }),
     closed: new Promise<void>((ok) => ws.once('close', () => ok())),
     next,
-    ask: (msg: unknown) => (ws.send(JSON.stringify(msg)), next()),
+    ask: (msg: unknown) => {
+      ws.send(JSON.stringify(msg));
+      return next();
+    },
   };
 }
 

@@ -161,7 +161,10 @@ describe('switchboard serve over HTTP', () => {
     await new Promise((ok) => ws.once('open', ok));
     const answers: any[] = [];
     const done = new Promise<void>((ok) =>
-      ws.on('message', (d) => (answers.push(JSON.parse(String(d))), answers.length === 3 && ok())),
+      ws.on('message', (d) => {
+        answers.push(JSON.parse(String(d)));
+        if (answers.length === 3) ok();
+      }),
     );
     ws.send(JSON.stringify({ op: 'reset', id: 1, task_id: 'carrier-change-plan-1' }));
     ws.send(JSON.stringify({ op: 'state', id: 2, episode_id: 'nope' }));

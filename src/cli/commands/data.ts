@@ -8,7 +8,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { TAU2_DATA_MANIFEST, TAU2_DATA_PARTS, Tau2DataError } from '../../core/tau2/data-manifest.ts';
 import { downloadTau2Data, tau2CacheDir, type Tau2PartResult } from '../../adapters/node/tau2-data.ts';
-import type { CliIo } from '../main.ts';
+import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
 
 /** Parse `--only a,b`: parts of {@link TAU2_DATA_PARTS}, no repeats. */

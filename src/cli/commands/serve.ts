@@ -6,8 +6,8 @@
  * Runs until interrupted (Ctrl-C, SIGTERM).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { startEnvServer } from '../../adapters/node/env-server.ts';
-import { startOpenEnvServer } from '../../adapters/node/openenv-server.ts';
+import { type EnvServer, startEnvServer } from '../../adapters/node/env-server.ts';
+import { type OpenEnvServer, startOpenEnvServer } from '../../adapters/node/openenv-server.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import { createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { openDomain } from '../domains.ts';
@@ -114,7 +114,7 @@ export function registerServe(program: Command, io: CliIo): Command {
       const channel = await channelFromFlags(opts, undefined);
       if (channel && opts.protocol !== 'openenv')
         throw new UsageError('serve: phone-channel flags need --protocol openenv');
-      let server;
+      let server: EnvServer | OpenEnvServer;
       try {
         server =
           opts.protocol === 'openenv'

@@ -109,6 +109,7 @@ export function muLawRoundTripInPlace(samples: Float32Array): Float32Array {
   for (let i = 0; i < samples.length; i++) {
     const v = Math.round((samples[i] as number) * 32768);
     // NaN fails both comparisons and maps to 0 (index 32768), like `v || 0`.
+    // biome-ignore lint/suspicious/noSelfCompare: `v === v` is the NaN test of this hot loop
     samples[i] = rt[v > 32767 ? 65535 : v < -32768 ? 0 : v === v ? v + 32768 : 32768] as number;
   }
   return samples;

@@ -356,23 +356,6 @@ function biquadDecimate2MapInterior(
  * one go, bit-identical to the two steps).
  */
 export function decimate2MapInto(x: Float32Array, out: Float32Array, table: Float32Array): Float32Array {
-  // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0,
-    h1 = T1,
-    h2 = T2,
-    h3 = T3,
-    h4 = T4,
-    h5 = T5,
-    h6 = T6,
-    h7 = T7,
-    h8 = T8,
-    h9 = T9,
-    h10 = T10,
-    h11 = T11,
-    h12 = T12,
-    h13 = T13,
-    h14 = T14,
-    h15 = T15;
   const n = x.length;
   const len = (n + 1) >> 1;
   if (out.length !== len) throw new RangeError(`decimate2MapInto: output has ${out.length} samples, needs ${len}`);
@@ -458,23 +441,6 @@ export function interpolate2Quantize16Into(
   out: Float32Array,
   pcm: Int16Array,
 ): Float32Array {
-  // Taps as function locals: module-level consts cost a context load and hole check per use.
-  const h0 = T0,
-    h1 = T1,
-    h2 = T2,
-    h3 = T3,
-    h4 = T4,
-    h5 = T5,
-    h6 = T6,
-    h7 = T7,
-    h8 = T8,
-    h9 = T9,
-    h10 = T10,
-    h11 = T11,
-    h12 = T12,
-    h13 = T13,
-    h14 = T14,
-    h15 = T15;
   const length = out.length;
   if (pcm.length !== length)
     throw new RangeError(`interpolate2Quantize16Into: ${pcm.length} PCM slots for ${length} samples`);

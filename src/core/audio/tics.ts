@@ -41,6 +41,7 @@ export function coughSound(rateHz: number, rng: Rng): Float32Array {
   }
   // High-pass 200 Hz, 4th-order low-pass 2.5 kHz (Butterworth sections): the chest and throat band.
   biquadCascadeInPlace(x, [
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: the Q as tabulated to four places; Math.SQRT1_2 would change the stored audio
     biquadCoefficients('highpass', 200, 0.7071, rateHz),
     biquadCoefficients('lowpass', 2500, 0.5412, rateHz),
     biquadCoefficients('lowpass', 2500, 1.3066, rateHz),
@@ -62,7 +63,9 @@ export function sniffleSound(rateHz: number, rng: Rng): Float32Array {
       x[start + i] = Math.sin((Math.PI * i) / len) ** 2 * (2 * rng.next() - 1);
   }
   biquadCascadeInPlace(x, [
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: the Q as tabulated to four places; Math.SQRT1_2 would change the stored audio
     biquadCoefficients('highpass', 1500, 0.7071, rateHz),
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: the Q as tabulated to four places; Math.SQRT1_2 would change the stored audio
     biquadCoefficients('lowpass', 6000, 0.7071, rateHz),
   ]);
   return scaleToUnit(x, rateHz);

@@ -119,7 +119,11 @@ async function speakWithInserts(
   if (rest.trim()) pieces.push({ kind: 'speech', samples: (await ch.tts.synthesize(rest, ch.voice)).samples });
   const speech = pieces.filter((p) => p.kind === 'speech').map((p) => p.samples);
   const joined = new Float32Array(speech.reduce((a, x) => a + x.length, 0));
-  speech.reduce((at, x) => (joined.set(x, at), at + x.length), 0);
+  let joinedAt = 0;
+  for (const x of speech) {
+    joined.set(x, joinedAt);
+    joinedAt += x.length;
+  }
   const level = activeRms(joined, SPEECH_RATE_HZ) || 0.1;
   const gap = msToSamples(INSERT_GAP_MS, SPEECH_RATE_HZ);
   const total = pieces.reduce((a, p) => a + p.samples.length + (p.kind === 'insert' ? 2 * gap : 0), 0);

@@ -88,7 +88,7 @@ export function collectChanges(
     const keyOf = (row: SqlRow) => info.primaryKey.map((c) => row[c] ?? null);
     const oldKey = before ? keyOf(before) : null;
     const newKey = after ? keyOf(after) : null;
-    if ((oldKey && oldKey.includes(null)) || (newKey && newKey.includes(null))) {
+    if (oldKey?.includes(null) || newKey?.includes(null)) {
       nullKeyTables.add(info.name);
       delete rows[info.name];
       continue;

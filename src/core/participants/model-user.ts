@@ -71,7 +71,7 @@ export class ModelUser implements UserSimulator {
 
 /** Digit groups joined by one space or dash (`158 6745 2301`, `158-6745-2301`) become one number. */
 function joinDigitGroups(text: string): string {
-  return text.replace(/(\d)[ \-](?=\d)/g, '$1');
+  return text.replace(/(\d)[ -](?=\d)/g, '$1');
 }
 
 /**

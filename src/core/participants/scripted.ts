@@ -78,9 +78,9 @@ export class ScriptedUser implements UserSimulator {
 
     // Imperfect caller: a value given wrong is corrected once the agent checks it.
     const facts = scenario.facts ?? [];
-    const valueOf = (key: string) => facts.find((f) => f.key === key)?.value;
+    const factValue = (key: string) => facts.find((f) => f.key === key)?.value;
     for (const m of scenario.misremembers ?? []) {
-      const value = valueOf(m.fact);
+      const value = factValue(m.fact);
       const correction = m.correction ?? value;
       if (value === undefined || correction === undefined || !said(m.wrong) || said(correction)) continue;
       const fact = facts.find((f) => f.key === m.fact)!;

@@ -25,7 +25,7 @@ export function bullets(lines: readonly (string | null | undefined)[]): string {
 
 /** A titled section, or '' when the body is empty. */
 export function section(title: string, body: string | null | undefined): string {
-  return body && body.trim() ? `# ${title}\n${body.trim()}` : '';
+  return body?.trim() ? `# ${title}\n${body.trim()}` : '';
 }
 
 /** Join non-empty sections with blank lines. */

@@ -269,9 +269,10 @@ function cardinalAt(words: readonly string[], i: number): Cardinal | null {
         current = 0;
       }
       last = 'scale';
-    } else if (w === 'and' && last === 'scale' && k + 1 < words.length && isSmallNumberWord(words[k + 1]!)) {
-      continue;
-    } else break;
+    } else if (!(w === 'and' && last === 'scale' && k + 1 < words.length && isSmallNumberWord(words[k + 1]!))) {
+      // Only an "and" between a scale and a small number word (`one hundred and five`) is skipped.
+      break;
+    }
   }
   return last === null ? null : { value: total + current, end: k };
 }

@@ -91,7 +91,7 @@ function floatPow(x: number, y: number): number {
     // Python returns a complex number here, which float() then refuses.
     throw new PyCalcError("float() argument must be a string or a real number, not 'complex'");
   }
-  const r = Math.pow(x, y);
+  const r = x ** y;
   if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y))
     throw new PyCalcError('Numerical result out of range');
   return r;

@@ -138,6 +138,7 @@ const ESCAPES: Readonly<Record<string, string>> = {
 
 /** A string as Python's `json.dumps` writes it with `ensure_ascii=True`. */
 function pyJsonString(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's ensure_ascii escapes exactly these control characters
   return `"${s.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 
@@ -241,7 +242,10 @@ export function parsePyJson(text: string): PyJson {
       i++;
       const obj: PyDict = new Map();
       ws();
-      if (text[i] === '}') return (i++, obj);
+      if (text[i] === '}') {
+        i++;
+        return obj;
+      }
       for (;;) {
         ws();
         if (text[i] !== '"') fail('expected a string key');
@@ -252,21 +256,28 @@ export function parsePyJson(text: string): PyJson {
         obj.set(key, value());
         ws();
         if (text[i] === ',') i++;
-        else if (text[i] === '}') return (i++, obj);
-        else fail("expected ',' or '}'");
+        else if (text[i] === '}') {
+          i++;
+          return obj;
+        } else fail("expected ',' or '}'");
       }
     }
     if (c === '[') {
       i++;
       const arr: PyJson[] = [];
       ws();
-      if (text[i] === ']') return (i++, arr);
+      if (text[i] === ']') {
+        i++;
+        return arr;
+      }
       for (;;) {
         arr.push(value());
         ws();
         if (text[i] === ',') i++;
-        else if (text[i] === ']') return (i++, arr);
-        else fail("expected ',' or ']'");
+        else if (text[i] === ']') {
+          i++;
+          return arr;
+        } else fail("expected ',' or ']'");
       }
     }
     if (c === '"') return str();
@@ -278,7 +289,10 @@ export function parsePyJson(text: string): PyJson {
       ['Infinity', new PyFloat(Infinity)],
       ['-Infinity', new PyFloat(-Infinity)],
     ] as const) {
-      if (text.startsWith(word, i)) return ((i += word.length), v);
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return v;
+      }
     }
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text);
