@@ -4,6 +4,7 @@
  * (on failure: `{"error": "…"}`).
  */
 import { mkdir, writeFile, appendFile, stat, readFile } from 'node:fs/promises';
+import { writeJsonlStream } from '../adapters/node/jsonl.ts';
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import cliProgress from 'cli-progress';
@@ -191,7 +192,8 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
     },
   };
   if (outDir && lines) {
-    await writeFile(lines, trajectories.map((t) => `${JSON.stringify(t)}\n`).join(''));
+    // One line per write: a large run's file is more than one string can hold.
+    await writeJsonlStream(lines, trajectories);
     await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
   }
   return { report, trajectories };

@@ -15,6 +15,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { z } from 'zod';
 import { fieldPath } from '../../core/schema/domain.ts';
+import { jsonlLines } from './jsonl.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
 import { ReplayInputError, fieldAt, trajectoryEpisode, type RecordedEpisode } from '../../core/replay/episode.ts';
 import {
@@ -207,5 +208,29 @@ export async function readRecording(path: string): Promise<Recording> {
       return readTau2Dir(path, path, beside);
     return parseRecording(path, text);
   }
-  return parseRecording(path, await readText(path));
+  return (await readTrajectoryLines(path)) ?? parseRecording(path, await readText(path));
+}
+
+/**
+ * Our trajectories as JSON Lines, read line by line (a `run --out` file may be larger than one
+ * string can hold). Null when the file is not that (its first line is not a trajectory, or it has
+ * a single line, or it cannot be read): the caller then reads it whole, which names the problem.
+ * @throws ReplayInputError naming the first later line that is not JSON or not a trajectory.
+ */
+async function readTrajectoryLines(path: string): Promise<Recording | null> {
+  const values: unknown[] = [];
+  const where: string[] = [];
+  try {
+    for await (const { n, line } of jsonlLines(path)) {
+      const one = tryJson(line);
+      if (values.length === 0 && !(one.ok && isObject(one.value) && 'schema_version' in one.value)) return null;
+      if (!one.ok) throw new ReplayInputError(path, `line ${n}`, `not valid JSON (${one.message})`);
+      values.push(one.value);
+      where.push(`line ${n}`);
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code) return null;
+    throw e;
+  }
+  return values.length < 2 ? null : trajectories(values, path, (i) => where[i]!);
 }

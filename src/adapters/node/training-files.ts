@@ -5,7 +5,8 @@
  * UTF-8 string columns holding JSON text, so any Parquet reader opens the file and a
  * `json.loads` per cell restores the structure (see docs/training-data.md).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
+import { jsonlLines, writeJsonlStream } from './jsonl.ts';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { GrpoRow, SftRecord } from '../../core/training/export.ts';
 
@@ -56,12 +57,26 @@ export async function writeGrpoParquet(file: string, rows: readonly GrpoRow[]): 
   await writeFile(file, new Uint8Array(grpoParquet(rows)));
 }
 
-/** Write records as JSON Lines (one JSON document per line, trailing newline). */
+/** Write records as JSON Lines (one JSON document per line, trailing newline), as a stream. */
 export async function writeJsonl(file: string, records: readonly unknown[]): Promise<void> {
-  await writeFile(file, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  await writeJsonlStream(file, records);
 }
 
-/** Read a JSONL file and validate every line with `schema`; errors name the line. */
+/** Options of {@link readJsonl}. */
+export interface ReadJsonlOptions {
+  /**
+   * Called for a line that is not JSON or fails the schema, with its number and the message;
+   * the line is skipped and reading goes on. Without it the first bad line throws.
+   */
+  onBadLine?: (line: number, message: string) => void;
+}
+
+/**
+ * Read a JSONL file line by line (a stream: the file may be larger than one string can hold) and
+ * validate every line with `schema`; errors name the line (`<file>:<n>: …`).
+ * @throws Error `<file>: cannot read (<code>)` when the file cannot be read; the first bad line's
+ *   message unless `options.onBadLine` takes it.
+ */
 export async function readJsonl<T>(
   file: string,
   schema: {
@@ -69,29 +84,35 @@ export async function readJsonl<T>(
       x: unknown,
     ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
   },
+  options: ReadJsonlOptions = {},
 ): Promise<T[]> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    throw new Error(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
   const out: T[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch (e) {
-      throw new Error(`${file}:${i + 1}: not JSON (${(e as Error).message})`);
+  const bad = (n: number, message: string) => {
+    if (!options.onBadLine) throw new Error(`${file}:${n}: ${message}`);
+    options.onBadLine(n, message);
+  };
+  try {
+    for await (const { n, line } of jsonlLines(file)) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch (e) {
+        bad(n, `not JSON (${(e as Error).message})`);
+        continue;
+      }
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        bad(n, `${issue.path.map(String).join('.') || '(line)'}: ${issue.message}`);
+        continue;
+      }
+      out.push(parsed.data);
     }
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new Error(`${file}:${i + 1}: ${issue.path.map(String).join('.') || '(line)'}: ${issue.message}`);
-    }
-    out.push(parsed.data);
-  });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code) throw new Error(`${file}: cannot read (${code})`);
+    throw e;
+  }
   return out;
 }
 

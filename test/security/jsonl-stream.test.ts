@@ -1,0 +1,46 @@
+/**
+ * Issue 11, item 5: trajectories are written and read as streams, line by line.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { jsonlLines, writeJsonlStream } from '../../src/adapters/node/jsonl.ts';
+import { readJsonl } from '../../src/adapters/node/training-files.ts';
+
+const Row = z.object({ i: z.number() });
+
+describe('JSONL streams', () => {
+  it('reads line by line: a malformed line is reported with its number and the rest is kept', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-jsonl-'));
+    const file = join(dir, 'rows.jsonl');
+    await writeFile(file, '\uFEFF{"i":1}\r\n{"i":2}\n{"i":\n\n{"j":4}\n{"i":5}\n');
+    const bad: [number, string][] = [];
+    const rows = await readJsonl(file, Row, { onBadLine: (n, m) => bad.push([n, m]) });
+    expect(rows).toEqual([{ i: 1 }, { i: 2 }, { i: 5 }]);
+    expect(bad.map(([n]) => n)).toEqual([3, 5]);
+    expect(bad[0]![1]).toMatch(/^not JSON \(/);
+    expect(bad[1]![1]).toBe('i: Invalid input: expected number, received undefined');
+    // Without a handler the first bad line ends the read, named by its number.
+    await expect(readJsonl(file, Row)).rejects.toThrow(`${file}:3: not JSON (`);
+    await expect(readJsonl(join(dir, 'missing.jsonl'), Row)).rejects.toThrow(
+      `${join(dir, 'missing.jsonl')}: cannot read (ENOENT)`,
+    );
+    const lines: number[] = [];
+    for await (const l of jsonlLines(file)) lines.push(l.n);
+    expect(lines).toEqual([1, 2, 3, 5, 6]);
+  });
+
+  it('writes one record per line with back-pressure, never one big string', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-jsonl-'));
+    const file = join(dir, 'many.jsonl');
+    // 20,000 records of 1 KB: 20 MB through a 16 KB stream buffer.
+    const records = Array.from({ length: 20_000 }, (_, i) => ({ i, pad: 'x'.repeat(1000) }));
+    await writeJsonlStream(file, records);
+    const text = await readFile(file, 'utf8');
+    expect(text.length).toBe(records.reduce((n, r) => n + JSON.stringify(r).length + 1, 0));
+    const back = await readJsonl(file, z.object({ i: z.number(), pad: z.string() }));
+    expect(back.map((r) => r.i)).toEqual(records.map((r) => r.i));
+  });
+});
