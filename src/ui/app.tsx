@@ -5,11 +5,14 @@ import { lazyView } from './lazy.tsx';
 import { errorText, mainWorker } from './runtime.ts';
 import { formatHash, parseHash, type Route } from './share.ts';
 import type { ViewProps } from './view-props.ts';
+import { TAU2_DOWNLOADS, loadTau2, megabytes, tau2Download } from './tau2-data.ts';
+import { HomeView } from './views/home.tsx';
 
 /** @deprecated import from `./view-props.ts` (views must not import the shell). */
 export type { ViewProps };
 
 const VIEWS: { id: string; label: string; hint: string }[] = [
+  { id: 'home', label: 'Start', hint: 'what this is; call, watch or batch; load tau2-bench data' },
   { id: 'browse', label: 'Browse', hint: 'policy, tools, tasks, database' },
   { id: 'watch', label: 'Watch a call', hint: 'simulated caller vs agent, scored live' },
   { id: 'call', label: 'Call as the caller', hint: 'you type the caller’s turns' },
@@ -38,23 +41,45 @@ function useRoute(): Route {
 export function App() {
   const route = useRoute();
   const [names, setNames] = useState<string[]>([]);
-  const [domain, setDomain] = useState(() => route.params.get('domain') ?? 'carrier');
+  const linked = route.params.get('domain');
+  const [domain, setDomain] = useState(() => linked ?? 'carrier');
   const [info, setInfo] = useState<DomainInfo>();
   const [reload, setReload] = useState(0);
   const [error, setError] = useState<string>();
+  const [download, setDownload] = useState<{ done: number; total: number }>();
 
   useEffect(() => {
     const { service, failed } = mainWorker();
     Promise.race([service.domainNames(), failed]).then(setNames, (e: unknown) => setError(errorText(e)));
   }, []);
+  // A link to another domain (e.g. from the start view) switches to it.
   useEffect(() => {
+    if (linked && linked !== domain) setDomain(linked);
+  }, [linked]);
+  useEffect(() => {
+    let current = true;
     setInfo(undefined);
     setError(undefined);
+    setDownload(undefined);
     const { service, failed } = mainWorker();
-    Promise.race([service.describe(domain), failed]).then(setInfo, (e: unknown) => setError(errorText(e)));
+    const tau2 = tau2Download(domain);
+    // A tau2-bench domain (a share link, the start view, the picker) loads its data by itself.
+    const loaded = tau2
+      ? loadTau2(tau2, (done, total) => current && setDownload({ done, total })).then(() =>
+          setNames((n) => (n.includes(domain) ? n : [...n, domain])),
+        )
+      : Promise.resolve();
+    Promise.race([loaded.then(() => service.describe(domain)), failed]).then(
+      (i) => current && setInfo(i),
+      (e: unknown) => current && setError(errorText(e)),
+    );
+    return () => {
+      current = false;
+    };
   }, [domain, reload]);
 
-  const view = VIEWS.some((v) => v.id === route.view) ? route.view : 'browse';
+  const view = VIEWS.some((v) => v.id === route.view) ? route.view : 'home';
+  const choices = [...new Set([...(names.length ? names : [domain]), ...TAU2_DOWNLOADS.map((d) => d.name)])];
   return (
     <>
       <a class="skip" href="#content">
@@ -68,11 +93,14 @@ export function App() {
         <label class="domain-pick">
           Domain{' '}
           <select id="domain" value={domain} onChange={(e) => setDomain(e.currentTarget.value)}>
-            {(names.length ? names : [domain]).map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
+            {choices.map((n) => {
+              const d = names.includes(n) ? undefined : tau2Download(n);
+              return (
+                <option key={n} value={n}>
+                  {d ? `${n} (download)` : n}
+                </option>
+              );
+            })}
           </select>
         </label>
         <nav aria-label="Views">
@@ -98,11 +126,19 @@ export function App() {
             {error}
           </p>
         )}
-        {!info && !error && (
-          <p class="muted" aria-live="polite">
+        {!info && !error && view !== 'home' && (
+          <p class="muted" aria-live="polite" id="domain-loading">
             Loading domain {domain}…
+            {download && (
+              <>
+                {' '}
+                tau2-bench data: {megabytes(download.done)} of {megabytes(download.total)}{' '}
+                <progress max={download.total} value={download.done} aria-label="tau2-bench download" />
+              </>
+            )}
           </p>
         )}
+        {view === 'home' && <HomeView domain={domain} info={info} download={download} onDomain={(n) => setDomain(n)} />}
         {info && view === 'browse' && (
           <Browse
             info={info}

@@ -23,11 +23,11 @@ export interface Route {
   params: URLSearchParams;
 }
 
-/** Parse `#/<view>?<params>`; an empty or unknown hash is the browse view. */
+/** Parse `#/<view>?<params>`; an empty hash is the start view (`home`). */
 export function parseHash(hash: string): Route {
   const body = hash.replace(/^#\/?/, '');
   const q = body.indexOf('?');
-  const view = (q < 0 ? body : body.slice(0, q)) || 'browse';
+  const view = (q < 0 ? body : body.slice(0, q)) || 'home';
   return { view, params: new URLSearchParams(q < 0 ? '' : body.slice(q + 1)) };
 }
 

@@ -44,7 +44,7 @@ const lines = (page: Page) =>
 
 describe('the page in firefox', () => {
   it('browses carrier', async () => {
-    const page = await open();
+    const page = await open('#/browse');
     await page.waitForSelector('#rules .rule');
     expect(await page.$$eval('#rules dt', (d) => d.map((x) => x.textContent))).toEqual([
       'R1',

@@ -32,10 +32,22 @@ const TYPES: Record<string, string> = {
   '.wav': 'audio/wav',
 };
 
-/** Build the page into a fresh temp folder; returns the folder. */
-export async function buildPage(): Promise<string> {
+/**
+ * Build the page into a fresh temp folder; returns the folder. `replace` swaps source modules
+ * (path from the repository root → absolute path of the stand-in), e.g. a pin of test data.
+ */
+export async function buildPage(replace: Readonly<Record<string, string>> = {}): Promise<string> {
   const outDir = await mkdtemp(join(tmpdir(), 'switchboard-e2e-dist-'));
-  await build({ root: ROOT, logLevel: 'error', build: { outDir, emptyOutDir: true, sourcemap: false } });
+  const alias = Object.entries(replace).map(([from, to]) => ({
+    find: new RegExp(`^.*${from.replace(/^.*\//, '/').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    replacement: to,
+  }));
+  await build({
+    root: ROOT,
+    logLevel: 'error',
+    build: { outDir, emptyOutDir: true, sourcemap: false },
+    ...(alias.length ? { resolve: { alias } } : {}),
+  });
   return outDir;
 }
 

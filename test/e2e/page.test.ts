@@ -75,7 +75,7 @@ const PAY_BALANCE_TRANSCRIPT = [
 
 describe('the page in chromium', () => {
   it('browses carrier: rules, tools, tasks, live tables', async () => {
-    const page = await open();
+    const page = await open('#/browse');
     await page.waitForSelector('#rules .rule');
     expect(await page.$$eval('#rules dt', (d) => d.map((x) => x.textContent))).toEqual([
       'R1',

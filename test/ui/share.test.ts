@@ -145,8 +145,8 @@ describe('share links', () => {
     });
   });
 
-  it('ignores bad values and parses empty hashes as browse', () => {
-    expect(parseHash('').view).toBe('browse');
+  it('ignores bad values and parses empty hashes as the start view', () => {
+    expect(parseHash('').view).toBe('home');
     expect(formatHash('batch')).toBe('#/batch');
     expect(paramsSpec(new URLSearchParams('seed=-1&preset=loud&agent=x&user=y'))).toEqual({});
     expect(publicEndpoint('not a url')).toBe('');
