@@ -5,8 +5,8 @@ import { lazyView } from './lazy.tsx';
 import { errorText, mainWorker } from './runtime.ts';
 import { formatHash, parseHash, type Route } from './share.ts';
 import type { ViewProps } from './view-props.ts';
-import { TAU2_DOWNLOADS, loadTau2, megabytes, tau2Download } from './tau2-data.ts';
-import { HomeView } from './views/home.tsx';
+import { TAU2_DOWNLOADS, loadTau2, tau2Download } from './tau2-data.ts';
+import { DownloadProgress, HomeView } from './views/home.tsx';
 
 /** @deprecated import from `./view-props.ts` (views must not import the shell). */
 export type { ViewProps };
@@ -132,8 +132,7 @@ export function App() {
             {download && (
               <>
                 {' '}
-                tau2-bench data: {megabytes(download.done)} of {megabytes(download.total)}{' '}
-                <progress max={download.total} value={download.done} aria-label="tau2-bench download" />
+                <DownloadProgress {...download} />
               </>
             )}
           </p>

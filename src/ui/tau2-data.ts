@@ -4,8 +4,9 @@
  * workers. Telecom is not offered: the page has no loader for it yet.
  */
 import { indexedDbTau2Cache, tau2Cached } from '../adapters/browser/tau2-cache.ts';
-import { fetchTau2Folder, tau2FolderBytes } from '../adapters/browser/tau2-download.ts';
+import { loadTau2Part, tau2CacheKey, tau2PartBytes } from '../adapters/browser/tau2-download.ts';
 import { TAU2_PIN } from '../adapters/browser/tau2-pin.ts';
+import { tau2PartFiles } from '../core/tau2/data-manifest.ts';
 import { mainWorker, rememberTau2 } from './runtime.ts';
 
 /** A downloadable tau2-bench domain. */
@@ -29,9 +30,9 @@ export function tau2Download(name: string): Tau2Download | undefined {
   return TAU2_DOWNLOADS.find((d) => d.name === name);
 }
 
-/** Download size of a domain's files, bytes. */
-export function tau2Bytes(d: Tau2Download): number {
-  return tau2FolderBytes(TAU2_PIN, d.folder);
+/** Download size of a domain's files, bytes, and whether the manifest pins every file's size. */
+export function tau2Bytes(d: Tau2Download): { bytes: number; exact: boolean } {
+  return tau2PartBytes(d.folder, TAU2_PIN);
 }
 
 /** The pinned commit, short. */
@@ -39,7 +40,7 @@ export const TAU2_COMMIT_SHORT = TAU2_PIN.commit.slice(0, 12);
 
 /** Whether a domain's files are in this browser's cache already. */
 export function tau2IsCached(d: Tau2Download): Promise<boolean> {
-  const keys = Object.keys(TAU2_PIN.domains[d.folder] ?? {}).map((f) => `${TAU2_PIN.commit}/${d.folder}/${f}`);
+  const keys = tau2PartFiles(d.folder, TAU2_PIN).map((f) => tau2CacheKey(TAU2_PIN, f.path));
   return tau2Cached(keys).catch(() => false);
 }
 
@@ -55,7 +56,8 @@ export function loadTau2(d: Tau2Download, onProgress?: (done: number, total: num
   if (!p) {
     p = (async () => {
       if ((await mainWorker().service.domainNames()).includes(d.name)) return;
-      const files = await fetchTau2Folder(TAU2_PIN, d.folder, {
+      const files = await loadTau2Part(d.folder, {
+        manifest: TAU2_PIN,
         cache: indexedDbTau2Cache(),
         ...(onProgress ? { onProgress } : {}),
       });

@@ -1,23 +1,21 @@
 /**
  * The page on a URL (real chromium): the start view says what this is and offers call / watch /
  * batch; a share link to a tau2-bench task downloads the pinned data by itself (GitHub's raw URL
- * layout, answered here from ../shared/tau2 with a pin of those files' hashes), checks it, keeps
+ * layout, answered here from the tests' tau2 data (test/fixtures/data.ts) with a pin of those files' hashes), checks it, keeps
  * it in IndexedDB, and runs the call; the second visit needs no download.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
+import { HAVE_TAU2, testData } from '../fixtures/data.ts';
 import { buildPage, launch, openPage, serve } from './harness.ts';
 
-const TAU2 = process.env.SWITCHBOARD_TAU2_DATA ?? fileURLToPath(new URL('../../../shared/tau2/', import.meta.url));
+const dataOf = (folder: 'airline' | 'retail') => testData(folder);
 const COMMIT = 'a2c024725189473d2d7cea3a5cfdbcc67478e41f';
 const FILES = ['db.json', 'tasks.json', 'policy.md', 'split_tasks.json'];
-const hasData = existsSync(join(TAU2, 'airline', 'db.json'));
 
 let url = '';
 let context: BrowserContext;
@@ -29,19 +27,24 @@ const fetched: string[] = [];
 beforeAll(async () => {
   const work = await mkdtemp(join(tmpdir(), 'switchboard-e2e-start-'));
   cleanup.push(() => rm(work, { recursive: true, force: true }));
-  // A pin of the local copies (same commit and layout as the real one).
-  const domains: Record<string, Record<string, { sha256: string; bytes: number }>> = {};
+  // A manifest of the local copies (same commit and URL layout as the real one).
+  const files = [];
   for (const folder of ['airline', 'retail']) {
-    domains[folder] = {};
     for (const f of FILES) {
-      const bytes = await readFile(join(TAU2, folder, f)).catch(() => Buffer.alloc(0));
-      domains[folder]![f] = { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
+      const bytes = await readFile(join(dataOf(folder as 'airline' | 'retail'), f)).catch(() => Buffer.alloc(0));
+      files.push({
+        path: `${folder}/${f}`,
+        source: `data/tau2/domains/${folder}/${f}`,
+        bytes: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        gitBlob: createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex'),
+      });
     }
   }
   const pin = join(work, 'tau2-pin.ts');
   await writeFile(
     pin,
-    `export const TAU2_PIN = ${JSON.stringify({ repo: 'sierra-research/tau2-bench', commit: COMMIT, domains })};\n`,
+    `export const TAU2_PIN = ${JSON.stringify({ repo: 'sierra-research/tau2-bench', commit: COMMIT, license: 'MIT', files })};\n`,
   );
   const dist = await buildPage({ 'src/adapters/browser/tau2-pin.ts': pin });
   cleanup.push(() => rm(dist, { recursive: true, force: true }));
@@ -55,7 +58,8 @@ beforeAll(async () => {
     const path = new URL(route.request().url()).pathname;
     fetched.push(path);
     const m = /^\/sierra-research\/tau2-bench\/([0-9a-f]{40})\/data\/tau2\/domains\/(\w+)\/([\w.]+)$/.exec(path);
-    const body = m && m[1] === COMMIT ? await readFile(join(TAU2, m[2]!, m[3]!)).catch(() => null) : null;
+    const part = m?.[2] === 'airline' || m?.[2] === 'retail' ? m[2] : undefined;
+    const body = m && part && m[1] === COMMIT ? await readFile(join(dataOf(part), m[3]!)).catch(() => null) : null;
     await route.fulfill(
       body
         ? { status: 200, body, headers: { 'access-control-allow-origin': '*' } }
@@ -95,7 +99,7 @@ describe('the start view', () => {
   });
 });
 
-describe.skipIf(!hasData)('tau2-bench data on demand', () => {
+describe.skipIf(!HAVE_TAU2)('tau2-bench data on demand', () => {
   it('a share link to a tau2 task downloads the pinned data, runs the call, and the next visit uses the cache', async () => {
     const link = '#/watch?domain=tau2-airline&task=1&seed=0&preset=clean&agent=reference&user=scripted&run=1&pace=0';
     const page = await open(link);

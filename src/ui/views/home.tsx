@@ -7,7 +7,20 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { DomainInfo } from '../../adapters/browser/rollout-types.ts';
 import { formatHash } from '../share.ts';
-import { TAU2_COMMIT_SHORT, TAU2_DOWNLOADS, megabytes, tau2Bytes, tau2IsCached } from '../tau2-data.ts';
+import {
+  TAU2_COMMIT_SHORT,
+  TAU2_DOWNLOADS,
+  megabytes,
+  tau2Bytes,
+  tau2IsCached,
+  type Tau2Download,
+} from '../tau2-data.ts';
+
+/** `3.2 MB`, or `0.2 MB + db.json` when the manifest does not pin every size. */
+function downloadSize(d: Tau2Download): string {
+  const { bytes, exact } = tau2Bytes(d);
+  return exact ? megabytes(bytes) : `${megabytes(bytes)} + db.json (size not pinned)`;
+}
 
 /** Props of the start view. */
 export interface HomeProps {
@@ -41,6 +54,19 @@ const ACTIONS = [
     what: 'K calls per task in parallel workers: pass^k, pass rates, which tasks are hard.',
   },
 ] as const;
+
+/** A tau2-bench download's progress: a bar and `1.2 MB of 3.2 MB` (no total when not every size is pinned). */
+export function DownloadProgress({ done, total }: { done: number; total: number }) {
+  return (
+    <span class="download">
+      <progress {...(total > 0 ? { max: total, value: Math.min(done, total) } : {})} aria-label="tau2-bench download" />{' '}
+      <span class="muted">
+        tau2-bench data: {megabytes(done)}
+        {total > 0 ? ` of ${megabytes(total)}` : ' received'}
+      </span>
+    </span>
+  );
+}
 
 /** The start view. */
 export function HomeView({ domain, info, download, onDomain }: HomeProps) {
@@ -104,15 +130,12 @@ export function HomeView({ domain, info, download, onDomain }: HomeProps) {
                   tau2-bench (MIT) · {d.about} ·{' '}
                   {cached[d.name]
                     ? 'in this browser'
-                    : `${megabytes(tau2Bytes(d))} from GitHub (commit ${TAU2_COMMIT_SHORT}, sha256-checked), then cached`}
+                    : `${downloadSize(d)} from GitHub (commit ${TAU2_COMMIT_SHORT}, checked against pinned digests), then cached`}
                 </span>
                 {active && !ready && download && (
                   <>
                     {' '}
-                    <progress max={download.total} value={download.done} aria-label={`${d.name} download`} />{' '}
-                    <span class="muted">
-                      {megabytes(download.done)} / {megabytes(download.total)}
-                    </span>
+                    <DownloadProgress {...download} />
                   </>
                 )}
               </li>

@@ -7,13 +7,12 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  fetchTau2Folder,
-  sha256Hex,
-  tau2FileUrl,
-  tau2FolderBytes,
+  loadTau2Part,
+  tau2CacheKey,
+  tau2PartBytes,
   type Tau2Cache,
-  type Tau2DataPin,
 } from '../../../src/adapters/browser/tau2-download.ts';
+import { type Tau2DataManifest, gitBlobId, sha256Hex } from '../../../src/core/tau2/data-manifest.ts';
 
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 const FILES: Record<string, string> = {
@@ -22,18 +21,25 @@ const FILES: Record<string, string> = {
   'policy.md': '# Policy\nBe kind. — ünïcode\n',
   'split_tasks.json': '{"base":["0"]}',
 };
-const pinOf = (files: Record<string, string>): Tau2DataPin => ({
-  repo: 'sierra-research/tau2-bench',
-  commit: COMMIT,
-  domains: {
-    airline: Object.fromEntries(
-      Object.entries(files).map(([f, t]) => {
-        const b = Buffer.from(t);
-        return [f, { sha256: createHash('sha256').update(b).digest('hex'), bytes: b.length }];
+/** A manifest of `files` as airline's (db.json pinned by git blob id only, like the real one). */
+async function manifestOf(files: Record<string, string>): Promise<Tau2DataManifest> {
+  return {
+    repo: 'sierra-research/tau2-bench',
+    commit: COMMIT,
+    license: 'MIT',
+    files: await Promise.all(
+      Object.entries(files).map(async ([f, t]) => {
+        const b = new TextEncoder().encode(t);
+        return {
+          path: `airline/${f}`,
+          source: `data/tau2/domains/airline/${f}`,
+          gitBlob: await gitBlobId(b),
+          ...(f === 'db.json' ? {} : { bytes: b.length, sha256: await sha256Hex(b) }),
+        };
       }),
     ),
-  },
-});
+  };
+}
 
 let server: Server | undefined;
 const requests: string[] = [];
@@ -49,7 +55,7 @@ async function github(files: Record<string, string>): Promise<string> {
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   const a = server.address();
-  return `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+  return `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}/sierra-research/tau2-bench`;
 }
 
 afterEach(async () => {
@@ -67,68 +73,75 @@ function memoryCache(): Tau2Cache & { map: Map<string, Uint8Array> } {
   };
 }
 
-describe('tau2-bench download', () => {
-  it('uses GitHub raw URLs at the pinned commit and hashes like sha256sum', async () => {
-    const pin = pinOf(FILES);
-    expect(tau2FileUrl(pin, 'airline', 'db.json')).toBe(
-      `https://raw.githubusercontent.com/sierra-research/tau2-bench/${COMMIT}/data/tau2/domains/airline/db.json`,
-    );
-    expect(await sha256Hex(new TextEncoder().encode('abc'))).toBe(
-      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
-    );
-    expect(tau2FolderBytes(pin, 'airline')).toBe(Object.values(FILES).reduce((n, t) => n + Buffer.byteLength(t), 0));
-    expect(() => tau2FolderBytes(pin, 'telecom')).toThrow('no pinned tau2-bench data for "telecom" (known: airline)');
+const url = (base: string, f: string) => `${base}/${COMMIT}/data/tau2/domains/airline/${f}`;
+
+describe('tau2-bench data in the page', () => {
+  it('counts only pinned sizes, and says when one is missing', async () => {
+    const manifest = await manifestOf(FILES);
+    const pinned = Object.entries(FILES).reduce((n, [f, t]) => n + (f === 'db.json' ? 0 : Buffer.byteLength(t)), 0);
+    expect(tau2PartBytes('airline', manifest)).toEqual({ bytes: pinned, exact: false });
+    expect(() => tau2PartBytes('telecom', manifest)).toThrow('unknown tau2 data part "telecom" (known: airline)');
   });
 
-  it('downloads, checks and caches the files, then reads them from the cache with no server', async () => {
-    const pin = pinOf(FILES);
-    const base = await github(FILES);
+  it('downloads, verifies and caches the files, then reads them from the cache with no server', async () => {
+    const manifest = await manifestOf(FILES);
+    const baseUrl = await github(FILES);
     const cache = memoryCache();
     const progress: [number, number][] = [];
-    const got = await fetchTau2Folder(pin, 'airline', { base, cache, onProgress: (d, t) => progress.push([d, t]) });
+    const got = await loadTau2Part('airline', {
+      manifest,
+      baseUrl,
+      cache,
+      onProgress: (d, t) => progress.push([d, t]),
+    });
     expect(got).toEqual(FILES);
-    expect(requests.sort()).toEqual(
+    expect(requests.map((r) => `${baseUrl.replace(/\/sierra.*$/, '')}${r}`).sort()).toEqual(
       Object.keys(FILES)
-        .map((f) => `/sierra-research/tau2-bench/${COMMIT}/data/tau2/domains/airline/${f}`)
+        .map((f) => url(baseUrl, f))
         .sort(),
     );
-    const total = tau2FolderBytes(pin, 'airline');
-    expect(progress.at(-1)).toEqual([total, total]);
+    const all = Object.values(FILES).reduce((n, t) => n + Buffer.byteLength(t), 0);
+    // db.json's size is not pinned: no total, but every byte is counted.
+    expect(progress.at(-1)).toEqual([all, 0]);
     expect([...cache.map.keys()].sort()).toEqual(
       Object.keys(FILES)
         .map((f) => `${COMMIT}/airline/${f}`)
         .sort(),
     );
+    expect(tau2CacheKey(manifest, 'airline/db.json')).toBe(`${COMMIT}/airline/db.json`);
     await new Promise<void>((r) => server!.close(() => r()));
     server = undefined;
-    expect(await fetchTau2Folder(pin, 'airline', { base, cache })).toEqual(FILES);
+    expect(await loadTau2Part('airline', { manifest, baseUrl, cache })).toEqual(FILES);
   });
 
-  it('refuses a file whose hash differs (naming it, both hashes and the URL) and caches nothing of it', async () => {
-    const pin = pinOf(FILES);
-    const base = await github({ ...FILES, 'tasks.json': '[{"id":"1"}]' });
+  it('refuses a file that does not verify, naming it, and caches nothing of it', async () => {
+    const manifest = await manifestOf(FILES);
+    const baseUrl = await github({ ...FILES, 'tasks.json': '[{"id":"1"}]' });
     const cache = memoryCache();
-    const want = pin.domains.airline!['tasks.json']!.sha256;
+    const want = createHash('sha256').update(FILES['tasks.json']!).digest('hex');
     const bad = createHash('sha256').update('[{"id":"1"}]').digest('hex');
-    await expect(fetchTau2Folder(pin, 'airline', { base, cache })).rejects.toThrow(
-      `tau2-bench airline/tasks.json from ${base}/sierra-research/tau2-bench/${COMMIT}/data/tau2/domains/airline/tasks.json: sha256 ${bad} (12 bytes), expected ${want} (12 bytes) at commit ${COMMIT}`,
+    await expect(loadTau2Part('airline', { manifest, baseUrl, cache })).rejects.toThrow(
+      `tau2 data airline/tasks.json (sierra-research/tau2-bench commit 0123456789ab): sha256 ${bad} does not match the manifest's ${want}`,
     );
     expect(cache.map.has(`${COMMIT}/airline/tasks.json`)).toBe(false);
   });
 
   it('downloads again over a damaged cached copy, and names the URL on an HTTP error', async () => {
-    const pin = pinOf(FILES);
-    const base = await github(FILES);
+    const manifest = await manifestOf(FILES);
+    const baseUrl = await github(FILES);
     const cache = memoryCache();
     cache.map.set(`${COMMIT}/airline/policy.md`, new TextEncoder().encode('# Policy\nBe kind. — ünïcodE\n'));
-    expect((await fetchTau2Folder(pin, 'airline', { base, cache }))['policy.md']).toBe(FILES['policy.md']);
+    expect((await loadTau2Part('airline', { manifest, baseUrl, cache }))['policy.md']).toBe(FILES['policy.md']);
     expect(requests).toHaveLength(4);
-    const missing = {
-      ...pin,
-      domains: { airline: { ...pin.domains.airline, 'extra.json': { sha256: '0', bytes: 1 } } },
+    const extra = {
+      ...manifest,
+      files: [
+        ...manifest.files,
+        { path: 'airline/extra.json', source: 'data/tau2/domains/airline/extra.json', gitBlob: '0' },
+      ],
     };
-    await expect(fetchTau2Folder(missing, 'airline', { base, cache })).rejects.toThrow(
-      `tau2-bench airline/extra.json: HTTP 404 from ${base}/sierra-research/tau2-bench/${COMMIT}/data/tau2/domains/airline/extra.json`,
+    await expect(loadTau2Part('airline', { manifest: extra, baseUrl, cache })).rejects.toThrow(
+      `tau2 data airline/extra.json: ${url(baseUrl, 'extra.json')} answered HTTP 404`,
     );
   });
 });
