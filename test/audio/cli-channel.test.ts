@@ -23,7 +23,10 @@ const dirs: string[] = [];
 afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
 describe('switchboard run with the phone channel', () => {
-  it('writes caller audio beside the trajectories (carrier, --preset regular --seed 7 --barge-in 0.3 --dropout 0.1)', async () => {
+  it('writes caller audio beside the trajectories (carrier, --preset regular --seed 7 --barge-in 0.3 --dropout 0.1)', {
+    tags: ['noise-data'],
+    timeout: 120_000,
+  }, async () => {
     const out = await mkdtemp(join(tmpdir(), 'sb-channel-'));
     dirs.push(out);
     const args = [
@@ -83,7 +86,7 @@ describe('switchboard run with the phone channel', () => {
     const first = await readFile(join(out, 'trajectories.jsonl'), 'utf8');
     expect(await main(args, capture())).toBeLessThanOrEqual(1);
     expect(await readFile(join(out, 'trajectories.jsonl'), 'utf8')).toBe(first);
-  }, 120_000);
+  });
 
   it('refuses a bad barge-in mix', async () => {
     const io = capture();

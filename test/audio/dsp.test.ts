@@ -37,7 +37,7 @@ describe('16-bit PCM and WAV', () => {
     expect(Array.from(back.samples)).toEqual(Array.from(x));
   });
 
-  it('decodes the real noise recordings (people_talking.wav is 40.5 s at 16 kHz)', () => {
+  it('decodes the real noise recordings (people_talking.wav is 40.5 s at 16 kHz)', { tags: ['noise-data'] }, () => {
     const { samples, sampleRate } = decodeWav(new Uint8Array(readFileSync(`${NOISE_DIR}people_talking.wav`)));
     expect(sampleRate).toBe(16000);
     expect(samples.length / sampleRate).toBeCloseTo(40.5, 1);

@@ -1,12 +1,16 @@
 /** Shared fixtures of the audio tests: the real noise recordings and a speech-like test signal. */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { testData } from '../fixtures/data.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
 import type { Rng } from '../../src/core/ports/rng.ts';
 
-/** ../shared/noise relative to the repo root (tau2-bench recordings, 16 kHz mono 16-bit). */
-export const NOISE_DIR = fileURLToPath(new URL('../../../shared/noise/', import.meta.url));
+/**
+ * tau2-bench's noise recordings (16 kHz mono 16-bit), found by test/fixtures/data.ts; tests that
+ * read them carry the tag `noise-data`.
+ */
+export const NOISE_DIR = testData('noise');
 
+/** Samples of `<NOISE_DIR><name>.wav`; throws when it is not 16 kHz. */
 export function loadNoise(name: string): Float32Array {
   const { samples, sampleRate } = decodeWav(new Uint8Array(readFileSync(`${NOISE_DIR}${name}.wav`)));
   if (sampleRate !== 16000) throw new Error(`${name}.wav is ${sampleRate} Hz`);

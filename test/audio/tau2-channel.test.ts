@@ -1,4 +1,8 @@
-/** The phone channel end to end on a tau2-bench domain: audio stored with every caller turn. */
+/**
+ * The phone channel end to end on a tau2-bench domain: audio stored with every caller turn.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
+ */
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -28,7 +28,9 @@ describe('Silero VAD (onnxruntime-web, WASM, local files)', async () => {
   const vad = await nodeSileroVad();
   const tts = espeakTts();
 
-  it('finds the espeak-ng sentences placed in engine noise and sent through the regular channel', async () => {
+  it('finds the espeak-ng sentences placed in engine noise and sent through the regular channel', {
+    tags: ['noise-data'],
+  }, async () => {
     const sentences = [
       'I would like to change my flight to Friday morning.',
       'My booking code is X 4 2 7 B.',
@@ -63,7 +65,7 @@ describe('Silero VAD (onnxruntime-web, WASM, local files)', async () => {
     expect((detected - inside) / detected).toBeLessThan(0.15);
   });
 
-  it('reports no speech in noise alone (engine idling at speech level)', async () => {
+  it('reports no speech in noise alone (engine idling at speech level)', { tags: ['noise-data'] }, async () => {
     const engine = loopTo(loadNoise('engine_idling'), 16000 * 5);
     const g = 0.05 / activeRms(engine, 16000);
     for (let i = 0; i < engine.length; i++) engine[i] = (engine[i] as number) * g;

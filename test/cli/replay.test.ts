@@ -1,3 +1,7 @@
+/**
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
+ */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,11 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { testData } from '../fixtures/data.ts';
 
 /** The hand-built tau2-bench results file (see tau2-results-airline.md). */
 const FIXTURE = fileURLToPath(new URL('../fixtures/tau2-results-airline.json', import.meta.url));
-/** tau2-bench's airline data folder: ../shared/tau2/airline from the repository root. */
-const AIRLINE = fileURLToPath(new URL('../../../shared/tau2/airline/', import.meta.url));
+/** tau2-bench's airline data folder (test/fixtures/data.ts). */
+const AIRLINE = testData('airline');
 
 interface Msg {
   role: string;
@@ -34,7 +39,9 @@ interface Db {
     { insurance: string; payment_history: { payment_id: string; amount: number }[]; flights: { price: number }[] }
   >;
 }
-const db = JSON.parse(readFileSync(join(AIRLINE, 'db.json'), 'utf8')) as Db;
+let cachedDb: Db | undefined;
+/** tau2's airline db.json, read on first use (the file is skipped without the data). */
+const airlineDb = (): Db => (cachedDb ??= JSON.parse(readFileSync(join(AIRLINE, 'db.json'), 'utf8')) as Db);
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -160,6 +167,7 @@ describe('switchboard replay: tau2-bench results', () => {
     });
 
     // Our outputs against db.json directly, not against the recording.
+    const db = airlineDb();
     const out = (i: number) => JSON.parse(doc.calls[i].ours);
     const olivia = db.users.olivia_gonzalez_2305!;
     expect(Object.keys(out(0).payment_methods)).toEqual(Object.keys(olivia.payment_methods));

@@ -2,6 +2,8 @@
  * tau2-airline tools on the real tau2 data: each tool's success path and error paths. Expected
  * records are written from db.json (users mia_li_3668 and lucas_hernandez_8985, reservations
  * NO6JO3 and 4G94T6, flights HAT021/HAT048/HAT089/HAT100/HAT276) in tau2's declared field order.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/core/env/environment.ts';

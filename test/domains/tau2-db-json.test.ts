@@ -2,6 +2,8 @@
  * db.json ↔ tables, for both tau2 domains: the round trip through a real environment is lossless
  * (values, int vs float, absent vs null, dict and list order), the model form hashes like tau2,
  * and malformed documents are refused with the field named.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DomainFileError } from '../../src/core/schema/domain.ts';
@@ -51,10 +53,11 @@ const dict = (v: PyJson | undefined): PyDict => v as PyDict;
 const rec = (v: PyJson | undefined): PyJsonObject => v as PyJsonObject;
 
 describe('tau2-retail db.json round trip', () => {
-  const text = tau2File('retail', 'db.json');
+  let text = '';
   let exported: PyJsonObject;
   let state: DbState;
   beforeAll(async () => {
+    text = tau2File('retail', 'db.json');
     const { runtime } = await tau2Runtime('tau2-retail');
     const env = await runtime.open();
     state = await env.exportState();
@@ -145,10 +148,11 @@ describe('tau2-retail db.json round trip', () => {
 });
 
 describe('tau2-airline db.json round trip', () => {
-  const text = tau2File('airline', 'db.json');
+  let text = '';
   let exported: PyJsonObject;
   let state: DbState;
   beforeAll(async () => {
+    text = tau2File('airline', 'db.json');
     const { runtime } = await tau2Runtime('tau2-airline');
     const env = await runtime.open();
     state = await env.exportState();

@@ -2,6 +2,8 @@
  * The admission gate on tau2-bench's airline and retail domains, all 164 tasks: reference
  * solutions replay, failing lookups are information, failing writes refuse the task, and the
  * reference agent with the scripted caller scores 1 on every task.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -1,17 +1,18 @@
 /**
- * Shared setup of the tau2 domain tests: the data folder (`../shared/tau2/<name>/` from the
- * repository root, resolved from this file), one runtime per domain and test file, and a call
- * helper that parses JSON results.
+ * Shared setup of the tau2 domain tests: the data folder (found by test/fixtures/data.ts:
+ * `$SWITCHBOARD_TAU2_DATA`, the `switchboard data tau2` cache, or `../shared/tau2`), one runtime
+ * per domain and test file, and a call helper that parses JSON results. Test files using them
+ * carry `@module-tag tau2-data`.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { testData } from '../fixtures/data.ts';
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { loadTau2Domain, type Tau2Domain, type Tau2DomainName } from '../../src/adapters/node/tau2-loader.ts';
 import { DomainRuntime, type Environment, type ToolOutcome } from '../../src/core/env/environment.ts';
 
 /** Absolute path of the tau2-bench data folder of `domain` (`airline` or `retail`). */
 export function tau2DataDir(domain: 'airline' | 'retail'): string {
-  return fileURLToPath(new URL(`../../../shared/tau2/${domain}/`, import.meta.url));
+  return testData(domain);
 }
 
 /** Text of a file of the tau2 data folder. */

@@ -1,6 +1,8 @@
 /**
  * loadTau2Domain / taskSplits / tasksInSplit on the real tau2 data folders, the domain metadata
  * and tool schemas, and the errors for missing or malformed files.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -2,6 +2,8 @@
  * Replays every reference solution of the 164 tau2 tasks (50 airline, 114 retail) on a fresh
  * environment, in order, and checks which calls fail against the golden list
  * test/golden/tau2-reference-failures.json (see test/golden/README.md for its provenance).
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -3,6 +3,8 @@
  * records are written from db.json (user emma_santos_9753, orders #W3113816, #W8367380,
  * #W6779827, #W7678072, products 7765186836 and 4768869376) in tau2's declared field order;
  * float results are Python's (e.g. 321.18 - 315.2 + 534.14 - 534.84 = 5.279999999999973).
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/core/env/environment.ts';

@@ -1,6 +1,8 @@
 /**
  * Scoring tau2 tasks with tau2 semantics, on hand-made agent trajectories over the real airline
  * data: a correct one, one with a wrong payment id, one that cancels when it must refuse.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DomainRuntime } from '../../src/core/env/environment.ts';

@@ -8,7 +8,7 @@
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { testData } from '../fixtures/data.ts';
 import { unzipSync, strFromU8 } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -44,7 +44,7 @@ afterAll(async () => {
 
 const open = (hash = ''): Promise<Page> => openPage(context, url, pageErrors, hash);
 
-const NOISE = (f: string) => fileURLToPath(new URL(`../../../shared/noise/${f}`, import.meta.url));
+const NOISE = (f: string) => `${testData('noise')}${f}`;
 const CALL =
   '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=3&preset=harsh&agent=reference&user=scripted&audio=1&dropout=0.5&pace=0';
 
@@ -122,7 +122,10 @@ describe('channel audio in chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 120_000);
 
-  it('uses the noise files the user adds as the noise bank, and the link says so', async () => {
+  it('uses the noise files the user adds as the noise bank, and the link says so', {
+    tags: ['noise-data'],
+    timeout: 120_000,
+  }, async () => {
     const page = await open(
       '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=1&preset=regular&agent=reference&user=scripted&audio=1&pace=0',
     );
@@ -147,7 +150,7 @@ describe('channel audio in chromium', () => {
     await page.screenshot({ path: join(shots, 'channel-noise-files.png'), fullPage: true });
     await page.close();
     expect(pageErrors).toEqual([]);
-  }, 120_000);
+  });
 
   it('offers the on-device agent with the device, and says what is missing when its files are absent', async () => {
     const page = await open('#/watch?domain=carrier&agent=local&local=whisper-base%2Bqwen3-0.6b');

@@ -1,18 +1,19 @@
 /**
- * Opening a tau2-bench data folder from disk in Browse (real chromium): `../shared/tau2/airline`
+ * Opening a tau2-bench data folder from disk in Browse (real chromium): the airline data folder (test/fixtures/data.ts)
  * through the folder input, parsed in the worker by the Node loader's own code, then browsed
  * and called like a built-in domain.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
 import { buildPage, launch, serve } from './harness.ts';
+import { testData } from '../fixtures/data.ts';
 
-const AIRLINE = fileURLToPath(new URL('../../../shared/tau2/airline', import.meta.url));
+const AIRLINE = testData('airline').replace(/\/$/, '');
 let url = '';
 let context: BrowserContext;
 let shots = '';
@@ -35,7 +36,7 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c().catch(() => undefined);
 });
 
-describe.skipIf(!existsSync(AIRLINE))('a tau2-bench folder opened in chromium', () => {
+describe('a tau2-bench folder opened in chromium', () => {
   it('loads airline from disk, browses it and runs a reference call', async () => {
     const page = await context.newPage();
     const errors: string[] = [];

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parquetMetadata } from 'hyparquet';
 import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { testData } from '../fixtures/data.ts';
 import { readJsonl } from '../../src/adapters/node/training-files.ts';
 import { GrpoRow, SftRecord } from '../../src/core/training/export.ts';
 
@@ -133,7 +134,26 @@ describe('switchboard groups / export', () => {
       ),
     ).toBe(0);
     io = capture();
-    const data = join(import.meta.dirname, '../../../shared/tau2/airline');
+    expect(
+      await main(
+        ['export', 'sft', join(dir, 'missing.jsonl'), '--domain', 'carrier', '--out', join(dir, 's.jsonl')],
+        io,
+      ),
+    ).toBe(2);
+    expect(io.stderr).toBe(`switchboard: ${join(dir, 'missing.jsonl')}: cannot read (ENOENT)\n`);
+  });
+
+  it('export sft refuses trajectories recorded in another domain', { tags: ['tau2-data'] }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-foreign-'));
+    dirs.push(dir);
+    const run = join(dir, 'run');
+    expect(
+      await main(
+        ['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--out', run, '--json'],
+        capture(),
+      ),
+    ).toBe(0);
+    const io = capture();
     const code = await main(
       [
         'export',
@@ -142,7 +162,7 @@ describe('switchboard groups / export', () => {
         '--domain',
         'tau2-airline',
         '--data',
-        data,
+        testData('airline'),
         '--out',
         join(dir, 's.jsonl'),
       ],
@@ -152,13 +172,5 @@ describe('switchboard groups / export', () => {
     expect(io.stderr).toBe(
       `switchboard: ${join(run, 'trajectories.jsonl')}: trajectory 1 was recorded in domain "carrier", not tau2-airline\n`,
     );
-    io = capture();
-    expect(
-      await main(
-        ['export', 'sft', join(dir, 'missing.jsonl'), '--domain', 'carrier', '--out', join(dir, 's.jsonl')],
-        io,
-      ),
-    ).toBe(2);
-    expect(io.stderr).toBe(`switchboard: ${join(dir, 'missing.jsonl')}: cannot read (ENOENT)\n`);
   });
 });

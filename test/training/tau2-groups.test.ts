@@ -2,6 +2,8 @@
  * GRPO groups at all three granularities on tau2-bench's airline domain (real data), with a
  * seeded agent that sometimes leaves out a write: rewards are checked against what each sample
  * did, and advantages against the definition Â = (r − μ)/(σ + ε), sample σ, ε = 1e-6.
+ * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
+ * @module-tag tau2-data
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DomainRuntime } from '../../src/core/env/environment.ts';

@@ -8,7 +8,6 @@
  *   needs full exports and full diffs (~0.2 s per airline task), so by default every 5th airline
  *   and every 3rd retail task; `SB_TAU2_COMPARE_ALL=1` takes all 164.
  */
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBuiltinDomain } from '../../../src/adapters/node/load-domain.ts';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
@@ -22,7 +21,7 @@ import { runEpisode } from '../../../src/core/rollout/episode.ts';
 import { diffWithGold, evaluate, goldState, replayGold, replayTrajectory } from '../../../src/core/scoring/index.ts';
 import type { Task } from '../../../src/core/schema/task.ts';
 import type { Turn } from '../../../src/core/schema/trajectory.ts';
-import { tau2DataDir, tau2Runtime } from '../../domains/tau2-helpers.ts';
+import { tau2Runtime } from '../../domains/tau2-helpers.ts';
 
 describe('carrier: change-based DB diff equals the full-state diff', () => {
   let runtime: DomainRuntime;
@@ -86,10 +85,9 @@ describe('carrier: change-based DB diff equals the full-state diff', () => {
   });
 });
 
-const haveTau2 = existsSync(`${tau2DataDir('airline')}db.json`) && existsSync(`${tau2DataDir('retail')}db.json`);
-
-describe.skipIf(!haveTau2).each(['tau2-airline', 'tau2-retail'] as const)(
+describe.each(['tau2-airline', 'tau2-retail'] as const)(
   '%s: change-based DB diff equals the full-state diff',
+  { tags: ['tau2-data'] },
   (name) => {
     interface Replay {
       task: Task;
