@@ -14,6 +14,17 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
+/** `run --out <dir>/run` of one carrier task; returns that folder. */
+async function carrierRun(dir: string): Promise<string> {
+  const run = join(dir, 'run');
+  const code = await main(
+    ['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--out', run, '--json'],
+    capture(),
+  );
+  expect(code).toBe(0);
+  return run;
+}
+
 describe('switchboard groups / export', () => {
   it('groups at each granularity write validated GRPO rows; scripted rewards give zero supply', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-groups-'));
@@ -126,13 +137,7 @@ describe('switchboard groups / export', () => {
     expect(await main(['groups', '--domain', 'carrier', '--k', '1', '--out', join(dir, 'g.jsonl')], io)).toBe(2);
     expect(io.stderr).toContain('--k must be a whole number from 2');
 
-    const run = join(dir, 'run');
-    expect(
-      await main(
-        ['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--out', run, '--json'],
-        capture(),
-      ),
-    ).toBe(0);
+    const run = await carrierRun(dir);
     io = capture();
     expect(
       await main(
@@ -146,13 +151,7 @@ describe('switchboard groups / export', () => {
   it('export sft refuses trajectories recorded in another domain', { tags: ['tau2-data'] }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-foreign-'));
     dirs.push(dir);
-    const run = join(dir, 'run');
-    expect(
-      await main(
-        ['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--out', run, '--json'],
-        capture(),
-      ),
-    ).toBe(0);
+    const run = await carrierRun(dir);
     const io = capture();
     const code = await main(
       [
