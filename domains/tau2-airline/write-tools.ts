@@ -41,6 +41,7 @@ const PAYMENT_ID_DESC =
 export const bookReservation = defineTool({
   name: 'book_reservation',
   kind: 'write',
+  spokenAs: 'book this reservation',
   description:
     'Book a new reservation for a user: flights, passengers, cabin, baggage and insurance, paid with methods from the user profile. The payments must add up to the total price.',
   params: z.strictObject({
@@ -180,6 +181,7 @@ export const bookReservation = defineTool({
 export const cancelReservation = defineTool({
   name: 'cancel_reservation',
   kind: 'write',
+  spokenAs: 'cancel the reservation',
   description: 'Cancel a whole reservation: every payment is refunded to its method and the status becomes cancelled.',
   params: z.strictObject({ reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'.") }),
   async run({ db }, { reservation_id }) {
@@ -197,6 +199,7 @@ export const cancelReservation = defineTool({
 export const updateReservationBaggages = defineTool({
   name: 'update_reservation_baggages',
   kind: 'write',
+  spokenAs: 'update the bags on the reservation',
   description:
     'Change the number of checked bags on a reservation; added charged bags are paid with a method from the user profile.',
   params: z.strictObject({
@@ -223,6 +226,7 @@ export const updateReservationBaggages = defineTool({
 export const updateReservationFlights = defineTool({
   name: 'update_reservation_flights',
   kind: 'write',
+  spokenAs: 'change the flights of the reservation',
   description:
     'Replace the flights (and cabin) of a reservation. List every flight of the new itinerary, unchanged ones included. The price difference is paid with, or refunded to, a method from the user profile.',
   params: z.strictObject({
@@ -282,6 +286,7 @@ export const updateReservationFlights = defineTool({
 export const updateReservationPassengers = defineTool({
   name: 'update_reservation_passengers',
   kind: 'write',
+  spokenAs: 'update the passengers of the reservation',
   description: 'Replace the passenger details of a reservation; the number of passengers cannot change.',
   params: z.strictObject({
     reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'."),
@@ -305,6 +310,7 @@ export const updateReservationPassengers = defineTool({
 export const sendCertificate = defineTool({
   name: 'send_certificate',
   kind: 'write',
+  spokenAs: 'send a certificate',
   description: "Add a travel certificate of the given amount to a user's payment methods. Use with care.",
   params: z.strictObject({
     user_id: z.string().describe("The user to receive the certificate, e.g. 'sara_doe_496'."),

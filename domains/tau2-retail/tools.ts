@@ -257,6 +257,7 @@ const listAllProductTypes = defineTool({
 const cancelPendingOrder = defineTool({
   name: 'cancel_pending_order',
   kind: 'write',
+  spokenAs: 'cancel the pending order',
   description:
     "Cancel an order that is still pending. Every payment is refunded: at once to a gift card, otherwise within 5-7 business days. Explain the details and get the user's explicit yes first.",
   params: z.strictObject({
@@ -283,6 +284,7 @@ const cancelPendingOrder = defineTool({
 const modifyPendingOrderAddress = defineTool({
   name: 'modify_pending_order_address',
   kind: 'write',
+  spokenAs: 'change the shipping address of the pending order',
   description:
     "Change the shipping address of a pending order. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({ order_id: z.string().describe(ORDER_ID_DESC), ...ADDRESS_PARAMS }),
@@ -297,6 +299,7 @@ const modifyPendingOrderAddress = defineTool({
 const modifyPendingOrderItems = defineTool({
   name: 'modify_pending_order_items',
   kind: 'write',
+  spokenAs: 'change the items of the pending order',
   description:
     "Swap items of a pending order for other items of the same product. Can be done only once per order. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({
@@ -352,6 +355,7 @@ const modifyPendingOrderItems = defineTool({
 const modifyPendingOrderPayment = defineTool({
   name: 'modify_pending_order_payment',
   kind: 'write',
+  spokenAs: 'change the payment method of the pending order',
   description:
     "Pay a pending order with a different payment method of the user. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({
@@ -385,6 +389,7 @@ const modifyPendingOrderPayment = defineTool({
 const modifyUserAddress = defineTool({
   name: 'modify_user_address',
   kind: 'write',
+  spokenAs: 'change your default address',
   description: "Change a user's default address. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'."), ...ADDRESS_PARAMS }),
   async run({ db }, args) {
@@ -397,6 +402,7 @@ const modifyUserAddress = defineTool({
 const returnDeliveredOrderItems = defineTool({
   name: 'return_delivered_order_items',
   kind: 'write',
+  spokenAs: 'return the delivered items',
   description:
     "Request a return of items of a delivered order; the status becomes 'return requested' and the user gets an email on how to send them back. The refund goes to the original payment method or a gift card. Explain the details and get the user's explicit yes first.",
   params: z.strictObject({
@@ -426,6 +432,7 @@ const returnDeliveredOrderItems = defineTool({
 const exchangeDeliveredOrderItems = defineTool({
   name: 'exchange_delivered_order_items',
   kind: 'write',
+  spokenAs: 'exchange the delivered items',
   description:
     "Exchange items of a delivered order for other items of the same product. A delivered order allows one return or exchange. Explain the details and get the user's explicit yes first.",
   params: z.strictObject({

@@ -100,7 +100,7 @@ describe('rollout service (the page worker, driven in Node)', () => {
     expect(prompts.map((p) => p.agentText)).toEqual([
       '您好，这里是畅联通信客服，请问有什么可以帮您？',
       '请问您的手机号码是多少？',
-      '我将为您用话费余额缴纳账单，C1002，B10008，63.5。请问您确认吗？',
+      '我将为您用话费余额缴纳账单：客户C1002，账单B10008，金额63.5元。请问您确认吗？',
       '跟您说明一下：63.5；36.5。请问还有什么可以帮您？',
     ]);
     expect([t.participants.user, t.termination, t.reward_info?.reward]).toEqual(['human', 'user_stop', 1]);

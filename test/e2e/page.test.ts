@@ -65,7 +65,7 @@ const PAY_BALANCE_TRANSCRIPT = [
   'tool: find_customer_by_phone ok',
   'assistant: → get_bills({"customer_id":"C1002"})',
   'tool: get_bills ok',
-  'assistant: 我将为您用话费余额缴纳账单，C1002，B10008，63.5。请问您确认吗？',
+  'assistant: 我将为您用话费余额缴纳账单：客户C1002，账单B10008，金额63.5元。请问您确认吗？',
   'user: 是的，确认。',
   'assistant: → pay_bill_from_balance({"customer_id":"C1002","bill_id":"B10008","amount":63.5})',
   'tool: pay_bill_from_balance ok',

@@ -3,12 +3,13 @@
  * the other side. Scripted participants are deterministic test doubles, not models: they speak
  * from these tables.
  */
+import { joinOnce } from './spoken.ts';
 
 /** Phrase table for one language. */
 export interface Phrases {
   /** Agent asks for a fact, built from its first cue. */
   askFact(cue: string): string;
-  /** Agent describes a write and asks for a yes. */
+  /** Agent describes a write (its arguments read out, see `spokenArguments`) and asks for a yes. */
   confirmWrite(action: string, details: string): string;
   /** Agent asks the caller to do something on their side (a user tool). */
   askUserAction(action: string): string;
@@ -16,8 +17,6 @@ export interface Phrases {
   anythingElse: string;
   /** Agent states facts it must communicate. */
   tell(items: readonly string[]): string;
-  /** Separator between listed values. */
-  listSep: string;
   /** Separator between two sentences. */
   sentenceSep: string;
   /** Agent's filler reply that does nothing (the do-nothing agent). */
@@ -44,11 +43,10 @@ export interface Phrases {
 
 const zh: Phrases = {
   askFact: (cue) => `请您提供一下${cue}。`,
-  confirmWrite: (action, details) => `我将为您${action}，${details}。请问您确认吗？`,
-  askUserAction: (action) => `麻烦您现在${action}，好了告诉我。`,
+  confirmWrite: (action, details) => `${joinOnce('我将为您', action)}：${details}。请问您确认吗？`,
+  askUserAction: (action) => `麻烦您${action}，好了告诉我。`,
   anythingElse: '请问还有什么可以帮您？',
   tell: (items) => `跟您说明一下：${items.join('；')}。`,
-  listSep: '，',
   sentenceSep: '',
   noop: '好的，我明白了。',
   yes: '是的，确认。',
@@ -64,11 +62,10 @@ const zh: Phrases = {
 
 const en: Phrases = {
   askFact: (cue) => `Could you give me your ${cue}, please?`,
-  confirmWrite: (action, details) => `I will ${action}: ${details}. Do you confirm?`,
+  confirmWrite: (action, details) => `${joinOnce('I will ', action)}: ${details}. Do you confirm?`,
   askUserAction: (action) => `Could you please ${action} now and tell me when it is done?`,
   anythingElse: 'Is there anything else I can help you with?',
   tell: (items) => `Just so you know: ${items.join('; ')}.`,
-  listSep: ', ',
   sentenceSep: ' ',
   noop: 'I see.',
   yes: 'Yes, please go ahead.',

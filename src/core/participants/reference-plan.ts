@@ -6,6 +6,7 @@ import { toolsFor, type Domain } from '../schema/domain.ts';
 import type { Action, Fact, Task } from '../schema/task.ts';
 import type { ToolCall } from '../schema/trajectory.ts';
 import { phrasesFor } from './phrases.ts';
+import { spokenArguments } from './spoken.ts';
 
 /** One step: say something (then the caller speaks) or call a tool (then the agent goes on). */
 export type PlanStep = { say: string } | { call: ToolCall };
@@ -28,10 +29,6 @@ export function neededFacts(task: Task): Fact[] {
   return (task.user_scenario.facts ?? []).filter((f) => used.has(f.value));
 }
 
-function spokenDetails(args: Record<string, unknown>, sep: string): string {
-  return [...scalars(args)].join(sep);
-}
-
 /**
  * Build the plan: greeting (or the outbound opening), one question per needed fact, then the
  * actions intent by intent — reads called directly, each write preceded by a confirmation
@@ -50,12 +47,13 @@ export function referencePlan(domain: Domain, task: Task): PlanStep[] {
     if (intent > 0) steps.push({ say: p.anythingElse });
     for (const a of actions.filter((x) => (x.intent ?? 0) === intent)) {
       const tool = toolsFor(domain, a.requestor).find((t) => t.name === a.name);
-      const spoken = tool?.spokenAs ?? a.name;
+      const spoken = tool?.spokenAs ?? a.name.replace(/_/g, ' ');
       if (a.requestor === 'user') {
         steps.push({ say: p.askUserAction(spoken) });
         continue;
       }
-      if (tool?.kind === 'write') steps.push({ say: p.confirmWrite(spoken, spokenDetails(a.arguments, p.listSep)) });
+      if (tool?.kind === 'write')
+        steps.push({ say: p.confirmWrite(spoken, spokenArguments(a.arguments, domain.language)) });
       steps.push({ call: toCall(a, `ref-${++callNo}`) });
     }
   }

@@ -3,7 +3,7 @@
  * - {@link ReferenceAgent} converses and executes the task's reference solution, asking for
  *   confirmation before each write.
  * - {@link NoopAgent} greets and never calls a tool (the gate's do-nothing agent).
- * - {@link ScriptedUser} states its requests, reveals facts only when asked, answers
+ * - {@link ScriptedUser} states its requests (a tau2 reason for call in the first person), reveals facts only when asked, answers
  *   confirmations, runs its own user-tool actions when asked, and ends with `###STOP###`. As an
  *   imperfect caller (task fields `misremembers`, `withholds`, `false_claims`) it first gives a
  *   wrong value and corrects it when the agent checks, deflects a question until pressed, and
@@ -12,11 +12,12 @@
  * All three derive what to do next from the turns so far (no hidden state), so an episode forked
  * from a saved point continues exactly as the original would.
  */
-import type { Action } from '../schema/task.ts';
+import { reasonForCall, type Action } from '../schema/task.ts';
 import type { Turn } from '../schema/trajectory.ts';
 import { toolsFor } from '../schema/domain.ts';
 import { hasCue, phrasesFor } from './phrases.ts';
 import { referencePlan } from './reference-plan.ts';
+import { firstPersonRequest } from './spoken.ts';
 import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply, type UserSimulator } from './types.ts';
 
 /** Executes the reference solution; one plan step per assistant turn. */
@@ -141,9 +142,13 @@ export class ScriptedUser implements UserSimulator {
   }
 }
 
+/**
+ * The caller's opening request when the task lists no `requests`: its reason for call, which
+ * tau2-style tasks write to the caller ("You want to…"), said in the first person ("I want to…").
+ */
 function reasonText(view: EpisodeView): string {
-  const ins = view.task.user_scenario.instructions;
-  return typeof ins === 'string' ? ins : ins.reason_for_call;
+  const reason = reasonForCall(view.task);
+  return view.domain.language.toLowerCase().startsWith('en') ? firstPersonRequest(reason) : reason;
 }
 
 function lastAssistantText(turns: readonly Turn[]): string {

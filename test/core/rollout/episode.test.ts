@@ -44,7 +44,7 @@ describe('runEpisode with scripted participants', () => {
       'user: 5550001',
       'assistant: ',
       'tool find_account -> {"account_id":"A1","name":"Ada","balance":30}',
-      'assistant: I will pay off the balance: A1, 10. Do you confirm?',
+      'assistant: I will pay off the balance: account A1, amount $10. Do you confirm?',
       'user: Yes, please go ahead.',
       'assistant: ',
       'tool pay -> {"account_id":"A1","paid":10}',
