@@ -136,8 +136,6 @@ describe('switchboard groups / export', () => {
     io = capture();
     expect(await main(['groups', '--domain', 'carrier', '--k', '1', '--out', join(dir, 'g.jsonl')], io)).toBe(2);
     expect(io.stderr).toContain('--k must be a whole number from 2');
-
-    const run = await carrierRun(dir);
     io = capture();
     expect(
       await main(
