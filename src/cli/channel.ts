@@ -109,8 +109,6 @@ export function parseMix(value: string): Partial<Record<InterruptionType, number
   return mix;
 }
 
-export { BED_MIN_S };
-
 /** Load every `.wav` in `dir` as 16 kHz mono: ≥ {@link BED_MIN_S} s → continuous, shorter → bursts. */
 export async function loadNoiseDir(dir: string): Promise<NoiseBank> {
   const names = (

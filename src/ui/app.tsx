@@ -8,9 +8,6 @@ import type { ViewProps } from './view-props.ts';
 import { TAU2_DOWNLOADS, loadTau2, tau2Download } from './tau2-data.ts';
 import { DownloadProgress, HomeView } from './views/home.tsx';
 
-/** @deprecated import from `./view-props.ts` (views must not import the shell). */
-export type { ViewProps };
-
 const VIEWS: { id: string; label: string; hint: string }[] = [
   { id: 'home', label: 'Start', hint: 'what this is; call, watch or batch; load tau2-bench data' },
   { id: 'browse', label: 'Browse', hint: 'policy, tools, tasks, database' },

@@ -13,12 +13,6 @@ export function mainWorker(): RolloutWorker {
   return (main ??= startRolloutWorker());
 }
 
-/** Stop the main worker (a stuck call); the next use starts a new one. */
-export function restartMainWorker(): void {
-  main?.terminate();
-  main = undefined;
-}
-
 /** The user's noise recordings for channel-audio calls: kept for this tab's session only. */
 let noiseFiles: readonly NoiseFile[] = [];
 

@@ -8,7 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import { jsonlLines, writeJsonlStream } from './jsonl.ts';
 import { parquetWriteBuffer } from 'hyparquet-writer';
-import { GrpoRow, SftRecord } from '../../core/training/export.ts';
+import { GrpoRow } from '../../core/training/export.ts';
 
 /** Columns of a GRPO Parquet file, in order; `json` ones hold JSON text. */
 export const GRPO_PARQUET_COLUMNS = [
@@ -116,4 +116,4 @@ export async function readJsonl<T>(
   return out;
 }
 
-export { GrpoRow, SftRecord };
+export { GrpoRow };

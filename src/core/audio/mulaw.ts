@@ -56,26 +56,6 @@ function tables(): { enc: Uint8Array; dec: Float32Array } {
   return { enc: encodeTable, dec: decodeTable };
 }
 
-/** Encode float samples (scaled by 32768, rounded, clipped to 16 bits) to mu-law codes. */
-export function muLawEncode(samples: Float32Array): Uint8Array {
-  const { enc } = tables();
-  const out = new Uint8Array(samples.length);
-  for (let i = 0; i < samples.length; i++) {
-    let v = Math.round((samples[i] as number) * 32768);
-    v = v > 32767 ? 32767 : v < -32768 ? -32768 : v || 0;
-    out[i] = enc[v + 32768] as number;
-  }
-  return out;
-}
-
-/** Decode mu-law codes to float samples (16-bit value / 32768). */
-export function muLawDecode(codes: Uint8Array): Float32Array {
-  const { dec } = tables();
-  const out = new Float32Array(codes.length);
-  for (let i = 0; i < codes.length; i++) out[i] = dec[codes[i] as number] as number;
-  return out;
-}
-
 /** Encode and decode in one pass (what the far end of a G.711 call hears, before resampling). */
 export function muLawRoundTrip(samples: Float32Array): Float32Array {
   const { enc, dec } = tables();
@@ -101,16 +81,4 @@ export function muLawRoundTripTable(): Float32Array {
     for (let i = 0; i < 65536; i++) roundTripTable[i] = dec[enc[i] as number] as number;
   }
   return roundTripTable;
-}
-
-/** {@link muLawRoundTrip} in place. Returns `samples`. */
-export function muLawRoundTripInPlace(samples: Float32Array): Float32Array {
-  const rt = muLawRoundTripTable();
-  for (let i = 0; i < samples.length; i++) {
-    const v = Math.round((samples[i] as number) * 32768);
-    // NaN fails both comparisons and maps to 0 (index 32768), like `v || 0`.
-    // biome-ignore lint/suspicious/noSelfCompare: `v === v` is the NaN test of this hot loop
-    samples[i] = rt[v > 32767 ? 65535 : v < -32768 ? 0 : v === v ? v + 32768 : 32768] as number;
-  }
-  return samples;
 }

@@ -130,22 +130,6 @@ export function proceduralNoise(kind: NoiseKind, n: number, rateHz: number, rng:
   }
 }
 
-/**
- * Babble: `talkers` copies of speech clips (e.g. TTS of unrelated sentences), each looped from a
- * random offset, summed. Unit RMS.
- */
-export function babble(voices: readonly Float32Array[], n: number, rng: Rng, talkers = 4): Float32Array {
-  const out = new Float32Array(n);
-  const usable = voices.filter((v) => v.length > 0);
-  if (usable.length === 0) return out;
-  for (let t = 0; t < talkers; t++) {
-    const voice = rng.pick(usable);
-    const looped = loopTo(voice, n, rng.int(voice.length));
-    for (let i = 0; i < n; i++) out[i] = (out[i] as number) + (looped[i] as number);
-  }
-  return normalizeRms(out);
-}
-
 /** `x` repeated from `offset` until `n` samples (a recording fitted to a turn's length). */
 export function loopTo(x: Float32Array, n: number, offset = 0): Float32Array {
   const out = new Float32Array(n);

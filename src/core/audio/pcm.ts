@@ -29,20 +29,6 @@ export function int16ToFloat(samples: Int16Array): Float32Array {
   return out;
 }
 
-/** Round-trip through 16-bit PCM: exactly what a listener of the WAV file gets. */
-export function quantize16(samples: Float32Array): Float32Array {
-  return int16ToFloat(floatToInt16(samples));
-}
-
-/** {@link quantize16} in place, in one pass. Returns `samples`. */
-export function quantize16InPlace(samples: Float32Array): Float32Array {
-  for (let i = 0; i < samples.length; i++) {
-    const v = Math.round((samples[i] as number) * 32768);
-    samples[i] = (v > 32767 ? 32767 : v < -32768 ? -32768 : v || 0) / 32768;
-  }
-  return samples;
-}
-
 /**
  * Quantize `samples` to 16 bits in one pass: the 16-bit values go to `pcm` (same length; e.g. a
  * WAV file's data chunk) and their float values (`v / 32768`) back into `samples`. Equals
@@ -75,9 +61,4 @@ export function samplesToMs(samples: number, rateHz: number): number {
 /** Decibels → linear amplitude factor (`10^(dB/20)`). */
 export function dbToGain(db: number): number {
   return 10 ** (db / 20);
-}
-
-/** Linear amplitude factor → decibels (`20·log10(g)`); -Infinity for 0. */
-export function gainToDb(gain: number): number {
-  return 20 * Math.log10(gain);
 }

@@ -3,6 +3,7 @@
  * concrete plan from it for a given (preset, seed, task id, turn).
  */
 import type { NoiseKind } from '../audio/noise.ts';
+import { DEFAULT_LOSS_RATE_RANGE } from '../audio/packet-loss.ts';
 
 /** A procedural noise source: a generated noise kind, or `babble` (several overlapping TTS voices, see `babble.ts`). */
 export type ProceduralSource = NoiseKind | 'babble';
@@ -99,7 +100,7 @@ export const PRESETS: Record<PresetName, ChannelPreset> = {
     muffle: null,
     farField: null,
     packetLoss: null,
-    telephony: { lowHz: 300, highHz: 3400 },
+    telephony: { lowHz: TELEPHONY_BAND_HZ[0], highHz: TELEPHONY_BAND_HZ[1] },
     tics: null,
     asides: null,
   },
@@ -109,8 +110,8 @@ export const PRESETS: Record<PresetName, ChannelPreset> = {
     wind: null,
     muffle: { probability: 0.2, cutoffHz: 1500, segmentMs: 500, transitionMs: 100 },
     farField: null,
-    packetLoss: { lossRate: [0.01, 0.02], meanBurstMs: 100, frameMs: 20 },
-    telephony: { lowHz: 300, highHz: 3400 },
+    packetLoss: { lossRate: DEFAULT_LOSS_RATE_RANGE, meanBurstMs: 100, frameMs: 20 },
+    telephony: { lowHz: TELEPHONY_BAND_HZ[0], highHz: TELEPHONY_BAND_HZ[1] },
     tics: { probability: 0.05, levelDb: [-6, 0] },
     asides: { probability: 0.05, levelDb: [-8, -4] },
   },
@@ -126,7 +127,7 @@ export const PRESETS: Record<PresetName, ChannelPreset> = {
     muffle: { probability: 0.4, cutoffHz: 1000, segmentMs: 1500, transitionMs: 150, maxSegments: 3 },
     farField: { probability: 0.3, gainDb: [-12, -6], rt60Ms: [300, 700], wetDb: [-6, 0] },
     packetLoss: { lossRate: [0.03, 0.05], meanBurstMs: 100, frameMs: 20 },
-    telephony: { lowHz: 300, highHz: 3400 },
+    telephony: { lowHz: TELEPHONY_BAND_HZ[0], highHz: TELEPHONY_BAND_HZ[1] },
     tics: { probability: 0.15, levelDb: [-3, 3] },
     asides: { probability: 0.15, levelDb: [-8, -3] },
   },

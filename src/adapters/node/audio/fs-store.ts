@@ -3,7 +3,7 @@
  * referenced by its path relative to that folder, so trajectories.jsonl and its audio move
  * together.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import type { AudioStore } from '../../../core/channel/audio-store.ts';
@@ -41,9 +41,4 @@ export function fsAudioStore(root: string): AudioStore {
       }
     },
   };
-}
-
-/** Create `root` now (so a bad folder fails before a run). */
-export function ensureFolder(root: string): void {
-  mkdirSync(root, { recursive: true });
 }
