@@ -23,6 +23,7 @@ import type { OpenAiToolSchema } from '../../core/schema/domain.ts';
 import type { ModelMessage, SamplingParams } from '../../core/ports/model-client.ts';
 import { decodeWav, resample } from '../../core/audio/wav.ts';
 import type { ManifestModel, ResolvedLocalAgent } from './local-model-manifest.ts';
+import { splitReasoning } from '../../core/participants/reply-text.ts';
 
 /** Where transformers.js runs: `cpu` (onnxruntime-node), `wasm` or `webgpu` (onnxruntime-web). */
 export type LocalDevice = 'cpu' | 'wasm' | 'webgpu';
@@ -139,8 +140,6 @@ export function generationOptions(s: SamplingParams): Record<string, unknown> {
   };
 }
 
-const THINK = /<think>[\s\S]*?(<\/think>|$)/g;
-
 function ids(t: Tensor): number[] {
   return Array.from(t.data as BigInt64Array, Number);
 }
@@ -228,7 +227,8 @@ export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalR
           .filter((x): x is number => typeof x === 'number'),
       );
       const stopped = gen.length > 0 && eos.has(gen[gen.length - 1]!);
-      const text = tokenizer.decode(gen, { skip_special_tokens: true }).replace(THINK, '').trim();
+      const decoded = tokenizer.decode(gen, { skip_special_tokens: true });
+      const text = splitReasoning(decoded).text.trim();
       return {
         text,
         token_ids: gen,

@@ -20,6 +20,7 @@ import type {
   ModelToolCall,
 } from '../../core/ports/model-client.ts';
 import { argumentsText, parseTextToolCalls } from '../../core/participants/model-tool-calls.ts';
+import { splitReasoning } from '../../core/participants/reply-text.ts';
 import { chatFromModel } from '../../core/participants/model-messages.ts';
 import { ModelEndpointError } from '../../core/participants/model-errors.ts';
 
@@ -218,6 +219,7 @@ function audioOf(base64: string, transcript: string | null, flavor: RemoteFlavor
 function finish(
   parts: {
     content: string;
+    reasoning: string | null;
     calls: ModelToolCall[];
     audio: ModelAudio | null;
     finish: string | null;
@@ -229,7 +231,10 @@ function finish(
   },
   attempts: number,
 ): ModelResponse {
-  let text = parts.content;
+  // Reasoning first: a `<tool_call>` or stop token inside `<think>` is not part of the reply.
+  const split = splitReasoning(parts.content);
+  let text = split.text;
+  const reasoning = [parts.reasoning, split.reasoning].filter((r): r is string => !!r).join('\n\n') || null;
   let calls = parts.calls;
   let source: ModelResponse['tool_call_source'] = calls.length ? 'server' : 'none';
   if (!calls.length) {
@@ -242,6 +247,7 @@ function finish(
   }
   return {
     text,
+    ...(reasoning ? { reasoning } : {}),
     tool_calls: calls,
     tool_call_source: source,
     audio: parts.audio,
@@ -283,6 +289,7 @@ export function responseFromBody(body: unknown, flavor: RemoteFlavor, attempts: 
   return finish(
     {
       content,
+      reasoning: str(msg.reasoning_content) ?? str(msg.reasoning),
       calls: serverCalls(msg.tool_calls),
       audio: audioMsg ? audioOf(audioMsg.data as string, transcript, flavor) : null,
       finish: str(textChoice.finish_reason),
@@ -304,6 +311,7 @@ export function responseFromBody(body: unknown, flavor: RemoteFlavor, attempts: 
  */
 export class StreamAssembler {
   private content = '';
+  private reasoning = '';
   private audio: string[] = [];
   private transcript = '';
   private calls = new Map<number, { id: string; name: string; arguments: string }>();
@@ -333,6 +341,8 @@ export class StreamAssembler {
         continue;
       }
       if (typeof d.content === 'string') this.content += d.content;
+      const thought = str(d.reasoning_content) ?? str(d.reasoning);
+      if (thought) this.reasoning += thought;
       if (isObj(d.audio)) {
         if (typeof d.audio.data === 'string' && d.audio.data) this.audio.push(d.audio.data);
         if (typeof d.audio.transcript === 'string') this.transcript += d.audio.transcript;
@@ -371,6 +381,7 @@ export class StreamAssembler {
     return finish(
       {
         content: this.content || (this.flavor === 'openai' && transcript ? transcript : ''),
+        reasoning: this.reasoning || null,
         calls,
         audio: this.audio.length ? audioOf(joinAudioPieces(this.audio), transcript, this.flavor) : null,
         finish: this.finishReason,

@@ -146,6 +146,7 @@ export function generationOf(res: ModelResponse): Generation {
     logprobs: res.logprobs,
     finish_reason: res.finish_reason,
     tool_call_source: res.tool_call_source,
+    ...(res.reasoning ? { reasoning: res.reasoning } : {}),
   };
 }
 

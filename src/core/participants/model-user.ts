@@ -2,7 +2,7 @@
  * {@link ModelUser}: the simulated caller as a model, and {@link checkCallerFacts}, the check
  * that it does not invent values outside its task.
  */
-import { DEFAULT_SAMPLING, type ModelClient, type SamplingParams } from '../ports/model-client.ts';
+import { DEFAULT_SAMPLING, type ModelClient, type ModelResponse, type SamplingParams } from '../ports/model-client.ts';
 import { CALLER_PROMPT_VERSION, renderCallerPrompt } from '../prompts/caller.ts';
 import type { Task } from '../schema/task.ts';
 import type { ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
@@ -19,15 +19,22 @@ export interface ModelUserOptions {
   /** Check stated values against the task ({@link checkCallerFacts}). Default true. */
   factCheck?: boolean;
   stream?: boolean;
+  /**
+   * Requests repeated (with seed + 1, + 2, …) after an empty reply (no text, no tool call)
+   * before the caller counts as broken. Default 2.
+   */
+  emptyRetries?: number;
 }
 
 /**
  * A simulated caller backed by a model, prompted from the task ({@link renderCallerPrompt}). It
  * may call the domain's user tools. Every reply's text is checked with {@link checkCallerFacts}.
  *
- * @throws SimulatorError (an InfrastructureError: the episode is invalid, not scored against the
- *   agent) when the caller states a value its task does not contain, or replies with more than
- *   `MAX_REPLY_CHARS` characters (src/core/rollout/limits.ts; not fact-checked then).
+ * @throws SimulatorError (an InfrastructureError: the episode is invalid and resampled, never
+ *   scored against the agent) when the caller states a value its task does not contain, replies
+ *   with more than `MAX_REPLY_CHARS` characters (src/core/rollout/limits.ts; not fact-checked
+ *   then), is cut at the token limit (`finish_reason: "length"`), or is empty (no text, no tool
+ *   call) on every one of 1 + `emptyRetries` requests.
  * @throws ModelEndpointError from the client when the endpoint fails.
  */
 export class ModelUser implements UserSimulator {
@@ -48,12 +55,29 @@ export class ModelUser implements UserSimulator {
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {
     const system = renderCallerPrompt(view.domain, view.task, view.tools);
-    const res = await this.client.complete({
-      messages: callerMessages(system, view.turns),
-      ...(view.tools.length ? { tools: view.tools } : {}),
-      sampling: { ...this.sampling, seed: view.seed ?? this.sampling.seed },
-      ...(this.options.stream ? { stream: true } : {}),
-    });
+    const seed = view.seed ?? this.sampling.seed;
+    const attempts = 1 + (this.options.emptyRetries ?? 2);
+    let res: ModelResponse | null = null;
+    for (let i = 0; i < attempts; i++) {
+      const r = await this.client.complete({
+        messages: callerMessages(system, view.turns),
+        ...(view.tools.length ? { tools: view.tools } : {}),
+        // A retry after an empty reply asks for another sample: seed + i.
+        sampling: { ...this.sampling, seed: seed === null ? null : seed + i },
+        ...(this.options.stream ? { stream: true } : {}),
+      });
+      // A caller cut at the token limit may be half a sentence or half a tool call: never speech.
+      if (r.finish_reason === 'length')
+        throw new SimulatorError(
+          `simulator error: the caller's reply was cut at the token limit (finish_reason "length", ${this.sampling.max_tokens} tokens)`,
+        );
+      if (r.text.trim() || r.tool_calls.length) {
+        res = r;
+        break;
+      }
+    }
+    if (!res)
+      throw new SimulatorError(`simulator error: the caller model returned an empty reply ${attempts} times in a row`);
     const tooLong = replyTooLong(res.text);
     if (tooLong) throw new SimulatorError(`simulator error: the caller's ${tooLong}`);
     if (this.options.factCheck !== false) {

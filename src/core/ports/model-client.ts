@@ -102,8 +102,14 @@ export interface ModelAudio {
 
 /** What came back, assembled from one response or one stream. */
 export interface ModelResponse {
-  /** Spoken text, with any `<tool_call>` blocks removed. */
+  /** Spoken text, with any `<tool_call>` blocks and `<think>…</think>` reasoning removed. */
   text: string;
+  /**
+   * The model's reasoning: the server's `reasoning_content` (vLLM reasoning parsers) or
+   * `reasoning` field, and any `<think>…</think>` blocks of the text; absent when there was none.
+   * Never spoken or scored.
+   */
+  reasoning?: string | null;
   tool_calls: ModelToolCall[];
   /** `server`: the server parsed the calls; `text`: we parsed `<tool_call>` blocks out of the text. */
   tool_call_source: 'server' | 'text' | 'none';

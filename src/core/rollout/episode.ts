@@ -9,15 +9,12 @@ import { toolSchema, toolsFor, type OpenAiToolSchema } from '../schema/domain.ts
 import type { Requestor, Task } from '../schema/task.ts';
 import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
 import { ModelRequestRecord } from '../schema/chat.ts';
-import {
-  InfrastructureError,
-  STOP_TOKENS,
-  type Agent,
-  type EpisodeView,
-  type UserSimulator,
-} from '../participants/types.ts';
+import { InfrastructureError, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
 import { MAX_REPLY_CHARS } from './limits.ts';
+import { type StopTokenKind, visibleReply } from '../participants/reply-text.ts';
+import { asksForConfirmation, classifyDialogueAct } from '../scoring/dialogue-acts.ts';
+import { textTurns } from '../scoring/turns.ts';
 import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from './channel-step.ts';
 
 /** Settings of one episode. */
@@ -84,20 +81,35 @@ export interface EpisodeStepPoint {
   checkpoint(): Promise<EpisodeCheckpoint>;
 }
 
-/** Split a stop token off a participant's text: the text before it is still delivered. */
-export function splitStopToken(text: string): { text: string; token: keyof typeof STOP_TOKENS | null } {
-  for (const [key, token] of Object.entries(STOP_TOKENS) as [keyof typeof STOP_TOKENS, string][]) {
-    const at = text.indexOf(token);
-    if (at >= 0) return { text: text.slice(0, at).trim(), token: key };
-  }
-  return { text, token: null };
-}
+/** Split a stop token off a participant's text (see `participants/reply-text.ts`). */
+export { splitStopToken } from '../participants/reply-text.ts';
 
-const TOKEN_REASON: Record<keyof typeof STOP_TOKENS, TerminationReason> = {
+const TOKEN_REASON: Record<StopTokenKind, TerminationReason> = {
   stop: 'user_stop',
   transfer: 'transfer',
   outOfScope: 'out_of_scope',
 };
+
+/**
+ * True when the caller's `text` agrees ({@link classifyDialogueAct}: `affirm`) to a write the
+ * agent proposed in its last spoken turn (it asked for confirmation) and that no agent write has
+ * followed yet.
+ */
+export function agreesToPendingWrite(turns: readonly Turn[], text: string): boolean {
+  const ask = textTurns(turns, 'assistant').at(-1);
+  if (!ask || !asksForConfirmation(ask.text)) return false;
+  const wroteSince = turns
+    .slice(ask.index + 1)
+    .some((t) => t.role === 'tool' && t.requestor === 'assistant' && !t.error && t.writes.length > 0);
+  return !wroteSince && classifyDialogueAct(text).act === 'affirm';
+}
+
+/** A generation record with reasoning found in the text added (model output details only). */
+function withReasoning(generation: unknown, reasoning: string | null): unknown {
+  if (!reasoning || typeof generation !== 'object' || generation === null) return generation;
+  const own = (generation as { reasoning?: unknown }).reasoning;
+  return { ...generation, reasoning: typeof own === 'string' && own ? `${own}\n\n${reasoning}` : reasoning };
+}
 
 /**
  * Run one episode to its end and return its trajectory (without reward; score it with
@@ -127,6 +139,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   let termination: TerminationReason = 'max_steps';
   let invalidReason: string | null = null;
   let env: Environment | undefined;
+  let stopDeferred: Trajectory['stop_deferred'] | undefined;
 
   const channelKey: ChannelEpisodeKey = {
     domain: runtime.domain.name,
@@ -180,11 +193,20 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       }
       // An over-long agent reply is kept cut, marked `oversize` and vetoed by QUALITY.
       const over = reply.oversize !== null ? { oversize: reply.oversize } : {};
-      const { text, token } = splitStopToken(reply.text);
+      // Reasoning (`<think>…</think>`) is never delivered, and a stop token inside it is no token.
+      const visible = visibleReply(reply.text);
+      const text = visible.text;
+      let token = visible.token;
+      // A caller who says yes to a pending write and stops in the same message: deliver the
+      // text, give the agent its turn to act, then end (recorded as `stop_deferred`).
+      const defer = token === 'stop' && who === 'user' && !stopDeferred && agreesToPendingWrite(turns, text);
+      if (defer) token = null;
       // A stop token ends the episode: tool calls in the same turn are not executed.
-      const calls: ToolCall[] = token ? [] : reply.calls;
+      const calls: ToolCall[] = token || defer ? [] : reply.calls;
       // Model output details (token ids, logprobs) are kept when a model participant gives them.
-      const generation = Generation.safeParse((raw as { generation?: unknown } | null)?.generation);
+      const generation = Generation.safeParse(
+        withReasoning((raw as { generation?: unknown } | null)?.generation, visible.reasoning),
+      );
       // The exact request an agent model was sent is kept on its turn (issue 12).
       const sent =
         who === 'assistant' ? ModelRequestRecord.safeParse((raw as { request?: unknown } | null)?.request) : null;
@@ -227,7 +249,13 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         }
       }
       if (opts.channel && who === 'user') {
-        const { text: said, ...heard } = await channelCallerTurn(opts.channel, channelKey, turns.length, text, !token);
+        const { text: said, ...heard } = await channelCallerTurn(
+          opts.channel,
+          channelKey,
+          turns.length,
+          text,
+          !token && !defer,
+        );
         push({ role: who, text: said, tool_calls: calls, t_ms: clock.now(), ...gen, ...heard } as Turn);
       } else {
         push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...gen, ...over } as Turn);
@@ -235,6 +263,12 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       if (token) {
         termination = who === 'assistant' && token === 'stop' ? 'agent_stop' : TOKEN_REASON[token];
         break;
+      }
+      if (defer) {
+        stopDeferred = {
+          turn: turns.length - 1,
+          reason: 'the caller agreed to a pending write and said stop in the same message',
+        };
       }
       for (const [i, call] of calls.entries()) {
         const problem = reply.problems[i];
@@ -258,6 +292,11 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       }
       if (errors >= maxErrors) {
         termination = 'too_many_errors';
+        break;
+      }
+      // The agent has acted on the deferred stop and speaks: the caller's stop now ends the call.
+      if (stopDeferred && who === 'assistant' && calls.length === 0) {
+        termination = 'user_stop';
         break;
       }
       // After its own tool calls a participant goes on; after speaking, the other side answers.
@@ -284,6 +323,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       ...(user.card ? { user_card: user.card } : {}),
     },
     ...(agent.card?.teacher_guidance != null ? { teacher_guidance: true } : {}),
+    ...(stopDeferred ? { stop_deferred: stopDeferred } : {}),
     termination,
     valid: invalidReason === null,
     invalid_reason: invalidReason,

@@ -59,6 +59,11 @@ export const Generation = z.object({
   finish_reason: z.string().nullable().default(null),
   /** Where the tool calls came from: parsed by the server, or by us from `<tool_call>` text. */
   tool_call_source: z.enum(['server', 'text', 'none']).default('none'),
+  /**
+   * The model's reasoning (a `reasoning_content` / `reasoning` field, or `<think>…</think>` in
+   * its text), kept for the trainer. Never delivered, spoken, or scored.
+   */
+  reasoning: z.string().optional(),
 });
 export type Generation = z.infer<typeof Generation>;
 
@@ -328,6 +333,12 @@ export const Trajectory = z.object({
    * Absent means false.
    */
   teacher_guidance: z.boolean().optional(),
+  /**
+   * Ours (issue 12): the caller said yes to a pending write and a stop token in the same
+   * message (`turn`): the text was delivered and the agent had its turn to act before the call
+   * ended (`user_stop`).
+   */
+  stop_deferred: z.object({ turn: z.number().int(), reason: z.string() }).optional(),
 });
 export type Trajectory = z.infer<typeof Trajectory>;
 

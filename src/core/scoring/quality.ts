@@ -10,7 +10,7 @@ import { passFail } from './component.ts';
 import { textTurns, type IndexedText } from './turns.ts';
 
 /** Which quality rule a finding breaks. */
-export type QualityRule = 'formatting' | 'repetition' | 'garbled' | 'oversize';
+export type QualityRule = 'formatting' | 'repetition' | 'garbled' | 'oversize' | 'truncated';
 
 /** One quality problem of one assistant turn. */
 export interface QualityFinding {
@@ -123,9 +123,10 @@ export function repeatedTurns(texts: readonly IndexedText[], min = 3): { turn: n
 }
 
 /**
- * Every quality finding of the assistant's text turns (stop tokens removed), by turn. A reply
- * over the cap ({@link MAX_REPLY_CHARS}; its turn is marked `oversize` and holds the first
- * part only) is an `oversize` finding.
+ * Every quality finding of the assistant's turns, by turn: formatting, repetition and garbled
+ * text in the spoken text (reasoning and stop tokens removed); `oversize` for a reply over the
+ * cap ({@link MAX_REPLY_CHARS}; its turn is marked `oversize` and holds the first part only);
+ * `truncated` for a turn whose generation ended at the token limit (`finish_reason` `length`).
  */
 export function qualityFindings(turns: readonly Turn[]): QualityFinding[] {
   const texts = textTurns(turns, 'assistant');
@@ -149,6 +150,12 @@ export function qualityFindings(turns: readonly Turn[]): QualityFinding[] {
     const garbled = garbledSigns(text);
     if (garbled.length) out.push({ turn: index, rule: 'garbled', detail: garbled.join(', ') });
   }
+  // A reply the model could not finish (cut at the token limit): half a sentence, bare JSON or
+  // half a tool call, whatever its text looks like.
+  turns.forEach((t, index) => {
+    if (t.role === 'assistant' && t.generation?.finish_reason === 'length')
+      out.push({ turn: index, rule: 'truncated', detail: 'cut at the token limit (finish_reason "length")' });
+  });
   for (const r of repeatedTurns(texts)) {
     out.push({ turn: r.turn, rule: 'repetition', detail: `same reply as turns ${r.earlier.join(', ')}` });
   }

@@ -4,7 +4,7 @@
  * agrees on what "a successful agent write" or "an assistant text turn" is.
  */
 import { canonicalJson } from '../env/state.ts';
-import { STOP_TOKENS } from '../participants/types.ts';
+import { splitReasoning, stripStopTokens } from '../participants/reply-text.ts';
 import type { DomainDefinition } from '../schema/domain.ts';
 import type { Requestor } from '../schema/task.ts';
 import type { ToolTurn, Turn } from '../schema/trajectory.ts';
@@ -56,11 +56,12 @@ export function agentWrites(turns: readonly Turn[], domain: DomainDefinition): I
   return successfulAgentCalls(turns).filter((t) => t.turn.writes.length > 0 || writeTools.has(t.turn.name));
 }
 
-/** Remove the simulator's stop tokens (`###STOP###` …) from spoken text. */
+/**
+ * Spoken text of a turn: reasoning (`<think>…</think>`) and the simulator's stop tokens
+ * (`###STOP###` …, tolerant matching) removed. See `participants/reply-text.ts`.
+ */
 export function spokenText(text: string): string {
-  let out = text;
-  for (const token of Object.values(STOP_TOKENS)) out = out.split(token).join('');
-  return out.trim();
+  return stripStopTokens(splitReasoning(text).text);
 }
 
 /** Non-empty spoken texts of one side, stop tokens removed, with their turn indices. */

@@ -8,7 +8,7 @@ import type { DomainRuntime } from '../env/environment.ts';
 import type { Agent, Judge } from '../participants/types.ts';
 import { seededRng } from '../ports/rng.ts';
 import { normalizeReply } from '../rollout/normalize.ts';
-import { splitStopToken } from '../rollout/episode.ts';
+import { visibleReply } from '../participants/reply-text.ts';
 import { checkAssertion } from '../scoring/behaviour-checks.ts';
 import { judgeAll } from '../scoring/judging.ts';
 import { qualityFindings } from '../scoring/quality.ts';
@@ -121,7 +121,7 @@ export async function sampleTurnCandidates(opts: {
       seed,
     });
     const reply = normalizeReply(raw, opts.context.length);
-    const { text, token } = splitStopToken(reply.text);
+    const { text, token } = visibleReply(reply.text);
     const generation = Generation.safeParse((raw as { generation?: unknown } | null)?.generation);
     const request = ModelRequestRecord.safeParse((raw as { request?: unknown } | null)?.request);
     out.push({
