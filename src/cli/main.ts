@@ -25,6 +25,7 @@ import { registerData } from './commands/data.ts';
 import { intOption } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
+import { redactText } from '../adapters/shared/endpoint-secrets.ts';
 import { type CliIo, defaultIo } from './io.ts';
 
 export type { CliIo };
@@ -351,12 +352,14 @@ export const EXIT = { ok: 0, refused: 1, usage: 2, internal: 3 } as const;
  * refusal or failed check, 2 a usage or input error, 3 an internal error (a bug: the message
  * says so; set SWITCHBOARD_DEBUG=1 for the stack).
  */
-export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
+export async function main(argv: readonly string[], given: CliIo = defaultIo): Promise<number> {
   let code: number = EXIT.ok;
   const json = argv.includes('--json');
+  // Error lines may quote a model spec or an endpoint: its credentials never reach the terminal.
+  const io: CliIo = { ...given, out: (t) => given.out(t), err: (t) => given.err(redactText(t)) };
   const fail = (message: string, exit: number) => {
     io.err(`switchboard: ${message}`);
-    if (json) io.out(JSON.stringify({ error: message }));
+    if (json) io.out(JSON.stringify({ error: redactText(message) }));
     return exit;
   };
   try {
@@ -365,7 +368,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.exitCode === 0) return EXIT.ok;
-      if (json) io.out(JSON.stringify({ error: e.message.replace(/^error: /, '') }));
+      if (json) io.out(JSON.stringify({ error: redactText(e.message.replace(/^error: /, '')) }));
       return EXIT.usage;
     }
     if (e instanceof UsageError || e instanceof DomainFileError) return fail(e.message, EXIT.usage);

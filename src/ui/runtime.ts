@@ -1,10 +1,13 @@
 /**
  * Page-wide services: the main rollout worker (browse and single calls), the trajectory store,
- * and the remote endpoint settings kept in this browser's localStorage only.
+ * and the remote endpoint settings and their API keys (bound to origins) kept in this browser's
+ * localStorage only.
  */
 import { startRolloutWorker, type RolloutWorker } from '../adapters/browser/rollout-client.ts';
-import { openTrajectoryStore, type TrajectoryStore } from '../adapters/browser/trajectory-store.ts';
+import { markInterrupted, openTrajectoryStore, type TrajectoryStore } from '../adapters/browser/trajectory-store.ts';
 import type { EndpointSettings, NoiseFile } from '../adapters/browser/rollout-types.ts';
+import { redactText } from '../adapters/shared/endpoint-secrets.ts';
+import { keyFor, withKey, type KeyRing } from './endpoint-keys.ts';
 
 let main: RolloutWorker | undefined;
 
@@ -40,31 +43,112 @@ export function openedTau2(name: string): { files: Record<string, string>; folde
 }
 
 let store: TrajectoryStore | undefined;
+let swept: Promise<unknown> = Promise.resolve();
 
-/** The trajectory store. */
+/** Id of this page load: the owner of the records it writes while a call runs. */
+export const PAGE_ID = newId();
+const LOCK_PREFIX = 'switchboard-page-';
+
+/**
+ * Hold a Web Lock named for this page load as long as the page lives, so other tabs can tell
+ * its running calls from those of closed pages (`navigator.locks.query`). Without Web Locks
+ * every running record of another page load counts as interrupted.
+ */
+function holdPageLock(): void {
+  void navigator.locks?.request(`${LOCK_PREFIX}${PAGE_ID}`, () => new Promise<void>(() => undefined));
+}
+
+/** The page loads still open (this one and other tabs), by their ids. */
+async function openPages(): Promise<Set<string>> {
+  const held = (await navigator.locks?.query().catch(() => undefined))?.held ?? [];
+  const ids = held.map((l) => l.name ?? '').filter((n) => n.startsWith(LOCK_PREFIX));
+  return new Set([PAGE_ID, ...ids.map((n) => n.slice(LOCK_PREFIX.length))]);
+}
+
+/**
+ * The trajectory store. Opening it (once per page load) marks the calls that a closed page
+ * left `running` as `interrupted` ({@link markInterrupted}); {@link storeSwept} waits for that.
+ */
 export function trajectoryStore(): TrajectoryStore {
-  return (store ??= openTrajectoryStore());
+  if (!store) {
+    holdPageLock();
+    const opened = openTrajectoryStore();
+    store = opened;
+    swept = openPages()
+      .then((live) => markInterrupted(opened, (owner) => live.has(owner)))
+      .catch(() => undefined);
+  }
+  return store;
+}
+
+/** The store once interrupted calls have been marked. */
+export async function storeSwept(): Promise<TrajectoryStore> {
+  const s = trajectoryStore();
+  await swept;
+  return s;
 }
 
 const ENDPOINT_KEY = 'switchboard.endpoint';
 
-/** Where the remote caller's endpoint (key included) is kept, apart from the agent's. */
+/** Where the remote caller's endpoint settings are kept, apart from the agent's. */
 export const CALLER_ENDPOINT_KEY = 'switchboard.caller-endpoint';
 
-/** The saved remote endpoint (the agent's, or another under `key`), or defaults. */
-export function loadEndpoint(key: string = ENDPOINT_KEY): EndpointSettings {
-  const fallback: EndpointSettings = { flavor: 'openai', baseURL: 'http://127.0.0.1:8000/v1', model: '', apiKey: '' };
+/** Where API keys are kept, by origin (see `endpoint-keys.ts`). */
+const KEYS_KEY = 'switchboard.keys';
+
+/** The endpoint settings before any are saved (a local vLLM's default address). */
+export const DEFAULT_ENDPOINT: EndpointSettings = { flavor: 'openai', baseURL: 'http://127.0.0.1:8000/v1', model: '' };
+
+function readJson<T>(key: string): T | undefined {
   try {
     const raw = localStorage.getItem(key);
-    return raw ? { ...fallback, ...(JSON.parse(raw) as Partial<EndpointSettings>) } : fallback;
+    return raw ? (JSON.parse(raw) as T) : undefined;
   } catch {
-    return fallback;
+    return undefined;
   }
 }
 
-/** Save the remote endpoint (key included) in localStorage; it is sent nowhere else. */
+/** The saved API keys by origin. */
+export function loadKeys(): KeyRing {
+  const ring = readJson<Record<string, unknown>>(KEYS_KEY) ?? {};
+  return Object.fromEntries(Object.entries(ring).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** The API key saved for `baseURL`'s origin, if any (see `endpoint-keys.ts`). */
+export function endpointKey(baseURL: string): string | undefined {
+  return keyFor(loadKeys(), baseURL);
+}
+
+/** Save `key` for `baseURL`'s origin (empty: forget it); nothing is saved for a URL without an origin. */
+export function saveEndpointKey(baseURL: string, key: string): void {
+  localStorage.setItem(KEYS_KEY, JSON.stringify(withKey(loadKeys(), baseURL, key)));
+}
+
+/**
+ * The saved remote endpoint settings (the agent's, or another under `key`), without the key,
+ * or undefined when none is saved. Settings saved by earlier versions with an `apiKey` inside
+ * are migrated: the key moves to the key ring, bound to the origin of the base URL it was saved with.
+ */
+export function savedEndpoint(key: string = ENDPOINT_KEY): EndpointSettings | undefined {
+  const raw = readJson<Partial<EndpointSettings>>(key);
+  if (!raw) return undefined;
+  const { apiKey, ...settings } = { ...DEFAULT_ENDPOINT, ...raw };
+  if (apiKey !== undefined) {
+    if (apiKey && !endpointKey(settings.baseURL)) saveEndpointKey(settings.baseURL, apiKey);
+    localStorage.setItem(key, JSON.stringify(settings));
+  }
+  return settings;
+}
+
+/** The saved remote endpoint settings (without the key), or defaults. */
+export function loadEndpoint(key: string = ENDPOINT_KEY): EndpointSettings {
+  return savedEndpoint(key) ?? { ...DEFAULT_ENDPOINT };
+}
+
+/** Save the remote endpoint's settings in localStorage, never its key (that is in the key ring). */
 export function saveEndpoint(e: EndpointSettings, key: string = ENDPOINT_KEY): void {
-  localStorage.setItem(key, JSON.stringify(e));
+  const { apiKey: _, ...settings } = e;
+  localStorage.setItem(key, JSON.stringify(settings));
 }
 
 /** A unique id for records and batches. */
@@ -74,7 +158,7 @@ export function newId(): string {
     : `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
-/** Message of anything thrown. */
+/** Message of anything thrown, as shown on the page: endpoint URLs in it are redacted (`endpoint-secrets.ts`). */
 export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return redactText(e instanceof Error ? e.message : String(e));
 }

@@ -172,3 +172,21 @@ export async function openPage(context: BrowserContext, url: string, errors: str
   await page.goto(`${url}${hash}`);
   return page;
 }
+
+/**
+ * Build the page, serve it and start chromium: the usual setup of a chromium e2e file.
+ * `close` stops the browser and the server and removes the build, in that order.
+ */
+export async function chromiumSession(): Promise<{ url: string; context: BrowserContext; close(): Promise<void> }> {
+  const dist = await buildPage();
+  const server = await serve(dist);
+  const browser = await launch();
+  return {
+    url: server.url,
+    context: browser.context,
+    async close() {
+      for (const step of [browser.close, server.close, () => rm(dist, { recursive: true, force: true })])
+        await step().catch(() => undefined);
+    },
+  };
+}

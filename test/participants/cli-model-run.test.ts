@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -310,6 +311,25 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     expect(trajs[0]!.invalid_reason).toMatch(/^vllm:agent-model at .*: malformed reply: .*\(2 attempts\)$/);
     expect(server.requests).toHaveLength(6);
   }, 20_000);
+
+  it('never writes or prints credentials of a base URL (user info, api_key query)', async () => {
+    server = await startOpenAiServer(() => httpError(503, 'down'));
+    const base = `${server.url.replace('http://', 'http://user:PW-SECRET@')}?api_key=Q-SECRET`;
+    const redacted = `${server.url.replace('http://', 'http://REDACTED@')}?api_key=REDACTED`;
+    const out = await tmp('sb-redact-');
+    const io = capture();
+    const args = ['--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--model-retries', '0'];
+    expect(await main(['run', ...args, '--agent', `vllm:m@${base}`, '--out', out], io)).toBe(1);
+    expect(await main(['run', ...args, '--agent', `bogus:m@${base}`, '--json'], io)).toBe(2);
+    const files = ['trajectories.jsonl', 'summary.json'].map((f) => readFileSync(join(out, f), 'utf8'));
+    for (const text of [io.stdout, io.stderr, ...files]) expect(text).not.toMatch(/SECRET/);
+    expect(io.stderr).toContain(`switchboard: unknown agent "bogus:m@${redacted}"`);
+    const first = Trajectory.parse(JSON.parse(files[0]!.split('\n')[0]!));
+    expect(first.invalid_reason).toMatch(
+      new RegExp(`^vllm:m at ${redacted.replace(/[?.]/g, '\\$&')}: network error: `),
+    );
+    expect(server.requests).toHaveLength(0); // fetch refuses URLs with credentials before sending
+  });
 
   it('rejects malformed model specs and local: models with exit code 2', async () => {
     let io = capture();

@@ -15,8 +15,15 @@ export interface StoredRecord {
   source: 'call' | 'batch';
   /** Batch id (one per batch run), for batch rollouts. */
   batch?: string;
-  /** `running` until the episode ended; a `running` record of an earlier page load was interrupted. */
-  status: 'running' | 'done';
+  /**
+   * `running` until the episode ended (`done`). A `running` record whose page is gone (the tab
+   * was closed or reloaded mid-call) becomes `interrupted` on the next visit
+   * ({@link markInterrupted}): its turns are kept and its trajectory is the invalid one of
+   * {@link interruptedTrajectory}, so it is exported like any other.
+   */
+  status: 'running' | 'done' | 'interrupted';
+  /** Id of the page load that writes a running record (see {@link markInterrupted}). */
+  owner?: string;
   domain: string;
   task_id: string;
   seed: number;
@@ -99,9 +106,56 @@ export function openTrajectoryStore(): TrajectoryStore {
   };
 }
 
+/** `invalid_reason` of an interrupted call. */
+export const INTERRUPTED_REASON =
+  'interrupted: the page was closed or reloaded mid-call (turns kept up to the last stored one)';
+
 /**
- * JSONL of the finished trajectories among `records`, one per line in the order given, in the
- * CLI's `trajectories.jsonl` format (`JSON.stringify` of each trajectory).
+ * The trajectory of a call cut short by closing its page: invalid (a fault of the sandbox, not
+ * the agent's: never scored, excluded from means like any invalid rollout) with termination
+ * `infrastructure_error`, the turns stored so far, and the simulated times of the first and
+ * last of them (0 when there are none).
+ */
+export function interruptedTrajectory(record: StoredRecord): Trajectory {
+  const times = record.turns.map((t) => t.t_ms);
+  return {
+    schema_version: 1,
+    id: record.key,
+    domain: record.domain,
+    task_id: record.task_id,
+    trial: 0,
+    seed: record.seed,
+    participants: { agent: record.agent, user: record.user },
+    termination: 'infrastructure_error',
+    valid: false,
+    invalid_reason: INTERRUPTED_REASON,
+    turns: record.turns,
+    started_at_ms: times[0] ?? 0,
+    ended_at_ms: times.at(-1) ?? 0,
+    reward_info: null,
+  };
+}
+
+/**
+ * Mark every `running` record whose page load is gone as `interrupted`, with its
+ * {@link interruptedTrajectory}. `live(owner)` tells whether the page load that writes a record
+ * is still open (another tab may be mid-call); a record without an owner is from an earlier
+ * version and is interrupted. Returns the keys it marked.
+ */
+export async function markInterrupted(store: TrajectoryStore, live: (owner: string) => boolean): Promise<string[]> {
+  const marked: string[] = [];
+  for (const r of await store.list(Number.MAX_SAFE_INTEGER)) {
+    if (r.status !== 'running' || (r.owner !== undefined && live(r.owner))) continue;
+    await store.put({ ...r, status: 'interrupted', trajectory: interruptedTrajectory(r) });
+    marked.push(r.key);
+  }
+  return marked;
+}
+
+/**
+ * JSONL of the finished trajectories among `records` (interrupted calls included, as invalid
+ * ones), one per line in the order given, in the CLI's `trajectories.jsonl` format
+ * (`JSON.stringify` of each trajectory).
  */
 export function trajectoriesJsonl(records: readonly StoredRecord[]): string {
   return records

@@ -17,6 +17,7 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import type { ModelClient, RemoteFlavor, ModelRequest, ModelResponse } from '../../core/ports/model-client.ts';
 import { ModelEndpointError, isRetryableStatus } from '../../core/participants/model-errors.ts';
+import { redactUrl } from './endpoint-secrets.ts';
 import { StreamAssembler, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
 
 /** Settings of one client. */
@@ -26,7 +27,7 @@ export interface OpenAiClientOptions extends Omit<WireOptions, 'model' | 'flavor
   baseURL: string;
   /** Served model name; with vLLM a LoRA adapter is chosen by its `--lora-modules` name. */
   model: string;
-  /** API key. Never logged or recorded. Default `EMPTY` (local servers ignore it). */
+  /** API key, sent as `Authorization: Bearer <key>`. Never logged or recorded. Default none: no Authorization header. */
   apiKey?: string;
   /** Per-attempt timeout, ms (whole reply, stream included). Default 60,000. */
   timeoutMs?: number;
@@ -69,11 +70,14 @@ export class OpenAiModelClient implements ModelClient {
   constructor(private readonly options: OpenAiClientOptions) {
     this.flavor = options.flavor;
     this.model = options.model;
-    this.endpoint = stripCredentials(options.baseURL);
+    this.endpoint = redactUrl(options.baseURL);
     this.id = `${options.flavor}:${options.model}`;
     this.sleep = options.sleep ?? defaultSleep;
     this.sdk = new OpenAI({
+      // Without a key no Authorization header is sent at all (the SDK needs some apiKey string;
+      // a null default header removes it).
       apiKey: options.apiKey || 'EMPTY',
+      ...(options.apiKey ? {} : { defaultHeaders: { Authorization: null } }),
       baseURL: options.baseURL,
       maxRetries: 0,
       timeout: options.timeoutMs ?? 60_000,
@@ -205,16 +209,4 @@ function describeCut(e: unknown): string {
   const cause = (e as { cause?: { message?: unknown } }).cause;
   const why = typeof cause?.message === 'string' ? ` (${cause.message})` : '';
   return `${(e as Error).message}${why}`;
-}
-
-/** A base URL without user:password. */
-export function stripCredentials(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return url;
-  }
 }

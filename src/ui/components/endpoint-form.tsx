@@ -1,36 +1,35 @@
 /** A remote OpenAI-compatible endpoint in the page: its settings form and how it is shared and stored. */
+import { useState } from 'preact/hooks';
 import type { EndpointSettings, ModelFlavor } from '../../adapters/browser/rollout-types.ts';
-import { saveEndpoint } from '../runtime.ts';
+import { endpointOrigin, redactUrl } from '../../adapters/shared/endpoint-secrets.ts';
+import { endpointKey, saveEndpointKey, saveEndpoint } from '../runtime.ts';
 
-/** A remote endpoint as a participant spec: the key only when set. */
+/**
+ * A remote endpoint as a participant spec, with the key saved for its base URL's origin (and no
+ * other: a key is never sent to an endpoint it was not saved for).
+ */
 export function endpointSpec(e: EndpointSettings): EndpointSettings {
+  const apiKey = endpointKey(e.baseURL);
   return {
     flavor: e.flavor,
     baseURL: e.baseURL,
     model: e.model,
-    ...(e.apiKey ? { apiKey: e.apiKey } : {}),
+    ...(apiKey ? { apiKey } : {}),
     ...(e.temperature !== undefined ? { temperature: e.temperature } : {}),
   };
 }
 
-/** What is stored and shared of a remote endpoint: never the key. */
-export function withoutKey(e: EndpointSettings): EndpointSettings {
+/** What is stored of a remote endpoint (history records): never the key, and a redacted base URL. */
+export function storedEndpoint(e: EndpointSettings): EndpointSettings {
   const { apiKey: _, ...rest } = e;
-  return rest;
+  return { ...rest, baseURL: redactUrl(e.baseURL) };
 }
 
-/** Shared settings of a remote participant over this machine's saved ones (the key stays local). */
-export function sharedOver(saved: EndpointSettings, shared: EndpointSettings): EndpointSettings {
-  return {
-    ...saved,
-    flavor: shared.flavor,
-    model: shared.model,
-    baseURL: shared.baseURL || saved.baseURL,
-    ...(shared.temperature !== undefined ? { temperature: shared.temperature } : {}),
-  };
-}
-
-/** Endpoint settings form (kept in localStorage only, under `storageKey` when given). */
+/**
+ * Endpoint settings form (kept in localStorage only, under `storageKey` when given). The API key
+ * field shows and saves the key of the base URL's origin: changing the base URL to another
+ * origin shows that origin's key (usually none), never carries the old one over.
+ */
 export function EndpointForm({
   value,
   onChange,
@@ -42,11 +41,13 @@ export function EndpointForm({
   storageKey?: string;
   who?: 'agent' | 'caller';
 }) {
+  const [, redraw] = useState(0);
   const set = (patch: Partial<EndpointSettings>) => {
     const next = { ...value, ...patch };
     saveEndpoint(next, storageKey);
     onChange(next);
   };
+  const origin = endpointOrigin(value.baseURL);
   return (
     <fieldset class="endpoint" data-endpoint={who}>
       <legend>Remote {who} endpoint (saved in this browser only; never shared)</legend>
@@ -70,10 +71,17 @@ export function EndpointForm({
         <input
           type="password"
           autoComplete="off"
-          value={value.apiKey ?? ''}
-          onInput={(e) => set({ apiKey: e.currentTarget.value })}
+          value={(origin && endpointKey(value.baseURL)) || ''}
+          disabled={!origin}
+          onInput={(e) => {
+            // Typing a key adopts this endpoint: its settings are saved with it.
+            saveEndpointKey(value.baseURL, e.currentTarget.value);
+            saveEndpoint(value, storageKey);
+            redraw((n) => n + 1);
+          }}
           size={20}
-        />
+        />{' '}
+        <small class="key-origin">{origin ? `sent only to ${origin}` : 'needs an http(s) base URL'}</small>
       </label>
     </fieldset>
   );

@@ -10,7 +10,7 @@ import { isSuccess, passHatK } from '../../core/scoring/pass-hat-k.ts';
 import type { ViewProps } from '../view-props.ts';
 import { num } from '../components/score-panel.tsx';
 import { errorText, loadEndpoint, newId, openedTau2, trajectoryStore } from '../runtime.ts';
-import { EndpointForm } from '../components/endpoint-form.tsx';
+import { EndpointForm, endpointSpec } from '../components/endpoint-form.tsx';
 
 type AgentKind = Exclude<AgentSpec['kind'], 'local'>;
 
@@ -100,15 +100,7 @@ export function BatchView({ info }: ViewProps) {
     const tasks = info.tasks.filter((t) => selected.has(t.id)).map((t) => t.id);
     if (tasks.length === 0 || running) return;
     const agent: AgentSpec =
-      agentKind === 'remote'
-        ? {
-            kind: 'remote',
-            flavor: endpoint.flavor,
-            baseURL: endpoint.baseURL,
-            model: endpoint.model,
-            ...(endpoint.apiKey ? { apiKey: endpoint.apiKey } : {}),
-          }
-        : { kind: agentKind };
+      agentKind === 'remote' ? { kind: 'remote', ...endpointSpec(endpoint) } : { kind: agentKind };
     const jobs: BatchJob[] = tasks.map((taskId) => ({
       domain: info.name,
       taskId,

@@ -25,14 +25,19 @@ import type {
 import type { ViewProps } from '../view-props.ts';
 import { CallerTurn } from '../components/caller-turn.tsx';
 import { ChannelControls } from '../components/channel-controls.tsx';
-import { EndpointForm, endpointSpec, sharedOver, withoutKey } from '../components/endpoint-form.tsx';
+import { EndpointForm, endpointSpec, storedEndpoint } from '../components/endpoint-form.tsx';
+import { openLink, type RemoteEndpoint } from '../endpoint-keys.ts';
+import { redactUrl } from '../../adapters/shared/endpoint-secrets.ts';
 import { ScorePanel } from '../components/score-panel.tsx';
 import { LocalAgentPicker } from '../components/local-agent.tsx';
 import { Transcript } from '../components/transcript.tsx';
 import {
   CALLER_ENDPOINT_KEY,
   errorText,
+  DEFAULT_ENDPOINT,
+  PAGE_ID,
   loadEndpoint,
+  savedEndpoint,
   mainWorker,
   newId,
   sessionNoise,
@@ -59,18 +64,17 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [preset, setPreset] = useState<PresetName>(initial.preset ?? 'clean');
   const [agentKind, setAgentKind] = useState<AgentKind>(initial.agent?.kind ?? 'reference');
   const [localId, setLocalId] = useState(initial.agent?.kind === 'local' ? initial.agent.id : '');
-  const [endpoint, setEndpoint] = useState<EndpointSettings>(() => {
-    const saved = loadEndpoint();
-    const a = initial.agent;
-    // A shared remote agent names model and endpoint; the key is this machine's.
-    return a?.kind === 'remote' ? sharedOver(saved, a) : saved;
+  // The link's remote endpoints over the saved ones; those it names that this browser has not
+  // saved must be confirmed before anything is sent (and never get a saved key: keys go by origin).
+  const [opened] = useState(() => {
+    const agent = savedEndpoint();
+    const caller = savedEndpoint(CALLER_ENDPOINT_KEY);
+    const saved = { ...(agent ? { agent } : {}), ...(caller ? { caller } : {}) };
+    return openLink(initial, saved, DEFAULT_ENDPOINT, mode === 'watch');
   });
+  const [endpoint, setEndpoint] = useState<EndpointSettings>(opened.agent);
   const [callerKind, setCallerKind] = useState<CallerKind>(initial.user?.kind === 'remote' ? 'remote' : 'scripted');
-  const [callerEndpoint, setCallerEndpoint] = useState<EndpointSettings>(() => {
-    const saved = loadEndpoint(CALLER_ENDPOINT_KEY);
-    const u = initial.user;
-    return u?.kind === 'remote' ? sharedOver(saved, u) : saved;
-  });
+  const [callerEndpoint, setCallerEndpoint] = useState<EndpointSettings>(opened.caller);
   const [pace, setPace] = useState(() => {
     const p = route.params.get('pace');
     if (p !== null && /^\d+$/.test(p)) return Number(p);
@@ -96,6 +100,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [copied, setCopied] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const started = useRef(false);
+  const [toConfirm, setToConfirm] = useState<RemoteEndpoint[]>(opened.confirm);
 
   const task = info.tasks.find((t) => t.id === taskId);
   const agent: AgentSpec =
@@ -149,8 +154,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     if (prompt) inputRef.current?.focus();
   }, [prompt]);
 
-  const start = async () => {
-    if (running || !task) return;
+  const start = async (confirmed = false) => {
+    if (running || !task || (toConfirm.length && !confirmed)) return;
     setTurns([]);
     setAudio(new Map());
     setLive(undefined);
@@ -160,17 +165,18 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     setRunning(true);
     const store = trajectoryStore();
     const { agent: a, user: u, ...rest } = spec;
-    // What is stored and shared never holds a key.
+    // What is stored and shared never holds a key, nor credentials in a base URL.
     const storedSpec: CallSpec = {
       ...rest,
-      agent: a.kind === 'remote' ? { kind: 'remote', ...withoutKey(a) } : a,
-      user: u.kind === 'remote' ? { kind: 'remote', ...withoutKey(u) } : u,
+      agent: a.kind === 'remote' ? { kind: 'remote', ...storedEndpoint(a) } : a,
+      user: u.kind === 'remote' ? { kind: 'remote', ...storedEndpoint(u) } : u,
     };
     const record: StoredRecord = {
       key: newId(),
       savedAt: Date.now(),
       source: 'call',
       status: 'running',
+      owner: PAGE_ID,
       domain: spec.domain,
       task_id: spec.taskId,
       seed: spec.seed,
@@ -290,7 +296,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   };
 
   useEffect(() => {
-    if (mode === 'watch' && route.params.get('run') === '1' && !started.current) {
+    if (mode === 'watch' && route.params.get('run') === '1' && !started.current && toConfirm.length === 0) {
       started.current = true;
       void start();
     }
@@ -412,6 +418,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             disabled={
               running ||
               !task ||
+              toConfirm.length > 0 ||
               (agentKind === 'remote' && !endpoint.model) ||
               (agentKind === 'local' && !localId) ||
               (mode === 'watch' && callerKind === 'remote' && !callerEndpoint.model)
@@ -424,6 +431,50 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           </button>
         </div>
       </form>
+      {toConfirm.length > 0 && (
+        <div
+          class="confirm-endpoints"
+          role="alertdialog"
+          aria-labelledby="confirm-endpoints-title"
+          id="confirm-endpoints"
+        >
+          <p id="confirm-endpoints-title">
+            <strong>This link calls endpoints you have not saved in this browser:</strong>
+          </p>
+          <ul>
+            {toConfirm.map((e) => (
+              <li key={e.who} data-who={e.who}>
+                {e.who} → <code>{redactUrl(e.baseURL) || '(no base URL)'}</code>
+              </li>
+            ))}
+          </ul>
+          <p class="muted">
+            Nothing has been sent. Your saved API keys are sent only to the endpoint each was saved for, never to these.
+          </p>
+          <button
+            type="button"
+            id="confirm-endpoints-call"
+            onClick={() => {
+              setToConfirm([]);
+              started.current = true;
+              void start(true);
+            }}
+          >
+            Call {toConfirm.length > 1 ? 'these endpoints' : 'this endpoint'}
+          </button>{' '}
+          <button
+            type="button"
+            id="confirm-endpoints-mine"
+            onClick={() => {
+              setEndpoint(loadEndpoint());
+              setCallerEndpoint(loadEndpoint(CALLER_ENDPOINT_KEY));
+              setToConfirm([]);
+            }}
+          >
+            Use my saved endpoints
+          </button>
+        </div>
+      )}
       {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
       {mode === 'watch' && callerKind === 'remote' && (
         <EndpointForm

@@ -4,7 +4,7 @@ import { trajectoriesJsonl, type StoredRecord } from '../../adapters/browser/tra
 import type { ViewProps } from '../view-props.ts';
 import { RewardBreakdown, num } from '../components/score-panel.tsx';
 import { Transcript } from '../components/transcript.tsx';
-import { errorText, trajectoryStore } from '../runtime.ts';
+import { errorText, storeSwept, trajectoryStore } from '../runtime.ts';
 import { shareLink } from '../share.ts';
 
 function when(ms: number): string {
@@ -50,8 +50,8 @@ export function HistoryView(_: ViewProps) {
   const [filter, setFilter] = useState<'all' | 'call' | 'batch'>('all');
   const [error, setError] = useState<string>();
   const load = () =>
-    trajectoryStore()
-      .list()
+    storeSwept()
+      .then((s) => s.list())
       .then(setRecords, (e: unknown) => setError(errorText(e)));
   useEffect(() => {
     void load();
@@ -173,11 +173,7 @@ export function HistoryView(_: ViewProps) {
                   <td>{r.seed}</td>
                   <td>{r.turns.length}</td>
                   <td>
-                    {r.status === 'done'
-                      ? r.trajectory?.valid
-                        ? r.trajectory.termination
-                        : 'invalid'
-                      : 'interrupted or running'}
+                    {r.status === 'done' ? (r.trajectory?.valid ? r.trajectory.termination : 'invalid') : r.status}
                   </td>
                   <td class="reward-cell">{r.trajectory?.reward_info ? num(r.trajectory.reward_info.reward) : '—'}</td>
                 </tr>
