@@ -41,14 +41,6 @@ const watchLink = (base: string, extra = '') =>
   `#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&agent=remote&flavor=openai&model=m` +
   `&base=${encodeURIComponent(base)}&max_steps=2&pace=0${extra}&run=1`;
 
-async function until(cond: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('share links and saved API keys (chromium)', () => {
   it('saves a key for endpoint A through the form, bound to its origin', async () => {
     const page = await open('#/watch');
