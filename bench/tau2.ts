@@ -14,10 +14,11 @@
  * - **gate**: `gateDomain(runtime, { episodes: true })` over every task (gold replay, checks,
  *   reference and do-nothing episodes, each scored), wall time.
  *
- * The data is read from `<dataRoot>/airline/` and `<dataRoot>/retail/` (default
- * `../shared/tau2/` from the repository root); {@link measureTau2} reports a missing folder
+ * The data is read from `<dataRoot>/airline/` and `<dataRoot>/retail/` (default the cache of
+ * `switchboard data tau2`, else `../shared/tau2/` from the repository root); {@link measureTau2} reports a missing folder
  * instead of failing.
  */
+import { cachedTau2Part, tau2CacheDir } from '../src/adapters/node/tau2-data.ts';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DomainRuntime } from '../src/core/env/environment.ts';
@@ -67,7 +68,10 @@ export interface Tau2DomainBench {
 
 /** Options of {@link measureTau2}. */
 export interface Tau2BenchOptions {
-  /** Folder holding `airline/` and `retail/` tau2 data; default `../shared/tau2/` from the repo root. */
+  /**
+   * Folder holding `airline/` and `retail/` tau2 data; default the `switchboard data tau2` cache
+   * when it has both, else `../shared/tau2/` from the repo root.
+   */
   dataRoot?: string;
   /** Gold replays and evaluations per task (the median of the rounds is the task's time). Default 5. */
   rounds?: number;
@@ -185,7 +189,11 @@ export type Tau2BenchResult = { results: Tau2DomainBench[] } | { missing: string
 
 /** Measure both tau2 domains; reports the first missing data folder instead of failing. */
 export async function measureTau2(options: Tau2BenchOptions = {}): Promise<Tau2BenchResult> {
-  const root = (options.dataRoot ?? fileURLToPath(new URL('../../shared/tau2/', import.meta.url))).replace(/\/?$/, '/');
+  const cached = cachedTau2Part('airline') && cachedTau2Part('retail') ? tau2CacheDir() : undefined;
+  const root = (options.dataRoot ?? cached ?? fileURLToPath(new URL('../../shared/tau2/', import.meta.url))).replace(
+    /\/?$/,
+    '/',
+  );
   const domains = [
     ['tau2-airline', `${root}airline/`],
     ['tau2-retail', `${root}retail/`],
