@@ -46,8 +46,9 @@ export function tau2DataFromCache(domain: string): string {
 }
 
 /**
- * Load and build a domain. A tau2 domain reads `spec.data`, else the cache. Loader errors become {@link UsageError}s (one line, exit 2) unless
- * they are {@link DomainFileError}s, which already name the file and field.
+ * Load and build a domain and check its data (schema, seed, every task's initial rows). A tau2
+ * domain reads `spec.data`, else the cache. Loader errors become {@link UsageError}s (one line,
+ * exit 2) unless they are {@link DomainFileError}s, which already name the file and field.
  */
 export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
   const isTau2 = TAU2.includes(spec.domain);
@@ -66,7 +67,10 @@ export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
   let runtime: DomainRuntime;
   try {
     runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    // Every task's initial rows, before any rollout is spent (issue 11).
+    await runtime.checkTaskStates();
   } catch (e) {
+    if (e instanceof DomainFileError) throw e;
     throw new UsageError(
       `domain ${domain.name}: building its database from the schema and seed failed: ${(e as Error).message}`,
     );

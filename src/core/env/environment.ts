@@ -5,6 +5,7 @@
  */
 import type { SqlDb, SqlDbFactory, SqlParams, SqlRow } from '../ports/sql-db.ts';
 import {
+  DomainFileError,
   ToolError,
   toolsFor,
   type Domain,
@@ -18,6 +19,16 @@ import type { ToolCall, WriteEntry } from '../schema/trajectory.ts';
 import { collectChanges, diffChanges, type LogRow, type StateChanges } from './changes.ts';
 import { diffStates, type DbState, type StateDiff } from './state.ts';
 import { WRITE_LOG_TABLE, expandLogRow, ident, writeLogDdl, type TableInfo } from './write-log.ts';
+import {
+  checkRowValues,
+  columnAffinities,
+  foreignKeyError,
+  schemaError,
+  type RowSource,
+  type typeAffinity,
+} from './data-check.ts';
+
+type Affinities = Map<string, Map<string, ReturnType<typeof typeAffinity>>>;
 
 /** A broken rule found after an agent write. */
 export interface RuleViolation {
@@ -87,28 +98,75 @@ export class DomainRuntime {
     readonly wholeTables: ReadonlySet<string>,
     private readonly image: Uint8Array,
     private readonly factory: SqlDbFactory,
+    private readonly affinities: Affinities,
   ) {}
 
-  /** Build the pristine image: schema, seed rows, write-log triggers. */
+  /**
+   * Build the pristine image: schema, seed rows, write-log triggers.
+   * @throws DomainFileError naming the file and field of the first problem: the failing
+   *   statement of the schema with its line, a seed row with an unknown table or column, a value
+   *   that is not a string, number or null, text in a numeric column, a row breaking a CHECK,
+   *   NOT NULL, UNIQUE or primary key (with SQLite's message), a foreign key to a missing row.
+   */
   static async create(domain: Domain, factory: SqlDbFactory): Promise<DomainRuntime> {
+    const schemaFile = domain.files?.schema ?? 'schema.sql';
+    const seedFile = domain.files?.seed ?? 'seed.json';
     const db = await factory();
     try {
-      await db.exec(domain.schema);
+      try {
+        await db.exec(domain.schema);
+      } catch (e) {
+        const fresh = await factory();
+        try {
+          throw await schemaError(fresh, domain.schema, schemaFile, e);
+        } finally {
+          await fresh.close();
+        }
+      }
       const tables = await readTables(db);
+      const affinities = await columnAffinities(db, tables);
       const known = new Map(tables.map((t) => [t.name, t]));
+      const seedRows = (table: string): RowSource => ({ file: seedFile, row: (i) => `${table}[${i}]` });
       // One transaction for the whole seed: autocommit per row is ~40x slower in sql.js
       // (tau2-airline's 53k seed rows: runtime build 6.6 s → about 0.4 s).
       await db.exec('BEGIN');
       for (const [table, rows] of Object.entries(domain.seed)) {
         const info = known.get(table);
-        if (!info) throw new Error(`seed.json: table "${table}" is not in schema.sql`);
-        await insertRows(db, info, rows);
+        if (!info) throw new DomainFileError(seedFile, table, `table "${table}" is not in ${schemaFile}`);
+        await insertRows(db, info, rows, 'INSERT', seedRows(table), affinities.get(table));
       }
       await db.exec('COMMIT');
+      // Foreign keys are checked once the whole seed is in (its tables may come in any order).
+      const fk = await foreignKeyError(
+        db,
+        (t) => (domain.seed[t] ? { rows: domain.seed[t], where: seedRows(t) } : undefined),
+        tables,
+      );
+      if (fk) throw fk;
       await db.exec(writeLogDdl(tables));
-      return new DomainRuntime(domain, tables, await readWholeTables(db, tables), await db.snapshot(), factory);
+      return new DomainRuntime(
+        domain,
+        tables,
+        await readWholeTables(db, tables),
+        await db.snapshot(),
+        factory,
+        affinities,
+      );
     } finally {
       await db.close();
+    }
+  }
+
+  /**
+   * Open and close an environment for every task with `initial_state.rows`, so that a bad row
+   * is reported before any episode runs (the gate and every command do this first).
+   * @throws DomainFileError naming the tasks file and the row's field.
+   */
+  async checkTaskStates(): Promise<void> {
+    for (const task of this.domain.tasks) {
+      if (!task.initial_state?.rows) continue;
+      const env = await this.open(task);
+      await env.close();
     }
   }
 
@@ -128,11 +186,16 @@ export class DomainRuntime {
     const env = new Environment(this, db, options.now ?? this.domain.now);
     const rows = task?.initial_state?.rows;
     if (rows) {
+      const file = this.domain.files?.tasks ?? 'tasks.json';
+      const at = this.domain.tasks.indexOf(task);
+      const prefix = `${at >= 0 ? `[${at}]` : `(task ${task.id})`}.initial_state.rows`;
       try {
         for (const [table, list] of Object.entries(rows)) {
           const info = this.tables.find((t) => t.name === table);
-          if (!info) throw new Error(`task ${task.id}: initial_state.rows names unknown table "${table}"`);
-          await insertRows(db, info, list as SqlRow[], 'INSERT OR REPLACE');
+          if (!info)
+            throw new DomainFileError(file, `${prefix}.${table}`, `unknown table "${table}" (task ${task.id})`);
+          const where = { file, row: (i: number) => `${prefix}.${table}[${i}]` };
+          await insertRows(db, info, list as SqlRow[], 'INSERT OR REPLACE', where, this.affinities.get(table));
         }
         await env.markSetupDone();
       } catch (e) {
@@ -224,20 +287,50 @@ async function readTables(db: SqlDb): Promise<TableInfo[]> {
   return out;
 }
 
-async function insertRows(db: SqlDb, table: TableInfo, rows: readonly SqlRow[], verb = 'INSERT'): Promise<void> {
+/**
+ * Insert `rows` into `table`. Each row's columns and values are checked first
+ * ({@link checkRowValues}); when the database refuses a row (a constraint), the row is found by
+ * inserting them one by one and named.
+ * @throws DomainFileError naming `where.row(i)` and the column or SQLite's message.
+ */
+async function insertRows(
+  db: SqlDb,
+  table: TableInfo,
+  rows: readonly SqlRow[],
+  verb: 'INSERT' | 'INSERT OR REPLACE',
+  where: RowSource,
+  affinities: ReadonlyMap<string, ReturnType<typeof typeAffinity>> | undefined,
+): Promise<void> {
   if (rows.length === 0) return;
   const cols = new Set(table.columns);
   const statements = rows.map((row, i) => {
     const names = Object.keys(row);
     for (const n of names) {
-      if (!cols.has(n)) throw new Error(`rows for table "${table.name}"[${i}]: unknown column "${n}"`);
+      if (!cols.has(n))
+        throw new DomainFileError(where.file, `${where.row(i)}.${n}`, `unknown column of table ${table.name}`);
     }
     return {
       sql: `${verb} INTO ${ident(table.name)} (${names.map(ident).join(', ')}) VALUES (${names.map(() => '?').join(', ')})`,
       params: names.map((n) => row[n] ?? null),
     };
   });
-  await db.batch(statements);
+  checkRowValues(rows, table.name, affinities, where);
+  await db.exec('SAVEPOINT sb_rows');
+  try {
+    await db.batch(statements);
+  } catch (e) {
+    await db.exec('ROLLBACK TO sb_rows');
+    for (const [i, st] of statements.entries()) {
+      try {
+        await db.run(st.sql, st.params);
+      } catch (one) {
+        throw new DomainFileError(where.file, where.row(i), (one as Error).message);
+      }
+    }
+    throw e;
+  } finally {
+    await db.exec('RELEASE sb_rows').catch(() => undefined);
+  }
 }
 
 /** One episode's environment. Create with {@link DomainRuntime.open}. */

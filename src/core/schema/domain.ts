@@ -171,6 +171,8 @@ export interface DomainSources {
 
 /** A loaded, validated domain. */
 export interface Domain extends DomainDefinition {
+  /** Paths (or names) of the files the domain was read from, for error messages. */
+  files?: Partial<Record<keyof DomainSources, string>>;
   policy: string;
   rules: PolicyRule[];
   schema: string;
@@ -219,6 +221,23 @@ export function parseTasks(file: string, text: string): Task[] {
   parsed.data.forEach((t, i) => {
     if (seen.has(t.id)) throw new DomainFileError(file, `[${i}].id`, `duplicate task id "${t.id}"`);
     seen.add(t.id);
+    // Imperfect-caller fields name one of the task's facts.
+    const sc = t.user_scenario;
+    const keys = (sc.facts ?? []).map((f) => f.key);
+    for (const [field, list] of [
+      ['misremembers', sc.misremembers],
+      ['withholds', sc.withholds],
+    ] as const) {
+      list?.forEach((m, j) => {
+        if (!keys.includes(m.fact)) {
+          throw new DomainFileError(
+            file,
+            `[${i}].user_scenario.${field}[${j}].fact`,
+            `unknown fact "${m.fact}" (task ${t.id}; its facts: ${keys.join(', ') || 'none'})`,
+          );
+        }
+      });
+    }
   });
   return parsed.data;
 }
@@ -264,7 +283,7 @@ export function buildDomain(
   } catch (e) {
     throw new DomainFileError(f.policy, '', (e as Error).message.replace(/^policy: /, ''));
   }
-  return { ...def, policy: src.policy, rules, schema: src.schema, seed: seedParsed.data, tasks };
+  return { ...def, files: f, policy: src.policy, rules, schema: src.schema, seed: seedParsed.data, tasks };
 }
 
 /** Tools callable by `actor`. */

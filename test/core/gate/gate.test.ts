@@ -157,7 +157,7 @@ describe('gate on a hand-made domain', () => {
       'env assertion names unknown function "nope"',
     ]);
     expect(report.tasks.find((t) => t.task_id === 'broken')!.reasons).toEqual([
-      'task cannot be run: task broken: initial_state.rows names unknown table "ghosts"',
+      'task cannot be run: tasks.json: [1].initial_state.rows.ghosts: unknown table "ghosts" (task broken)',
     ]);
     expect(report.tasks.find((t) => t.task_id === 'pay-10')!.accepted).toBe(true);
   });
