@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { jsonlLines, writeJsonlStream } from './jsonl.ts';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { GrpoRow } from '../../core/training/export.ts';
+import type { VerlRow } from '../../core/training/trainer-formats.ts';
 
 /** Columns of a GRPO Parquet file, in order; `json` ones hold JSON text. */
 export const GRPO_PARQUET_COLUMNS = [
@@ -55,6 +56,54 @@ export function grpoParquet(rows: readonly GrpoRow[]): ArrayBuffer {
 /** Write GRPO rows to a Parquet file. */
 export async function writeGrpoParquet(file: string, rows: readonly GrpoRow[]): Promise<void> {
   await writeFile(file, new Uint8Array(grpoParquet(rows)));
+}
+
+const str = (name: string) =>
+  ({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }) as const;
+const req = (name: string, type: 'INT64' | 'INT32' | 'DOUBLE') =>
+  ({ name, type, repetition_type: 'REQUIRED' }) as const;
+
+/**
+ * The Parquet schema of a verl file: `prompt` is LIST<STRUCT<role, content>>, `reward_model`
+ * and `extra_info` are STRUCTs; every leaf is typed and required.
+ */
+export const VERL_PARQUET_SCHEMA = [
+  { name: 'root', num_children: 5 },
+  str('data_source'),
+  { name: 'prompt', repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  { name: 'element', repetition_type: 'REQUIRED', num_children: 2 },
+  str('role'),
+  str('content'),
+  str('ability'),
+  { name: 'reward_model', repetition_type: 'REQUIRED', num_children: 2 },
+  str('style'),
+  str('ground_truth'),
+  { name: 'extra_info', repetition_type: 'REQUIRED', num_children: 7 },
+  req('index', 'INT64'),
+  str('split'),
+  str('group_id'),
+  str('task_id'),
+  str('prefix_ref'),
+  req('group_size', 'INT32'),
+  req('mean_reward', 'DOUBLE'),
+] as const;
+
+/** verl rows as a Parquet file image (nested columns typed, see {@link VERL_PARQUET_SCHEMA}). */
+export function verlParquet(rows: readonly VerlRow[]): ArrayBuffer {
+  if (rows.length === 0) throw new Error('no verl rows to write');
+  return parquetWriteBuffer({
+    columnData: [
+      { name: 'data_source', data: rows.map((r) => r.data_source) },
+      { name: 'prompt', data: rows.map((r) => r.prompt) },
+      { name: 'ability', data: rows.map((r) => r.ability) },
+      { name: 'reward_model', data: rows.map((r) => r.reward_model) },
+      { name: 'extra_info', data: rows.map((r) => ({ ...r.extra_info, index: BigInt(r.extra_info.index) })) },
+    ],
+    schema: VERL_PARQUET_SCHEMA.map((e) => ({ ...e })),
+    kvMetadata: [{ key: 'switchboard.format', value: 'verl/1' }],
+    createdBy: 'switchboard',
+  });
 }
 
 /** Write records as JSON Lines (one JSON document per line, trailing newline), as a stream. */

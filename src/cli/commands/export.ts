@@ -9,13 +9,22 @@ import { InvalidArgumentError } from 'commander';
 import { RewardComponent } from '../../core/schema/task.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
 import { GrpoRow, sftRecords } from '../../core/training/export.ts';
-import { readJsonl, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
+import { readJsonl, verlParquet, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
+import {
+  TrainerFormatError,
+  trlGrpoRows,
+  trlSftRows,
+  verlRows,
+  type VerlRow,
+} from '../../core/training/trainer-formats.ts';
+import { writeFile } from 'node:fs/promises';
 import { openDomain } from '../domains.ts';
-import { prepareOutFile } from '../options.ts';
+import { choiceOption, prepareOutFile } from '../options.ts';
 import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
 
 interface SftOpts {
+  format: 'switchboard' | 'trl';
   domain: string;
   data?: string;
   out: string;
@@ -84,6 +93,12 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
       '--audio-root <dir>',
       "folder the trajectories' audio paths are relative to (default: the trajectories file's folder)",
     )
+    .option(
+      '--format <f>',
+      'switchboard (our records) | trl (TRL SFTTrainer: messages, tools; one content shape)',
+      choiceOption('--format', ['switchboard', 'trl'] as const),
+      'switchboard',
+    )
     .option('--json', 'print the report as one JSON document')
     .action(async (file: string, opts: SftOpts) => {
       const out = await prepareOutFile(opts.out);
@@ -105,7 +120,7 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
         },
         { audioPath: audioPathFrom(opts.audioRoot ?? dirname(resolve(file)), out) },
       );
-      await writeJsonl(out, records);
+      await writeJsonl(out, opts.format === 'trl' ? trlSftRows(records) : records);
       const report = { out, records: records.length, rejected };
       io.out(
         opts.json
@@ -116,20 +131,45 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     });
   cmd
     .command('grpo')
-    .description('Convert GRPO rows (JSONL from `groups`) to Parquet (.parquet) or validated JSONL (.jsonl).')
+    .description(
+      'Convert GRPO rows (JSONL from `groups`): ours as Parquet or JSONL, TRL GRPO (prompt/completion JSONL) or verl (Parquet).',
+    )
     .argument('<rows>', 'GRPO rows, JSONL')
-    .requiredOption('--out <file>', 'rows.parquet or rows.jsonl')
+    .requiredOption('--out <file>', 'rows.parquet or rows.jsonl (trl: .jsonl; verl: .parquet)')
+    .option(
+      '--format <f>',
+      'switchboard | trl (prompt, completion, tools) | verl (data_source, prompt, ability, reward_model, extra_info)',
+      choiceOption('--format', ['switchboard', 'trl', 'verl'] as const),
+      'switchboard',
+    )
     .option('--json', 'print the report as one JSON document')
-    .action(async (file: string, opts: { out: string; json?: boolean }) => {
+    .action(async (file: string, opts: { out: string; format: 'switchboard' | 'trl' | 'verl'; json?: boolean }) => {
       const rows = await read(file, GrpoRow);
       if (rows.length === 0) throw new UsageError(`${file}: no GRPO rows`);
-      if (!/\.(parquet|jsonl)$/.test(opts.out)) throw new UsageError(`--out ${opts.out}: name it .parquet or .jsonl`);
+      const ext = { switchboard: /\.(parquet|jsonl)$/, trl: /\.jsonl$/, verl: /\.parquet$/ }[opts.format];
+      if (!ext.test(opts.out))
+        throw new UsageError(
+          `--out ${opts.out}: name it ${{ switchboard: '.parquet or .jsonl', trl: '.jsonl', verl: '.parquet' }[opts.format]} for --format ${opts.format}`,
+        );
       const out = await prepareOutFile(opts.out);
-      if (out.endsWith('.parquet')) await writeGrpoParquet(out, rows);
-      else if (out.endsWith('.jsonl')) await writeJsonl(out, rows);
-      else throw new UsageError(`--out ${opts.out}: name it .parquet or .jsonl`);
+      let written = rows.length;
+      if (opts.format === 'trl') await writeJsonl(out, trlGrpoRows(rows));
+      else if (opts.format === 'verl') {
+        let verl: VerlRow[];
+        try {
+          verl = verlRows(rows);
+        } catch (e) {
+          if (e instanceof TrainerFormatError) throw new UsageError(`${file}: ${e.message}`);
+          throw e;
+        }
+        await writeFile(out, new Uint8Array(verlParquet(verl)));
+        written = verl.length;
+      } else if (out.endsWith('.parquet')) await writeGrpoParquet(out, rows);
+      else await writeJsonl(out, rows);
       io.out(
-        opts.json ? JSON.stringify({ out, rows: rows.length }, null, 2) : `wrote ${rows.length} GRPO rows to ${out}`,
+        opts.json
+          ? JSON.stringify({ out, rows: written, format: opts.format }, null, 2)
+          : `wrote ${written} ${opts.format === 'verl' ? 'verl prompts (one per group)' : 'GRPO rows'} to ${out}`,
       );
       setCode(0);
     });

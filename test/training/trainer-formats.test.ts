@@ -1,0 +1,150 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { capture } from '../fixtures/cli-io.ts';
+
+const run = promisify(execFile);
+const TASKS = 'carrier-pay-balance-1,carrier-bill-inquiry-1';
+let dir: string;
+
+async function cli(args: string[]) {
+  const io = capture();
+  const code = await main(args, io);
+  if (code !== 0) throw new Error(`${args.join(' ')} → ${code}\n${io.stderr}${io.stdout}`);
+  return io;
+}
+
+async function py(kind: string, file: string) {
+  const { stdout } = await run('python3', ['test/fixtures/check_trainer_files.py', kind, file]);
+  return JSON.parse(stdout);
+}
+
+/** `export sft --format trl`, then the stdlib reader's verdict. */
+async function trlSft(trajectories: string, out: string) {
+  await cli(['export', 'sft', trajectories, '--domain', 'carrier', '--format', 'trl', '--out', out]);
+  return py('trl-sft', out);
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sb-formats-'));
+  await cli(['groups', '--domain', 'carrier', '--task-ids', TASKS, '--k', '2', '--out', join(dir, 'rows.jsonl')]);
+  await cli(['run', '--domain', 'carrier', '--task-ids', TASKS, '--out', join(dir, 'run')]);
+}, 120_000);
+
+describe('exports trainers read as they are', () => {
+  it('TRL SFT: messages and tools, string content throughout, arguments as JSON text', async () => {
+    const out = join(dir, 'sft-trl.jsonl');
+    const doc = await trlSft(join(dir, 'run', 'trajectories.jsonl'), out);
+    expect(doc).toMatchObject({
+      rows: 2,
+      columns: ['messages', 'reward', 'task_id', 'tools'],
+      messages_content: 'string',
+      roles: 'system',
+    });
+    expect(doc.tool_calls).toBeGreaterThan(0);
+    const first = JSON.parse(readFileSync(out, 'utf8').split('\n')[0]!);
+    const toolOnly = first.messages.find((m: any) => m.role === 'assistant' && m.tool_calls);
+    expect(toolOnly.content).toBe('');
+  });
+
+  it('TRL GRPO: prompt is the shared prefix, completion the sample, one row per sample', async () => {
+    const out = join(dir, 'grpo-trl.jsonl');
+    await cli(['export', 'grpo', join(dir, 'rows.jsonl'), '--format', 'trl', '--out', out]);
+    const doc = await py('trl-grpo', out);
+    expect(doc).toMatchObject({
+      rows: 4,
+      columns: ['advantage', 'completion', 'final_reward', 'group_id', 'prompt', 'sample_index', 'task_id', 'tools'],
+      prompt_content: 'string',
+      completion_content: 'string',
+      groups: ['conversation:carrier-bill-inquiry-1', 'conversation:carrier-pay-balance-1'],
+      advantages: [0, 0, 0, 0],
+    });
+    const rows = readFileSync(join(dir, 'rows.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const trl = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    rows.forEach((r, i) => {
+      expect(trl[i].prompt).toHaveLength(r.prefix_messages);
+      expect(trl[i].prompt.length + trl[i].completion.length).toBe(r.messages.length);
+      expect(trl[i].prompt[0]).toEqual({ role: 'system', content: r.messages[0].content });
+    });
+  });
+
+  it('verl: one Parquet row per group, nested columns typed (LIST<STRUCT>, STRUCT), not JSON text', async () => {
+    const out = join(dir, 'verl.parquet');
+    const io = await cli(['export', 'grpo', join(dir, 'rows.jsonl'), '--format', 'verl', '--out', out]);
+    expect(io.stdout).toContain('wrote 2 verl prompts (one per group)');
+    const buf = readFileSync(out);
+    const file = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
+    const meta = parquetMetadata(file);
+    const tree = parquetSchema(meta);
+    const names = (n: any): any => (n.children.length ? { [n.element.name]: n.children.map(names) } : n.element.name);
+    expect(tree.children.map(names)).toEqual([
+      'data_source',
+      { prompt: [{ list: [{ element: ['role', 'content'] }] }] },
+      'ability',
+      { reward_model: ['style', 'ground_truth'] },
+      { extra_info: ['index', 'split', 'group_id', 'task_id', 'prefix_ref', 'group_size', 'mean_reward'] },
+    ]);
+    const leaves = meta.schema.filter((e: any) => e.type).map((e: any) => [e.name, e.type]);
+    expect(leaves).toContainEqual(['group_size', 'INT32']);
+    expect(leaves).toContainEqual(['mean_reward', 'DOUBLE']);
+    const rows = (await parquetReadObjects({ file })) as any[];
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatchObject({
+      data_source: 'switchboard/carrier',
+      ability: 'voice-agent-tool-use',
+      reward_model: { style: 'rule', ground_truth: 'carrier-pay-balance-1' },
+      extra_info: {
+        index: 0n,
+        split: 'train',
+        group_id: 'conversation:carrier-pay-balance-1',
+        group_size: 2,
+        mean_reward: 1,
+      },
+    });
+    // A conversation group's shared prefix: the agent's system prompt (the agent speaks first).
+    const grpo = JSON.parse(readFileSync(join(dir, 'rows.jsonl'), 'utf8').split('\n')[0]!);
+    expect(rows[0].prompt).toEqual([{ role: 'system', content: grpo.messages[0].content }]);
+  });
+
+  it('TRL SFT with channel audio: every content is a list of typed parts, never mixed with strings', async () => {
+    const runDir = join(dir, 'voice');
+    await cli([
+      'run',
+      '--domain',
+      'carrier',
+      '--task-ids',
+      'carrier-bill-inquiry-1',
+      '--preset',
+      'clean',
+      '--out',
+      runDir,
+    ]);
+    const out = join(runDir, 'sft-trl.jsonl');
+    const doc = await trlSft(join(runDir, 'trajectories.jsonl'), out);
+    expect(doc.messages_content).toBe("('list', ('struct',))");
+    const row = JSON.parse(readFileSync(out, 'utf8'));
+    expect(row.messages[0].content).toEqual([{ type: 'text', text: row.messages[0].content[0].text, audio: null }]);
+    const audio = row.messages.find((m: any) => m.role === 'user').content[0];
+    expect(audio).toMatchObject({ type: 'audio', text: null });
+    expect(readFileSync(join(runDir, audio.audio)).subarray(0, 4).toString('latin1')).toBe('RIFF');
+  }, 60_000);
+
+  it('refuses a wrong extension for the format', async () => {
+    const io = capture();
+    expect(
+      await main(['export', 'grpo', join(dir, 'rows.jsonl'), '--format', 'verl', '--out', join(dir, 'x.jsonl')], io),
+    ).toBe(2);
+    expect(io.stderr).toContain('name it .parquet for --format verl');
+  });
+});
