@@ -84,6 +84,8 @@ export function specParams(spec: CallSpec): URLSearchParams {
   if (spec.agent.kind === 'local') p.set('local', spec.agent.id);
   p.set('user', spec.user.kind);
   if (spec.user.kind === 'remote') setEndpoint(p, 'user_', spec.user);
+  // A person's call: their words, one `said` each, in order.
+  if (spec.user.kind === 'replay') for (const t of spec.user.turns) p.append('said', t);
   if (spec.maxSteps !== undefined) p.set('max_steps', String(spec.maxSteps));
   if (spec.channel) {
     p.set('audio', '1');
@@ -100,8 +102,12 @@ export function shareLink(pageUrl: string, spec: CallSpec): string {
   const p = specParams(spec);
   p.set('run', '1');
   const base = pageUrl.replace(/#.*$/, '');
+  // A call to make yourself opens the call view; a recorded one (replay) is watched.
   return `${base}${formatHash(spec.user.kind === 'human' ? 'call' : 'watch', p)}`;
 }
+
+/** At most this many recorded caller turns are read from a link. */
+const MAX_SAID = 200;
 
 function intParam(p: URLSearchParams, name: string): number | undefined {
   const v = p.get(name);
@@ -134,6 +140,7 @@ export function paramsSpec(
   const user = p.get('user');
   if (user === 'scripted' || user === 'human') out.user = { kind: user };
   if (user === 'remote') out.user = { kind: 'remote', ...getEndpoint(p, 'user_') };
+  if (user === 'replay') out.user = { kind: 'replay', turns: p.getAll('said').slice(0, MAX_SAID) };
   const steps = intParam(p, 'max_steps');
   if (steps) out.maxSteps = steps;
   if (p.has('audio')) {

@@ -69,6 +69,10 @@ describe('channel audio in chromium', () => {
     // The harsh preset drops packets; the marks come from the effect timeline.
     expect(await page.locator('#transcript [data-mark="packet_loss"]').count()).toBeGreaterThan(0);
     const hasDropout = await page.locator('#transcript [data-mark="dropout"]').count();
+    // The marks have a legend beside the waveform, one entry per kind shown.
+    expect(await page.locator('#transcript .turn-audio').first().locator('.wave-legend li').count()).toBeGreaterThan(0);
+    expect(await page.locator('#transcript [data-legend="packet_loss"]').first().textContent()).toBe('packet loss');
+    expect((await page.locator('#transcript [data-legend="dropout"]').count()) > 0).toBe(hasDropout > 0);
     // The audio plays in the browser: its duration matches the timeline's.
     const dur = await page.$eval(
       '#transcript .turn-audio audio',

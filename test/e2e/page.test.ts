@@ -183,7 +183,7 @@ describe('the page in chromium', () => {
     ]);
     expect(await page.getAttribute('#reward-breakdown .reward-value', 'data-reward')).toBe('0');
     expect(await page.textContent('#reward-breakdown tr[data-component="DB"] td')).toBe('0');
-    expect(await page.textContent('#db-diff-empty')).toBe('No change yet.');
+    expect(await page.textContent('#db-diff-empty')).toBe('No change.');
     await shot(page, '5-watch-noop');
     await page.close();
   });

@@ -99,6 +99,95 @@ describe('the start view', () => {
   });
 });
 
+/** Turn lines of the transcript: `role: text` (tool turns by name). */
+const lines = (page: Page) =>
+  page.$$eval('#transcript > li', (items) =>
+    items.map((li) =>
+      li.getAttribute('data-role') === 'tool'
+        ? `tool: ${li.querySelector('code.call')?.textContent?.replace(/\(.*$/, '')}`
+        : `${li.getAttribute('data-role')}: ${li.querySelector('p.text')?.textContent ?? ''}`,
+    ),
+  );
+
+describe('links and calls', () => {
+  it('a link with an unknown task id is an error and runs nothing', async () => {
+    const page = await open(
+      '#/watch?domain=carrier&task=no-such-task&seed=0&agent=reference&user=scripted&run=1&pace=0',
+    );
+    await page.waitForSelector('#task-error');
+    expect(await page.textContent('#task-error')).toBe(
+      'Task “no-such-task” is not in domain carrier; pick one of its 15 tasks above.',
+    );
+    expect(await page.isDisabled('#run')).toBe(true);
+    await page.waitForTimeout(500);
+    expect(await page.textContent('#call-status')).toBe('not started');
+    expect(await page.locator('#transcript li').count()).toBe(0);
+    await page.close();
+  });
+
+  it("a person's call: its link replays their words, and the replay scores the same", async () => {
+    const page = await open('#/call?domain=carrier&task=carrier-pay-balance-1');
+    await page.waitForSelector('#task');
+    expect(await page.getAttribute('#share-link', 'href')).not.toContain('said=');
+    await page.click('#run');
+    const say = async (text: string, hangUp = false) => {
+      await page.waitForSelector('#say:not([disabled])');
+      await page.fill('#say', text);
+      if (hangUp) await page.click('#hang-up');
+      else await page.keyboard.press('Enter');
+    };
+    await say('我想交二月份的话费');
+    await say('15867452301');
+    await say('是的，确认。');
+    await say('没有了，谢谢，再见。', true);
+    await page.waitForSelector('#termination');
+    const said = await lines(page);
+    const link = (await page.getAttribute('#share-link', 'href')) ?? '';
+    const q = new URLSearchParams(link.slice(link.indexOf('?') + 1));
+    expect(link.startsWith(`${url}#/watch?`)).toBe(true);
+    expect(q.get('user')).toBe('replay');
+    expect(q.getAll('said')).toEqual([
+      '我想交二月份的话费',
+      '15867452301',
+      '是的，确认。',
+      '没有了，谢谢，再见。###STOP###',
+    ]);
+    expect(await page.getAttribute('#reward-breakdown .reward-value', 'data-reward')).toBe('1');
+    await page.close();
+
+    const replay = await open(`${link.slice(url.length)}&pace=0`);
+    await replay.waitForSelector('#termination', { timeout: 30_000 });
+    expect(await replay.inputValue('#caller')).toBe('replay');
+    expect(await lines(replay)).toEqual(said);
+    expect(await replay.textContent('#termination')).toContain('user_stop');
+    expect(await replay.getAttribute('#reward-breakdown .reward-value', 'data-reward')).toBe('1');
+    await replay.close();
+  });
+
+  it('Stop says stopped (no error), and the agent is not failed before it could act', async () => {
+    const page = await open(
+      '#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&agent=reference&user=scripted&pace=1200',
+    );
+    await page.waitForSelector('#run');
+    expect(await page.locator('#preset').count()).toBe(0); // channel controls only with audio on
+    await page.click('#run');
+    await page.waitForSelector('#assertions tbody tr');
+    // After the greeting the agent has not acted: nothing is failed yet.
+    const states = await page.$$eval('#assertions .state', (c) => c.map((x) => x.textContent));
+    expect(states.length).toBeGreaterThan(0);
+    expect(states.filter((s) => s?.startsWith('failed'))).toEqual([]);
+    await page.click('#stop');
+    await page.waitForSelector('#termination', { timeout: 20_000 });
+    expect(await page.textContent('#termination')).toBe('Ended: stopped — you stopped the call; it is not scored');
+    expect(await page.textContent('#call-status')).toBe('stopped');
+    expect(await page.locator('#call-error').count()).toBe(0);
+    await page.check('#channel-audio');
+    expect(await page.locator('#preset').count()).toBe(1);
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+});
+
 describe.skipIf(!HAVE_TAU2)('tau2-bench data on demand', () => {
   it('a share link to a tau2 task downloads the pinned data, runs the call, and the next visit uses the cache', async () => {
     const link = '#/watch?domain=tau2-airline&task=1&seed=0&preset=clean&agent=reference&user=scripted&run=1&pace=0';

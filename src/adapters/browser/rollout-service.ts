@@ -8,6 +8,7 @@ import { DomainRuntime } from '../../core/env/environment.ts';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../../core/participants/scripted.ts';
 import {
   InfrastructureError,
+  STOP_TOKENS,
   type Agent,
   type EpisodeView,
   type ParticipantReply,
@@ -148,6 +149,19 @@ class HumanCaller implements UserSimulator {
     if (typeof text !== 'string') throw new InfrastructureError('the caller left');
     this.speech = typeof answer === 'object' ? answer.speech : undefined;
     return { text };
+  }
+}
+
+/**
+ * A person's recorded call said again: their turns in order, then a hang-up. The trajectory names
+ * the caller `human` as the recorded call did.
+ */
+class ReplayCaller implements UserSimulator {
+  readonly id = 'human';
+  private next = 0;
+  constructor(private readonly turns: readonly string[]) {}
+  async respond(): Promise<ParticipantReply> {
+    return { text: this.turns[this.next++] ?? STOP_TOKENS.stop };
   }
 }
 
@@ -409,6 +423,8 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       if (spec.user.kind === 'human') {
         if (!askCaller) throw new Error('a human caller needs askCaller');
         user = new HumanCaller(askCaller);
+      } else if (spec.user.kind === 'replay') {
+        user = new ReplayCaller(spec.user.turns);
       } else if (spec.user.kind === 'remote') {
         user = await remoteCaller(spec.user);
       } else {

@@ -32,10 +32,20 @@ export type AgentSpec =
   | { kind: 'local'; id: string };
 
 /**
- * Who the caller is: the scripted simulator, the person at the keyboard, or a model behind a
- * remote OpenAI-compatible endpoint (a `ModelUser`, prompted from the task).
+ * Who the caller is: the scripted simulator, the person at the keyboard, a model behind a
+ * remote OpenAI-compatible endpoint (a `ModelUser`, prompted from the task), or a person's
+ * recorded turns replayed.
  */
-export type UserSpec = { kind: 'scripted' } | { kind: 'human' } | ({ kind: 'remote' } & EndpointSettings);
+export type UserSpec =
+  | { kind: 'scripted' }
+  | { kind: 'human' }
+  | ({ kind: 'remote' } & EndpointSettings)
+  /**
+   * A person's recorded call replayed: `turns` are what they sent, in order (a hang-up keeps its
+   * `###STOP###`); past the last one the caller hangs up. Their microphone audio is not replayed:
+   * with channel audio each turn is spoken by TTS.
+   */
+  | { kind: 'replay'; turns: string[] };
 
 /** Everything that determines one call. With scripted participants it replays bit for bit. */
 export interface CallSpec {

@@ -1,14 +1,23 @@
-/** Channel audio settings of a call: on/off, dropout and barge-in rates, and the user's noise files. */
-import type { ChannelSettings, NoiseFile } from '../../adapters/browser/rollout-types.ts';
+/**
+ * Channel audio settings of a call: on/off and, only when on, the preset, dropout and barge-in
+ * rates, and the user's noise files.
+ */
+import type { ChannelSettings, NoiseFile, PresetName } from '../../adapters/browser/rollout-types.ts';
+import { PRESETS } from '../share.ts';
 
 /** The channel controls; `channel` undefined means channel audio is off. */
 export function ChannelControls({
+  preset,
+  setPreset,
   channel,
   setChannel,
   noise,
   pickNoise,
   running,
 }: {
+  /** The channel preset (recorded with every call; it shapes the audio only when channel audio is on). */
+  preset: PresetName;
+  setPreset(p: PresetName): void;
   channel: ChannelSettings | undefined;
   setChannel(c: ChannelSettings | undefined): void;
   /** The user's noise recordings (this tab's session only; never in a link). */
@@ -31,6 +40,21 @@ export function ChannelControls({
       </label>
       {channel && (
         <>
+          <label>
+            Channel preset{' '}
+            <select
+              id="preset"
+              value={preset}
+              disabled={running}
+              onChange={(e) => setPreset(e.currentTarget.value as PresetName)}
+            >
+              {PRESETS.map((p) => (
+                <option key={p} value={p}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </label>
           <label>
             Dropout{' '}
             <input

@@ -14,10 +14,16 @@ export function num(n: number | null | undefined, sign = false): string {
 
 const WHITELIST_TEXT = { inside: 'inside', outside: 'OUTSIDE', 'no-writes': 'no writes', unchecked: '—' } as const;
 
-/** The state shown for a verdict: while the call runs, an undecided one is pending. */
-function shownState(v: AssertionVerdict, running: boolean): string {
+/**
+ * The state shown for a verdict. Once the call ended, the verdict itself. While it runs, a
+ * failure that points at no turn only means the awaited act has not happened yet (no tool call,
+ * no confirmation so far), which the agent may still do: it is `pending`, as are undecided ones;
+ * a failure at a turn (a write without consent, a forbidden call) is `failed so far`.
+ */
+export function shownState(v: Pick<AssertionVerdict, 'status' | 'turn'>, running: boolean): string {
   if (!running) return v.status === 'not_judged' ? 'not judged' : v.status;
   if (v.status === 'skipped' || v.status === 'not_judged') return 'pending';
+  if (v.status === 'failed' && v.turn === null) return 'pending';
   return `${v.status} so far`;
 }
 
@@ -88,20 +94,25 @@ export function ScorePanel({
   live,
   trajectory,
   running,
+  stopped = false,
 }: {
   live: LiveScore | undefined;
   trajectory?: Trajectory | undefined;
   running: boolean;
+  /** The person pressed Stop: the call ends unscored, which is not a fault. */
+  stopped?: boolean;
 }) {
   const verdicts = trajectory?.reward_info?.assertions ?? live?.assertions ?? [];
+  // Once the end event arrived the panel shows the final state, even before the call's promise settles.
+  const ongoing = running && !trajectory;
   return (
-    <section class="score" id="score" aria-labelledby="h-score">
-      <h2 id="h-score">Live score</h2>
+    <section class="score" id="score" aria-labelledby="h-score" data-final={trajectory ? 'true' : 'false'}>
+      <h2 id="h-score">{trajectory ? 'Score' : 'Live score'}</h2>
       {!live && <p class="muted">Starts with the first turn.</p>}
       {live && (
         <>
           <p id="process-total">
-            Process reward so far: <strong>{num(live.processTotal, true)}</strong>
+            {ongoing ? 'Process reward so far' : 'Process reward'}: <strong>{num(live.processTotal, true)}</strong>
             <span class="muted">
               {' '}
               ({live.calls.filter((c) => c.requestor === 'assistant').length} agent tool calls)
@@ -109,7 +120,7 @@ export function ScorePanel({
           </p>
           <h3>Tool calls</h3>
           {live.calls.length === 0 ? (
-            <p class="muted">None yet.</p>
+            <p class="muted">{ongoing ? 'None yet.' : 'None.'}</p>
           ) : (
             <table class="data" id="tool-calls">
               <thead>
@@ -149,7 +160,7 @@ export function ScorePanel({
           <h3>Database changes</h3>
           {live.diff.length === 0 ? (
             <p class="muted" id="db-diff-empty">
-              No change yet.
+              {ongoing ? 'No change yet.' : 'No change.'}
             </p>
           ) : (
             <ul class="diff" id="db-diff">
@@ -172,7 +183,7 @@ export function ScorePanel({
             </thead>
             <tbody>
               {verdicts.map((v, i) => {
-                const state = shownState(v, running);
+                const state = shownState(v, ongoing);
                 return (
                   <tr key={`${v.id}-${i}`} data-assertion={v.id}>
                     <td>
@@ -208,8 +219,16 @@ export function ScorePanel({
         <>
           <h3>Result</h3>
           <p id="termination">
-            Ended: <strong>{trajectory.termination}</strong>
-            {!trajectory.valid && <span class="bad"> — invalid rollout: {trajectory.invalid_reason}</span>}
+            {stopped && !trajectory.valid ? (
+              <>
+                Ended: <strong>stopped</strong> <span class="muted">— you stopped the call; it is not scored</span>
+              </>
+            ) : (
+              <>
+                Ended: <strong>{trajectory.termination}</strong>
+                {!trajectory.valid && <span class="bad"> — invalid rollout: {trajectory.invalid_reason}</span>}
+              </>
+            )}
           </p>
           {trajectory.reward_info && <RewardBreakdown info={trajectory.reward_info} />}
         </>

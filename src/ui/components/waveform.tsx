@@ -52,6 +52,36 @@ function envelope(x: Float32Array): string {
   return parts.join('');
 }
 
+/** What each kind of mark on a waveform means (legend text), by mark class. */
+export const MARK_LEGEND = {
+  burst: 'noise burst',
+  packet_loss: 'packet loss',
+  muffle: 'muffled mic',
+  dropout: 'dropout cut (the rest was not heard)',
+  'barge-in': 'barge-in (caller starts over the agent)',
+} as const;
+
+/** The legend of the marks a waveform shows: a swatch in the mark's colour and its meaning. */
+function MarkLegend({ kinds }: { kinds: readonly (keyof typeof MARK_LEGEND)[] }) {
+  if (kinds.length === 0) return null;
+  return (
+    <ul class="wave-legend" aria-label="waveform marks">
+      {kinds.map((k) => (
+        <li key={k} data-legend={k}>
+          <svg class="swatch" viewBox="0 0 12 12" aria-hidden="true">
+            {k === 'dropout' || k === 'barge-in' ? (
+              <line class={`mark-${k}`} x1={6} x2={6} y1={0} y2={12} />
+            ) : (
+              <rect class={`mark mark-${k}`} x={0} y={0} width={12} height={12} />
+            )}
+          </svg>
+          {MARK_LEGEND[k]}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** Playback and waveform of one caller turn; `interruptedMs` is the agent's cut time when this turn barged in. */
 export function TurnAudio({
   turn,
@@ -124,6 +154,11 @@ export function TurnAudio({
           </line>
         )}
       </svg>
+      <MarkLegend
+        kinds={(Object.keys(MARK_LEGEND) as (keyof typeof MARK_LEGEND)[]).filter((k) =>
+          k === 'dropout' ? !!turn.dropout : k === 'barge-in' ? !!turn.barge_in : marks.some((e) => e.type === k),
+        )}
+      />
       <div class="audio-meta">
         {url ? (
           <audio controls preload="metadata" src={url} aria-label={`what the agent heard, turn ${index}`} />

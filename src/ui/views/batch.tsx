@@ -329,6 +329,14 @@ export function BatchView({ info }: ViewProps) {
               {running ? ' · running' : cancelled ? ' · cancelled' : ' · done'}
             </span>
           </p>
+          {results.trajectories.some((t) => !t.valid) && (
+            <p role="alert" class="error" id="batch-invalid">
+              {results.trajectories.filter((t) => !t.valid).length} rollouts could not run:{' '}
+              {[...new Set(results.trajectories.filter((t) => !t.valid).map((t) => t.invalid_reason ?? t.termination))]
+                .slice(0, 3)
+                .join('; ')}
+            </p>
+          )}
           <h2>Results</h2>
           <div class="scroll">
             <table class="data" id="batch-results">

@@ -200,44 +200,46 @@ export function BrowseView({ info, onDomainOpened }: ViewProps) {
       </section>
       <section aria-labelledby="h-tools">
         <h2 id="h-tools">Tools</h2>
-        <table class="data" id="tools">
-          <thead>
-            <tr>
-              <th scope="col">Tool</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Called by</th>
-              <th scope="col">Parameters</th>
-              <th scope="col">Description</th>
-            </tr>
-          </thead>
-          <tbody>
-            {info.tools.map((t) => (
-              <tr key={t.name}>
-                <td>
-                  <code>{t.name}</code>
-                </td>
-                <td>
-                  <span class={`badge kind-${t.kind}`}>{t.kind}</span>
-                </td>
-                <td>{t.side === 'agent' ? 'agent' : 'caller'}</td>
-                <td>
-                  {t.params.length === 0 && <span class="muted">none</span>}
-                  <ul class="params">
-                    {t.params.map((p) => (
-                      <li key={p.name} title={p.description}>
-                        <code>
-                          {p.name}
-                          {p.required ? '' : '?'}: {p.type}
-                        </code>
-                      </li>
-                    ))}
-                  </ul>
-                </td>
-                <td>{t.description}</td>
+        <div class="scroll-x" tabIndex={0} role="region" aria-label="tools">
+          <table class="data" id="tools">
+            <thead>
+              <tr>
+                <th scope="col">Tool</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Called by</th>
+                <th scope="col">Parameters</th>
+                <th scope="col">Description</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {info.tools.map((t) => (
+                <tr key={t.name}>
+                  <td>
+                    <code>{t.name}</code>
+                  </td>
+                  <td>
+                    <span class={`badge kind-${t.kind}`}>{t.kind}</span>
+                  </td>
+                  <td>{t.side === 'agent' ? 'agent' : 'caller'}</td>
+                  <td>
+                    {t.params.length === 0 && <span class="muted">none</span>}
+                    <ul class="params">
+                      {t.params.map((p) => (
+                        <li key={p.name} title={p.description}>
+                          <code>
+                            {p.name}
+                            {p.required ? '' : '?'}: {p.type}
+                          </code>
+                        </li>
+                      ))}
+                    </ul>
+                  </td>
+                  <td>{t.description}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </section>
       <section aria-labelledby="h-tasks">
         <h2 id="h-tasks">Tasks</h2>

@@ -44,12 +44,15 @@ import {
   setSessionNoise,
   trajectoryStore,
 } from '../runtime.ts';
-import { PRESETS, formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
+import { formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
 import { reasonOf } from '../task-reason.ts';
 
 type AgentKind = AgentSpec['kind'];
-/** Callers of the Watch view (the Call view's caller is the person at the keyboard). */
-type CallerKind = 'scripted' | 'remote';
+/**
+ * Callers of the Watch view (the Call view's caller is the person at the keyboard); `replay` is a
+ * person's recorded call opened from its link.
+ */
+type CallerKind = 'scripted' | 'remote' | 'replay';
 
 const STOP = '###STOP###';
 const PACE_KEY = 'switchboard.pace';
@@ -57,9 +60,8 @@ const PACE_KEY = 'switchboard.pace';
 /** The Watch / Call view. */
 export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'call' }) {
   const initial = paramsSpec(route.params);
-  const [taskId, setTaskId] = useState(() =>
-    initial.taskId && info.tasks.some((t) => t.id === initial.taskId) ? initial.taskId : (info.tasks[0]?.id ?? ''),
-  );
+  // A linked task id that the domain lacks stays chosen (nothing runs) and is reported.
+  const [taskId, setTaskId] = useState(() => initial.taskId ?? info.tasks[0]?.id ?? '');
   const [seed, setSeed] = useState(initial.seed ?? 0);
   const [preset, setPreset] = useState<PresetName>(initial.preset ?? 'clean');
   const [agentKind, setAgentKind] = useState<AgentKind>(initial.agent?.kind ?? 'reference');
@@ -73,7 +75,14 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     return openLink(initial, saved, DEFAULT_ENDPOINT, mode === 'watch');
   });
   const [endpoint, setEndpoint] = useState<EndpointSettings>(opened.agent);
-  const [callerKind, setCallerKind] = useState<CallerKind>(initial.user?.kind === 'remote' ? 'remote' : 'scripted');
+  const [callerKind, setCallerKind] = useState<CallerKind>(
+    initial.user?.kind === 'remote' ? 'remote' : initial.user?.kind === 'replay' ? 'replay' : 'scripted',
+  );
+  // A recorded call's words (from its link), and the words of the call made here.
+  const replayed = initial.user?.kind === 'replay' ? initial.user.turns : [];
+  const said = useRef<string[]>([]);
+  const [recorded, setRecorded] = useState<string[]>();
+  const [stopped, setStopped] = useState(false);
   const [callerEndpoint, setCallerEndpoint] = useState<EndpointSettings>(opened.caller);
   const [pace, setPace] = useState(() => {
     const p = route.params.get('pace');
@@ -99,6 +108,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [draft, setDraft] = useState('');
   const [copied, setCopied] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement>(null);
+  const stopping = useRef<() => void>();
   const started = useRef(false);
   const [toConfirm, setToConfirm] = useState<RemoteEndpoint[]>(opened.confirm);
 
@@ -120,12 +130,18 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         ? { kind: 'human' }
         : callerKind === 'remote'
           ? { kind: 'remote', ...endpointSpec(callerEndpoint) }
-          : { kind: 'scripted' },
+          : callerKind === 'replay'
+            ? { kind: 'replay', turns: replayed }
+            : { kind: 'scripted' },
     paceMs: mode === 'call' ? 0 : pace,
     ...(initial.maxSteps ? { maxSteps: initial.maxSteps } : {}),
     ...(channel ? { channel: noise.length ? { ...channel, noise: noise.map((f) => f.name) } : channel } : {}),
   };
-  const link = shareLink(location.href, spec);
+  // After a call made here, its link replays the person's words.
+  const link = shareLink(
+    location.href,
+    mode === 'call' && recorded ? { ...spec, user: { kind: 'replay', turns: recorded } } : spec,
+  );
   const linkNoise = route.params.get('noise') === 'custom';
 
   // Keep the address bar in step with the settings (reload keeps them).
@@ -162,6 +178,9 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     setTrajectory(undefined);
     setError(undefined);
     setCopied(false);
+    setStopped(false);
+    setRecorded(undefined);
+    said.current = [];
     setRunning(true);
     const store = trajectoryStore();
     const { agent: a, user: u, ...rest } = spec;
@@ -226,11 +245,21 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
               new Promise<string | CallerAnswer>((resolve, reject) => setPrompt({ p, resolve, reject })),
           )
         : undefined;
+    let stoppedHere = false;
+    stopping.current = () => {
+      stoppedHere = true;
+    };
     try {
       const { service, failed } = mainWorker();
-      await Promise.race([service.runCall(spec, onEvent, ask, host, spec.channel?.noise ? noise : undefined), failed]);
+      const t = await Promise.race([
+        service.runCall(spec, onEvent, ask, host, spec.channel?.noise ? noise : undefined),
+        failed,
+      ]);
+      // A call that could not run (an endpoint down, a worker fault) says so where the call is.
+      if (!t.valid && !stoppedHere) setError(`The call could not be completed: ${t.invalid_reason ?? t.termination}`);
+      if (mode === 'call' && t.valid) setRecorded(said.current.slice());
     } catch (e) {
-      setError(errorText(e));
+      if (!stoppedHere) setError(errorText(e));
     } finally {
       setPrompt(undefined);
       setRunning(false);
@@ -248,6 +277,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   };
 
   const stop = () => {
+    stopping.current?.();
+    setStopped(true);
     void mainWorker().service.cancel();
     prompt?.reject(new Error('call stopped by the user'));
     setPrompt(undefined);
@@ -258,8 +289,9 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     // Without speech recognition, a recorded turn's words are what was typed (or a placeholder).
     const text = draft.trim() || (take ? '(spoken)' : '');
     if (!text && !hangUp) return;
-    const said = hangUp ? `${text}${STOP}` : text;
-    prompt.resolve(take ? { text: said, speech: take.samples } : said);
+    const words = hangUp ? `${text}${STOP}` : text;
+    said.current.push(words);
+    prompt.resolve(take ? { text: words, speech: take.samples } : words);
     setPrompt(undefined);
     setDraft('');
     dropTake();
@@ -296,7 +328,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   };
 
   useEffect(() => {
-    if (mode === 'watch' && route.params.get('run') === '1' && !started.current && toConfirm.length === 0) {
+    if (mode === 'watch' && route.params.get('run') === '1' && task && !started.current && toConfirm.length === 0) {
       started.current = true;
       void start();
     }
@@ -344,21 +376,6 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           />
         </label>
         <label>
-          Channel preset{' '}
-          <select
-            id="preset"
-            value={preset}
-            disabled={running}
-            onChange={(e) => setPreset(e.currentTarget.value as PresetName)}
-          >
-            {PRESETS.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
           Agent{' '}
           <select
             id="agent"
@@ -366,13 +383,15 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             disabled={running}
             onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}
           >
-            <option value="reference">reference (replays the reference solution)</option>
+            <option value="reference">reference (replays the gold solution; does not listen)</option>
             <option value="noop">do-nothing</option>
             <option value="remote">remote endpoint</option>
             <option value="local">on-device model</option>
           </select>
         </label>
         <ChannelControls
+          preset={preset}
+          setPreset={setPreset}
           channel={channel}
           setChannel={setChannel}
           noise={noise}
@@ -390,6 +409,9 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             >
               <option value="scripted">scripted (replays the task's script)</option>
               <option value="remote">model at a remote endpoint</option>
+              {replayed.length > 0 && (
+                <option value="replay">a person's recorded call ({replayed.length} turns, from the link)</option>
+              )}
             </select>
           </label>
         )}
@@ -421,7 +443,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
               toConfirm.length > 0 ||
               (agentKind === 'remote' && !endpoint.model) ||
               (agentKind === 'local' && !localId) ||
-              (mode === 'watch' && callerKind === 'remote' && !callerEndpoint.model)
+              (mode === 'watch' && callerKind === 'remote' && !callerEndpoint.model) ||
+              (mode === 'watch' && callerKind === 'replay' && replayed.length === 0)
             }
           >
             {mode === 'watch' ? 'Run call' : 'Start call'}
@@ -507,15 +530,24 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         <span id="share-note" class="muted" aria-live="polite">
           {copied
             ? 'copied'
-            : spec.channel?.noise
-              ? 'your noise files cannot travel in a link: it says a custom noise bank was used, and opens with the preset’s noises (not an exact replay); no key is in it'
-              : 'reproduces this call (scripted participants replay exactly); no key is in it'}
+            : mode === 'call' && !recorded
+              ? 'opens this task for someone else to call; after your call it replays your words'
+              : (mode === 'call' && recorded) || callerKind === 'replay'
+                ? 'replays the recorded caller’s words exactly (typed words; a recorded voice is spoken by TTS); no key is in it'
+                : spec.channel?.noise
+                  ? 'your noise files cannot travel in a link: it says a custom noise bank was used, and opens with the preset’s noises (not an exact replay); no key is in it'
+                  : 'reproduces this call (scripted participants replay exactly); no key is in it'}
         </span>
       </p>
       {linkNoise && !spec.channel?.noise && (
         <p class="muted" id="noise-link-note">
           The shared call used a custom noise bank that is not in the link: add the same noise files to reproduce it
           exactly.
+        </p>
+      )}
+      {!task && (
+        <p role="alert" class="error" id="task-error">
+          Task “{taskId}” is not in domain {info.name}; pick one of its {info.tasks.length} tasks above.
         </p>
       )}
       {error && (
@@ -529,12 +561,16 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             Transcript{' '}
             <span class="muted" id="call-status" aria-live="polite">
               {running
-                ? prompt
-                  ? 'your turn'
-                  : 'running…'
-                : trajectory
-                  ? `ended (${trajectory.termination})`
-                  : 'not started'}
+                ? stopped
+                  ? 'stopping…'
+                  : prompt
+                    ? 'your turn'
+                    : 'running…'
+                : stopped
+                  ? 'stopped'
+                  : trajectory
+                    ? `ended (${trajectory.termination})`
+                    : 'not started'}
             </span>
           </h2>
           <Transcript turns={turns} live audio={audio} />
@@ -554,7 +590,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             />
           )}
         </section>
-        <ScorePanel live={live} trajectory={trajectory} running={running} />
+        <ScorePanel live={live} trajectory={trajectory} running={running} stopped={stopped} />
       </div>
     </div>
   );
