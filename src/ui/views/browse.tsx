@@ -200,6 +200,8 @@ export function BrowseView({ info, onDomainOpened }: ViewProps) {
       </section>
       <section aria-labelledby="h-tools">
         <h2 id="h-tools">Tools</h2>
+        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take keyboard focus to scroll (WCAG 2.1.1) */}
+        {/* biome-ignore lint/a11y/useSemanticElements: a div region keeps the table's scroll box styling */}
         <div class="scroll-x" tabIndex={0} role="region" aria-label="tools">
           <table class="data" id="tools">
             <thead>
