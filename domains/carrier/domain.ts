@@ -156,5 +156,7 @@ export const carrier = defineDomain({
     wallet: { userSide: true },
   },
   ruleChecks: carrierRuleChecks,
+  // R10 / R11: reactions to a caller cut off by a dropout and to a barge-in (channel runs).
+  channelRules: { dropout: 'R10', bargeIn: 'R11' },
   envFunctions: carrierEnvFunctions,
 });

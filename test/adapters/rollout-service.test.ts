@@ -24,7 +24,7 @@ describe('rollout service (the page worker, driven in Node)', () => {
 
   it('describes carrier: rules, tools with kinds and params, tables with row counts', async () => {
     const d = await service.describe('carrier');
-    expect(d.rules.map((r) => r.id)).toEqual(['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9']);
+    expect(d.rules.map((r) => r.id)).toEqual(['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9', 'R10', 'R11']);
     const pay = d.tools.find((t) => t.name === 'pay_bill_from_balance')!;
     expect([pay.kind, pay.side, pay.params.map((p) => `${p.name}: ${p.type}`)]).toEqual([
       'write',

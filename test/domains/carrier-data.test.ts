@@ -146,7 +146,7 @@ describe('loading', () => {
 
 describe('policy and tools', () => {
   it('has rules R1 to R9', () => {
-    expect(domain.rules.map((r) => r.id)).toEqual(['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9']);
+    expect(domain.rules.map((r) => r.id)).toEqual(['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9', 'R10', 'R11']);
   });
 
   it('has 10 agent tools and 2 user tools, with spokenAs on every write and user tool', () => {
@@ -307,7 +307,9 @@ describe('tasks', () => {
 
   it('bind rules and assertions both ways', () => {
     const ruleIds = new Set(domain.rules.map((r) => r.id));
-    const cited = new Set<string>();
+    // The channel reaction checks are the assertions of R10 (dropout) and R11 (barge-in).
+    expect(domain.channelRules).toEqual({ dropout: 'R10', bargeIn: 'R11' });
+    const cited = new Set<string>(Object.values(domain.channelRules ?? {}));
     for (const t of domain.tasks) {
       for (const a of t.evaluation_criteria?.assertions ?? []) {
         expect(ruleIds.has(a.rule), `${t.id}/${a.id} cites ${a.rule}`).toBe(true);

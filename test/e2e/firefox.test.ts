@@ -56,6 +56,8 @@ describe('the page in firefox', () => {
       'R7',
       'R8',
       'R9',
+      'R10',
+      'R11',
     ]);
     await page.waitForSelector('#tools tr');
     expect(

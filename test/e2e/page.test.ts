@@ -87,6 +87,8 @@ describe('the page in chromium', () => {
       'R7',
       'R8',
       'R9',
+      'R10',
+      'R11',
     ]);
     const pay = page.locator('#tools tr', { hasText: 'pay_bill_from_balance' });
     await expect.poll(() => pay.locator('td').nth(1).textContent()).toBe('write');

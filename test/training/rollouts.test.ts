@@ -259,6 +259,7 @@ describe('turn level', () => {
       ['grounded_args', 'failed'],
       ['no_unauthorized_write', 'passed'],
       ['confirmation', 'failed'],
+      ['channel_reaction', 'not_applicable'],
       ['spoken_quality', 'passed'],
       ['judge:policy', 'not_judged'],
     ]);

@@ -58,7 +58,8 @@ export interface GateOptions {
  * 5. every assertion cites an existing policy rule;
  * 6. the do-nothing agent scores 0 and the reference agent with the scripted caller scores 1
  *    (for `imported` domains a do-nothing pass is reported as information only).
- * The domain is refused when any task is, or when a policy rule is cited by no assertion.
+ * The domain is refused when any task is, when a policy rule is cited by no assertion (the
+ * domain's `channelRules` count as citations), or when a channel rule names no policy rule.
  */
 export async function gateDomain(runtime: DomainRuntime, options: GateOptions = {}): Promise<GateReport> {
   const domain = runtime.domain;
@@ -116,6 +117,11 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
   }
 
   const domainProblems: string[] = [];
+  // The channel reaction checks are assertions of the rules the domain names for them.
+  for (const [kind, rule] of Object.entries(domain.channelRules ?? {})) {
+    cited.add(rule);
+    if (ruleBinding && !ruleIds.has(rule)) domainProblems.push(`channel rule ${kind} cites unknown rule ${rule}`);
+  }
   if (ruleBinding && !wanted) {
     for (const r of domain.rules)
       if (!cited.has(r.id)) domainProblems.push(`policy rule ${r.id} is cited by no assertion`);

@@ -140,6 +140,14 @@ export interface DomainDefinition {
   userTools?: readonly ToolDefinition[];
   tables?: Readonly<Record<string, TableOptions>>;
   ruleChecks?: readonly RuleCheck[];
+  /**
+   * Policy rules the phone-channel reaction checks enforce (`scoring/channel-checks.ts`): the
+   * agent's reply to a caller turn cut off by a dropout (`dropout`) and to a barge-in
+   * (`bargeIn`). When set, and the domain is `native`, those verdicts carry these rule ids and
+   * count in `ASSERTIONS` and the turn rubric; the gate counts the rules as cited. Absent (and
+   * for `imported` domains): the verdicts are reported beside the reward (rule `channel`).
+   */
+  channelRules?: Readonly<{ dropout: string; bargeIn: string }>;
   envFunctions?: Readonly<Record<string, EnvFunction>>;
   /** The agent's first words on an inbound call. */
   greeting: string;

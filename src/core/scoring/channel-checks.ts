@@ -11,8 +11,10 @@
  * - `stop`: the agent stops: a short reply and no tool call before the caller speaks again.
  * A `question` barge-in has no deterministic check (a judge can rate the answer).
  *
- * The verdicts are recorded with the reward's assertions; they do not enter the ASSERTIONS
- * score (they shape turn-level rewards, not the task's pass/fail).
+ * With the domain's `channelRules` (our own domains, e.g. carrier R10 / R11) the verdicts carry
+ * those rule ids and count in `ASSERTIONS` and the turn rubric (`channel_reaction`); otherwise
+ * (imported tau2 tasks, domains without the rules) they have rule `channel` and are reported
+ * beside the reward without changing it. See {@link channelVerdicts}.
  */
 import { compactValue, ngramOverlap, tokenTexts } from '../channel/text-cut.ts';
 import type { AssertionVerdict, Turn, UserTurn } from '../schema/trajectory.ts';
@@ -175,16 +177,35 @@ function bargeInCheck(
     : { status: 'passed', reason: `after the ${type} barge-in, reply ${quote(r.text)}`, turn: r.index };
 }
 
-/** Verdicts of every channel event in a trajectory (none for a text-only run). */
-export function channelVerdicts(turns: readonly Turn[]): AssertionVerdict[] {
+/** Rule ids of the channel reaction checks (a domain's `channelRules`). */
+export interface ChannelRules {
+  dropout: string;
+  bargeIn: string;
+}
+
+/**
+ * Verdicts of every channel event in a trajectory (none for a text-only run), id
+ * `channel:<dropout|barge-in type>@<caller turn>`. Their rule is `rules.dropout` /
+ * `rules.bargeIn` when given, else `channel`. `from` skips events before that turn index.
+ */
+export function channelVerdicts(turns: readonly Turn[], rules?: ChannelRules, from = 0): AssertionVerdict[] {
   const out: AssertionVerdict[] = [];
   turns.forEach((t, i) => {
-    if (t.role !== 'user') return;
-    if (t.dropout) out.push({ id: `channel:dropout@${i}`, rule: 'channel', ...dropoutCheck(t, i, turns) });
+    if (t.role !== 'user' || i < from) return;
+    if (t.dropout)
+      out.push({ id: `channel:dropout@${i}`, rule: rules?.dropout ?? 'channel', ...dropoutCheck(t, i, turns) });
     if (t.barge_in) {
       const v = bargeInCheck(t as UserTurn & { barge_in: NonNullable<UserTurn['barge_in']> }, i, turns);
-      if (v) out.push({ id: `channel:${t.barge_in.type}@${i}`, rule: 'channel', ...v });
+      if (v) out.push({ id: `channel:${t.barge_in.type}@${i}`, rule: rules?.bargeIn ?? 'channel', ...v });
     }
   });
   return out;
+}
+
+/** The domain's channel rules when its reactions count (our own domains that declare them), else undefined. */
+export function countedChannelRules(domain: {
+  channelRules?: ChannelRules | undefined;
+  taskOrigin?: 'native' | 'imported' | undefined;
+}): ChannelRules | undefined {
+  return domain.taskOrigin === 'imported' ? undefined : domain.channelRules;
 }

@@ -9,7 +9,7 @@ import type { RewardComponent, Task } from '../schema/task.ts';
 import type { ComponentResult, RewardInfo, TerminationReason, Turn } from '../schema/trajectory.ts';
 import { scoreActions } from './action-match.ts';
 import { checkAssertion, hasCheck, ruleVerdicts, scoreAssertions } from './behaviour-checks.ts';
-import { channelVerdicts } from './channel-checks.ts';
+import { channelVerdicts, countedChannelRules } from './channel-checks.ts';
 import { ambiguousConsentItems, judgedConsent } from './consent.ts';
 import { scoreCommunicate } from './communicate.ts';
 import { passFail } from './component.ts';
@@ -42,7 +42,8 @@ export interface EvaluateOptions {
 /**
  * The components whose product is the reward: the task's `reward_basis`; then, when vetoes
  * apply, `WRITE_WHITELIST` (only when the task has a whitelist) and `QUALITY`; then `ASSERTIONS`
- * when the task has assertions or the domain has rule checks. No duplicates.
+ * when the task has assertions or the domain has rule checks (`hasRuleChecks`: rule checks, or
+ * channel rules that count, see `channelVerdicts`). No duplicates.
  *
  * Vetoes apply when the task's `vetoes` says so; when it is absent, they apply to our own
  * domains and not to `imported` ones (tau2-bench tasks keep tau2's own basis by default).
@@ -103,7 +104,12 @@ export async function evaluate(
     };
   }
   const domain = runtime.domain;
-  const basis = rewardBasis(task, (domain.ruleChecks?.length ?? 0) > 0, domain.taskOrigin ?? 'native');
+  const channelRules = countedChannelRules(domain);
+  const basis = rewardBasis(
+    task,
+    (domain.ruleChecks?.length ?? 0) > 0 || channelRules !== undefined,
+    domain.taskOrigin ?? 'native',
+  );
   if (options.gold && options.gold.task_id !== task.id) {
     throw new Error(`evaluate: options.gold is the gold replay of task ${options.gold.task_id}, not of ${task.id}`);
   }
@@ -149,6 +155,10 @@ export async function evaluate(
     ...judgedAssertionVerdicts(unchecked, verdicts),
     ...ruleVerdicts(domain, predicted.violations, predicted.turns),
   ];
+  // Reactions to dropouts and barge-ins: assertions of the domain's rules when it declares them
+  // (our own domains), else reported beside the reward (imported tau2 tasks keep tau2's reward).
+  const reactions = channelVerdicts(predicted.turns, channelRules);
+  if (channelRules) assertionVerdicts.push(...reactions);
   if (basis.includes('ASSERTIONS')) components.ASSERTIONS = scoreAssertions(assertionVerdicts);
 
   let reward = 1;
@@ -168,8 +178,7 @@ export async function evaluate(
     partial,
     basis,
     components,
-    // Issue 5: reactions to dropouts and barge-ins, recorded but outside the ASSERTIONS score.
-    assertions: [...assertionVerdicts, ...channelVerdicts(predicted.turns)],
+    assertions: channelRules ? assertionVerdicts : [...assertionVerdicts, ...reactions],
     step_rewards: p.step_rewards,
     returns: p.returns,
     ...(orderFree ? { db_order_insensitive: orderFree } : {}),

@@ -10,6 +10,7 @@ import { seededRng } from '../ports/rng.ts';
 import { normalizeReply } from '../rollout/normalize.ts';
 import { visibleReply } from '../participants/reply-text.ts';
 import { checkAssertion } from '../scoring/behaviour-checks.ts';
+import { channelVerdicts, countedChannelRules } from '../scoring/channel-checks.ts';
 import { judgeAll } from '../scoring/judging.ts';
 import { qualityFindings } from '../scoring/quality.ts';
 import { replayTrajectory } from '../scoring/replay.ts';
@@ -48,6 +49,7 @@ export const RUBRIC_ITEMS = [
   'grounded_args',
   'no_unauthorized_write',
   'confirmation',
+  'channel_reaction',
   'spoken_quality',
 ] as const;
 
@@ -171,6 +173,8 @@ const item = (id: string, status: RubricStatus, reason: string, veto = false): R
  * - `confirmation`: when the candidate writes and the task has a `confirm_before_write`
  *   assertion, that check passes on the context plus the candidate (not applicable when the
  *   context alone already fails it).
+ * - `channel_reaction`: the candidate's reaction to a dropout or barge-in just before it, by
+ *   the domain's channel rules (see {@link channelReactionItem}; not applicable without them).
  * - `spoken_quality` (veto): the candidate's text has no quality finding (formatting,
  *   repetition within it or of earlier agent turns, garbled text) and is at most
  *   `maxSpokenChars` long.
@@ -314,6 +318,9 @@ export async function scoreTurnCandidate(
     }
   }
 
+  // channel_reaction
+  items.push(channelReactionItem(domain, turns, at, candidate));
+
   // spoken_quality
   const max = opts.maxSpokenChars ?? MAX_SPOKEN_CHARS;
   const findings = qualityFindings(turns.slice(0, at + 1)).filter((f) => f.turn === at);
@@ -353,6 +360,41 @@ export async function scoreTurnCandidate(
     partial: items.some((i) => i.status === 'not_judged'),
     turns,
   };
+}
+
+/**
+ * The `channel_reaction` item: when the domain's channel reactions count (its `channelRules`,
+ * our own domains) and the candidate is the agent's first reply to a caller turn cut off by a
+ * dropout or to a barge-in, the same check as the episode's assertion (`channelVerdicts`) on
+ * the context plus the candidate. Not applicable otherwise, and for a barge-in answered by a
+ * turn without speech.
+ */
+function channelReactionItem(
+  domain: DomainRuntime['domain'],
+  turns: readonly Turn[],
+  at: number,
+  candidate: TurnCandidate,
+): RubricItem {
+  const rules = countedChannelRules(domain);
+  if (!rules) return item('channel_reaction', 'not_applicable', 'the domain has no channel rules');
+  let caller = -1;
+  for (let i = at - 1; i >= 0; i--) {
+    const t = turns[i]!;
+    if (t.role === 'assistant' && spokenText(t.text)) break;
+    if (t.role === 'user') {
+      caller = i;
+      break;
+    }
+  }
+  const event = caller >= 0 ? turns[caller] : undefined;
+  if (event?.role !== 'user' || (!event.dropout && !event.barge_in))
+    return item('channel_reaction', 'not_applicable', 'no dropout or barge-in to react to');
+  if (!event.dropout && !spokenText(candidate.text))
+    return item('channel_reaction', 'not_applicable', 'no spoken reply in this turn');
+  const verdict = channelVerdicts(turns, rules, caller).find((v) => v.id.endsWith(`@${caller}`));
+  if (!verdict || verdict.status === 'skipped' || verdict.status === 'not_judged')
+    return item('channel_reaction', 'not_applicable', verdict?.reason ?? 'no deterministic check for this event');
+  return item('channel_reaction', verdict.status, `${verdict.rule}: ${verdict.reason}`);
 }
 
 /** One scored candidate: the sample item of a turn-level group. */
