@@ -8,7 +8,6 @@ import { writeJsonlStream } from '../adapters/node/jsonl.ts';
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import cliProgress from 'cli-progress';
-import { DomainFileError } from '../core/schema/domain.ts';
 import type { Trajectory } from '../core/schema/trajectory.ts';
 import { gateDomain, type GateReport } from '../core/gate/gate.ts';
 import { runBatch, type BatchSummary } from '../core/rollout/batch.ts';
@@ -27,6 +26,7 @@ import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channe
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
 import { redactText } from '../adapters/shared/endpoint-secrets.ts';
 import { type CliIo, defaultIo } from './io.ts';
+import { EXIT, exitCodeFor } from './exit-codes.ts';
 
 export type { CliIo };
 
@@ -344,9 +344,6 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
   return cmd;
 }
 
-/** Exit codes. */
-export const EXIT = { ok: 0, refused: 1, usage: 2, internal: 3 } as const;
-
 /**
  * Run the CLI with `argv` (without node and script). Returns the exit code: 0 success, 1 a
  * refusal or failed check, 2 a usage or input error, 3 an internal error (a bug: the message
@@ -366,12 +363,13 @@ export async function main(argv: readonly string[], given: CliIo = defaultIo): P
     await program(io, (c) => (code = c), await packageVersion()).parseAsync([...argv], { from: 'user' });
     return code;
   } catch (e) {
+    const exit = exitCodeFor(e);
     if (e instanceof CommanderError) {
-      if (e.exitCode === 0) return EXIT.ok;
-      if (json) io.out(JSON.stringify({ error: redactText(e.message.replace(/^error: /, '')) }));
-      return EXIT.usage;
+      // commander has printed its message on stderr already.
+      if (exit !== EXIT.ok && json) io.out(JSON.stringify({ error: redactText(e.message.replace(/^error: /, '')) }));
+      return exit;
     }
-    if (e instanceof UsageError || e instanceof DomainFileError) return fail(e.message, EXIT.usage);
+    if (exit !== EXIT.internal) return fail((e as Error).message, exit);
     if (process.env.SWITCHBOARD_DEBUG) io.err(String((e as Error)?.stack ?? e));
     return fail(
       `internal error (a bug; please report it): ${e instanceof Error ? e.message : String(e)}`,

@@ -23,6 +23,7 @@ import { MODEL_FLAVORS, type RemoteFlavor, type SamplingParams } from '../core/p
 import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 import { modelsDir, nodeLocalModel } from '../adapters/node/local-model.ts';
 import { LocalModelError } from '../adapters/shared/local-model-manifest.ts';
+import { InputError } from '../core/errors.ts';
 
 const AGENTS: Record<string, () => Agent> = {
   reference: () => new ReferenceAgent(),
@@ -170,7 +171,7 @@ export function numberOption(name: string, min: number, max: number, integer = f
   };
 }
 
-/** A mistake in the command line: printed without a stack trace, exit code 2. */
-export class UsageError extends Error {
+/** A mistake in the command line (an {@link InputError}): printed without a stack trace, exit code 2. */
+export class UsageError extends InputError {
   override name = 'UsageError';
 }

@@ -9,6 +9,7 @@
  * No `node:*` imports: the page's model worker uses this module too.
  */
 import { z } from 'zod';
+import { InputError } from '../../core/errors.ts';
 
 /** One file of a model. `sha256` is null while not pinned yet (`models:fetch --pin` fills it). */
 export const ManifestFile = z.object({
@@ -112,8 +113,11 @@ export interface ResolvedLocalAgent {
   audio: ManifestModel | null;
 }
 
-/** Thrown for an id the manifest does not know, or a model missing from the models folder. */
-export class LocalModelError extends Error {
+/**
+ * Thrown for an id the manifest does not know, or a model missing from the models folder.
+ * Caller: an {@link InputError}; name the id and suggest `npm run models:fetch -- <id>`.
+ */
+export class LocalModelError extends InputError {
   override name = 'LocalModelError';
 }
 

@@ -20,6 +20,7 @@ import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
 import type { TableOptions } from '../schema/domain.ts';
 import { canonicalJson, diffStates, type DbState, type StateDiff } from './state.ts';
 import type { TableInfo } from './write-log.ts';
+import { SwitchboardError } from '../errors.ts';
 
 /** One row (by primary key) that an episode wrote. */
 export interface RowChange {
@@ -165,8 +166,11 @@ export function compareKeys(a: readonly SqlValue[], b: readonly SqlValue[]): num
   return a.length - b.length;
 }
 
-/** Thrown when two change sets cannot come from environments opened in the same state. */
-export class ChangeBaseMismatch extends Error {
+/**
+ * Thrown when two change sets cannot come from environments opened in the same state. Caller: a
+ * bug in the caller's pairing of environments (compare only rollouts of one task and seed state).
+ */
+export class ChangeBaseMismatch extends SwitchboardError {
   override name = 'ChangeBaseMismatch';
 }
 

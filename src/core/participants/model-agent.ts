@@ -15,6 +15,7 @@ import {
 } from './model-messages.ts';
 import { replyToolCalls } from './model-tool-calls.ts';
 import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
+import { TeacherGuidanceError } from '../errors.ts';
 
 /** Options of {@link ModelAgent}. */
 export interface ModelAgentOptions {
@@ -109,10 +110,7 @@ export class ModelAgent implements Agent {
   }
 }
 
-/** Thrown by {@link refuseTeacherGuided} for a trajectory made with teacher guidance. */
-export class TeacherGuidanceError extends Error {
-  override name = 'TeacherGuidanceError';
-}
+export { TeacherGuidanceError };
 
 /**
  * For evaluation and GRPO: refuse trajectories whose agent had teacher-only guidance.

@@ -15,7 +15,7 @@
  * `Error: …` tool messages; a judge reply that is not valid JSON is retried and then becomes a
  * {@link JudgeError}.
  */
-import { InfrastructureError } from './types.ts';
+import { InfrastructureError } from '../errors.ts';
 
 /** An endpoint failure that survived the retries (or was not worth retrying). */
 export class ModelEndpointError extends InfrastructureError {
@@ -43,10 +43,7 @@ export class JudgeError extends InfrastructureError {
   override name = 'JudgeError';
 }
 
-/** A model's answer is unusable for what was asked (e.g. a judge reply that is not the JSON asked for). */
-export class ModelBehaviourError extends Error {
-  override name = 'ModelBehaviourError';
-}
+export { ModelBehaviourError } from '../errors.ts';
 
 /** True when an HTTP status is worth retrying: 408, 409, 429 and every 5xx. */
 export function isRetryableStatus(status: number): boolean {

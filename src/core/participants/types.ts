@@ -91,13 +91,8 @@ export interface Judge {
   ): Promise<JudgeVerdict[]>;
 }
 
-/**
- * A failure of infrastructure (endpoint down, worker crash), not of the agent's behaviour. An
- * episode that ends on one is invalid: excluded from scores and resampled, never scored 0.
- */
-export class InfrastructureError extends Error {
-  override name = 'InfrastructureError';
-}
+/** Re-exported where participants have always imported it (see `../errors.ts`). */
+export { InfrastructureError } from '../errors.ts';
 
 /** Stop tokens (tau2-bench's user-simulator tokens). The text before a token is still delivered. */
 export const STOP_TOKENS = {

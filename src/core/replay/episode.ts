@@ -4,23 +4,16 @@
  * calls with the outputs that were recorded, how it ended and the reward it was given.
  */
 import type { Domain } from '../schema/domain.ts';
+import { FileFieldError } from '../errors.ts';
 import type { Requestor } from '../schema/task.ts';
 import type { TerminationReason, Trajectory, Turn } from '../schema/trajectory.ts';
 
 /**
- * A malformed or unusable recording: names the file and the first bad field, e.g.
+ * A malformed or unusable recording (a {@link FileFieldError}: fix the file; CLI exit 2): names the file and the first bad field, e.g.
  * `results.json: simulations[2].messages[5].tool_calls[0].name: Invalid input: expected string`.
  */
-export class ReplayInputError extends Error {
+export class ReplayInputError extends FileFieldError {
   override name = 'ReplayInputError';
-  constructor(
-    readonly file: string,
-    /** Where in the file: a field path (`simulations[2].task_id`), prefixed `line N` for JSONL. */
-    readonly field: string,
-    detail: string,
-  ) {
-    super(`${file}: ${field ? `${field}: ` : ''}${detail}`);
-  }
 }
 
 /** One tool call of a recording and what it returned then. */

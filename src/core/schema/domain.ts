@@ -10,17 +10,13 @@ import { Task } from './task.ts';
 import type { Requestor } from './task.ts';
 import type { WriteEntry } from './trajectory.ts';
 import { parsePolicy, type PolicyRule } from './policy.ts';
+import { DomainFileError, ToolError } from '../errors.ts';
 
 /** Tool kinds: `read` never writes; `write` changes state; `think` is a scratchpad; `generic` is anything else (transfer, calculate). */
 export type ToolKind = 'read' | 'write' | 'think' | 'generic';
 
-/**
- * A failure the caller of a tool should see. It becomes the tool message `Error: <message>` and
- * the call counts as failed. Any other exception thrown by a tool is a bug.
- */
-export class ToolError extends Error {
-  override name = 'ToolError';
-}
+/** Re-exported where tools and loaders have always imported them (see `../errors.ts`). */
+export { DomainFileError, ToolError };
 
 /** What a tool may do with the database: parameterized SQL only. */
 export interface ToolDb {
@@ -186,18 +182,6 @@ export interface Domain extends DomainDefinition {
   schema: string;
   seed: Record<string, SqlRow[]>;
   tasks: Task[];
-}
-
-/** A malformed domain file: names the file and the field path. */
-export class DomainFileError extends Error {
-  override name = 'DomainFileError';
-  constructor(
-    readonly file: string,
-    readonly field: string,
-    detail: string,
-  ) {
-    super(`${file}: ${field ? `${field}: ` : ''}${detail}`);
-  }
 }
 
 /** Render a zod issue path as `[3].user_scenario.instructions`. */

@@ -11,6 +11,7 @@
  * not at hand when the manifest was written (the blob is over the size limit of the snapshot it was
  * made from), so that one file is checked by its git blob id alone.
  */
+import { SwitchboardError } from '../errors.ts';
 
 /** One data file of the pinned commit. */
 export interface Tau2DataFile {
@@ -244,8 +245,11 @@ export const TAU2_DATA_MANIFEST: Tau2DataManifest = {
   ],
 };
 
-/** A download or check of tau2 data that failed; the message names the file and what to do. */
-export class Tau2DataError extends Error {
+/**
+ * A download or check of tau2 data that failed; the message names the file and what to do.
+ * Caller: report it and stop (the CLI's `data` command exits 1); retry later for a network failure.
+ */
+export class Tau2DataError extends SwitchboardError {
   override name = 'Tau2DataError';
 }
 

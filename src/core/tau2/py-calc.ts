@@ -5,9 +5,13 @@
  * printed as Python prints a float (`3.0`, `2.67`).
  */
 import { pyFloatRepr, pyRound } from './py-json.ts';
+import { SwitchboardError } from '../errors.ts';
 
-/** Why an expression was refused; the message is shown to the agent after `Error: `. */
-export class PyCalcError extends Error {
+/**
+ * Why an expression was refused; the message is shown to the agent after `Error: `. Caller: the
+ * calculate tool turns it into a `ToolError` (a tool message); nothing else should see it.
+ */
+export class PyCalcError extends SwitchboardError {
   override name = 'PyCalcError';
 }
 

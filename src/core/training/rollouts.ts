@@ -15,11 +15,9 @@ import { successfulAgentCalls } from '../scoring/turns.ts';
 import type { Task } from '../schema/task.ts';
 import type { ToolCall, Trajectory, Turn } from '../schema/trajectory.ts';
 import { episodeRewards, groupId, type Group } from './groups.ts';
+import { TeacherGuidanceError } from '../errors.ts';
 
-/** Thrown when teacher-guided trajectories reach an evaluation or GRPO run. */
-export class TeacherGuidanceError extends Error {
-  override name = 'TeacherGuidanceError';
-}
+export { TeacherGuidanceError };
 
 /**
  * True when a trajectory was produced with teacher-only guidance: marked `teacher_guidance`, or

@@ -13,6 +13,7 @@ import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeChannel } from '../rollout/channel-step.ts';
 import { evaluate } from '../scoring/evaluate.ts';
 import { PROCESS_DEFAULTS, type ProcessRewardOptions } from '../scoring/process-reward.ts';
+import { SwitchboardError } from '../errors.ts';
 
 /** What the trainer sees after `reset` or `step`. */
 export interface Observation {
@@ -69,8 +70,12 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
-/** Raised by {@link EpisodeSession.step} when the session cannot take a step. */
-export class SessionStateError extends Error {
+/**
+ * Raised by {@link EpisodeSession.step} when the session cannot take a step (not started, already
+ * ended, or a step still running). Caller: a protocol mistake of the driver; report it to the
+ * client (the servers answer 409/an error frame) and do not retry the same call.
+ */
+export class SessionStateError extends SwitchboardError {
   override name = 'SessionStateError';
 }
 
