@@ -15,6 +15,7 @@ import { asksForConfirmation, isAgreement } from '../src/core/scoring/dialogue-a
 import { formattingMarks, garbledSigns, repeatedSentences } from '../src/core/scoring/quality.ts';
 import { spokenText } from '../src/core/scoring/turns.ts';
 import { splitStopToken } from '../src/core/rollout/episode.ts';
+import { splitReasoning } from '../src/core/participants/reply-text.ts';
 
 /** Every text check that sees model or caller text, by name. */
 export const TEXT_CHECKS: readonly (readonly [string, (text: string) => unknown])[] = [
@@ -31,6 +32,7 @@ export const TEXT_CHECKS: readonly (readonly [string, (text: string) => unknown]
   ['communicate: normalize', normalizeForCommunicate],
   ['stop tokens', (t) => splitStopToken(spokenText(t))],
   ['episode: normalize reply (cap)', (t) => normalizeReply({ text: t }, 0)],
+  ['model reply: reasoning split', splitReasoning],
 ];
 
 /** Size fed to every check, in UTF-16 code units. */

@@ -44,6 +44,7 @@ export function clip(text: string, limit = ECHO_LIMIT): string {
  *   `call_<turn>_<i>` when missing or repeated in the turn), a string `name` and an object
  *   `arguments` (`{}` when it was not an object — then the call fails with a clear error
  *   instead of running; argument text is kept verbatim in `raw_arguments` and quoted in the error).
+ *   A tool name over 200 characters is cut and the call fails.
  *   Arguments over {@link MAX_ARGUMENT_DEPTH} levels or {@link MAX_ARGUMENT_CHARS} characters are
  *   replaced by `{}` (and not kept in `raw_arguments`) and the call fails the same way.
  *
@@ -63,12 +64,14 @@ export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
     let id = typeof e.id === 'string' && e.id !== '' ? e.id : `call_${turn}_${i}`;
     if (seen.has(id)) id = `${id}_${i}`;
     seen.add(id);
-    const name = typeof e.name === 'string' ? e.name : '';
+    const longName = typeof e.name === 'string' && e.name.length > ECHO_LIMIT;
+    const name = typeof e.name === 'string' ? clip(e.name) : '';
     const limit = isPlainObject(entry) ? argumentsProblem(e.arguments) : null;
     let problem: string | null = null;
     if (!Array.isArray(raw)) problem = `tool_calls must be a list, got ${describe(raw)}`;
     else if (!isPlainObject(entry)) problem = `invalid tool call: expected an object, got ${describe(entry)}`;
     else if (typeof e.name !== 'string' || e.name === '') problem = 'invalid tool call: missing tool name';
+    else if (longName) problem = `invalid tool call: tool name of ${(e.name as string).length} characters`;
     else if (limit) problem = `invalid arguments for ${name}: ${limit}`;
     else if (e.arguments !== undefined && !isPlainObject(e.arguments)) {
       problem = `invalid arguments for ${name}: expected an object, got ${describe(e.arguments)}`;
