@@ -12,7 +12,15 @@ import type { Trajectory } from '../core/schema/trajectory.ts';
 import { gateDomain, type GateReport } from '../core/gate/gate.ts';
 import { runBatch, type BatchSummary } from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
-import { agentFactory, judgeFor, numberOption, userFactory, UsageError, type ModelSettings } from './participants.ts';
+import {
+  agentFactory,
+  judgeFromFlags,
+  numberOption,
+  userFactory,
+  UsageError,
+  withJudgeOptions,
+  type ModelSettings,
+} from './participants.ts';
 import { openDomain, selectTasks } from './domains.ts';
 import { renderGate, renderSummary } from './reports.ts';
 import { registerReplay } from './commands/replay.ts';
@@ -142,8 +150,7 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
   if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
   const agent = agentFactory(opts.agent, models);
   const user = userFactory(opts.user, models);
-  if (opts.judgeN !== undefined && !opts.judge) throw new UsageError('--judge-n needs --judge');
-  const judge = opts.judge ? judgeFor(opts.judge, models, opts.judgeN ?? 1) : undefined;
+  const judge = judgeFromFlags(opts, models);
   const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const tasks = selectTasks(domain, opts);
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
@@ -236,7 +243,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       setCode(code);
     });
 
-  addChannelOptions(cmd.command('run'))
+  withJudgeOptions(addChannelOptions(cmd.command('run')))
     .description('Run K rollouts of each task and score them.')
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
@@ -247,12 +254,6 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       'reference',
     )
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
-    .option('--judge <spec>', 'judge for NL and unchecked assertions: <flavor>:<model>@<base-url>')
-    .option(
-      '--judge-n <n>',
-      'judgements per assertion, majority verdict, ties not met (default 1)',
-      numberOption('--judge-n', 1, 99, true),
-    )
     .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
     .option('--top-p <p>', 'model nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
     .option(

@@ -12,7 +12,7 @@
  *   folder (`npm run models:fetch` on a machine with internet). `--user` / `--judge` take remote
  *   models only.
  */
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../core/participants/scripted.ts';
 import type { Agent, Judge, UserSimulator } from '../core/participants/types.ts';
 import { ModelAgent } from '../core/participants/model-agent.ts';
@@ -156,6 +156,29 @@ export function judgeFor(spec: string, settings: ModelSettings = {}, n = 1): Jud
     ...(max !== undefined ? { sampling: { max_tokens: max } } : {}),
     ...(n > 1 ? { n } : {}),
   });
+}
+
+/** Add `--judge <spec>` and `--judge-n <n>` (the same on `run`, `groups` and `serve`). */
+export function withJudgeOptions(cmd: Command, what = 'NL and unchecked assertions'): Command {
+  return cmd
+    .option('--judge <spec>', `judge for ${what}: <flavor>:<model>@<base-url>`)
+    .option(
+      '--judge-n <n>',
+      'judgements per assertion, majority verdict, ties not met (default 1)',
+      numberOption('--judge-n', 1, 99, true),
+    );
+}
+
+/**
+ * The judge of `--judge` / `--judge-n`, or undefined without `--judge`.
+ * @throws UsageError for `--judge-n` without `--judge`, or a bad judge spec.
+ */
+export function judgeFromFlags(
+  opts: { judge?: string; judgeN?: number },
+  settings: ModelSettings = {},
+): Judge | undefined {
+  if (opts.judgeN !== undefined && !opts.judge) throw new UsageError('--judge-n needs --judge');
+  return opts.judge ? judgeFor(opts.judge, settings, opts.judgeN ?? 1) : undefined;
 }
 
 /** A commander parser for a number option in [min, max]. */

@@ -167,7 +167,7 @@ describe('GRPO export', () => {
     const base = { runtime: rt, agent: () => new SkipConfirmAgent(0.5), user, clock };
     const conv = await conversationGroups({ ...base, tasks: [task], k: 4, seed: 0 });
     const ms = await milestoneGroups({ ...base, tasks: [task], k: 4, seed: 0 });
-    const turns = await turnGroups({
+    const { groups: turns } = await turnGroups({
       runtime: rt,
       task,
       trajectory: reference,
@@ -179,7 +179,7 @@ describe('GRPO export', () => {
     const all: Group<Trajectory | TurnSample>[] = [...conv.groups, ...ms.groups, ...turns];
     const batch = scoreGroups(all);
     const rows = grpoRows(rt.domain, batch, {
-      milestoneTurns: new Map(ms.milestones.map((m) => [m.id, m.checkpoint.turns.length])),
+      milestoneTurns: new Map(ms.milestones.map((m) => [m.id, m.turns])),
     });
     expect(rows).toHaveLength(16);
     for (const r of rows) expect(GrpoRow.safeParse(r).success).toBe(true);

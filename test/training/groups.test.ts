@@ -61,10 +61,13 @@ describe('spread and advantages', () => {
       step_rewards: [0, 0.1, 1],
       returns: [1.0791, 1.09, 1],
       shaped: 1.0791,
+      partial: false,
     });
+    // A partial reward keeps the outcome of its judged components and is flagged, never a silent 0.
     expect(episodeRewards({ reward: 1, partial: true, step_rewards: [], returns: [] })).toMatchObject({
-      outcome: 0,
+      outcome: 1,
       shaped: 1,
+      partial: true,
     });
   });
 });
@@ -86,8 +89,11 @@ describe('scoreGroups', () => {
     expect(Math.max(...onShaped.advantages)).toBe(onShaped.advantages[0]);
   });
 
-  it('all-0 and all-1 groups get zero advantage even when process rewards differ', () => {
-    const { groups, dropped, supply } = scoreGroups([mixed, flatFail, flatPass], { reward: 'shaped' });
+  it('--filter outcome (DAPO style): all-0 and all-1 groups get zero advantage even when process rewards differ', () => {
+    const { groups, dropped, supply } = scoreGroups([mixed, flatFail, flatPass], {
+      reward: 'shaped',
+      filter: 'outcome',
+    });
     expect(groups.map((g) => [g.prefix, g.informative, g.advantages])).toEqual([
       ['mixed', true, groups[0]!.advantages],
       ['all-0', false, [0, 0, 0, 0]],
@@ -95,7 +101,36 @@ describe('scoreGroups', () => {
     ]);
     expect(dropped).toEqual([]);
     // Outcome σ > 0 in 1 of 3 groups; shaped σ > 0 in 2 of 3 (the all-0 group's process rewards differ).
-    expect(supply).toEqual({ groups: 3, outcome: 1 / 3, final: 1 / 3, shaped: 2 / 3 });
+    expect(supply).toEqual({ groups: 3, outcome: 1 / 3, final: 1 / 3, shaped: 2 / 3, kept: 1 / 3, partial_rows: 0 });
+  });
+
+  it('--filter reward (default, SpeechGym): with the shaped reward an all-fail group whose returns differ keeps its advantages', () => {
+    const { groups, supply } = scoreGroups([mixed, flatFail, flatPass], { reward: 'shaped' });
+    expect(groups.map((g) => [g.prefix, g.informative])).toEqual([
+      ['mixed', true],
+      ['all-0', true],
+      ['all-1', false],
+    ]);
+    // Shaped [0.2, 0.1, 0, 0.3]: μ = 0.15, sample σ = sqrt(0.05 / 3).
+    const sigma = Math.sqrt(0.05 / 3);
+    const want = [0.05, -0.05, -0.15, 0.15].map((d) => d / (sigma + 1e-6));
+    groups[1]!.advantages.forEach((a, i) => expect(a).toBeCloseTo(want[i]!, 12));
+    expect(want[3]).toBeCloseTo(1.161886, 6);
+    expect(groups[2]!.advantages).toEqual([0, 0, 0, 0]);
+    // Gradient supply: 2 of 3 groups under the reward filter, 1 of 3 under the outcome filter.
+    expect(supply).toEqual({ groups: 3, outcome: 1 / 3, final: 1 / 3, shaped: 2 / 3, kept: 2 / 3, partial_rows: 0 });
+    // On the final reward the same batch keeps only the mixed group; --filter none keeps all (σ = 0 gives zeros).
+    expect(scoreGroups([mixed, flatFail, flatPass]).supply.kept).toBe(1 / 3);
+    const none = scoreGroups([mixed, flatFail, flatPass], { filter: 'none' });
+    expect(none.groups.map((g) => g.informative)).toEqual([true, true, true]);
+    expect(none.groups[1]!.advantages).toEqual([0, 0, 0, 0]);
+  });
+
+  it('partial rows are counted apart', () => {
+    const partial = group('p', [{ ...r(1), partial: true }, r(0), { ...r(0), partial: true }]);
+    const { groups, supply } = scoreGroups([partial, mixed]);
+    expect(groups[0]!.partial).toBe(2);
+    expect(supply.partial_rows).toBe(2);
   });
 
   it('drop mode drops flat groups but reports supply over all of them', () => {
@@ -126,6 +161,6 @@ describe('scoreGroups', () => {
   });
 
   it('an empty batch has zero supply', () => {
-    expect(scoreGroups([]).supply).toEqual({ groups: 0, outcome: 0, final: 0, shaped: 0 });
+    expect(scoreGroups([]).supply).toEqual({ groups: 0, outcome: 0, final: 0, shaped: 0, kept: 0, partial_rows: 0 });
   });
 });

@@ -61,7 +61,15 @@ describe('exported prompts are the logged requests, byte for byte', () => {
     });
     const convRequests = server.requests.map((r) => r.body);
     const source = conv.trajectories[0]!;
-    const turns = await turnGroups({ runtime: rt, task, trajectory: source, agent, k: 2, seed: 11, points: [3] });
+    const { groups: turns } = await turnGroups({
+      runtime: rt,
+      task,
+      trajectory: source,
+      agent,
+      k: 2,
+      seed: 11,
+      points: [3],
+    });
     const turnRequests = server.requests.slice(convRequests.length).map((r) => r.body);
     expect(turnRequests.map((b) => b.seed)).toEqual([11, 12]);
 
@@ -153,7 +161,7 @@ describe('exported prompts are the logged requests, byte for byte', () => {
       ended_at_ms: 3,
       reward_info: null,
     };
-    const groups = await turnGroups({ runtime: rt, task, trajectory, agent, k: 2, seed: 3, points: [3] });
+    const { groups } = await turnGroups({ runtime: rt, task, trajectory, agent, k: 2, seed: 3, points: [3] });
     const rows = grpoRows(domain, scoreGroups(groups));
     const sent = server.requests.map((r) => r.body);
     expect(rows.map((r) => r.sampling_seed)).toEqual([3, 4]);

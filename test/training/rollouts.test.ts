@@ -24,7 +24,7 @@ import { SkipConfirmAgent } from './stochastic-agent.ts';
 
 let rt: DomainRuntime;
 let task: Task;
-const clock = () => steppingClock(MINI_NOW, 1000);
+const clock = (_seed?: number, fromMs?: number) => steppingClock(fromMs ?? MINI_NOW, 1000);
 const user = () => new ScriptedUser();
 const strip = (turns: readonly Turn[]) => turns.map(({ t_ms: _t, ...rest }) => rest);
 
@@ -133,7 +133,7 @@ describe('conversation level', () => {
     const a = 0.5 / (Math.sqrt(0.3) + 1e-6);
     expect(scored!.advantages).toEqual([a, -a, a, a, -a, -a]);
     expect(a).toBeCloseTo(0.912869, 6);
-    expect(supply).toEqual({ groups: 1, outcome: 1, final: 1, shaped: 1 });
+    expect(supply).toEqual({ groups: 1, outcome: 1, final: 1, shaped: 1, kept: 1, partial_rows: 0 });
   });
 
   it('scripted reference agent: identical rewards, a flat group with zero advantage', async () => {
@@ -148,7 +148,7 @@ describe('conversation level', () => {
     });
     const batch = scoreGroups(groups, { reward: 'shaped' });
     expect(batch.groups[0]!.advantages).toEqual([0, 0, 0]);
-    expect(batch.supply).toEqual({ groups: 1, outcome: 0, final: 0, shaped: 0 });
+    expect(batch.supply).toEqual({ groups: 1, outcome: 0, final: 0, shaped: 0, kept: 0, partial_rows: 0 });
   });
 });
 
@@ -209,12 +209,17 @@ describe('milestone level', () => {
     ]);
     // Every fork starts with the milestone's turns.
     for (const t of out.trajectories.slice(0, 4))
-      expect(strip(t.turns.slice(0, 6))).toEqual(strip(out.milestones[0]!.checkpoint.turns));
+      expect(strip(t.turns.slice(0, 6))).toEqual(strip(out.sources[0]!.turns.slice(0, out.milestones[0]!.turns)));
     const batch = scoreGroups(out.groups);
     const a = 0.25 / (0.5 + 1e-6);
     expect(batch.groups[0]!.advantages).toEqual([-0.75 / (0.5 + 1e-6), a, a, a]);
     expect(batch.groups[1]!.advantages).toEqual([0, 0, 0, 0]);
-    expect(batch.supply).toEqual({ groups: 2, outcome: 0.5, final: 0.5, shaped: 0.5 });
+    expect(batch.supply).toEqual({ groups: 2, outcome: 0.5, final: 0.5, shaped: 0.5, kept: 0.5, partial_rows: 0 });
+    // Fork timestamps continue from the fork point: the milestone's last turn was at MINI_NOW + 6 s.
+    const fork = out.trajectories[0]!;
+    expect(fork.turns.slice(5, 8).map((t) => t.t_ms - MINI_NOW)).toEqual([6000, 6001, 7001]);
+    expect(fork.ended_at_ms).toBeGreaterThan(fork.turns.at(-1)!.t_ms);
+    expect([fork.started_at_ms - MINI_NOW, out.incomplete, out.invalid_attempts]).toEqual([0, [], 0]);
   });
 });
 
@@ -228,7 +233,7 @@ describe('turn level', () => {
       task,
       seed: 1,
     });
-    const groups = await turnGroups({
+    const { groups } = await turnGroups({
       runtime: rt,
       task,
       trajectory,
@@ -261,7 +266,6 @@ describe('turn level', () => {
       ['confirmation', 'failed'],
       ['channel_reaction', 'not_applicable'],
       ['spoken_quality', 'passed'],
-      ['judge:policy', 'not_judged'],
     ]);
     // "ten dollars" was heard, not "10": the amount is not grounded.
     expect(at6.samples[1]!.item.score.items[2]!.reason).toBe('not heard or looked up: pay: "10"');

@@ -155,7 +155,7 @@ describe('GRPO groups on tau2-airline', () => {
       (t) => t.role === 'assistant' && t.tool_calls[0]?.name === 'update_reservation_flights',
     );
     expect(writeAt).toBeGreaterThan(0);
-    const groups = await turnGroups({
+    const { groups } = await turnGroups({
       runtime,
       task,
       trajectory,
@@ -175,8 +175,11 @@ describe('GRPO groups on tau2-airline', () => {
       expect(s.rewards.final).toBeLessThan(Math.min(...right));
     }
     // Task 11's reference has no lookup, so no candidate's arguments are grounded: every outcome
-    // is 0, and a group flat on the binary outcome gets zero advantage although scores differ.
+    // is 0. Filtered on the outcome (DAPO style) the group is flat and gets zero advantage
+    // although scores differ; filtered on the reward (default) the scores rank the candidates.
     expect(samples.map((s) => s.rewards.outcome)).toEqual([0, 0, 0, 0, 0, 0]);
-    expect(scoreGroups(groups).groups[0]!.advantages).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(scoreGroups(groups, { filter: 'outcome' }).groups[0]!.advantages).toEqual([0, 0, 0, 0, 0, 0]);
+    const ranked = scoreGroups(groups).groups[0]!.advantages;
+    ids.forEach((id, i) => expect(Math.sign(ranked[i]!)).toBe(id === 'gift_card_1642017' ? 1 : -1));
   });
 });

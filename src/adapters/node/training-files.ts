@@ -27,6 +27,7 @@ export const GRPO_PARQUET_COLUMNS = [
   ['returns', 'json'],
   ['final_reward', 'DOUBLE'],
   ['outcome', 'INT32'],
+  ['partial', 'BOOLEAN'],
   ['reward_choice', 'STRING'],
   ['advantage', 'DOUBLE'],
   ['policy', 'STRING'],

@@ -9,6 +9,8 @@ import type { Trajectory } from '../../core/schema/trajectory.ts';
 import {
   conversationGroups,
   grpoRows,
+  ReferenceContinuationAgent,
+  type FlatFilter,
   milestoneGroups,
   runWithMilestones,
   scoreGroups,
@@ -21,8 +23,9 @@ import {
 import { writeJsonl } from '../../adapters/node/training-files.ts';
 import { openDomain, selectTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
-import { agentFactory, userFactory } from '../participants.ts';
+import { agentFactory, judgeFromFlags, userFactory, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption, prepareOutFile } from '../options.ts';
+import { appendFile, writeFile } from 'node:fs/promises';
 
 /** Options of the command. */
 export interface GroupsOpts {
@@ -35,7 +38,11 @@ export interface GroupsOpts {
   seed: number;
   agent: string;
   user: string;
+  judge?: string;
+  judgeN?: number;
+  continuation: string;
   reward: 'final' | 'shaped';
+  filter: FlatFilter;
   flat: 'zero' | 'drop';
   out: string;
   json?: boolean;
@@ -48,49 +55,115 @@ export interface GroupsReport {
   k: number;
   seed: number;
   reward: 'final' | 'shaped';
+  filter: FlatFilter;
+  /** Judge id, or null (rewards that needed one are then partial, counted in `supply.partial_rows`). */
+  judge: string | null;
   groups: number;
   rows: number;
   dropped: string[];
+  /** Prefixes left without K valid samples after resampling (no group, no rows). */
+  incomplete: string[];
+  /** Sample attempts broken by infrastructure (resampled). */
+  invalid_attempts: number;
+  /** Gradient supply over every group (σ > 0 on outcome, final, shaped; `kept` under `filter`). */
   supply: GradientSupply;
   out: string;
 }
 
-/** Sample, score and write. */
+/** Sum gradient supplies of disjoint batches of groups. */
+function addSupply(a: GradientSupply, b: GradientSupply): GradientSupply {
+  const n = a.groups + b.groups;
+  const mix = (x: number, y: number) => (n === 0 ? 0 : (x * a.groups + y * b.groups) / n);
+  return {
+    groups: n,
+    outcome: mix(a.outcome, b.outcome),
+    final: mix(a.final, b.final),
+    shaped: mix(a.shaped, b.shaped),
+    kept: mix(a.kept, b.kept),
+    partial_rows: a.partial_rows + b.partial_rows,
+  };
+}
+
+/**
+ * Sample, score and write. Rows are appended to `out` task by task as each task's groups are
+ * complete (advantages are per group), so a run stopped midway keeps what it wrote.
+ */
 export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   const out = await prepareOutFile(opts.out);
+  await writeFile(out, '');
   const agent = agentFactory(opts.agent);
   const user = userFactory(opts.user);
+  const judge = judgeFromFlags(opts);
+  const continuationAgent =
+    opts.continuation === 'reference' ? () => new ReferenceContinuationAgent() : agentFactory(opts.continuation);
   const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const tasks = selectTasks(domain, opts);
-  const base = { runtime, agent, user, clock: () => steppingClock(domain.now, 1000) };
-  let groups: Group<Trajectory | TurnSample>[] = [];
-  const milestoneTurns = new Map<string, number>();
-  if (opts.granularity === 'conversation') {
-    groups = (await conversationGroups({ ...base, tasks, k: opts.k, seed: opts.seed })).groups;
-  } else if (opts.granularity === 'milestone') {
-    const out = await milestoneGroups({ ...base, tasks, k: opts.k, seed: opts.seed });
-    groups = out.groups;
-    for (const m of out.milestones) milestoneTurns.set(m.id, m.checkpoint.turns.length);
-  } else {
-    for (const task of tasks) {
+  const clock = (_seed: number, fromMs?: number) => steppingClock(fromMs ?? domain.now, 1000);
+  const base = { runtime, agent, user, clock, ...(judge ? { judge } : {}) };
+  const scoring = { reward: opts.reward, filter: opts.filter, flat: opts.flat };
+  let supply: GradientSupply = { groups: 0, outcome: 0, final: 0, shaped: 0, kept: 0, partial_rows: 0 };
+  const dropped: string[] = [];
+  const incomplete: string[] = [];
+  let invalidAttempts = 0;
+  let kept = 0;
+  let rowCount = 0;
+  const emit = async (groups: Group<Trajectory | TurnSample>[], milestoneTurns = new Map<string, number>()) => {
+    if (groups.length === 0) return;
+    const batch = scoreGroups(groups, scoring);
+    supply = addSupply(supply, batch.supply);
+    dropped.push(...batch.dropped);
+    kept += batch.groups.length;
+    const rows = grpoRows(domain, batch, { milestoneTurns });
+    rowCount += rows.length;
+    await appendFile(out, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  };
+  for (const task of tasks) {
+    if (opts.granularity === 'conversation') {
+      const got = await conversationGroups({ ...base, tasks: [task], k: opts.k, seed: opts.seed });
+      incomplete.push(...got.incomplete);
+      invalidAttempts += got.invalid_attempts;
+      await emit(got.groups);
+    } else if (opts.granularity === 'milestone') {
+      const got = await milestoneGroups({ ...base, tasks: [task], k: opts.k, seed: opts.seed });
+      incomplete.push(...got.incomplete);
+      invalidAttempts += got.invalid_attempts;
+      await emit(got.groups, new Map(got.milestones.map((m) => [m.id, m.turns])));
+    } else {
       const { trajectory } = await runWithMilestones({ ...base, task, seed: opts.seed });
-      if (!trajectory.valid) continue;
-      groups.push(...(await turnGroups({ runtime, task, trajectory, agent, k: opts.k, seed: opts.seed + 1 })));
+      if (!trajectory.valid) {
+        invalidAttempts++;
+        incomplete.push(trajectory.id);
+        continue;
+      }
+      const got = await turnGroups({
+        runtime,
+        task,
+        trajectory,
+        agent,
+        k: opts.k,
+        seed: opts.seed + 1,
+        ...(judge ? { judge } : {}),
+        continuation: { agent: continuationAgent, user, clock, ...(judge ? { judge } : {}) },
+      });
+      incomplete.push(...got.incomplete);
+      invalidAttempts += got.invalid_attempts;
+      await emit(got.groups);
     }
   }
-  const batch = scoreGroups(groups, { reward: opts.reward, flat: opts.flat });
-  const rows = grpoRows(domain, batch, { milestoneTurns });
-  await writeJsonl(out, rows);
   return {
     domain: domain.name,
     granularity: opts.granularity,
     k: opts.k,
     seed: opts.seed,
     reward: opts.reward,
-    groups: batch.groups.length,
-    rows: rows.length,
-    dropped: batch.dropped,
-    supply: batch.supply,
+    filter: opts.filter,
+    judge: judge?.id ?? null,
+    groups: kept,
+    rows: rowCount,
+    dropped,
+    incomplete,
+    invalid_attempts: invalidAttempts,
+    supply,
     out,
   };
 }
@@ -99,9 +172,14 @@ const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 
 /** Add the `groups` command. */
 export function registerGroups(program: Command, io: CliIo, setCode: (code: number) => void): Command {
-  return program
-    .command('groups')
-    .description('Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.')
+  return withJudgeOptions(
+    program
+      .command('groups')
+      .description(
+        'Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.',
+      ),
+    'NL and unchecked assertions and the turn rubric (without one such rewards are partial)',
+  )
     .requiredOption(
       '--domain <name>',
       'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
@@ -117,8 +195,13 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
     )
     .option('--k <n>', 'samples per group', intOption('--k', 2), 4)
     .option('--seed <n>', 'base seed; sample i uses seed + i', intOption('--seed', 0), 0)
-    .option('--agent <spec>', 'agent: reference | noop', 'reference')
-    .option('--user <spec>', 'simulated caller: scripted', 'scripted')
+    .option('--agent <spec>', 'agent: reference | noop | <flavor>:<model>@<base-url>', 'reference')
+    .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
+    .option(
+      '--continuation <spec>',
+      'turn level: who finishes the call after each candidate for the outcome term: reference | <flavor>:<model>@<base-url>',
+      'reference',
+    )
     .option(
       '--reward <r>',
       'advantage on final | shaped (final + process returns)',
@@ -126,8 +209,14 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
       'final',
     )
     .option(
+      '--filter <f>',
+      'flat groups: reward (σ = 0 on the advantage reward) | outcome (σ = 0 on success, DAPO style) | none',
+      choiceOption('--filter', ['reward', 'outcome', 'none'] as const),
+      'reward',
+    )
+    .option(
       '--flat <p>',
-      'groups whose outcomes are all equal: zero | drop',
+      'flat groups (see --filter): zero advantages | drop',
       choiceOption('--flat', ['zero', 'drop'] as const),
       'zero',
     )
@@ -139,8 +228,9 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
       else {
         io.out(
           [
-            `${report.granularity} groups on ${report.domain}: ${report.groups} kept, ${report.dropped.length} dropped, ${report.rows} rows → ${report.out}`,
-            `gradient supply (σ > 0): outcome ${pct(report.supply.outcome)} · final ${pct(report.supply.final)} · shaped ${pct(report.supply.shaped)} of ${report.supply.groups} groups`,
+            `${report.granularity} groups on ${report.domain}: ${report.groups} kept, ${report.dropped.length} dropped, ${report.incomplete.length} incomplete, ${report.rows} rows → ${report.out}`,
+            `gradient supply (σ > 0): outcome ${pct(report.supply.outcome)} · final ${pct(report.supply.final)} · shaped ${pct(report.supply.shaped)} · non-zero under --filter ${report.filter} ${pct(report.supply.kept)} of ${report.supply.groups} groups`,
+            `partial rows (a judge was needed, none set): ${report.supply.partial_rows}; invalid attempts resampled: ${report.invalid_attempts}`,
           ].join('\n'),
         );
       }

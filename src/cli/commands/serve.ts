@@ -12,7 +12,7 @@ import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../chann
 import { createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { openDomain } from '../domains.ts';
 import type { CliIo } from '../io.ts';
-import { userFactory, UsageError } from '../participants.ts';
+import { judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption } from '../options.ts';
 
 /** A TCP port, 0 to 65535 (0: any free port). */
@@ -29,6 +29,8 @@ interface ServeOpts extends ChannelFlags {
   port: number;
   host: string;
   user: string;
+  judge?: string;
+  judgeN?: number;
   maxEpisodes: number;
   idleSeconds: number;
   maxSteps?: number;
@@ -45,7 +47,10 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Register `serve` on the program. */
 export function registerServe(program: Command, io: CliIo): Command {
-  return addChannelOptions(program.command('serve'))
+  return withJudgeOptions(
+    addChannelOptions(program.command('serve')),
+    'NL and unchecked assertions (without one such rewards are partial)',
+  )
     .description(
       'Serve episodes for a trainer to drive: OpenEnv over HTTP, WebSocket and MCP (default), or the reset / step / state / close API.',
     )
@@ -96,10 +101,12 @@ export function registerServe(program: Command, io: CliIo): Command {
         throw new UsageError(`serve: ${(e as Error).message}`);
       }
       const user = userFactory(opts.user);
+      const judge = judgeFromFlags(opts);
       const { runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
       const settings = {
         runtime,
         user,
+        ...(judge ? { judge } : {}),
         maxEpisodes: opts.maxEpisodes,
         idleMs: opts.idleSeconds * 1000,
         guard: {
@@ -122,6 +129,7 @@ export function registerServe(program: Command, io: CliIo): Command {
                 {
                   runtime,
                   user,
+                  ...(judge ? { judge } : {}),
                   maxSessions: settings.maxEpisodes,
                   sessionTimeoutS: opts.idleSeconds,
                   guard: settings.guard,

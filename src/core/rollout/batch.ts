@@ -72,6 +72,10 @@ export interface BatchSummary {
   };
 }
 
+/**
+ * Seed offset of a resample: attempt a of seed s uses s + a × 1,000,003 (a prime far above any
+ * trial count, so resampled seeds never meet another trial's seed).
+ */
 export const RESAMPLE_STRIDE = 1_000_003;
 
 /** Run a batch; returns every trajectory (scored when valid) and the summary. */

@@ -70,6 +70,12 @@ export interface EpisodeCheckpoint {
   step: number;
   /** Failed agent tool calls so far (counts towards `maxErrors`). */
   errors: number;
+  /**
+   * When the episode started (ms, from its clock). A resumed episode keeps it as its
+   * `started_at_ms`; its own clock should start after the checkpoint's last turn. Absent: the
+   * resumed episode's clock gives it.
+   */
+  started_at_ms?: number;
 }
 
 /** The state before one participant turn, given to {@link EpisodeOptions.onStep}. */
@@ -89,6 +95,11 @@ const TOKEN_REASON: Record<StopTokenKind, TerminationReason> = {
   transfer: 'transfer',
   outOfScope: 'out_of_scope',
 };
+
+/** How a stop token said by `who` ends the episode (`stop` is `agent_stop` or `user_stop` by speaker). */
+export function stopTermination(who: Requestor, token: StopTokenKind): TerminationReason {
+  return who === 'assistant' && token === 'stop' ? 'agent_stop' : TOKEN_REASON[token];
+}
 
 /**
  * True when the caller's `text` agrees ({@link classifyDialogueAct}: `affirm`) to a write the
@@ -135,7 +146,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     turns.push(turn);
     opts.onTurn?.(turn, turns.length - 1);
   };
-  const startedAt = clock.now();
+  const startedAt = resume?.started_at_ms ?? clock.now();
   let termination: TerminationReason = 'max_steps';
   let invalidReason: string | null = null;
   let env: Environment | undefined;
@@ -180,6 +191,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
             env: await opened.snapshot(),
             rng: { assistant: rngs.assistant.state(), user: rngs.user.state() },
             ...at,
+            started_at_ms: startedAt,
           }),
         });
       }
@@ -261,7 +273,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...gen, ...over } as Turn);
       }
       if (token) {
-        termination = who === 'assistant' && token === 'stop' ? 'agent_stop' : TOKEN_REASON[token];
+        termination = stopTermination(who, token);
         break;
       }
       if (defer) {

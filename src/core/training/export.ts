@@ -59,6 +59,11 @@ export const GrpoRow = z.object({
   returns: z.array(z.number()),
   final_reward: z.number(),
   outcome: z.union([z.literal(0), z.literal(1)]),
+  /**
+   * True when the reward was computed without a judge it needed (NL assertions without
+   * `--judge`): `final_reward` and `outcome` cover the judged components only.
+   */
+  partial: z.boolean(),
   /** Which reward the advantage was computed on. */
   reward_choice: z.enum(['final', 'shaped']),
   advantage: z.number(),
@@ -342,6 +347,7 @@ export function grpoRows(
           returns: s.rewards.returns,
           final_reward: s.rewards.final,
           outcome: s.rewards.outcome,
+          partial: s.rewards.partial === true,
           reward_choice: g.reward,
           advantage: g.advantages[i]!,
           policy: opts.policy ?? policy,

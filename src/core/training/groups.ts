@@ -17,11 +17,17 @@
  * - ε = 1e-6 ({@link ADVANTAGE_EPSILON}), only there to keep the division finite.
  * A group of one sample has σ = 0 by definition here.
  *
- * Filtering decides on the *binary outcome* (success or not), never on the shaped total: a group
- * whose outcomes are all 0 or all 1 carries no outcome signal, so it gets zero advantage (or is
- * dropped) even when its process rewards differ.
+ * Which groups count as *flat* (no learning signal) is explicit ({@link FlatFilter}):
+ * - `reward` (default): σ = 0 on the reward the advantage is computed on. With the shaped
+ *   (process) reward an all-fail group whose returns differ keeps its advantages: that is what
+ *   process reward is for (SpeechGym, per-turn shaping of ±0.1 per tool call restores in-group
+ *   variance to groups that fail alike; /work/shared/seeds 001 §5.2, 003 abstract).
+ * - `outcome` (DAPO style, Yu et al. 2025, arXiv:2503.14476 "dynamic sampling"): σ = 0 on the
+ *   binary outcome; all-0 and all-1 groups are flat whatever their process rewards.
+ * - `none`: no group is flat (a group with σ = 0 on the reward still gets zero advantages).
+ * A flat group gets zero advantages (`flat: 'zero'`) or is dropped (`flat: 'drop'`).
  */
-import { isSuccess } from '../scoring/pass-hat-k.ts';
+import { isSuccessfulReward } from '../scoring/pass-hat-k.ts';
 import type { RewardInfo } from '../schema/trajectory.ts';
 
 /** ε of Â = (r − μ)/(σ + ε). */
@@ -37,8 +43,11 @@ export type RewardChoice =
   /** Final reward plus process shaping: the return G_0 of the per-step rewards (γ-discounted). */
   | 'shaped';
 
-/** What to do with a group whose binary outcomes are all equal. */
+/** What to do with a flat group (see {@link FlatFilter}). */
 export type FlatGroupPolicy = 'zero' | 'drop';
+
+/** Which groups are flat: σ = 0 on the advantage's reward (`reward`), on the binary outcome (`outcome`), or none. */
+export type FlatFilter = 'reward' | 'outcome' | 'none';
 
 /** Which standard deviation: sample (K − 1, default) or population (K). */
 export type StdKind = 'sample' | 'population';
@@ -55,6 +64,11 @@ export interface SampleRewards {
   returns: number[];
   /** Final + process returns: G_0, or `final` when there are no steps. */
   shaped: number;
+  /**
+   * True when the reward was computed without a judge it needed (NL assertions without
+   * `--judge`): `final` and `outcome` cover the judged components only. Absent means false.
+   */
+  partial?: boolean;
 }
 
 /** One sample of a group, before advantages. */
@@ -90,8 +104,10 @@ export interface ScoredGroup<T = unknown> extends Group<T> {
   outcome: Spread;
   final: Spread;
   shaped: Spread;
-  /** False when the outcomes are all equal: advantages are zero (or the group was dropped). */
+  /** False for a flat group (see {@link FlatFilter}): advantages are zero (or the group was dropped). */
   informative: boolean;
+  /** Samples whose reward is partial (computed without a judge it needed). */
+  partial: number;
   /** Â per sample, in sample order. */
   advantages: number[];
 }
@@ -100,7 +116,9 @@ export interface ScoredGroup<T = unknown> extends Group<T> {
 export interface AdvantageOptions {
   /** Reward the advantage is computed on. Default `final`. */
   reward?: RewardChoice;
-  /** Groups whose outcomes are all equal: zero advantages (default) or dropped. */
+  /** Which groups are flat. Default `reward`. */
+  filter?: FlatFilter;
+  /** Flat groups: zero advantages (default) or dropped. */
   flat?: FlatGroupPolicy;
   std?: StdKind;
   epsilon?: number;
@@ -115,13 +133,17 @@ export interface GradientSupply {
   final: number;
   /** Share of groups with σ > 0 on the shaped total (final + process returns). */
   shaped: number;
+  /** Share of groups with non-zero advantages under the filter used (the gradient actually supplied). */
+  kept: number;
+  /** Rows (samples) whose reward is partial, counted apart: they are in the rows, flagged. */
+  partial_rows: number;
 }
 
 /** Result of {@link scoreGroups}. */
 export interface GroupBatch<T = unknown> {
   /** Groups kept (all of them with `flat: 'zero'`). */
   groups: ScoredGroup<T>[];
-  /** Ids of groups dropped for flat outcomes (`flat: 'drop'`). */
+  /** Ids of flat groups dropped (`flat: 'drop'`). */
   dropped: string[];
   /** Computed over every group, dropped ones included. */
   supply: GradientSupply;
@@ -150,27 +172,29 @@ export function groupAdvantages(rewards: readonly number[], opts: { std?: StdKin
 }
 
 /**
- * The rewards of one scored episode: final reward, binary outcome ({@link isSuccess}: reward
- * within 1e-6 of 1 and not partial), per-step rewards and returns, and the shaped total G_0.
+ * The rewards of one scored episode: final reward, binary outcome (reward within 1e-6 of 1,
+ * {@link isSuccessfulReward}), per-step rewards and returns, the shaped total G_0, and whether
+ * the reward is partial. A partial reward keeps the outcome of its judged components (never a
+ * silent 0) and is flagged, so rows and summaries count it apart.
  */
 export function episodeRewards(
   info: Pick<RewardInfo, 'reward' | 'partial' | 'step_rewards' | 'returns'>,
 ): SampleRewards {
   return {
     final: info.reward,
-    outcome: isSuccess(info) ? 1 : 0,
+    outcome: isSuccessfulReward(info.reward) ? 1 : 0,
     step_rewards: [...info.step_rewards],
     returns: [...info.returns],
     shaped: info.returns[0] ?? info.reward,
+    partial: info.partial,
   };
 }
 
 /**
  * Compute advantages for every group, on `reward`, and the batch's gradient supply.
  *
- * A group whose binary outcomes are all equal gets zero advantages (`flat: 'zero'`) or is
- * dropped (`flat: 'drop'`), whatever its final or shaped rewards; otherwise every row is kept and
- * Â is computed on the chosen reward.
+ * A flat group ({@link FlatFilter}, default `reward`) gets zero advantages (`flat: 'zero'`) or
+ * is dropped (`flat: 'drop'`); otherwise Â is computed on the chosen reward.
  *
  * @throws Error when two groups share an id or a group mixes samples of different prefixes
  *   (that is the caller's bug: a group is one prefix by construction).
@@ -181,9 +205,12 @@ export function scoreGroups<T>(groups: readonly Group<T>[], opts: AdvantageOptio
   const seen = new Set<string>();
   const kept: ScoredGroup<T>[] = [];
   const dropped: string[] = [];
+  const filter = opts.filter ?? 'reward';
   let outcomeVar = 0;
   let finalVar = 0;
   let shapedVar = 0;
+  let keptCount = 0;
+  let partialRows = 0;
   for (const g of groups) {
     if (seen.has(g.id)) throw new Error(`group ${g.id} appears twice: samples of one prefix belong to one group`);
     seen.add(g.id);
@@ -202,7 +229,10 @@ export function scoreGroups<T>(groups: readonly Group<T>[], opts: AdvantageOptio
     if (outcome.std > 0) outcomeVar++;
     if (final.std > 0) finalVar++;
     if (shaped.std > 0) shapedVar++;
-    const informative = outcome.std > 0;
+    const chosen = reward === 'final' ? final : shaped;
+    const informative = filter === 'none' || (filter === 'outcome' ? outcome.std > 0 : chosen.std > 0);
+    const partial = g.samples.filter((s) => s.rewards.partial === true).length;
+    partialRows += partial;
     if (!informative && (opts.flat ?? 'zero') === 'drop') {
       dropped.push(g.id);
       continue;
@@ -211,14 +241,22 @@ export function scoreGroups<T>(groups: readonly Group<T>[], opts: AdvantageOptio
     const advantages = informative
       ? groupAdvantages(values, { std, epsilon: opts.epsilon ?? ADVANTAGE_EPSILON })
       : values.map(() => 0);
-    kept.push({ ...g, reward, outcome, final, shaped, informative, advantages });
+    if (advantages.some((a) => a !== 0)) keptCount++;
+    kept.push({ ...g, reward, outcome, final, shaped, informative, partial, advantages });
   }
   const n = groups.length;
   const share = (k: number) => (n === 0 ? 0 : k / n);
   return {
     groups: kept,
     dropped,
-    supply: { groups: n, outcome: share(outcomeVar), final: share(finalVar), shaped: share(shapedVar) },
+    supply: {
+      groups: n,
+      outcome: share(outcomeVar),
+      final: share(finalVar),
+      shaped: share(shapedVar),
+      kept: share(keptCount),
+      partial_rows: partialRows,
+    },
   };
 }
 

@@ -4,3 +4,4 @@ export * from './rollouts.ts';
 export * from './turn-level.ts';
 export * from './export.ts';
 export * from './session.ts';
+export * from './continuation.ts';

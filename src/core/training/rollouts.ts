@@ -7,9 +7,10 @@ import type { DomainRuntime } from '../env/environment.ts';
 import type { Clock } from '../ports/clock.ts';
 import { hash32 } from '../ports/rng.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
-import { runBatch } from '../rollout/batch.ts';
+import { RESAMPLE_STRIDE, runBatch } from '../rollout/batch.ts';
 import { runEpisode, type EpisodeCheckpoint } from '../rollout/episode.ts';
 import { evaluate } from '../scoring/evaluate.ts';
+import { replayGold } from '../scoring/replay.ts';
 import { matchesAction } from '../scoring/action-match.ts';
 import { successfulAgentCalls } from '../scoring/turns.ts';
 import type { Task } from '../schema/task.ts';
@@ -48,9 +49,15 @@ export interface SamplerOptions {
   /** A fresh caller per sample. */
   user: () => UserSimulator;
   judge?: Judge;
-  /** Clock of one rollout. */
-  clock: (seed: number) => Clock;
+  /**
+   * Clock of one rollout. `fromMs` is given for a continuation forked from a saved point: the
+   * time just after the point's last turn, where the fork's clock must start (fork timestamps
+   * continue from the fork point).
+   */
+  clock: (seed: number, fromMs?: number) => Clock;
   maxSteps?: number;
+  /** Extra attempts for a sample broken by infrastructure (resampled, never scored). Default 2. */
+  resamples?: number;
 }
 
 /**
@@ -63,14 +70,20 @@ export function sampleSeeds(seed: number, k: number): number[] {
 
 /**
  * Conversation level: K full episodes of each task with seeds `seed + i` ({@link sampleSeeds}),
- * run by {@link runBatch} (invalid rollouts resampled, never scored), one group per task. A
- * task whose valid samples number fewer than two gives no group.
+ * run by {@link runBatch} (invalid rollouts resampled, never scored), one group per task. Every
+ * group has exactly K samples: a task left with fewer valid samples after resampling gives no
+ * group and is listed in `incomplete`.
  *
  * @throws TeacherGuidanceError when an episode is marked `teacher_guidance`.
  */
 export async function conversationGroups(
   opts: SamplerOptions & { tasks: readonly Task[]; k: number; seed: number; concurrency?: number },
-): Promise<{ groups: Group<Trajectory>[]; trajectories: Trajectory[] }> {
+): Promise<{
+  groups: Group<Trajectory>[];
+  trajectories: Trajectory[];
+  incomplete: string[];
+  invalid_attempts: number;
+}> {
   const { trajectories } = await runBatch({
     runtime: opts.runtime,
     tasks: opts.tasks,
@@ -80,16 +93,21 @@ export async function conversationGroups(
     trials: opts.k,
     seed: opts.seed,
     concurrency: opts.concurrency ?? 1,
-    clock: opts.clock,
+    clock: (seed) => opts.clock(seed),
     ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+    ...(opts.resamples !== undefined ? { resamples: opts.resamples } : {}),
   });
   refuseTeacherGuidance(trajectories);
   const groups: Group<Trajectory>[] = [];
+  const incomplete: string[] = [];
   for (const task of opts.tasks) {
     const mine = trajectories
       .filter((t) => t.task_id === task.id && t.valid && t.reward_info)
       .sort((a, b) => a.trial - b.trial);
-    if (mine.length < 2) continue;
+    if (mine.length < opts.k) {
+      incomplete.push(task.id);
+      continue;
+    }
     groups.push({
       id: groupId('conversation', task.id),
       granularity: 'conversation',
@@ -98,7 +116,12 @@ export async function conversationGroups(
       samples: mine.map((t) => ({ rewards: episodeRewards(t.reward_info!), seed: t.seed, item: t })),
     });
   }
-  return { groups, trajectories };
+  return {
+    groups,
+    trajectories,
+    incomplete,
+    invalid_attempts: trajectories.filter((t) => !t.valid).length,
+  };
 }
 
 /**
@@ -137,17 +160,37 @@ export interface Milestone {
 /**
  * How many of the task's agent reference actions the successful agent calls in `turns` match,
  * as a prefix: the i-th successful call must match the i-th action (`requestor: assistant`,
- * by {@link matchesAction}: name and compared arguments). Failed calls are ignored. `null` when
- * some successful call breaks the prefix (wrong order, wrong arguments, an extra call).
+ * by {@link matchesAction}: name and compared arguments). Failed calls are ignored, and so are
+ * reference actions that fail on purpose (`failing`: indices into the task's `actions`, see
+ * {@link failingReferenceActions}; tau2 retail has deliberate wrong lookups), which no
+ * successful call can match. `null` when some successful call breaks the prefix (wrong order,
+ * wrong arguments, an extra call).
  */
-export function referencePrefix(task: Task, turns: readonly Turn[]): number | null {
-  const actions = (task.evaluation_criteria?.actions ?? []).filter((a) => a.requestor === 'assistant');
+export function referencePrefix(
+  task: Task,
+  turns: readonly Turn[],
+  failing: ReadonlySet<number> = NO_FAILURES,
+): number | null {
+  const actions = (task.evaluation_criteria?.actions ?? []).filter(
+    (a, i) => a.requestor === 'assistant' && !failing.has(i),
+  );
   const calls = successfulAgentCalls(turns);
   if (calls.length > actions.length) return null;
   for (const [i, c] of calls.entries()) {
     if (!matchesAction(actions[i]!, c.turn.name, c.turn.arguments)) return null;
   }
   return calls.length;
+}
+
+const NO_FAILURES: ReadonlySet<number> = new Set();
+
+/**
+ * Indices (into the task's `actions`) of the reference actions that fail when the reference
+ * solution is replayed on a fresh database ({@link replayGold}): lookups that fail on purpose.
+ */
+export async function failingReferenceActions(runtime: DomainRuntime, task: Task): Promise<Set<number>> {
+  const gold = await replayGold(runtime, task);
+  return new Set(gold.errors.map((e) => e.index));
 }
 
 /** Options of one episode run through the samplers. */
@@ -184,6 +227,7 @@ export async function runWithMilestones(
   const agent = opts.agent();
   const user = opts.user();
   const milestones: Milestone[] = [];
+  const failing = await failingReferenceActions(opts.runtime, opts.task);
   let level = 0;
   const id = (n: number) => `${opts.runtime.domain.name}/${opts.task.id}/${opts.trial ?? 0}/${opts.seed}#m${n}`;
   const trajectory = await runEpisode({
@@ -196,7 +240,7 @@ export async function runWithMilestones(
     clock: opts.clock(opts.seed),
     ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
     onStep: async (point) => {
-      const m = referencePrefix(opts.task, point.turns);
+      const m = referencePrefix(opts.task, point.turns, failing);
       if (m === null || m <= level) return;
       level = m;
       const checkpoint = await point.checkpoint();
@@ -222,32 +266,52 @@ export async function runWithMilestones(
  * Fork one continuation per seed from `milestone` and score each. The database, the turns, the
  * counters and the caller's generator are restored exactly; the agent's generator is seeded from
  * the continuation's seed (so K continuations differ where the agent samples), unless `exact`,
- * which restores the agent's generator too (the continuation then replays the original).
+ * which restores the agent's generator too (the continuation then replays the original). The
+ * fork's clock starts just after the milestone's last turn (`clock(seed, fromMs)`). A
+ * continuation broken by infrastructure is resampled with seed `seed + a × RESAMPLE_STRIDE`
+ * (`resamples` times, default 2); the result has one trajectory per seed, invalid only when
+ * every attempt broke. `onInvalid` sees every broken attempt.
  */
 export async function forkMilestone(
-  opts: SamplerOptions & { task: Task; milestone: Milestone; seeds: readonly number[]; exact?: boolean },
+  opts: SamplerOptions & {
+    task: Task;
+    milestone: Milestone;
+    seeds: readonly number[];
+    exact?: boolean;
+    onInvalid?: (t: Trajectory) => void;
+  },
 ): Promise<Trajectory[]> {
   const { milestone } = opts;
+  const fromMs = milestone.checkpoint.turns.reduce((m, t) => Math.max(m, t.t_ms), 0) + 1;
   const out: Trajectory[] = [];
-  for (const [i, seed] of opts.seeds.entries()) {
-    const agent = opts.agent();
-    const user = opts.user();
-    if (milestone.user_state !== undefined && isStateful(user)) user.loadState(structuredClone(milestone.user_state));
-    const agentState = opts.exact
-      ? milestone.checkpoint.rng.assistant
-      : forkState(milestone.checkpoint.rng.assistant, seed);
-    const t = await runEpisode({
-      runtime: opts.runtime,
-      task: opts.task,
-      agent,
-      user,
-      seed,
-      trial: i,
-      clock: opts.clock(seed),
-      ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
-      resume: { ...milestone.checkpoint, rng: { assistant: agentState, user: milestone.checkpoint.rng.user } },
-    });
-    out.push(await scored(opts, t));
+  for (const [i, base] of opts.seeds.entries()) {
+    let t: Trajectory | undefined;
+    for (let attempt = 0; attempt <= (opts.resamples ?? 2); attempt++) {
+      const seed = base + attempt * RESAMPLE_STRIDE;
+      const agent = opts.agent();
+      const user = opts.user();
+      if (milestone.user_state !== undefined && isStateful(user)) user.loadState(structuredClone(milestone.user_state));
+      const agentState = opts.exact
+        ? milestone.checkpoint.rng.assistant
+        : forkState(milestone.checkpoint.rng.assistant, seed);
+      t = await scored(
+        opts,
+        await runEpisode({
+          runtime: opts.runtime,
+          task: opts.task,
+          agent,
+          user,
+          seed,
+          trial: i,
+          clock: opts.clock(seed, fromMs),
+          ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+          resume: { ...milestone.checkpoint, rng: { assistant: agentState, user: milestone.checkpoint.rng.user } },
+        }),
+      );
+      if (t.valid) break;
+      opts.onInvalid?.(t);
+    }
+    out.push(t!);
   }
   return out;
 }
@@ -257,37 +321,78 @@ function forkState(saved: number, seed: number): number {
   return hash32(`${saved}:continuation:${seed}`);
 }
 
+/** What {@link milestoneGroups} keeps of a milestone once its forks are done (no snapshot). */
+export interface MilestoneSummary {
+  id: string;
+  task_id: string;
+  seed: number;
+  level: number;
+  matched: ToolCall[];
+  /** Turns of the checkpoint: the shared prefix of the milestone's group. */
+  turns: number;
+}
+
 /**
  * Milestone level: for each task, one source episode (seed `seed`), then K continuations from
  * each of its milestones with seeds `seed + 1 …` ({@link sampleSeeds}, offset by 1 so no
- * continuation reuses the source seed). One group per milestone; a continuation that ends
- * invalid is left out of its group.
+ * continuation reuses the source seed). One group per milestone, of exactly K samples: broken
+ * continuations are resampled ({@link forkMilestone}); a milestone left without K valid ones
+ * gives no group (listed in `incomplete`).
+ *
+ * Memory: the database snapshots of one task's milestones live only while that task's forks
+ * run; what is returned holds no snapshot ({@link MilestoneSummary}), so a whole split runs in
+ * the memory of its largest task (tau2-airline's 50 tasks: see `npm run bench`).
  *
  * @throws TeacherGuidanceError when a produced trajectory is marked `teacher_guidance`.
  */
 export async function milestoneGroups(
-  opts: SamplerOptions & { tasks: readonly Task[]; k: number; seed: number },
+  opts: SamplerOptions & {
+    tasks: readonly Task[];
+    k: number;
+    seed: number;
+    /** Called with each task's groups as soon as they are complete (stream rows out). */
+    onGroups?: (groups: Group<Trajectory>[], milestones: MilestoneSummary[]) => void | Promise<void>;
+  },
 ): Promise<{
   groups: Group<Trajectory>[];
   sources: Trajectory[];
-  milestones: Milestone[];
+  milestones: MilestoneSummary[];
   trajectories: Trajectory[];
+  incomplete: string[];
+  invalid_attempts: number;
 }> {
   const groups: Group<Trajectory>[] = [];
   const sources: Trajectory[] = [];
-  const all: Milestone[] = [];
+  const all: MilestoneSummary[] = [];
   const trajectories: Trajectory[] = [];
+  const incomplete: string[] = [];
+  let invalidAttempts = 0;
   for (const task of opts.tasks) {
     const { trajectory, milestones } = await runWithMilestones({ ...opts, task, seed: opts.seed });
+    refuseTeacherGuidance([trajectory]);
     sources.push(trajectory);
-    all.push(...milestones);
-    for (const milestone of milestones) {
-      const forks = await forkMilestone({ ...opts, task, milestone, seeds: sampleSeeds(opts.seed + 1, opts.k) });
+    const mine: Group<Trajectory>[] = [];
+    const summaries: MilestoneSummary[] = [];
+    while (milestones.length) {
+      // Take each milestone out of the list before forking: its snapshot is freed once forked.
+      const milestone = milestones.shift()!;
+      const { checkpoint: _c, user_state: _u, ...meta } = milestone;
+      summaries.push({ ...meta, turns: milestone.checkpoint.turns.length });
+      const forks = await forkMilestone({
+        ...opts,
+        task,
+        milestone,
+        seeds: sampleSeeds(opts.seed + 1, opts.k),
+        onInvalid: () => invalidAttempts++,
+      });
       refuseTeacherGuidance(forks);
       trajectories.push(...forks);
       const valid = forks.filter((t) => t.valid && t.reward_info);
-      if (valid.length < 2) continue;
-      groups.push({
+      if (valid.length < opts.k) {
+        incomplete.push(milestone.id);
+        continue;
+      }
+      mine.push({
         id: groupId('milestone', milestone.id),
         granularity: 'milestone',
         prefix: milestone.id,
@@ -295,7 +400,9 @@ export async function milestoneGroups(
         samples: valid.map((t) => ({ rewards: episodeRewards(t.reward_info!), seed: t.seed, item: t })),
       });
     }
+    all.push(...summaries);
+    groups.push(...mine);
+    await opts.onGroups?.(mine, summaries);
   }
-  refuseTeacherGuidance(sources);
-  return { groups, sources, milestones: all, trajectories };
+  return { groups, sources, milestones: all, trajectories, incomplete, invalid_attempts: invalidAttempts };
 }

@@ -30,6 +30,11 @@ export interface Observation {
   termination: TerminationReason | null;
   /** The scored outcome (components, assertions), when done and valid. */
   reward_info: RewardInfo | null;
+  /**
+   * True when the final reward was computed without a judge it needed (NL assertions and the
+   * server started without `--judge`): it covers the judged components only. Always present.
+   */
+  partial: boolean;
   /** False when infrastructure broke the episode (then it is not scored). */
   valid: boolean;
   invalid_reason: string | null;
@@ -185,6 +190,7 @@ export class EpisodeSession {
       reward,
       termination: t?.termination ?? null,
       reward_info: t?.reward_info ?? null,
+      partial: t?.reward_info?.partial ?? false,
       valid: t?.valid ?? true,
       invalid_reason: t?.invalid_reason ?? null,
     };

@@ -5,10 +5,13 @@
  * detectors); a {@link Judge}, when configured, decides the rest.
  */
 import type { DomainRuntime } from '../env/environment.ts';
-import type { Agent, Judge } from '../participants/types.ts';
+import { InfrastructureError, type Agent, type Judge } from '../participants/types.ts';
+import { RESAMPLE_STRIDE } from '../rollout/batch.ts';
 import { seededRng } from '../ports/rng.ts';
 import { normalizeReply } from '../rollout/normalize.ts';
 import { visibleReply } from '../participants/reply-text.ts';
+import { stopTermination } from '../rollout/episode.ts';
+import { continueAndScore, type ContinuationPolicy, type ContinuationResult } from './continuation.ts';
 import { checkAssertion } from '../scoring/behaviour-checks.ts';
 import { channelVerdicts, countedChannelRules } from '../scoring/channel-checks.ts';
 import { judgeAll } from '../scoring/judging.ts';
@@ -18,10 +21,10 @@ import { agentWrites, spokenText } from '../scoring/turns.ts';
 import { whitelistViolations } from '../scoring/write-whitelist.ts';
 import { toolSchema, toolsFor } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
-import { Generation, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
+import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
 import { ModelRequestRecord } from '../schema/chat.ts';
-import { groupId, type Group } from './groups.ts';
-import { isTeacherGuided, referencePrefix } from './rollouts.ts';
+import { groupId, type Group, type GroupSample } from './groups.ts';
+import { failingReferenceActions, isTeacherGuided, referencePrefix } from './rollouts.ts';
 
 /** Longest spoken agent turn the rubric accepts, in characters (after stop tokens are removed). */
 export const MAX_SPOKEN_CHARS = 300;
@@ -37,6 +40,8 @@ export interface TurnCandidate {
   generation?: Generation;
   /** The exact request the candidate was generated from (its `sampling.seed` is `seed`), when a model produced it. */
   request?: ModelRequestRecord;
+  /** How the candidate ended the call with a stop token (its calls were dropped), when it did. */
+  ended?: TerminationReason;
 }
 
 /** Status of one rubric item. */
@@ -64,14 +69,36 @@ export interface RubricItem {
   veto: boolean;
 }
 
-/** The rubric score of one candidate. */
+/**
+ * The score of one candidate: its rubric, the continued episode (when a continuation policy is
+ * set) and the turn reward combining them:
+ *
+ *   reward = 0                                 when a veto item failed;
+ *   reward = ½ · s + ½ · γⁿ · R                with a continuation policy;
+ *   reward = s                                 without one.
+ *
+ * s is the rubric score (share of passed among decided items, the judge's item included when a
+ * judge is set), R the continued episode's reward (the task's reward basis, `evaluate`), n the
+ * agent turns the continuation needed to end the call, γ = 0.99 (the process reward's discount).
+ * The rubric term ranks how the turn was made; γⁿ · R ranks where it leads: a premature hang-up
+ * ends the call with the task undone (R = 0), a pointless reply costs the call an extra exchange
+ * (one more factor γ), the right action leads to the shortest successful ending. Weights ½/½ are
+ * ours (equal weight for process and outcome; no published default exists for this mix).
+ */
 export interface TurnScore {
   items: RubricItem[];
-  /** 0 when a veto item failed; else the share of passed among passed + failed items. */
+  /** Rubric score s: 0 when a veto item failed; else the share of passed among passed + failed items. */
   score: number;
-  /** 1 when every applicable (and judged) item passed. */
+  /** The continued episode, or null without a continuation policy. */
+  continuation: ContinuationResult | null;
+  /** The turn reward (see above), in [0, 1]. */
+  reward: number;
+  /** 1 when every decided rubric item passed and (with a continuation) the continued episode succeeded. */
   outcome: 0 | 1;
-  /** True when some item needed a judge that was not configured (it is left out of the score). */
+  /**
+   * True when the reward was computed without a judge it needed: the continued episode's reward
+   * is partial (NL assertions without `--judge`).
+   */
   partial: boolean;
   /** Context turns followed by the candidate's assistant turn and its replayed tool turns. */
   turns: Turn[];
@@ -79,8 +106,11 @@ export interface TurnScore {
 
 /** Options of {@link scoreTurnCandidate}. */
 export interface TurnRubricOptions {
+  /** Decides {@link JUDGE_ITEMS} (left out without one). */
   judge?: Judge;
   maxSpokenChars?: number;
+  /** Continue the episode after the candidate with this policy and add the outcome term. */
+  continuation?: ContinuationPolicy;
 }
 
 /** What the judge is asked about a candidate turn. */
@@ -131,6 +161,7 @@ export async function sampleTurnCandidates(opts: {
       agent: agent.id,
       text,
       tool_calls: token ? [] : reply.calls,
+      ...(token ? { ended: stopTermination('assistant', token) } : {}),
       ...(generation.success ? { generation: generation.data } : {}),
       ...(request.success ? { request: request.data } : {}),
     });
@@ -178,7 +209,9 @@ const item = (id: string, status: RubricStatus, reason: string, veto = false): R
  * - `spoken_quality` (veto): the candidate's text has no quality finding (formatting,
  *   repetition within it or of earlier agent turns, garbled text) and is at most
  *   `maxSpokenChars` long.
- * Then {@link JUDGE_ITEMS}, asked of the judge in one call; without a judge they are `not_judged`.
+ * Then {@link JUDGE_ITEMS}, asked of the judge in one call when a judge is set (left out without
+ * one). With `continuation`, the episode is continued after the candidate (from the database the
+ * candidate's calls left) and the turn reward combines both (see {@link TurnScore}).
  */
 export async function scoreTurnCandidate(
   runtime: DomainRuntime,
@@ -189,13 +222,15 @@ export async function scoreTurnCandidate(
 ): Promise<TurnScore> {
   const domain = runtime.domain;
   const at = context.length;
+  // Fork timestamps continue from the fork point.
+  const t_ms = context.reduce((m, t) => Math.max(m, t.t_ms), 0) + 1;
   const draft: Turn[] = [
     ...context,
     {
       role: 'assistant',
       text: candidate.text,
       tool_calls: candidate.tool_calls,
-      t_ms: 0,
+      t_ms,
       ...(candidate.generation ? { generation: candidate.generation } : {}),
       ...(candidate.request ? { request: candidate.request } : {}),
     },
@@ -209,19 +244,23 @@ export async function scoreTurnCandidate(
         content: '',
         error: false,
         writes: [],
-        t_ms: 0,
+        t_ms,
       }),
     ),
   ];
   const replay = await replayTrajectory(runtime, task, draft);
+  const snapshot = opts.continuation ? await replay.env.snapshot() : null;
   await replay.env.close();
   const turns = replay.turns;
   const items: RubricItem[] = [];
   const calls = candidate.tool_calls;
 
   // right_tool
-  const prefix = referencePrefix(task, context);
-  const actions = (task.evaluation_criteria?.actions ?? []).filter((a) => a.requestor === 'assistant');
+  const failing = await failingReferenceActions(runtime, task);
+  const prefix = referencePrefix(task, context, failing);
+  const actions = (task.evaluation_criteria?.actions ?? []).filter(
+    (a, i) => a.requestor === 'assistant' && !failing.has(i),
+  );
   const first = calls[0];
   if (!first) items.push(item('right_tool', 'not_applicable', 'no tool call'));
   else if (prefix === null)
@@ -338,26 +377,32 @@ export async function scoreTurnCandidate(
       const v = verdicts.get(j.id)!;
       items.push({ id: j.id, kind: 'judged', status: v.met ? 'passed' : 'failed', reason: v.reason, veto: false });
     }
-  } else {
-    for (const j of JUDGE_ITEMS)
-      items.push({
-        id: j.id,
-        kind: 'judged',
-        status: 'not_judged',
-        reason: 'not judged: no judge configured',
-        veto: false,
-      });
   }
 
   const decided = items.filter((i) => i.status === 'passed' || i.status === 'failed');
   const passedCount = decided.filter((i) => i.status === 'passed').length;
   const vetoed = items.some((i) => i.veto && i.status === 'failed');
   const score = vetoed ? 0 : decided.length === 0 ? 1 : passedCount / decided.length;
+  const continuation =
+    opts.continuation && snapshot
+      ? await continueAndScore({
+          runtime,
+          task,
+          turns,
+          env: snapshot,
+          seed: candidate.seed,
+          policy: opts.continuation,
+          ...(candidate.ended ? { ended: candidate.ended } : {}),
+        })
+      : null;
+  const rubricOutcome = !vetoed && passedCount === decided.length;
   return {
     items,
     score,
-    outcome: !vetoed && passedCount === decided.length ? 1 : 0,
-    partial: items.some((i) => i.status === 'not_judged'),
+    continuation,
+    reward: vetoed ? 0 : continuation ? 0.5 * score + 0.5 * continuation.discounted : score,
+    outcome: rubricOutcome && (continuation?.success ?? true) ? 1 : 0,
+    partial: continuation?.partial ?? false,
     turns,
   };
 }
@@ -406,13 +451,8 @@ export interface TurnSample {
   score: TurnScore;
 }
 
-/**
- * Turn level: for each decision point of `trajectory` (default: every assistant turn), K
- * candidates with seeds `seed + i`, each scored; one group per decision point, prefix
- * `<trajectory id>@<turn>`. The rewards of a sample are its rubric score (final, shaped, single
- * step) and its rubric outcome.
- */
-export async function turnGroups(opts: {
+/** Options of {@link turnGroups}. */
+export interface TurnGroupOptions {
   runtime: DomainRuntime;
   task: Task;
   trajectory: Trajectory;
@@ -422,41 +462,110 @@ export async function turnGroups(opts: {
   points?: readonly number[];
   judge?: Judge;
   maxSpokenChars?: number;
-}): Promise<Group<TurnSample>[]> {
+  /** The outcome term's continuation policy (see {@link TurnScore}); absent: rubric only. */
+  continuation?: ContinuationPolicy;
+  /** Extra attempts for a sample broken by infrastructure (endpoint down). Default 2. */
+  resamples?: number;
+  /** Called with the reason of every sample attempt broken by infrastructure. */
+  onInvalid?: (reason: string) => void;
+}
+
+/** Result of {@link turnGroups}. */
+export interface TurnGroups {
+  /** Groups of exactly K samples, one per decision point. */
+  groups: Group<TurnSample>[];
+  /** Sample attempts broken by infrastructure and resampled (or given up on). */
+  invalid_attempts: number;
+  /** Decision points left without K valid samples after resampling (no group). */
+  incomplete: string[];
+}
+
+/**
+ * One valid scored candidate for slot `seed`, resampling on infrastructure failures (the
+ * agent's endpoint, or the continuation's) with seeds `seed + a × RESAMPLE_STRIDE`; null when
+ * every attempt broke.
+ */
+async function validSample(
+  opts: TurnGroupOptions,
+  context: readonly Turn[],
+  seed: number,
+  invalid: (reason: string) => void,
+): Promise<{ candidate: TurnCandidate; score: TurnScore } | null> {
+  for (let attempt = 0; attempt <= (opts.resamples ?? 2); attempt++) {
+    const s = seed + attempt * RESAMPLE_STRIDE;
+    try {
+      const [candidate] = await sampleTurnCandidates({
+        runtime: opts.runtime,
+        task: opts.task,
+        context,
+        agent: opts.agent,
+        seeds: [s],
+      });
+      const score = await scoreTurnCandidate(opts.runtime, opts.task, context, candidate!, {
+        ...(opts.judge ? { judge: opts.judge } : {}),
+        ...(opts.maxSpokenChars ? { maxSpokenChars: opts.maxSpokenChars } : {}),
+        ...(opts.continuation ? { continuation: opts.continuation } : {}),
+      });
+      if (score.continuation?.invalid) {
+        invalid(`continuation: ${score.continuation.invalid_reason}`);
+        continue;
+      }
+      return { candidate: candidate!, score };
+    } catch (e) {
+      if (!(e instanceof InfrastructureError)) throw e;
+      invalid(e.message);
+    }
+  }
+  return null;
+}
+
+/**
+ * Turn level: for each decision point of `trajectory` (default: every assistant turn), K
+ * candidates with seeds `seed + i`, each scored; one group per decision point, prefix
+ * `<trajectory id>@<turn>`. The rewards of a sample are its turn reward ({@link TurnScore}:
+ * final, shaped, single step), its outcome and partial flag. A sample broken by infrastructure
+ * is resampled (seed + a × {@link RESAMPLE_STRIDE}); a decision point that cannot get K valid
+ * samples gives no group (listed in `incomplete`), so every group has exactly K samples.
+ *
+ * @throws Error for a teacher-guided trajectory.
+ */
+export async function turnGroups(opts: TurnGroupOptions): Promise<TurnGroups> {
   if (isTeacherGuided(opts.trajectory)) {
     throw new Error(`GRPO refuses teacher-guided trajectory ${opts.trajectory.id}`);
   }
   const groups: Group<TurnSample>[] = [];
-  const seeds = Array.from({ length: opts.k }, (_, i) => opts.seed + i);
+  const incomplete: string[] = [];
+  let invalidAttempts = 0;
+  const invalid = (reason: string) => {
+    invalidAttempts++;
+    opts.onInvalid?.(reason);
+  };
   for (const turn of opts.points ?? decisionPoints(opts.trajectory)) {
     const context = opts.trajectory.turns.slice(0, turn);
-    const candidates = await sampleTurnCandidates({
-      runtime: opts.runtime,
-      task: opts.task,
-      context,
-      agent: opts.agent,
-      seeds,
-    });
     const prefix = `${opts.trajectory.id}@${turn}`;
-    const samples = [];
-    for (const candidate of candidates) {
-      const score = await scoreTurnCandidate(opts.runtime, opts.task, context, candidate, {
-        ...(opts.judge ? { judge: opts.judge } : {}),
-        ...(opts.maxSpokenChars ? { maxSpokenChars: opts.maxSpokenChars } : {}),
-      });
+    const samples: GroupSample<TurnSample>[] = [];
+    for (let i = 0; i < opts.k; i++) {
+      const got = await validSample(opts, context, opts.seed + i, invalid);
+      if (!got) break;
+      const { candidate, score } = got;
       samples.push({
         seed: candidate.seed,
         rewards: {
-          final: score.score,
+          final: score.reward,
           outcome: score.outcome,
-          step_rewards: [score.score],
-          returns: [score.score],
-          shaped: score.score,
+          step_rewards: [score.reward],
+          returns: [score.reward],
+          shaped: score.reward,
+          partial: score.partial,
         },
         item: { trajectory_id: opts.trajectory.id, turn, candidate, score },
       });
     }
+    if (samples.length < opts.k) {
+      incomplete.push(prefix);
+      continue;
+    }
     groups.push({ id: groupId('turn', prefix), granularity: 'turn', prefix, task_id: opts.task.id, samples });
   }
-  return groups;
+  return { groups, invalid_attempts: invalidAttempts, incomplete };
 }
