@@ -20,7 +20,6 @@ import {
   type GradientSupply,
   type TurnSample,
 } from '../../core/training/index.ts';
-import { writeJsonl } from '../../adapters/node/training-files.ts';
 import { openDomain, selectTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { agentFactory, judgeFromFlags, userFactory, withJudgeOptions } from '../participants.ts';
