@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { HAVE_TAU2, testData } from '../fixtures/data.ts';
+import { testData } from '../fixtures/data.ts';
 import { buildPage, launch, openPage, serve } from './harness.ts';
 
 const dataOf = (folder: 'airline' | 'retail') => testData(folder);
@@ -188,7 +188,7 @@ describe('links and calls', () => {
   });
 });
 
-describe.skipIf(!HAVE_TAU2)('tau2-bench data on demand', () => {
+describe('tau2-bench data on demand', { tags: ['tau2-data'] }, () => {
   it('a share link to a tau2 task downloads the pinned data, runs the call, and the next visit uses the cache', async () => {
     const link = '#/watch?domain=tau2-airline&task=1&seed=0&preset=clean&agent=reference&user=scripted&run=1&pace=0';
     const page = await open(link);
