@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { DomainInfo } from '../adapters/browser/rollout-types.ts';
 import { lazyView } from './lazy.tsx';
-import { errorText, mainWorker } from './runtime.ts';
+import { errorText, mainWorker, storeSwept } from './runtime.ts';
 import { formatHash, parseHash, type Route } from './share.ts';
 import type { ViewProps } from './view-props.ts';
 import { TAU2_DOWNLOADS, loadTau2, tau2Download } from './tau2-data.ts';
@@ -48,6 +48,10 @@ export function App() {
   useEffect(() => {
     const { service, failed } = mainWorker();
     Promise.race([service.domainNames(), failed]).then(setNames, (e: unknown) => setError(errorText(e)));
+  }, []);
+  // Calls that a closed tab left running are marked interrupted on every visit, whatever the view.
+  useEffect(() => {
+    void storeSwept();
   }, []);
   // A link to another domain (e.g. from the start view) switches to it.
   useEffect(() => {
