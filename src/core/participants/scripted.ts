@@ -1,7 +1,8 @@
 /**
  * Scripted participants: deterministic test doubles for the gate, tests and demos.
  * - {@link ReferenceAgent} converses and executes the task's reference solution, asking for
- *   confirmation before each write.
+ *   confirmation before each write; an interrupted step is said again, or, after a backchannel,
+ *   only its unheard rest.
  * - {@link NoopAgent} greets and never calls a tool (the gate's do-nothing agent).
  * - {@link ScriptedUser} states its requests (a tau2 reason for call in the first person), reveals facts only when asked, answers
  *   confirmations, runs its own user-tool actions when asked, and ends with `###STOP###`. As an
@@ -16,6 +17,7 @@ import { reasonForCall, type Action } from '../schema/task.ts';
 import type { Turn } from '../schema/trajectory.ts';
 import { toolsFor } from '../schema/domain.ts';
 import { hasCue, phrasesFor } from './phrases.ts';
+import { joinSpoken } from '../scoring/turns.ts';
 import { referencePlan } from './reference-plan.ts';
 import { firstPersonRequest } from './spoken.ts';
 import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply, type UserSimulator } from './types.ts';
@@ -31,8 +33,30 @@ export class ReferenceAgent implements Agent {
     const done = view.turns.filter((t) => t.role === 'assistant' && !t.interrupted).length;
     const step = plan[done];
     if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
-    return 'say' in step ? { text: step.say } : { text: '', tool_calls: [step.call] };
+    if ('say' in step) return { text: unheardRest(view.turns, step.say) };
+    return { text: '', tool_calls: [step.call] };
   }
+}
+
+/**
+ * What is left to say of `say` after the interruptions at the end of `turns`: after a
+ * backchannel ("嗯", "mm-hm") the agent carries on with what the caller has not heard yet instead
+ * of starting over (policy rules on barge-in, e.g. carrier R11), also across several
+ * backchannels; after any other barge-in it says the whole step again.
+ */
+function unheardRest(turns: readonly Turn[], say: string): string {
+  let k = turns.length;
+  while (k >= 2 && turns[k - 1]?.role === 'user' && (turns[k - 2] as { interrupted?: unknown }).interrupted) k -= 2;
+  let rest = say;
+  for (let i = k; i < turns.length; i += 2) {
+    const cut = turns[i]!;
+    const caller = turns[i + 1]!;
+    const backchannel = caller.role === 'user' && caller.barge_in?.type === 'backchannel';
+    if (cut.role === 'assistant' && cut.interrupted && backchannel && cut.interrupted.full_text === rest) {
+      rest = rest.slice(cut.interrupted.cut_char).trim() || say;
+    } else rest = say;
+  }
+  return rest;
 }
 
 /** Greets (or opens an outbound call), then only acknowledges. Never calls a tool. */
@@ -59,7 +83,10 @@ export class ScriptedUser implements UserSimulator {
     const p = phrasesFor(domain.language);
     const scenario = task.user_scenario;
     const requests = scenario.requests?.length ? scenario.requests : [reasonText(view)];
-    const userTexts = turns.filter((t): t is Extract<Turn, { role: 'user' }> => t.role === 'user').map((t) => t.text);
+    // Barge-ins were said over the agent by the channel, not by this script.
+    const userTexts = turns
+      .filter((t): t is Extract<Turn, { role: 'user' }> => t.role === 'user' && !t.barge_in)
+      .map((t) => t.text);
     const lastTurn = turns[turns.length - 1];
 
     // Just ran a user tool: report it.
@@ -152,12 +179,14 @@ function reasonText(view: EpisodeView): string {
 }
 
 function lastAssistantText(turns: readonly Turn[]): string {
+  // Since the caller's last own turn: a reply finished after a barge-in is read whole.
+  let text = '';
   for (let i = turns.length - 1; i >= 0; i--) {
     const t = turns[i]!;
-    if (t.role === 'assistant' && t.text) return t.text;
-    if (t.role === 'user') break;
+    if (t.role === 'assistant' && t.text) text = joinSpoken(t.text, text);
+    if ((t.role === 'user' && !t.barge_in) || (t.role === 'tool' && text)) break;
   }
-  return '';
+  return text;
 }
 
 /** The caller's next reference action: the n-th user action, n = user tool calls made so far. */

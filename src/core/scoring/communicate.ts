@@ -5,7 +5,7 @@
 import type { ComponentResult, Turn } from '../schema/trajectory.ts';
 import { passFail } from './component.ts';
 import { sameNumber, statedNumbers } from './spoken-numbers.ts';
-import { textTurns } from './turns.ts';
+import { utterances } from './turns.ts';
 
 /** Lower-case and drop ASCII commas `,` and full-width commas `，` (so `1,000` matches `1000`). */
 export function normalizeForCommunicate(text: string): string {
@@ -56,8 +56,9 @@ export function communicates(said: string, item: string, semantics: CommunicateS
 }
 
 /**
- * Score `COMMUNICATE`: every `communicate_info` item must be said in some assistant text turn
- * (stop tokens removed), per {@link CommunicateSemantics} (default `substring`, tau2-bench's
+ * Score `COMMUNICATE`: every `communicate_info` item must be said in some assistant utterance
+ * (a text turn, stop tokens removed, joined with its continuation after a barge-in: see
+ * `utterances`), per {@link CommunicateSemantics} (default `substring`, tau2-bench's
  * rule; tau2-bench strips commas from the message only, stripping them from the item too makes
  * `"1,000"` and `"1000"` interchangeable). 1 when all are found (or none are required), else 0;
  * details list the missing items.
@@ -67,7 +68,7 @@ export function scoreCommunicate(
   info: readonly string[],
   semantics: CommunicateSemantics = 'substring',
 ): ComponentResult {
-  const said = textTurns(turns, 'assistant').map((t) => t.text);
+  const said = utterances(turns, 'assistant').map((t) => t.text);
   const missing = info.filter((s) => !said.some((text) => communicates(text, s, semantics)));
   return passFail(
     missing.length === 0,

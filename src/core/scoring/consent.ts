@@ -8,7 +8,9 @@
  *   never a reply), and its dialogue act ({@link classifyDialogueAct}) is `affirm`. A hedge, a
  *   question back, a conditional yes, a denial or a backchannel is not consent. A reply labelled
  *   `other` (no cue) is ambiguous: a judge may decide it (`judged`), otherwise it is not consent;
- * - the proposal is the agent's last spoken turn before the reply; it asks for confirmation
+ * - the proposal is the agent's last spoken turn before the reply (with the turns before it the
+ *   caller only interrupted with barge-ins: a proposal finished after a backchannel is one
+ *   proposal); it asks for confirmation
  *   ({@link asksForConfirmation}), names the operation when the tool declares `operationCues`,
  *   states every numeric argument of the write (amounts; digits, Mandarin or English words, see
  *   `spoken-numbers.ts`) and names no other id of the same shape than the write's id arguments
@@ -23,7 +25,7 @@ import type { DomainDefinition, ToolDefinition } from '../schema/domain.ts';
 import type { Turn, UserTurn } from '../schema/trajectory.ts';
 import { asksForConfirmation, classifyDialogueAct } from './dialogue-acts.ts';
 import { sameNumber, statedNumbers } from './spoken-numbers.ts';
-import { agentWrites, type IndexedText, type IndexedToolTurn, jsonEqual, textTurns } from './turns.ts';
+import { agentWrites, type IndexedText, type IndexedToolTurn, joinSpoken, jsonEqual, textTurns } from './turns.ts';
 
 /** The verdict on one write. */
 export interface ConsentFinding {
@@ -86,6 +88,29 @@ export function proposalMismatch(
     }
   }
   return null;
+}
+
+/**
+ * The agent's proposal the caller's turn `reply` answers: its last spoken turn before `reply`,
+ * together with the agent's spoken turns before it back to the previous caller turn that was not
+ * a barge-in (a proposal the caller interrupted with a backchannel and the agent then finished
+ * is one proposal). Index: the last of those turns.
+ */
+function proposalBefore(
+  turns: readonly Turn[],
+  agentTexts: readonly IndexedText[],
+  callerTexts: readonly IndexedText[],
+  reply: number,
+): IndexedText | undefined {
+  const last = lastBefore(agentTexts, reply);
+  if (!last) return undefined;
+  let from = -1;
+  for (const c of callerTexts) {
+    if (c.index >= last.index) break;
+    if (!(turns[c.index] as UserTurn).barge_in) from = c.index;
+  }
+  const parts = agentTexts.filter((a) => a.index > from && a.index <= last.index).map((a) => a.text);
+  return { index: last.index, text: parts.reduce(joinSpoken, '') };
 }
 
 interface Reply {
@@ -167,7 +192,7 @@ export function consentFindings(
       no(`${said} are not consent (${act.act}: ${why})`, r);
       continue;
     }
-    const proposal = lastBefore(agentTexts, r);
+    const proposal = proposalBefore(turns, agentTexts, callerTexts, r);
     if (!proposal || !asksForConfirmation(proposal.text)) {
       no(`the agent did not ask for confirmation before the caller's turn ${r}`, r);
       continue;

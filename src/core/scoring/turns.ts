@@ -75,6 +75,46 @@ export function textTurns(turns: readonly Turn[], role: 'assistant' | 'user'): I
   return out;
 }
 
+const isWordChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9]/.test(c);
+
+/**
+ * Join two pieces of one utterance said across an interruption: with a space when both sides of
+ * the seam are letters or digits (`pay` + `30`), else directly (`36` + `.5`, Mandarin).
+ */
+export function joinSpoken(a: string, b: string): string {
+  if (!a) return b;
+  if (!b) return a;
+  return isWordChar(a[a.length - 1]) && isWordChar(b[0]) ? `${a} ${b}` : `${a}${b}`;
+}
+
+/**
+ * Utterances of one side: its spoken texts, where texts separated only by the other side's
+ * barge-ins (and turns without speech) are one utterance (a reply interrupted by a backchannel
+ * and then finished is heard whole). Index: the first turn of the utterance.
+ */
+export function utterances(turns: readonly Turn[], role: 'assistant' | 'user'): IndexedText[] {
+  const out: IndexedText[] = [];
+  let open: IndexedText | null = null;
+  turns.forEach((turn, index) => {
+    if (turn.role === 'tool') {
+      open = null;
+      return;
+    }
+    if (turn.role !== role) {
+      if (!(turn.role === 'user' && turn.barge_in) && spokenText(turn.text)) open = null;
+      return;
+    }
+    const text = spokenText(turn.text);
+    if (!text) return;
+    if (open) open.text = joinSpoken(open.text, text);
+    else {
+      open = { index, text };
+      out.push(open);
+    }
+  });
+  return out;
+}
+
 /** Deep equality of JSON values (object key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
