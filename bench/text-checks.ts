@@ -11,7 +11,8 @@ import { parseTextToolCalls, replyToolCalls } from '../src/core/participants/mod
 import { statedValues } from '../src/core/participants/model-user.ts';
 import { normalizeReply } from '../src/core/rollout/normalize.ts';
 import { normalizeForCommunicate } from '../src/core/scoring/communicate.ts';
-import { asksForConfirmation, isAgreement } from '../src/core/scoring/dialogue-acts.ts';
+import { asksForConfirmation, classifyDialogueAct, isAgreement } from '../src/core/scoring/dialogue-acts.ts';
+import { statedNumbers } from '../src/core/scoring/spoken-numbers.ts';
 import { formattingMarks, garbledSigns, repeatedSentences } from '../src/core/scoring/quality.ts';
 import { spokenText } from '../src/core/scoring/turns.ts';
 import { splitStopToken } from '../src/core/rollout/episode.ts';
@@ -24,6 +25,8 @@ export const TEXT_CHECKS: readonly (readonly [string, (text: string) => unknown]
   ['quality: garbled signs', garbledSigns],
   ['caller fact check: stated values', statedValues],
   ['dialogue acts: agreement', isAgreement],
+  ['dialogue acts: classify', (t) => classifyDialogueAct(t)],
+  ['spoken numbers (consent, communicate)', statedNumbers],
   ['dialogue acts: asks for confirmation', asksForConfirmation],
   ['channel: tokenize', tokenize],
   ['channel: heard part', (t) => heardPart(t, t.length)],

@@ -4,7 +4,7 @@
  * (on failure: `{"error": "…"}`).
  */
 import { mkdir, writeFile, appendFile, stat, readFile } from 'node:fs/promises';
-import { writeJsonlStream } from '../adapters/node/jsonl.ts';
+import { sortJsonlFile } from '../adapters/node/jsonl.ts';
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import cliProgress from 'cli-progress';
@@ -142,7 +142,11 @@ async function prepareOut(dir: string): Promise<void> {
 
 const DEFAULT_MAX_STEPS = 100;
 
-async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; trajectories: Trajectory[] }> {
+/**
+ * `run`: the batch, its report, and one line per invalid rollout (every trajectory goes to
+ * `--out` as it finishes; none is kept in memory, so a run of any size fits).
+ */
+async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; invalid: string[] }> {
   const models = modelSettings(opts);
   const outDir = opts.out ? resolve(opts.out) : undefined;
   // Issue 5: the phone channel; a model agent hears each caller turn's degraded WAV.
@@ -158,7 +162,9 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);
   let writing = Promise.resolve();
   const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
-  const { summary, trajectories } = await runBatch({
+  const invalid: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: string })[] = [];
+  const { summary } = await runBatch({
+    keepTrajectories: false,
     runtime,
     tasks,
     agent,
@@ -172,15 +178,17 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
     ...(channel ? { channel } : {}),
     onTrajectory: (t) => {
       if (t.valid) progress.tick();
+      else invalid.push({ task_id: t.task_id, trial: t.trial, seed: t.seed, line: invalidLine(t) });
       // Streamed as they finish, so an interrupted run keeps what it did.
       if (lines) writing = writing.then(() => appendFile(lines, `${JSON.stringify(t)}\n`));
     },
   });
   await writing;
   progress.stop();
-  // Rewritten in task, trial, attempt order: the file does not depend on --concurrency.
+  // Task, trial, attempt order: the file does not depend on --concurrency.
   const order = new Map(tasks.map((t, i) => [t.id, i]));
-  trajectories.sort((a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed);
+  const key = (t: Pick<Trajectory, 'task_id' | 'trial' | 'seed'>) => [order.get(t.task_id)!, t.trial, t.seed];
+  invalid.sort((a, b) => key(a)[0]! - key(b)[0]! || a.trial - b.trial || a.seed - b.seed);
   const report: RunReport = {
     ...summary,
     settings: {
@@ -200,16 +208,16 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
     },
   };
   if (outDir && lines) {
-    // One line per write: a large run's file is more than one string can hold.
-    await writeJsonlStream(lines, trajectories);
+    // Sorted on disk, line by line: a large run's file is more than memory should hold.
+    await sortJsonlFile(lines, (t) => key(t as Trajectory));
     await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
   }
-  return { report, trajectories };
+  return { report, invalid: invalid.map((t) => t.line) };
 }
 
-/** One line per invalid rollout: why it was not scored. */
-function invalidLines(trajectories: readonly Trajectory[]): string[] {
-  return trajectories.filter((t) => !t.valid).map((t) => `invalid ${t.id}: ${t.invalid_reason ?? t.termination}`);
+/** The line for an invalid rollout: why it was not scored. */
+function invalidLine(t: Trajectory): string {
+  return `invalid ${t.id}: ${t.invalid_reason ?? t.termination}`;
 }
 
 async function packageVersion(): Promise<string> {
@@ -295,10 +303,9 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
     )
     .option('--json', 'print the summary as one JSON document')
     .action(async (opts: RunOpts) => {
-      const { report, trajectories } = await runCommand(io, opts);
+      const { report, invalid } = await runCommand(io, opts);
       if (opts.json) io.out(JSON.stringify(report, null, 2));
       else {
-        const invalid = invalidLines(trajectories);
         io.out(
           [
             renderSummary(report),

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { jsonlLines, writeJsonlStream } from '../../src/adapters/node/jsonl.ts';
+import { jsonlLines, sortJsonlFile, writeJsonlStream } from '../../src/adapters/node/jsonl.ts';
 import { readJsonl } from '../../src/adapters/node/training-files.ts';
 
 const Row = z.object({ i: z.number() });
@@ -42,5 +42,15 @@ describe('JSONL streams', () => {
     expect(text.length).toBe(records.reduce((n, r) => n + JSON.stringify(r).length + 1, 0));
     const back = await readJsonl(file, z.object({ i: z.number(), pad: z.string() }));
     expect(back.map((r) => r.i)).toEqual(records.map((r) => r.i));
+  });
+
+  it('sorts a file on disk by a key of each line, ties in file order, the last line with or without its newline', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-jsonl-'));
+    const file = join(dir, 'rows.jsonl');
+    await writeFile(file, '{"t":2,"i":0,"s":"二"}\n{"t":1,"i":1}\n{"t":2,"i":2}\n{"t":0,"i":3,"s":"é"}');
+    await sortJsonlFile(file, (r) => [(r as { t: number }).t]);
+    expect(await readFile(file, 'utf8')).toBe(
+      '{"t":0,"i":3,"s":"é"}\n{"t":1,"i":1}\n{"t":2,"i":0,"s":"二"}\n{"t":2,"i":2}\n',
+    );
   });
 });

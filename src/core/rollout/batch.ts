@@ -32,6 +32,12 @@ export interface BatchOptions {
   maxSteps?: number;
   /** Called with every finished trajectory, scored or invalid, in completion order. */
   onTrajectory?: (t: Trajectory) => void;
+  /**
+   * Keep every trajectory for the result (default true). False keeps only what the summary
+   * needs (task, trial, validity, reward info), so memory does not grow with the turns of a
+   * large run; take the trajectories from `onTrajectory` then.
+   */
+  keepTrajectories?: boolean;
   /** Cancels the batch: no new rollout starts once aborted. */
   signal?: AbortSignal;
   /** Issue 5: the phone channel for every rollout (see {@link EpisodeOptions.channel}). */
@@ -78,11 +84,19 @@ export interface BatchSummary {
  */
 export const RESAMPLE_STRIDE = 1_000_003;
 
-/** Run a batch; returns every trajectory (scored when valid) and the summary. */
+/** What the summary reads of a task's final trajectory. */
+type Final = Pick<Trajectory, 'task_id' | 'trial' | 'valid' | 'reward_info'>;
+
+/**
+ * Run a batch; returns every trajectory (scored when valid; none with `keepTrajectories: false`)
+ * and the summary.
+ */
 export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Trajectory[]; summary: BatchSummary }> {
   const jobs = opts.tasks.flatMap((task) => Array.from({ length: opts.trials }, (_, trial) => ({ task, trial })));
   const done: Trajectory[] = [];
-  const finals = new Map<string, Trajectory>();
+  let episodes = 0;
+  const keep = opts.keepTrajectories ?? true;
+  const finals = new Map<string, Final>();
   let cursor = 0;
   let agentId = '';
   let userId = '';
@@ -119,26 +133,26 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
             t.invalid_reason = `scoring failed: ${(e as Error).message}`;
           }
         }
-        done.push(t);
+        episodes++;
+        if (keep) done.push(t);
         opts.onTrajectory?.(t);
-        finals.set(`${task.id}\u0000${trial}`, t);
+        finals.set(`${task.id}\u0000${trial}`, {
+          task_id: t.task_id,
+          trial: t.trial,
+          valid: t.valid,
+          reward_info: t.reward_info,
+        });
         if (t.valid) break;
       }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
 
-  const summary = summarize(opts, [...finals.values()], done.length, agentId, userId);
+  const summary = summarize(opts, [...finals.values()], episodes, agentId, userId);
   return { trajectories: done, summary };
 }
 
-function summarize(
-  opts: BatchOptions,
-  finals: Trajectory[],
-  episodes: number,
-  agent: string,
-  user: string,
-): BatchSummary {
+function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent: string, user: string): BatchSummary {
   const tasks: TaskSummary[] = opts.tasks.map((task) => {
     const mine = finals.filter((t) => t.task_id === task.id).sort((a, b) => a.trial - b.trial);
     const valid = mine.filter((t) => t.valid && t.reward_info);
