@@ -17,3 +17,5 @@ console.log((await openEnvLines()).join('\n'));
 console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');
 console.log(formatTau2Bench(await measureTau2()));
 await runCases('Audio (phone channel, node-web-audio-api; espeak-ng)', await (await import('./audio.ts')).audioCases());
+console.log('\nThe page in chromium (production build, --disable-gpu)');
+console.log((await (await import('./page.ts')).pageBenchLines()).join('\n'));
