@@ -1,0 +1,135 @@
+/**
+ * The evolve loop as a library call: each round runs K rollouts of every task
+ * ({@link runBatch}: bounded concurrency, invalid rollouts resampled), labels the tasks
+ * ({@link labelTasks}) and updates the curriculum bandit and sampling weights
+ * ({@link samplingWeights}). Round r uses base seed `seed + r·K` (trial t: `seed + r·K + t`), so
+ * rounds never reuse a seed and a run replays bit-for-bit with scripted participants.
+ *
+ * This is the foundation of issue 16's loop; repairs and hardening between rounds come later
+ * (the gate stays their only door).
+ */
+import { runBatch, type BatchOptions } from '../rollout/batch.ts';
+import type { Trajectory } from '../schema/trajectory.ts';
+import { defaultThresholds, labelTasks, type LabelReport, type LabelThresholds } from './labels.ts';
+import { DEFAULT_BANDIT, samplingWeights, type BanditSettings, type SamplingWeights } from './weights.ts';
+
+/** Options of {@link evolve}: the batch's (participants, seed, concurrency, clock, channel) plus the loop's. */
+export interface EvolveOptions
+  extends Pick<
+    BatchOptions,
+    | 'runtime'
+    | 'tasks'
+    | 'agent'
+    | 'user'
+    | 'judge'
+    | 'seed'
+    | 'concurrency'
+    | 'clock'
+    | 'maxSteps'
+    | 'channel'
+    | 'signal'
+  > {
+  /** Rollouts per task per round (K ≥ 1). */
+  k: number;
+  /** Rounds (≥ 1). Default 1. */
+  rounds?: number;
+  /** Label thresholds; default {@link defaultThresholds}(k). */
+  thresholds?: LabelThresholds;
+  bandit?: BanditSettings;
+  /** Sampling weights of an earlier run to continue the bandit from. */
+  previous?: SamplingWeights;
+  /** Every finished trajectory, with its round. */
+  onTrajectory?: (t: Trajectory, round: number) => void;
+  signal?: AbortSignal;
+}
+
+/** One round of the loop. */
+export interface EvolveRound {
+  round: number;
+  /** Base seed of the round. */
+  seed: number;
+  /** Rollouts run (resampled attempts included). */
+  episodes: number;
+  /** Attempts broken by infrastructure (resampled). */
+  invalid_attempts: number;
+  labels: LabelReport;
+  weights: SamplingWeights;
+}
+
+/** The report of {@link evolve}. */
+export interface EvolveReport {
+  domain: string;
+  agent: string;
+  user: string;
+  k: number;
+  thresholds: LabelThresholds;
+  bandit: BanditSettings;
+  rounds: EvolveRound[];
+}
+
+/**
+ * Run the loop.
+ * @throws RangeError when k or rounds is not a positive integer
+ */
+export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveReport; trajectories: Trajectory[][] }> {
+  const rounds = opts.rounds ?? 1;
+  if (!Number.isInteger(opts.k) || opts.k < 1) throw new RangeError(`evolve needs a positive integer k, got ${opts.k}`);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new RangeError(`evolve needs a positive integer rounds, got ${rounds}`);
+  const thresholds = opts.thresholds ?? defaultThresholds(opts.k);
+  const bandit = opts.bandit ?? DEFAULT_BANDIT;
+  const out: EvolveRound[] = [];
+  const all: Trajectory[][] = [];
+  let previous = opts.previous;
+  let agentId = '';
+  let userId = '';
+  for (let round = 0; round < rounds && !opts.signal?.aborted; round++) {
+    const seed = opts.seed + round * opts.k;
+    const { trajectories, summary } = await runBatch({
+      runtime: opts.runtime,
+      tasks: opts.tasks,
+      agent: opts.agent,
+      user: opts.user,
+      trials: opts.k,
+      seed,
+      concurrency: opts.concurrency,
+      clock: opts.clock,
+      ...(opts.judge ? { judge: opts.judge } : {}),
+      ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+      ...(opts.channel ? { channel: opts.channel } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      onTrajectory: (t) => opts.onTrajectory?.(t, round),
+    });
+    agentId = summary.agent;
+    userId = summary.user;
+    const labels = labelTasks(
+      opts.tasks.map((t) => t.id),
+      trajectories,
+      opts.k,
+      thresholds,
+    );
+    const weights = samplingWeights(labels, round, previous, bandit);
+    previous = weights;
+    out.push({
+      round,
+      seed,
+      episodes: summary.totals.episodes,
+      invalid_attempts: summary.totals.invalid_attempts,
+      labels,
+      weights,
+    });
+    all.push(trajectories);
+  }
+  return {
+    report: {
+      domain: opts.runtime.domain.name,
+      agent: agentId,
+      user: userId,
+      k: opts.k,
+      thresholds,
+      bandit,
+      rounds: out,
+    },
+    trajectories: all,
+  };
+}

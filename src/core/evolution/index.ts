@@ -1,0 +1,4 @@
+/** The self-evolving task bank: labels from repeats, sampling weights, the evolve loop. */
+export * from './labels.ts';
+export * from './weights.ts';
+export * from './evolve.ts';

@@ -1,0 +1,64 @@
+/**
+ * A noisy reference policy: an agent of adjustable skill for the self-evolving task bank's tests
+ * and demos. It follows the reference plan ({@link referencePlan}) like {@link ReferenceAgent},
+ * but at each write step of the plan it errs with the task's error probability p_task: with
+ * equal chance it skips the write (says the domain language's `noop` phrase instead of calling the
+ * tool) or calls it
+ * with a wrong amount (the first numeric argument plus 1). A write with no numeric argument is
+ * skipped. Draws come from a fork of the episode's seeded agent generator per (task, plan step), so a seeded rollout replays
+ * bit-for-bit, and the same seed gives the same mistakes.
+ */
+import { toolsFor } from '../schema/domain.ts';
+import type { ToolCall } from '../schema/trajectory.ts';
+import { phrasesFor } from './phrases.ts';
+import { referencePlan } from './reference-plan.ts';
+import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply } from './types.ts';
+
+/** The per-task error profile of a {@link NoisyAgent}. */
+export interface ErrorProfile {
+  /** Error probability of a write step for tasks not in `tasks`, in [0, 1]. */
+  p: number;
+  /** Error probability per task id, in [0, 1]. */
+  tasks?: Readonly<Record<string, number>>;
+}
+
+/**
+ * The agent. `id` is `noisy:<p>` (plus `+<n>tasks` when a per-task profile is given).
+ * @throws RangeError when a probability is outside [0, 1]
+ */
+export class NoisyAgent implements Agent {
+  readonly id: string;
+  constructor(private readonly profile: ErrorProfile) {
+    const all = [profile.p, ...Object.values(profile.tasks ?? {})];
+    if (all.some((p) => !(p >= 0 && p <= 1))) throw new RangeError(`NoisyAgent: error probabilities must be in [0, 1]`);
+    const n = Object.keys(profile.tasks ?? {}).length;
+    this.id = `noisy:${profile.p}${n > 0 ? `+${n}tasks` : ''}`;
+  }
+
+  /** p_task of `taskId`. */
+  errorRate(taskId: string): number {
+    const t = this.profile.tasks;
+    return t && Object.hasOwn(t, taskId) ? t[taskId]! : this.profile.p;
+  }
+
+  async respond(view: EpisodeView): Promise<ParticipantReply> {
+    const plan = referencePlan(view.domain, view.task);
+    const done = view.turns.filter((t) => t.role === 'assistant' && !t.interrupted).length;
+    const step = plan[done];
+    if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
+    if ('say' in step) return { text: step.say };
+    const kind = toolsFor(view.domain, 'assistant').find((t) => t.name === step.call.name)?.kind;
+    // A generator per (task, plan step): mistakes of different tasks and steps are independent.
+    const rng = view.rng.fork(`noisy:${view.task.id}:${done}`);
+    if (kind !== 'write' || rng.next() >= this.errorRate(view.task.id)) return { text: '', tool_calls: [step.call] };
+    const wrong = rng.next() < 0.5 ? wrongAmount(step.call) : null;
+    return wrong ? { text: '', tool_calls: [wrong] } : { text: phrasesFor(view.domain.language).noop };
+  }
+}
+
+/** The call with its first numeric argument (top level) plus 1, or null when it has none. */
+function wrongAmount(call: ToolCall): ToolCall | null {
+  const key = Object.keys(call.arguments).find((k) => typeof call.arguments[k] === 'number');
+  if (key === undefined) return null;
+  return { ...call, arguments: { ...structuredClone(call.arguments), [key]: (call.arguments[key] as number) + 1 } };
+}
