@@ -15,7 +15,7 @@ import { runEpisode } from '../../src/core/rollout/episode.ts';
 import type { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { evaluate } from '../../src/core/scoring/evaluate.ts';
 import { MINI_NOW, miniDomain } from '../fixtures/mini-domain.ts';
-import { scriptedModels, startOpenAiServer, type TestServer, wireToolCall } from '../fixtures/openai-server.ts';
+import { chunk, scriptedModels, startOpenAiServer, type TestServer, wireToolCall } from '../fixtures/openai-server.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -131,6 +131,32 @@ describe('a misbehaving endpoint: exact outcomes', () => {
       termination: t.termination,
     });
     expect([info.reward, info.components.QUALITY?.score]).toEqual([1, 1]);
+  });
+
+  it('a yes-and-stop with no write pending ends the call at once', async () => {
+    const t = await episode({
+      agent: ['Hello, how can I help you today?', 'Your balance is 30. Anything else?'],
+      caller: ['What is my balance? My phone is 5550001.', 'Yes, thanks. ###STOP###'],
+    });
+    expect([t.valid, t.termination, t.stop_deferred]).toEqual([true, 'user_stop', undefined]);
+    expect(said(t).at(-1)).toBe('user: Yes, thanks.');
+  });
+
+  it('streamed reasoning is assembled apart from the text', async () => {
+    server = await startOpenAiServer(() => ({
+      sse: [
+        chunk('m', { role: 'assistant', reasoning_content: 'They want to stop. ' }),
+        chunk('m', { reasoning_content: '###STOP###' }),
+        chunk('m', { content: '<think>more</think>Hello' }),
+        chunk('m', { content: ', how can I help?' }, { finish_reason: 'stop' }),
+      ],
+    }));
+    const res = await new OpenAiModelClient({ flavor: 'vllm', baseURL: server.url, model: 'm' }).complete({
+      messages: [{ role: 'user', content: 'hi' }],
+      sampling: { temperature: 1, top_p: 1, top_k: null, max_tokens: 64, seed: 1 },
+      stream: true,
+    });
+    expect([res.text, res.reasoning]).toEqual(['Hello, how can I help?', 'They want to stop. ###STOP###\n\nmore']);
   });
 
   it("an empty caller, again and again, is a simulator failure (invalid), never the agent's 0", async () => {

@@ -103,12 +103,18 @@ export function stopTermination(who: Requestor, token: StopTokenKind): Terminati
 
 /**
  * True when the caller's `text` agrees ({@link classifyDialogueAct}: `affirm`) to a write the
- * agent proposed in its last spoken turn (it asked for confirmation) and that no agent write has
- * followed yet.
+ * agent proposed in its last spoken turn and that no agent write has followed yet. A proposal
+ * asks for confirmation ({@link asksForConfirmation}) and names a write: one of the domain's
+ * write tools' `operationCues`, or an explicit request cue (confirm / shall I / 确认 …; a bare
+ * question such as "anything else?" is not a proposal).
  */
-export function agreesToPendingWrite(turns: readonly Turn[], text: string): boolean {
+export function agreesToPendingWrite(turns: readonly Turn[], text: string, domain: DomainRuntime['domain']): boolean {
   const ask = textTurns(turns, 'assistant').at(-1);
   if (!ask || !asksForConfirmation(ask.text)) return false;
+  const lower = ask.text.toLowerCase();
+  const cues = domain.tools.filter((t) => t.kind === 'write').flatMap((t) => t.operationCues ?? []);
+  if (!cues.some((c) => lower.includes(c.toLowerCase())) && !asksForConfirmation(ask.text.replace(/[?？]/g, '')))
+    return false;
   const wroteSince = turns
     .slice(ask.index + 1)
     .some((t) => t.role === 'tool' && t.requestor === 'assistant' && !t.error && t.writes.length > 0);
@@ -211,7 +217,8 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       let token = visible.token;
       // A caller who says yes to a pending write and stops in the same message: deliver the
       // text, give the agent its turn to act, then end (recorded as `stop_deferred`).
-      const defer = token === 'stop' && who === 'user' && !stopDeferred && agreesToPendingWrite(turns, text);
+      const defer =
+        token === 'stop' && who === 'user' && !stopDeferred && agreesToPendingWrite(turns, text, runtime.domain);
       if (defer) token = null;
       // A stop token ends the episode: tool calls in the same turn are not executed.
       const calls: ToolCall[] = token || defer ? [] : reply.calls;
