@@ -24,7 +24,10 @@ function pct(xs: number[], p: number): number {
 /** A WebSocket session that answers messages in order. */
 async function wsSession(url: string) {
   const ws = new WebSocket(`${url.replace('http', 'ws')}/ws`);
-  await new Promise<void>((ok, ko) => (ws.once('open', () => ok()), ws.once('error', ko)));
+  await new Promise<void>((ok, ko) => {
+    ws.once('open', () => ok());
+    ws.once('error', ko);
+  });
   const waiting: ((m: { type: string; data: { done?: boolean } }) => void)[] = [];
   ws.on('message', (d) => waiting.shift()?.(JSON.parse(String(d))));
   return {

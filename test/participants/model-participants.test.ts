@@ -160,6 +160,16 @@ describe('tool calls from model text', () => {
       ],
       ['call_8_0', 'Error: invalid arguments for get_bills: expected an object, got an array', true],
     ]);
+    // The model's argument text is kept verbatim on the turn and sent back as it was written.
+    const c1 = t.turns.find((x) => x.role === 'assistant' && x.tool_calls[0]?.id === 'c1');
+    expect(c1?.role === 'assistant' && c1.tool_calls[0]).toMatchObject({
+      arguments: {},
+      raw_arguments: '{"phone": 158',
+    });
+    const next = server.requests[2]!.body.messages.find((m: { tool_calls?: { id: string }[] }) =>
+      m.tool_calls?.some((c) => c.id === 'c1'),
+    );
+    expect(next.tool_calls[0].function.arguments).toBe('{"phone": 158');
   });
 });
 

@@ -20,8 +20,9 @@ import type { Generation, ParticipantCard, ToolCall, Turn, UserTurn } from '../s
 /** Audio for a caller turn (base64 WAV), or null to send its text. */
 export type TurnAudio = (turn: UserTurn, index: number) => string | null;
 
+/** Tool calls in wire shape; argument text a model wrote that was not a JSON object goes back verbatim. */
 function wireCalls(calls: readonly ToolCall[]) {
-  return calls.map((c) => ({ id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) }));
+  return calls.map((c) => ({ id: c.id, name: c.name, arguments: c.raw_arguments ?? JSON.stringify(c.arguments) }));
 }
 
 function pushUser(out: ModelMessage[], content: string | ModelContentPart[], parts = false): void {
