@@ -3,7 +3,8 @@
  * chromium, --disable-gpu): the first usable view (the start view with the built-in domain
  * described) in ms from navigation start and the bytes received before it (every request of the
  * tab and its workers, headers and bodies), and, with the generated tiny on-device model
- * (test/models/tiny-model.ts, WASM), the time from "load" to the agent being ready and from
+ * (test/models/tiny-model.ts, WASM, downloaded from a local Hub-layout server; the first tab
+ * downloads, later ones read the browser's cache), the time from "load" to the agent being ready and from
  * "Run call" to the first agent turn. Medians of a few fresh tabs.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -61,9 +62,14 @@ export async function pageBenchLines(): Promise<string[]> {
     ],
     agents: [],
   };
-  await writeFile(join(models, 'manifest.json'), JSON.stringify(manifest));
-  const dist = await buildPage();
-  const server = await serve(dist, { '/models/': models });
+  // The page downloads it from a local server with the Hub's URL layout.
+  const hub = join(models, 'model-hub.ts');
+  await writeFile(
+    hub,
+    `export const MODEL_HUB = '/hub/';\nexport const MODEL_MANIFEST: unknown = ${JSON.stringify(manifest)};\n`,
+  );
+  const dist = await buildPage({ 'src/adapters/browser/model-hub.ts': hub });
+  const server = await serve(dist, { '/hub/switchboard/tiny-llama/resolve/test/': join(models, 'tiny-llama') });
   const browser = await launch();
   try {
     const counter = byteCounter(browser.context);

@@ -32,9 +32,9 @@ const offered: Promise<LocalDevice> = (async () => {
 let device: LocalDevice = 'wasm';
 const service = createLocalModelService(() => device);
 const api: LocalModelService = {
-  async load(manifest, id, modelsPath) {
+  async load(manifest, id, modelsPath, hub, onProgress) {
     device = await offered;
-    return service.load(manifest, id, modelsPath);
+    return service.load(manifest, id, modelsPath, hub, onProgress);
   },
   generate: (request) => service.generate(request),
   dispose: () => service.dispose(),

@@ -1,8 +1,11 @@
 /**
  * The on-device agent in a real browser (Debian chromium through playwright-core, --disable-gpu):
- * the generated tiny causal LM (test/models/tiny-model.ts) and a manifest pointing at it are
- * served at /models/ beside the built page; the page loads the agent into its model worker on
- * WASM (onnxruntime-web's files served by this site, never a CDN) and runs a carrier call with it.
+ * the generated tiny causal LM (test/models/tiny-model.ts) is served by a local server with the
+ * Hugging Face Hub's URL layout (`/hub/<repo>/resolve/<revision>/<file>`), and the page is built
+ * with a manifest naming it and that host; the page shows the exact download size, downloads the
+ * model with a progress bar into its model worker on WASM (onnxruntime-web's files served by this
+ * site, never a CDN), runs a carrier call with it, and a second tab loads it from the browser's
+ * cache without downloading again.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +21,9 @@ let context: BrowserContext;
 const cleanup: (() => Promise<void>)[] = [];
 /** Requests that tried to leave 127.0.0.1 (aborted). */
 const offsite: string[] = [];
+/** Requests to the Hub-layout host. */
+const hubRequests: string[] = [];
+let totalBytes = 0;
 
 beforeAll(async () => {
   const models = await mkdtemp(join(tmpdir(), 'switchboard-e2e-models-'));
@@ -37,20 +43,34 @@ beforeAll(async () => {
         task: 'text-generation',
         dtype: 'fp32',
         license: 'Apache-2.0',
-        files: await Promise.all(files.map(async (f) => ({ path: f, sha256: await sha(f) }))),
+        files: await Promise.all(
+          files.map(async (f) => ({
+            path: f,
+            sha256: await sha(f),
+            size: (await readFile(join(models, 'tiny-llama', f))).length,
+          })),
+        ),
       },
     ],
     agents: [],
   };
-  await writeFile(join(models, 'manifest.json'), JSON.stringify(manifest));
-  const dist = await buildPage();
+  totalBytes = manifest.models[0]!.files.reduce((n, f) => n + f.size, 0);
+  const hub = join(models, 'model-hub.ts');
+  await writeFile(
+    hub,
+    `export const MODEL_HUB = '/hub/';\nexport const MODEL_MANIFEST: unknown = ${JSON.stringify(manifest)};\n`,
+  );
+  const dist = await buildPage({ 'src/adapters/browser/model-hub.ts': hub });
   cleanup.push(() => rm(dist, { recursive: true, force: true }));
-  const server = await serve(dist, { '/models/': models });
+  const server = await serve(dist, { '/hub/switchboard/tiny-llama/resolve/test/': join(models, 'tiny-llama') });
   cleanup.push(server.close);
   url = server.url;
   const browser = await launch();
   cleanup.push(browser.close);
   context = browser.context;
+  context.on('request', (r) => {
+    if (r.url().includes('/hub/')) hubRequests.push(r.url());
+  });
   await context.route(
     (u) => !u.href.startsWith(url),
     (route) => {
@@ -77,6 +97,11 @@ describe('the on-device agent in chromium', () => {
     await page.waitForSelector('#local-id');
     expect(await page.$$eval('#local-id option', (o) => o.map((x) => x.textContent))).toEqual(['tiny-llama']);
     await expect.poll(() => page.textContent('#local-device')).toBe('Device: WASM (CPU) (this browser)');
+    // The exact download size and the pinned revision, before anything is fetched.
+    expect(await page.textContent('#local-size')).toBe(
+      `${(totalBytes / 1e6).toFixed(1)} MB from switchboard/tiny-llama@test`,
+    );
+    expect(hubRequests).toEqual([]);
     await page.click('#local-load');
     await page.waitForFunction(
       () =>
@@ -90,6 +115,7 @@ describe('the on-device agent in chromium', () => {
       (await page.textContent('#local-error').catch(() => '')) ?? '',
     ).toBe(0);
     expect(await page.textContent('#local-device')).toBe('Device: WASM (CPU) (loaded)');
+    expect(hubRequests.some((u) => u.endsWith('/hub/switchboard/tiny-llama/resolve/test/onnx/model.onnx'))).toBe(true);
 
     await page.click('#run');
     await page.waitForSelector('#termination', { timeout: 60_000 });
@@ -112,5 +138,20 @@ describe('the on-device agent in chromium', () => {
     expect(errors).toEqual([]);
     expect(offsite).toEqual([]);
     await page.close();
+
+    // Another tab: the browser's cache has the files, nothing is downloaded again.
+    const before = hubRequests.filter((u) => u.endsWith('.onnx')).length;
+    const again = await context.newPage();
+    await again.goto(`${url}#/watch?domain=carrier&agent=local&local=tiny-llama`);
+    await again.click('#local-load');
+    await again.waitForFunction(
+      () => document.querySelector('#local-device')?.textContent?.includes('(loaded)'),
+      null,
+      {
+        timeout: 60_000,
+      },
+    );
+    expect(hubRequests.filter((u) => u.endsWith('.onnx')).length).toBe(before);
+    await again.close();
   }, 180_000);
 });

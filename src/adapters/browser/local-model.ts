@@ -1,11 +1,12 @@
 /**
  * On-device models in the page: a {@link LocalModelClient} whose engine runs in
- * `workers/model.worker.ts` (WebGPU or WASM), reached through comlink. The manifest and the
- * model files are fetched from the page's own origin (default `/models/`; the vite dev server
- * serves the repository's `models/` folder there, a static build needs the folder copied next
- * to it). Nothing is fetched from the hub.
+ * `workers/model.worker.ts` (WebGPU or WASM), reached through comlink. With `hub`, the files are
+ * downloaded on first use from a host with the Hugging Face Hub's layout (transformers.js' own
+ * loading, cached by the browser) for the models of the bundled manifest (`model-hub.ts`);
+ * otherwise the manifest and files come from the page's own origin (default `/models/`).
  */
-import { wrap, type Remote } from 'comlink';
+import { proxy, wrap, type Remote } from 'comlink';
+import type { DownloadProgress } from '../shared/local-model-engine.ts';
 import { LocalModelClient } from '../shared/local-model-client.ts';
 import type { LocalDevice } from '../shared/local-model-engine.ts';
 import type { LocalModelService } from '../shared/local-model-service.ts';
@@ -35,6 +36,8 @@ export async function missingModelFiles(manifest: unknown, id: string, modelsUrl
 export interface BrowserLocalModelOptions {
   /** URL path of the models folder (holding `manifest.json`). Default `/models/`. */
   modelsUrl?: string;
+  /** Download from this Hub-layout host (absolute URL) with this manifest instead of the folder. */
+  hub?: { host: string; manifest: unknown; onProgress?(p: DownloadProgress): void };
 }
 
 /** A loaded on-device agent in the page. */
@@ -56,10 +59,14 @@ export async function browserLocalModel(
 ): Promise<BrowserLocalModel> {
   const base = options.modelsUrl ?? '/models/';
   const modelsUrl = base.endsWith('/') ? base : `${base}/`;
-  const res = await fetch(`${modelsUrl}manifest.json`);
-  if (!res.ok) throw new Error(`cannot load ${modelsUrl}manifest.json: HTTP ${res.status}`);
-  const manifest: unknown = await res.json();
-  const missing = await missingModelFiles(manifest, id, modelsUrl);
+  const hub = options.hub;
+  let manifest: unknown = hub?.manifest;
+  if (!hub) {
+    const res = await fetch(`${modelsUrl}manifest.json`);
+    if (!res.ok) throw new Error(`cannot load ${modelsUrl}manifest.json: HTTP ${res.status}`);
+    manifest = await res.json();
+  }
+  const missing = hub ? [] : await missingModelFiles(manifest, id, modelsUrl);
   if (missing.length) {
     throw new Error(
       `on-device agent "${id}" needs files that are not in ${modelsUrl}: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}. ` +
@@ -72,7 +79,13 @@ export async function browserLocalModel(
   });
   const service: Remote<LocalModelService> = wrap<LocalModelService>(worker);
   try {
-    const { device } = await service.load(manifest, id, modelsUrl);
+    const { device } = await service.load(
+      manifest,
+      id,
+      modelsUrl,
+      hub?.host,
+      hub?.onProgress ? proxy(hub.onProgress) : undefined,
+    );
     return {
       client: new LocalModelClient(id, { generate: (r) => service.generate(r) }),
       device,
@@ -83,6 +96,11 @@ export async function browserLocalModel(
     };
   } catch (e) {
     worker.terminate();
-    throw e;
+    if (!hub) throw e;
+    // Name what was being fetched from where: a bare "Failed to fetch" says neither.
+    const models = agentModels(resolveLocalAgent(parseManifest(manifest), id));
+    throw new Error(
+      `on-device agent "${id}": could not download ${models.map((m) => `${m.repo}@${m.revision}`).join(', ')} from ${hub.host} (${e instanceof Error ? e.message : String(e)})`,
+    );
   }
 }

@@ -42,6 +42,7 @@ import type {
 import { noiseName, noiseRecording, splitNoiseBank } from '../../core/channel/noise-bank.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
 import type { Tts } from '../../core/ports/tts.ts';
+import type { DownloadProgress } from '../shared/local-model-engine.ts';
 import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
 
 /** The worker's API. Every method's arguments and results are plain data or comlink proxies. */
@@ -85,10 +86,12 @@ export interface RolloutService {
    */
   openTau2(files: Record<string, string>, folder: string): Promise<{ name: string; tasks: number }>;
   /**
-   * Load on-device agent `id` of the page's models folder (`/models/manifest.json`) into a model
-   * worker (once; calls reuse it). Resolves with the device it runs on (`webgpu` or `wasm`).
+   * Load on-device agent `id` of the page's bundled manifest into a model worker, its files
+   * downloaded from the Hub on first use (then cached by the browser); once, calls reuse it.
+   * `onProgress` gets each file's bytes as they arrive. Resolves with the device it runs on
+   * (`webgpu` or `wasm`).
    */
-  loadLocal(id: string): Promise<{ device: string }>;
+  loadLocal(id: string, onProgress?: (p: DownloadProgress) => void): Promise<{ device: string }>;
 }
 
 /** JSON-Schema property → short type text for display. */
@@ -168,6 +171,7 @@ class ReplayCaller implements UserSimulator {
 /** A loaded on-device model (see `local-model.ts`). */
 type LocalLoader = (
   id: string,
+  onProgress?: (p: DownloadProgress) => void,
 ) => Promise<{ client: import('../../core/ports/model-client.ts').ModelClient; device: string }>;
 
 /** A factory of agents for `spec`; a remote agent loads the OpenAI client code on first use. */
@@ -289,10 +293,19 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
 
   const opened = new Set<string>();
   const locals = new Map<string, ReturnType<LocalLoader>>();
-  const local: LocalLoader = (id) => {
+  const local: LocalLoader = (id, onProgress) => {
     let m = locals.get(id);
     if (!m) {
-      m = import('./local-model.ts').then(({ browserLocalModel }) => browserLocalModel(id));
+      m = Promise.all([import('./local-model.ts'), import('./model-hub.ts')]).then(
+        ([{ browserLocalModel }, { MODEL_HUB, MODEL_MANIFEST }]) =>
+          browserLocalModel(id, {
+            hub: {
+              host: new URL(MODEL_HUB, self.location.href).href,
+              manifest: MODEL_MANIFEST,
+              ...(onProgress ? { onProgress } : {}),
+            },
+          }),
+      );
       m.catch(() => locals.delete(id));
       locals.set(id, m);
     }
@@ -323,8 +336,8 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       return [...builtinDomainNames(), ...[...opened].sort()];
     },
 
-    async loadLocal(id) {
-      const { device } = await local(id);
+    async loadLocal(id, onProgress) {
+      const { device } = await local(id, onProgress);
       return { device };
     },
 

@@ -33,6 +33,64 @@ export interface LocalRuntime {
   /** The models folder: a directory in Node, a URL path (e.g. `/models/`) in the page. */
   modelsPath: string;
   device: LocalDevice;
+  /**
+   * Download from a host with the Hugging Face Hub's URL layout instead of the models folder
+   * (`<host><repo>/resolve/<revision>/<path>`, each model's `repo` and `revision` from the
+   * manifest), through transformers.js' own loading and browser cache (Cache API).
+   */
+  hub?: HubSource;
+}
+
+/** A Hub-layout host and a listener of download progress. */
+export interface HubSource {
+  /** Absolute URL ending in `/`, e.g. `https://huggingface.co/`. */
+  host: string;
+  onProgress?(p: DownloadProgress): void;
+}
+
+/** One file's download progress, bytes (transformers.js' `progress` events). */
+export interface DownloadProgress {
+  /** `<repo>/<path>`. */
+  file: string;
+  loaded: number;
+  total: number;
+}
+
+/**
+ * Point transformers.js at a Hub-layout host: remote models on, local files off, files cached in
+ * the browser's Cache API where there is one.
+ */
+export function useHub(host: string): void {
+  env.allowRemoteModels = true;
+  env.allowLocalModels = false;
+  env.remoteHost = host.endsWith('/') ? host : `${host}/`;
+  env.remotePathTemplate = '{model}/resolve/{revision}/';
+  env.useBrowserCache = typeof caches !== 'undefined';
+  env.useFSCache = false;
+}
+
+/** How transformers.js names model `m` and loads it: its folder id locally, `repo` at `revision` from a hub. */
+function source(
+  m: ManifestModel,
+  hub: HubSource | undefined,
+): { name: string; opts: { revision?: string; progress_callback?: (e: unknown) => void } } {
+  if (!hub) return { name: m.id, opts: {} };
+  const progress = hub.onProgress;
+  return {
+    name: m.repo,
+    opts: {
+      revision: m.revision,
+      ...(progress
+        ? {
+            progress_callback: (e: unknown) => {
+              const x = e as { status?: string; name?: string; file?: string; loaded?: number; total?: number };
+              if (x.status === 'progress' && typeof x.loaded === 'number' && typeof x.total === 'number')
+                progress({ file: `${x.name ?? m.repo}/${x.file ?? ''}`, loaded: x.loaded, total: x.total });
+            },
+          }
+        : {}),
+    },
+  };
 }
 
 /** One generation request (the part of a `ModelRequest` an on-device model uses). */
@@ -153,8 +211,10 @@ function ids(t: Tensor): number[] {
 async function loadTranscriber(
   m: ManifestModel,
   device: LocalDevice,
+  hub?: HubSource,
 ): Promise<{ transcribe: Transcriber; dispose(): Promise<void> }> {
-  const asr = await pipeline('automatic-speech-recognition', m.id, { device, dtype: m.dtype as never });
+  const { name, opts } = source(m, hub);
+  const asr = await pipeline('automatic-speech-recognition', name, { device, dtype: m.dtype as never, ...opts });
   return {
     async transcribe(audio) {
       const r = (await asr(audio)) as { text: string } | { text: string }[];
@@ -165,23 +225,26 @@ async function loadTranscriber(
 }
 
 /**
- * Load an agent's models from the models folder and return its engine. Models are loaded with
- * the manifest's `dtype`; nothing is fetched from the network.
+ * Load an agent's models from the models folder (or, with `runtime.hub`, from a Hub-layout host)
+ * and return its engine. Models are loaded with the manifest's `dtype`; without `hub` nothing is
+ * fetched from the network.
  * @throws (rejects) when a file is missing or a model cannot be loaded.
  */
 export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalRuntime): Promise<LocalEngine> {
-  useLocalModelsOnly(runtime.modelsPath);
-  const { device } = runtime;
-  const asr = agent.asr ? await loadTranscriber(agent.asr, device) : null;
+  const { device, hub } = runtime;
+  if (hub) useHub(hub.host);
+  else useLocalModelsOnly(runtime.modelsPath);
+  const asr = agent.asr ? await loadTranscriber(agent.asr, device, hub) : null;
   const main = agent.llm ?? agent.audio;
   if (!main) throw new Error(`on-device agent ${agent.id} has no language model`);
-  const opts = { device, dtype: main.dtype as never };
-  const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(main.id);
+  const { name, opts: from } = source(main, hub);
+  const opts = { device, dtype: main.dtype as never, ...from };
+  const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(name, from);
   const isAudio = agent.audio !== null;
   const model: PreTrainedModel = isAudio
-    ? await AutoModelForAudioTextToText.from_pretrained(main.id, opts)
-    : await AutoModelForCausalLM.from_pretrained(main.id, opts);
-  const processor = isAudio ? await AutoProcessor.from_pretrained(main.id) : null;
+    ? await AutoModelForAudioTextToText.from_pretrained(name, opts)
+    : await AutoModelForCausalLM.from_pretrained(name, opts);
+  const processor = isAudio ? await AutoProcessor.from_pretrained(name, from) : null;
 
   return {
     async generate(request) {

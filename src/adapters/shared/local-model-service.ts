@@ -5,6 +5,7 @@
  */
 import {
   loadLocalEngine,
+  type DownloadProgress,
   type LocalDevice,
   type LocalEngine,
   type LocalGenerateRequest,
@@ -23,10 +24,17 @@ export function pickDevice(nav: { gpu?: unknown } | undefined): LocalDevice {
 /** What the model worker offers. All methods are async (comlink). */
 export interface LocalModelService {
   /**
-   * Load agent `id` of `manifest` (the parsed or raw `manifest.json`) from `modelsPath`.
+   * Load agent `id` of `manifest` (the parsed or raw `manifest.json`) from `modelsPath`, or with
+   * `hub` from that Hub-layout host (`onProgress` gets each file's bytes as they arrive).
    * Replaces a loaded agent. Resolves to the device used.
    */
-  load(manifest: unknown, id: string, modelsPath: string): Promise<{ device: LocalDevice }>;
+  load(
+    manifest: unknown,
+    id: string,
+    modelsPath: string,
+    hub?: string,
+    onProgress?: (p: DownloadProgress) => void,
+  ): Promise<{ device: LocalDevice }>;
   generate(request: LocalGenerateRequest): Promise<LocalGeneration>;
   dispose(): Promise<void>;
 }
@@ -38,12 +46,16 @@ export interface LocalModelService {
 export function createLocalModelService(device: () => LocalDevice): LocalModelService {
   let engine: LocalEngine | null = null;
   return {
-    async load(manifest, id, modelsPath) {
+    async load(manifest, id, modelsPath, hub, onProgress) {
       const agent = resolveLocalAgent(parseManifest(manifest), id);
       await engine?.dispose();
       engine = null;
       const d = device();
-      engine = await loadLocalEngine(agent, { modelsPath, device: d });
+      engine = await loadLocalEngine(agent, {
+        modelsPath,
+        device: d,
+        ...(hub ? { hub: { host: hub, ...(onProgress ? { onProgress } : {}) } } : {}),
+      });
       return { device: d };
     },
     async generate(request) {

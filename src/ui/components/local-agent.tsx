@@ -1,11 +1,42 @@
 /**
- * The on-device agent option: the agents of the page's models folder (`/models/manifest.json`;
- * the dev server serves the repository's `models/`, a static build needs the folder copied
- * beside it), the device this browser offers (WebGPU or WASM), and loading the chosen agent
- * into a model worker, which reports the device it really runs on.
+ * The on-device agent option: the agents of the bundled manifest (`models/manifest.json`), each
+ * with its download size and pinned revision before anything is fetched, the device this browser
+ * offers (WebGPU or WASM), and loading the chosen agent into a model worker — files downloaded
+ * from the Hugging Face Hub on first use with a progress bar, then cached by the browser — which
+ * reports the device it really runs on.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { proxy } from '../../adapters/browser/rollout-client.ts';
+import { MODEL_MANIFEST } from '../../adapters/browser/model-hub.ts';
 import { errorText, mainWorker } from '../runtime.ts';
+
+type RawModel = { id?: string; repo?: string; revision?: string; files?: { size?: number | null }[] };
+type RawAgent = { id?: string; llm?: string; asr?: string; audio?: string };
+
+/**
+ * What agent `id` downloads: its models' repos at their revisions, the total bytes of the files
+ * whose size the manifest pins, and whether every size is pinned.
+ */
+export function agentDownload(
+  json: unknown,
+  id: string,
+): { models: { repo: string; revision: string }[]; bytes: number; exact: boolean } {
+  const m = json as { models?: RawModel[]; agents?: RawAgent[] } | null;
+  const agent = m?.agents?.find((a) => a.id === id);
+  const ids = agent ? [agent.asr, agent.llm, agent.audio].filter((x): x is string => !!x) : [id];
+  const models = ids.map((x) => m?.models?.find((y) => y.id === x)).filter((x): x is RawModel => !!x);
+  const files = models.flatMap((x) => x.files ?? []);
+  return {
+    models: models.map((x) => ({ repo: x.repo ?? '?', revision: x.revision ?? '?' })),
+    bytes: files.reduce((n, f) => n + (f.size ?? 0), 0),
+    exact: files.length > 0 && files.every((f) => typeof f.size === 'number'),
+  };
+}
+
+/** `12.3 MB`. */
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
 
 /** Agent ids of a manifest: its agents, and its chat models alone (text only). */
 function agentIds(json: unknown): string[] {
@@ -41,21 +72,32 @@ export function LocalAgentPicker({
   const [ids, setIds] = useState<string[] | null>();
   const [offered, setOffered] = useState<'webgpu' | 'wasm'>();
   const [state, setState] = useState<{ busy?: boolean; device?: string; error?: string }>({});
+  const [progress, setProgress] = useState<{ loaded: number; total: number }>();
   useEffect(() => {
     void browserDevice().then(setOffered);
-    fetch('/models/manifest.json')
-      .then((r) => (r.ok ? r.json() : null))
-      .then((j: unknown) => {
-        const list = j ? agentIds(j) : null;
-        setIds(list);
-        if (list?.length && !list.includes(value)) onChange(list[0]!);
-      })
-      .catch(() => setIds(null));
+    const list = agentIds(MODEL_MANIFEST);
+    setIds(list.length ? list : null);
+    if (list.length && !list.includes(value)) onChange(list[0]!);
   }, []);
+  const size = value ? agentDownload(MODEL_MANIFEST, value) : undefined;
   const load = async () => {
     setState({ busy: true });
+    setProgress(undefined);
+    const files = new Map<string, { loaded: number; total: number }>();
     try {
-      const { device } = await mainWorker().service.loadLocal(value);
+      const { device } = await mainWorker().service.loadLocal(
+        value,
+        proxy((p: { file: string; loaded: number; total: number }) => {
+          files.set(p.file, p);
+          let loaded = 0;
+          let total = 0;
+          for (const f of files.values()) {
+            loaded += f.loaded;
+            total += f.total;
+          }
+          setProgress({ loaded, total });
+        }),
+      );
       setState({ device });
     } catch (e) {
       setState({ error: errorText(e) });
@@ -64,12 +106,11 @@ export function LocalAgentPicker({
   return (
     <fieldset class="endpoint" id="local-agent">
       <legend>
-        On-device agent (runs in this tab; model files from this site's /models/ folder, never from the hub)
+        On-device agent (runs in this tab; downloaded from the Hugging Face Hub on first use, then cached)
       </legend>
-      {ids === undefined && <span class="muted">looking for /models/manifest.json…</span>}
       {ids === null && (
         <span class="muted" id="local-none">
-          No models folder here: run <code>npm run models:fetch</code> and serve <code>models/</code> beside the page.
+          The page's model manifest lists no agent.
         </span>
       )}
       {ids && ids.length > 0 && (
@@ -93,8 +134,25 @@ export function LocalAgentPicker({
             </select>
           </label>{' '}
           <button type="button" id="local-load" disabled={disabled || state.busy || !value} onClick={() => void load()}>
-            {state.busy ? 'Loading…' : 'Load'}
-          </button>
+            {state.busy ? 'Loading…' : 'Download and load'}
+          </button>{' '}
+          {size && (
+            <span class="muted" id="local-size">
+              {size.exact ? mb(size.bytes) : `${mb(size.bytes)} + files of unpinned size`} from{' '}
+              {size.models
+                .map((m) => `${m.repo}@${m.revision.length === 40 ? m.revision.slice(0, 12) : m.revision}`)
+                .join(', ')}
+            </span>
+          )}
+          {state.busy && progress && (
+            <>
+              {' '}
+              <progress id="local-progress" max={progress.total || undefined} value={progress.loaded} />{' '}
+              <span class="muted">
+                {mb(progress.loaded)} of {mb(progress.total)}
+              </span>
+            </>
+          )}
         </>
       )}{' '}
       <span id="local-device" aria-live="polite">
