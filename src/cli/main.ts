@@ -29,6 +29,7 @@ import { registerExport } from './commands/export.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerData } from './commands/data.ts';
+import { registerEvolve } from './commands/evolve.ts';
 import { intOption } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
@@ -349,6 +350,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
   registerServe(cmd, io);
   registerRollout(cmd, io, setCode);
   registerData(cmd, io, setCode);
+  registerEvolve(cmd, io, setCode);
   return cmd;
 }
 

@@ -1,7 +1,7 @@
 /** Option parsers and output checks shared by the commands. */
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { UsageError } from './participants.ts';
 
 /** Parse a decimal whole-number option in [min, 2^31). */
@@ -41,4 +41,16 @@ export async function prepareOutFile(path: string, option = '--out'): Promise<st
   const parent = await stat(dirname(abs)).catch(() => null);
   if (!parent?.isDirectory()) throw new UsageError(`${option} ${path}: cannot write there (no folder ${dirname(abs)})`);
   return abs;
+}
+
+/** Add the domain options: `--domain` (required), `--data`, `--split` and `--task-ids`. */
+export function withDomainOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption(
+      '--domain <name>',
+      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
+    )
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--split <name>', 'tau2 task split: base, train or test')
+    .option('--task-ids <ids>', 'comma-separated task ids');
 }

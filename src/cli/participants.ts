@@ -24,6 +24,7 @@ import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 import { modelsDir, nodeLocalModel } from '../adapters/node/local-model.ts';
 import { LocalModelError } from '../adapters/shared/local-model-manifest.ts';
 import { InputError } from '../core/errors.ts';
+import { NoisyAgent } from '../core/participants/noisy.ts';
 
 const AGENTS: Record<string, () => Agent> = {
   reference: () => new ReferenceAgent(),
@@ -101,6 +102,7 @@ function agentOptions(settings: ModelSettings) {
  * A factory for the agent named by `spec`. Throws with the known names for an unknown one.
  * For `local:<id>` the manifest and model files are checked now; the models load on the first
  * turn and are shared by every agent the factory makes (one generation at a time).
+ * `noisy:<p>` is the noisy reference policy ({@link NoisyAgent}) erring on each write with probability p.
  */
 export function agentFactory(spec: string, settings: ModelSettings = {}): () => Agent {
   if (spec.startsWith('local:')) {
@@ -119,10 +121,16 @@ export function agentFactory(spec: string, settings: ModelSettings = {}): () => 
     const c = client(model, settings);
     return () => new ModelAgent(c, agentOptions(settings));
   }
+  if (spec.startsWith('noisy:') && !settings.teacherGuidance) {
+    const p = Number(spec.slice('noisy:'.length));
+    if (spec.length === 'noisy:'.length || !(p >= 0 && p <= 1))
+      throw new UsageError(`agent "${spec}": noisy:<p> needs an error probability p from 0 to 1`);
+    return () => new NoisyAgent({ p });
+  }
   if (settings.teacherGuidance)
     throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url> or local:<id>)');
   const f = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
-  if (!f) throw new UsageError(`unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')})`);
+  if (!f) throw new UsageError(`unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')}, noisy:<p>)`);
   return f;
 }
 

@@ -110,7 +110,7 @@ describe('switchboard CLI', () => {
     );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: unknown agent "gpt-9" (known: reference, noop)\n');
+    expect(io.stderr).toBe('switchboard: unknown agent "gpt-9" (known: reference, noop, noisy:<p>)\n');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--task-ids', 'nope'], io)).toBe(2);
     expect(io.stderr).toBe('switchboard: unknown task id(s) in carrier: nope\n');
@@ -127,7 +127,7 @@ describe('switchboard CLI', () => {
     }
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'toString'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: unknown agent "toString" (known: reference, noop)\n');
+    expect(io.stderr).toBe('switchboard: unknown agent "toString" (known: reference, noop, noisy:<p>)\n');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--user', '__proto__'], io)).toBe(2);
     io = capture();

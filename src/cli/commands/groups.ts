@@ -23,7 +23,7 @@ import {
 import { openDomain, selectTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { agentFactory, judgeFromFlags, userFactory, withJudgeOptions } from '../participants.ts';
-import { choiceOption, intOption, prepareOutFile } from '../options.ts';
+import { choiceOption, intOption, prepareOutFile, withDomainOptions } from '../options.ts';
 import { appendFile, writeFile } from 'node:fs/promises';
 
 /** Options of the command. */
@@ -171,21 +171,16 @@ const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 
 /** Add the `groups` command. */
 export function registerGroups(program: Command, io: CliIo, setCode: (code: number) => void): Command {
-  return withJudgeOptions(
-    program
-      .command('groups')
-      .description(
-        'Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.',
-      ),
-    'NL and unchecked assertions and the turn rubric (without one such rewards are partial)',
+  return withDomainOptions(
+    withJudgeOptions(
+      program
+        .command('groups')
+        .description(
+          'Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.',
+        ),
+      'NL and unchecked assertions and the turn rubric (without one such rewards are partial)',
+    ),
   )
-    .requiredOption(
-      '--domain <name>',
-      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
-    )
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
-    .option('--split <name>', 'tau2 task split: base, train or test')
-    .option('--task-ids <ids>', 'comma-separated task ids')
     .option(
       '--granularity <g>',
       'conversation | milestone | turn',

@@ -1,0 +1,152 @@
+/**
+ * `switchboard evolve --domain <d> --agent <spec> --k 8 [--rounds N] --out <dir>`: run the
+ * self-evolving task bank's loop ({@link evolve}): K rollouts of every task per round, labels
+ * (always_pass / boundary / always_fail / flaky-infra), pass^k, gradient supply and the
+ * curriculum's sampling weights. Prints a per-round table (or the JSON report with `--json`) and
+ * writes `report.json`, `weights.json` (the last round's) and `trajectories.jsonl` to `--out`.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { evolve, TASK_LABELS, type EvolveReport, type SamplingWeights } from '../../core/evolution/index.ts';
+import { steppingClock } from '../../core/ports/clock.ts';
+import { writeJsonlStream } from '../../adapters/node/jsonl.ts';
+import { openDomain, selectTasks } from '../domains.ts';
+import { num, table } from '../format.ts';
+import type { CliIo } from '../io.ts';
+import { intOption, prepareOutFile, withDomainOptions } from '../options.ts';
+import { agentFactory, judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
+
+/** Options of the command. */
+export interface EvolveOpts {
+  domain: string;
+  data?: string;
+  split?: string;
+  taskIds?: string;
+  agent: string;
+  user: string;
+  judge?: string;
+  judgeN?: number;
+  k: number;
+  rounds: number;
+  seed: number;
+  concurrency: number;
+  maxSteps?: number;
+  /** A `weights.json` of an earlier run: the bandit continues from its Q values. */
+  previous?: string;
+  out: string;
+  json?: boolean;
+}
+
+/**
+ * Run the loop and write its files. Returns the report.
+ * @throws UsageError for an unusable `--out` or a `--previous` file that is not a weights file
+ */
+export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
+  const outDir = resolve(opts.out);
+  await prepareOutFile(join(outDir, 'report.json'));
+  const previous = opts.previous ? await readWeights(opts.previous) : undefined;
+  const agent = agentFactory(opts.agent);
+  const user = userFactory(opts.user);
+  const judge = judgeFromFlags(opts);
+  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const tasks = selectTasks(domain, opts);
+  const { report, trajectories } = await evolve({
+    runtime,
+    tasks,
+    agent,
+    user,
+    k: opts.k,
+    rounds: opts.rounds,
+    seed: opts.seed,
+    concurrency: opts.concurrency,
+    clock: () => steppingClock(domain.now, 1000),
+    ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+    ...(judge ? { judge } : {}),
+    ...(previous ? { previous } : {}),
+  });
+  const order = new Map(tasks.map((t, i) => [t.id, i]));
+  const lines = trajectories.flatMap((round) =>
+    [...round].sort((a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed),
+  );
+  await writeJsonlStream(join(outDir, 'trajectories.jsonl'), lines);
+  await writeFile(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const last = report.rounds[report.rounds.length - 1]!;
+  await writeFile(join(outDir, 'weights.json'), `${JSON.stringify(last.weights, null, 2)}\n`);
+  return report;
+}
+
+async function readWeights(path: string): Promise<SamplingWeights> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`--previous ${path}: cannot read a JSON weights file (${(e as Error).message})`);
+  }
+  const w = parsed as Partial<SamplingWeights>;
+  if (w?.format !== 'switchboard.sampling-weights' || !Array.isArray(w.bins))
+    throw new UsageError(`--previous ${path}: field "format" is not "switchboard.sampling-weights"`);
+  return w as SamplingWeights;
+}
+
+const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
+
+/** The per-round table: label histogram, mean reward, gradient supply, rollouts. */
+export function renderEvolve(report: EvolveReport): string {
+  const head = `evolve ${report.domain} · agent ${report.agent} · user ${report.user} · K=${report.k} · thresholds: always_pass ≥ ${report.thresholds.always_pass}, always_fail ≤ ${report.thresholds.always_fail}, min valid ${report.thresholds.min_valid}`;
+  const headers = ['round', 'seed', ...TASK_LABELS, 'mean reward', 'supply σ>0', 'episodes', 'invalid'];
+  const rows = report.rounds.map((r) => [
+    String(r.round),
+    String(r.seed),
+    ...TASK_LABELS.map((l) => String(r.labels.histogram[l])),
+    num(r.labels.mean_reward),
+    pct(r.labels.supply.outcome),
+    String(r.episodes),
+    String(r.invalid_attempts),
+  ]);
+  const last = report.rounds[report.rounds.length - 1]!;
+  const top = last.weights.tasks
+    .filter((t) => t.weight > 0)
+    .slice(0, 5)
+    .map((t) => `  ${t.task_id} (${t.label}, pass ${num(t.pass_rate)}): ${t.weight.toFixed(3)}`);
+  return [
+    head,
+    table(headers, rows, new Set(headers.slice(1))),
+    '',
+    'sample next (weights.json, first five):',
+    ...top,
+  ].join('\n');
+}
+
+/** Add the `evolve` command. */
+export function registerEvolve(program: Command, io: CliIo, setCode: (code: number) => void): Command {
+  return withDomainOptions(
+    withJudgeOptions(
+      program
+        .command('evolve')
+        .description(
+          'Self-evolving task bank: K rollouts per task per round, labels, pass^k, gradient supply, sampling weights.',
+        ),
+    ),
+  )
+    .option(
+      '--agent <spec>',
+      'agent: reference | noop | noisy:<p> | <flavor>:<model>@<base-url> | local:<model-id>',
+      'reference',
+    )
+    .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
+    .option('--k <n>', 'rollouts per task per round', intOption('--k', 1), 8)
+    .option('--rounds <n>', 'rounds of the loop', intOption('--rounds', 1), 1)
+    .option('--seed <n>', 'base seed; round r, trial t uses seed + r·K + t', intOption('--seed', 0), 0)
+    .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
+    .option('--max-steps <n>', 'participant turns per episode (default 100)', intOption('--max-steps', 1))
+    .option('--previous <weights.json>', 'continue the curriculum bandit from an earlier weights.json')
+    .requiredOption('--out <dir>', 'write report.json, weights.json and trajectories.jsonl here')
+    .option('--json', 'print the report as one JSON document')
+    .action(async (opts: EvolveOpts) => {
+      const report = await runEvolve(opts);
+      io.out(opts.json ? JSON.stringify(report, null, 2) : renderEvolve(report));
+      if (!opts.json) io.err(`wrote report.json, weights.json and trajectories.jsonl to ${resolve(opts.out)}`);
+      setCode(0);
+    });
+}

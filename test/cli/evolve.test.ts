@@ -1,0 +1,71 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import type { EvolveReport, SamplingWeights } from '../../src/core/evolution/index.ts';
+import { capture } from '../fixtures/cli-io.ts';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('switchboard evolve', () => {
+  it('labels carrier tasks over two rounds and writes report, weights and trajectories', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(dir);
+    const args = ['evolve', '--domain', 'carrier', '--agent', 'noisy:0.3', '--k', '8', '--rounds', '2', '--out', dir];
+    const io = capture();
+    expect(await main(args, io)).toBe(0);
+    const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as EvolveReport;
+    expect(report.k).toBe(8);
+    expect(report.agent).toBe('noisy:0.3');
+    expect(report.rounds.map((r) => r.seed)).toEqual([0, 8]);
+    expect(report.rounds.map((r) => r.labels.histogram)).toEqual([
+      { always_pass: 9, boundary: 6, always_fail: 0, 'flaky-infra': 0 },
+      { always_pass: 9, boundary: 6, always_fail: 0, 'flaky-infra': 0 },
+    ]);
+    expect(report.rounds.map((r) => r.labels.supply.outcome)).toEqual([0.4, 0.4]);
+    // The table shows every round's histogram and the supply.
+    const lines = io.stdout.split('\n');
+    expect(lines[0]).toBe(
+      'evolve carrier · agent noisy:0.3 · user scripted · K=8 · thresholds: always_pass ≥ 1, always_fail ≤ 0, min valid 4',
+    );
+    expect(lines[3]!.split(/\s+/)).toEqual(['0', '0', '9', '6', '0', '0', '0.917', '40%', '120', '0']);
+    expect(lines[4]!.split(/\s+/)).toEqual(['1', '8', '9', '6', '0', '0', '0.858', '40%', '120', '0']);
+    const weights = JSON.parse(await readFile(join(dir, 'weights.json'), 'utf8')) as SamplingWeights;
+    expect(weights).toEqual(report.rounds[1]!.weights);
+    expect(weights.round).toBe(1);
+    expect(weights.tasks.slice(0, 6).every((t) => t.label === 'boundary')).toBe(true);
+    // Round 1 continued the bandit from round 0: Q₁ = α r₁ + (1 − α) Q₀ in a bin filled both rounds.
+    const [b0, b1] = [report.rounds[0]!.weights.bins, weights.bins].map((bins) => bins.find((b) => b.id === 'p=1')!);
+    expect(b1!.q).toBe(0.5 * b1!.reward! + 0.5 * b0!.q);
+    const trajectories = (await readFile(join(dir, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
+    expect(trajectories).toHaveLength(240);
+
+    // --previous continues from the written weights; --json prints the report.
+    const again = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(again);
+    const io2 = capture();
+    const more = ['--task-ids', 'carrier-pay-then-change-1', '--previous', join(dir, 'weights.json'), '--json'];
+    expect(await main([...args.slice(0, -1), again, ...more], io2)).toBe(0);
+    const continued = JSON.parse(io2.stdout) as EvolveReport;
+    expect(continued.rounds[0]!.labels.tasks.map((t) => t.task_id)).toEqual(['carrier-pay-then-change-1']);
+    const untouched = continued.rounds[0]!.weights.bins.find((b) => b.id === 'p=1')!;
+    expect(untouched).toMatchObject({ tasks: 0, p: 0, q: weights.bins.find((b) => b.id === 'p=1')!.q });
+  });
+
+  it('refuses a bad noisy spec and a --previous that is not a weights file (exit 2)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(dir);
+    const io = capture();
+    expect(await main(['evolve', '--domain', 'carrier', '--agent', 'noisy:2', '--out', dir], io)).toBe(2);
+    expect(io.stderr).toBe('switchboard: agent "noisy:2": noisy:<p> needs an error probability p from 0 to 1\n');
+    await writeFile(join(dir, 'w.json'), '{"format": "other"}');
+    const io2 = capture();
+    const args = ['evolve', '--domain', 'carrier', '--previous', join(dir, 'w.json'), '--out', dir];
+    expect(await main(args, io2)).toBe(2);
+    expect(io2.stderr).toContain('field "format" is not "switchboard.sampling-weights"');
+  });
+});
