@@ -266,6 +266,30 @@ describe('switchboard serve --protocol openenv', () => {
     });
   });
 
+  it('lists and calls the agent tools over MCP on the WebSocket session', async () => {
+    await start();
+    const c = socket(server!.url);
+    await c.opened;
+    const list = await c.ask({ type: 'mcp', data: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(list.type).toBe('mcp');
+    expect(list.data.result.tools.map((t: any) => t.name)).toEqual(runtime.domain.tools.map((t) => t.name));
+    expect(list.data.result.tools[0].inputSchema).toMatchObject({ type: 'object', required: ['phone'] });
+    await c.ask({ type: 'reset', data: { task_id: 'carrier-pay-balance-1' } });
+    const call = await c.ask({
+      type: 'mcp',
+      data: {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'find_customer_by_phone', arguments: { phone: '13812345678' } },
+      },
+    });
+    expect(call.data).toMatchObject({ jsonrpc: '2.0', id: 2, result: { isError: false, _meta: { reward: 0.1 } } });
+    expect(call.data.result.content[0].type).toBe('text');
+    expect((await c.ask({ type: 'state' })).data).toMatchObject({ step_count: 1, task_id: 'carrier-pay-balance-1' });
+    c.ws.close();
+  });
+
   it('requires the bearer token when one is set, on HTTP and on the WebSocket', async () => {
     await start({ guard: { tokens: ['s3cret'] } });
     const res = await fetch(`${server!.url}/health`);
