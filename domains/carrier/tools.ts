@@ -318,6 +318,12 @@ export const fileDispute = defineTool({
   description:
     'Open a dispute on one charge of a bill. reason: not_subscribed (never ordered the service), service_not_received, wrong_amount, duplicate_charge.',
   spokenAs: '对这笔费用提交争议申诉',
+  spokenValues: {
+    not_subscribed: '未开通该业务',
+    service_not_received: '未收到服务',
+    wrong_amount: '金额有误',
+    duplicate_charge: '重复扣费',
+  },
   operationCues: ['申诉', '争议', 'dispute'],
   params: z.object({ charge_id: z.string().describe('Charge id, e.g. "CH00020"'), reason: z.enum(DISPUTE_REASONS) }),
   async run({ db, now }, { charge_id, reason }) {

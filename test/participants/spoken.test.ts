@@ -106,6 +106,9 @@ describe('spokenArguments', () => {
     expect(spokenArguments({ plan_id: 'PL58', effective: '2025-04-01', phones: ['1', '2', '3'] }, 'zh-CN')).toBe(
       '套餐PL58，2025年4月1日，1、2和3',
     );
+    expect(spokenArguments({ reason: 'wrong_amount', note: 'late_fee' }, 'zh-CN', { wrong_amount: '金额有误' })).toBe(
+      '原因金额有误，late fee',
+    );
   });
 });
 
@@ -125,6 +128,7 @@ describe('no doubled words', () => {
     const lines = domain.tasks.flatMap((t) => referencePlan(domain, t).flatMap((s) => ('say' in s ? [s.say] : [])));
     expect(lines).toContain('我将为您变更套餐，下个账期生效：客户C1008，套餐PL58。请问您确认吗？');
     expect(lines).toContain('麻烦您在手机钱包里查看一下余额，好了告诉我。');
+    expect(lines).toContain('我将为您对这笔费用提交争议申诉：费用CH00020，原因未开通该业务。请问您确认吗？');
     const doubled = lines.filter((l) => /([\u4e00-\u9fff]{2,})\1|\b(\w+) \2\b|现在在/.test(l));
     expect(doubled).toEqual([]);
   });

@@ -53,7 +53,7 @@ export function referencePlan(domain: Domain, task: Task): PlanStep[] {
         continue;
       }
       if (tool?.kind === 'write')
-        steps.push({ say: p.confirmWrite(spoken, spokenArguments(a.arguments, domain.language)) });
+        steps.push({ say: p.confirmWrite(spoken, spokenArguments(a.arguments, domain.language, tool?.spokenValues)) });
       steps.push({ call: toCall(a, `ref-${++callNo}`) });
     }
   }

@@ -305,7 +305,8 @@ const zh: Reading = {
 /** Argument names that hold money. */
 const MONEY = /(^|_)(amount|price|balance|fee|cost|refund)s?$/;
 
-function readScalar(value: unknown, key: string, r: Reading): string {
+function readScalar(value: unknown, key: string, r: Reading, words: Words): string {
+  if (typeof value === 'string' && Object.hasOwn(words, value)) return words[value]!;
   if (typeof value === 'boolean') return value ? r.yes : r.no;
   if (typeof value === 'number') return MONEY.test(key) ? r.money(value) : String(value);
   const s = String(value);
@@ -314,18 +315,25 @@ function readScalar(value: unknown, key: string, r: Reading): string {
   return s.replace(/_/g, ' ');
 }
 
-function readValue(value: unknown, key: string, r: Reading): string {
+/** Words for argument values, by value (a tool's `spokenValues`). */
+type Words = Readonly<Record<string, string>>;
+
+function readValue(value: unknown, key: string, r: Reading, words: Words): string {
   if (value === null || value === undefined) return '';
-  if (Array.isArray(value)) return r.list(value.map((v) => readValue(v, key, r)).filter(Boolean));
+  if (Array.isArray(value)) return r.list(value.map((v) => readValue(v, key, r, words)).filter(Boolean));
   if (typeof value === 'object') {
     return Object.entries(value as Record<string, unknown>)
       .map(([k, v]) =>
-        k === 'date' ? r.onDate(readScalar(v, k, r)) : k === 'dob' ? r.born(readScalar(v, k, r)) : readValue(v, k, r),
+        k === 'date'
+          ? r.onDate(readScalar(v, k, r, words))
+          : k === 'dob'
+            ? r.born(readScalar(v, k, r, words))
+            : readValue(v, k, r, words),
       )
       .filter(Boolean)
       .join(' ');
   }
-  return readScalar(value, key, r);
+  return readScalar(value, key, r, words);
 }
 
 /**
@@ -334,12 +342,17 @@ function readValue(value: unknown, key: string, r: Reading): string {
  * 2024, paying with gift card 1642017` or `客户C1002，账单B10008，金额63.5元`.
  *
  * @param language BCP-47 tag: Mandarin for `zh*`, English otherwise.
+ * @param words how to say particular values (the tool's `spokenValues`), e.g. enum values.
  */
-export function spokenArguments(args: Readonly<Record<string, unknown>>, language: string): string {
+export function spokenArguments(
+  args: Readonly<Record<string, unknown>>,
+  language: string,
+  words: Readonly<Record<string, string>> = {},
+): string {
   const r = language.toLowerCase().startsWith('zh') ? zh : en;
   return Object.entries(args)
     .map(([key, value]) => {
-      const said = readValue(value, key, r);
+      const said = readValue(value, key, r, words);
       if (!said) return '';
       const plural = r.labels[key] ?? r.fallbackLabel(key);
       const label = Array.isArray(value) && value.length === 1 ? r.singular(plural) : plural;

@@ -50,6 +50,12 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
    */
   spokenAs?: string;
   /**
+   * Words for argument values when the reference agent reads them out, by value (e.g. an enum's
+   * `not_subscribed` → `未开通该业务`); values not listed are read as they are (see
+   * `spokenArguments` in src/core/participants/spoken.ts).
+   */
+  spokenValues?: Readonly<Record<string, string>>;
+  /**
    * Words that name this write when the agent proposes it (lower-case substrings, e.g. `缴`,
    * `pay`). When given, the consent check (`confirm_before_write`) only counts a yes to an agent
    * turn that contains one of them; absent, the operation's name is not checked.
