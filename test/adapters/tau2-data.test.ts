@@ -197,6 +197,31 @@ describe('download into the cache (generated files)', () => {
   });
 });
 
+describe('switchboard data tau2 offline', () => {
+  it('names the host it cannot reach and exits 1; bad usage exits 2', async () => {
+    const closed = await startRawServer(new Map());
+    await closed.close();
+    const before = process.env.SWITCHBOARD_DATA;
+    process.env.SWITCHBOARD_DATA = await tmp();
+    try {
+      let io = capture();
+      expect(await main(['data', 'tau2', '--only', 'retail', '--base-url', closed.baseUrl], io)).toBe(1);
+      expect(io.stderr.split('\n').at(-2)).toBe(
+        `switchboard: tau2 data LICENSE: cannot reach ${closed.baseUrl}/${TAU2_DATA_MANIFEST.commit}/LICENSE (ECONNREFUSED); downloading needs access to that host (or --base-url of a mirror with the same layout)`,
+      );
+      io = capture();
+      expect(await main(['data', 'tau2', '--only', 'banking'], io)).toBe(2);
+      expect(io.stderr).toContain('--only takes parts from airline, retail, telecom, noise');
+      io = capture();
+      expect(await main(['data', 'tau3'], io)).toBe(2);
+      expect(io.stderr).toBe('switchboard: unknown data set "tau3" (known: tau2)\n');
+    } finally {
+      if (before === undefined) delete process.env.SWITCHBOARD_DATA;
+      else process.env.SWITCHBOARD_DATA = before;
+    }
+  });
+});
+
 describe('switchboard data tau2 against the real files', { tags: ['tau2-data', 'noise-data'] }, () => {
   const commit = TAU2_DATA_MANIFEST.commit;
   /** Where each manifest file is on this machine (the test data folders). */

@@ -61,8 +61,11 @@ export function registerData(program: Command, io: CliIo, setCode: (c: number) =
         });
       } catch (e) {
         if (!(e instanceof Tau2DataError)) throw e;
-        io.err(`switchboard: ${e.message}`);
-        if (opts.json) io.out(JSON.stringify({ error: e.message }));
+        const message = e.message.includes(': cannot reach ')
+          ? `${e.message}; downloading needs access to that host (or --base-url of a mirror with the same layout)`
+          : e.message;
+        io.err(`switchboard: ${message}`);
+        if (opts.json) io.out(JSON.stringify({ error: message }));
         setCode(1);
         return;
       }
