@@ -16,7 +16,6 @@ let root: string;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'sb-broken-'));
   for (const c of BROKEN_DOMAINS) await writeBrokenDomain(join(root, c.name), c);
-  for (const c of BROKEN_TAU2) await writeBrokenTau2(join(root, c.name), tau2DataDir('airline'), c);
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
@@ -41,7 +40,12 @@ describe('broken domain folders', () => {
   );
 });
 
-describe('broken tau2 data folders', () => {
+// Built from tau2-bench's real airline data (test/fixtures/data.ts); skipped without it.
+describe('broken tau2 data folders', { tags: ['tau2-data'] }, () => {
+  beforeAll(async () => {
+    for (const c of BROKEN_TAU2) await writeBrokenTau2(join(root, c.name), tau2DataDir('airline'), c);
+  });
+
   it.each(BROKEN_TAU2.map((c) => [c.name, c] as const))(
     '%s: gate and run exit 2 naming file and field',
     async (_n, c) => {
