@@ -5,6 +5,7 @@
 import { DomainFileError, type Domain } from '../core/schema/domain.ts';
 import type { Task } from '../core/schema/task.ts';
 import { DomainRuntime } from '../core/env/environment.ts';
+import { taskDefects } from '../core/gate/gate.ts';
 import { sqlJsFactory } from '../adapters/shared/sqljs-db.ts';
 import { loadDomain } from '../adapters/node/load-domain.ts';
 import { loadTau2Domain, tasksInSplit, type Tau2Domain, type Tau2DomainName } from '../adapters/node/tau2-loader.ts';
@@ -76,6 +77,24 @@ export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
     );
   }
   return { domain, runtime };
+}
+
+/**
+ * The gate's static checks ({@link taskDefects}) on the tasks a command will run, before it
+ * spends any rollout (issue 11): the gate refuses such a task, `run` stops.
+ * @throws DomainFileError naming the tasks file and the field of the first defect.
+ */
+export function checkTaskDefects(open: OpenDomain, tasks: readonly Task[]): void {
+  for (const task of tasks) {
+    const d = taskDefects(open.runtime, task)[0];
+    if (!d) continue;
+    const at = open.domain.tasks.indexOf(task);
+    throw new DomainFileError(
+      open.domain.files?.tasks ?? 'tasks.json',
+      `${at >= 0 ? `[${at}]` : `(task ${task.id})`}.${d.field}`,
+      `${d.message} (task ${task.id})`,
+    );
+  }
 }
 
 /**

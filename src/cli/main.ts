@@ -21,7 +21,7 @@ import {
   withJudgeOptions,
   type ModelSettings,
 } from './participants.ts';
-import { openDomain, selectTasks } from './domains.ts';
+import { checkTaskDefects, openDomain, selectTasks } from './domains.ts';
 import { renderGate, renderSummary } from './reports.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerGroups } from './commands/groups.ts';
@@ -156,8 +156,10 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
   const agent = agentFactory(opts.agent, models);
   const user = userFactory(opts.user, models);
   const judge = judgeFromFlags(opts, models);
-  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const opened = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const { domain, runtime } = opened;
   const tasks = selectTasks(domain, opts);
+  checkTaskDefects(opened, tasks);
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
   if (outDir) await prepareOut(outDir);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);

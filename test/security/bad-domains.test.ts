@@ -23,12 +23,20 @@ afterAll(async () => {
 
 describe('broken domain folders', () => {
   it.each(BROKEN_DOMAINS.map((c) => [c.name, c] as const))(
-    '%s: gate and run exit 2 naming file and field',
+    '%s: run (and gate, or its refusal) exit 2 naming file and field',
     async (_n, c) => {
       const dir = join(root, c.name);
       const expected = `switchboard: ${join(dir, c.file)}: ${c.field ? `${c.field}: ` : ''}${c.detail}`;
+      if (c.gateExit) {
+        // The gate refuses the task in its report (exit 1) and names the defect.
+        const io = capture();
+        expect(await main(['gate', dir, '--json'], io)).toBe(1);
+        const refused = JSON.parse(io.stdout).tasks.filter((t: { accepted: boolean }) => !t.accepted);
+        expect(refused.map((t: { task_id: string }) => t.task_id)).toEqual(['carrier-pay-balance-1']);
+        expect(refused[0].reasons).toContain(c.detail.replace(/ \(task [^)]*\)$/, ''));
+      }
       for (const argv of [
-        ['gate', dir],
+        ...(c.gateExit ? [] : [['gate', dir]]),
         ['run', '--domain', dir, '--out', join(dir, 'out')],
       ]) {
         const io = capture();
@@ -47,7 +55,7 @@ describe('broken tau2 data folders', { tags: ['tau2-data'] }, () => {
   });
 
   it.each(BROKEN_TAU2.map((c) => [c.name, c] as const))(
-    '%s: gate and run exit 2 naming file and field',
+    '%s: run (and gate, or its refusal) exit 2 naming file and field',
     async (_n, c) => {
       const dir = join(root, c.name);
       const expected = `switchboard: ${join(dir, c.file)}: ${c.field}: ${c.detail}`;

@@ -134,54 +134,75 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
   };
 }
 
+/** One static defect of a task: the field of the task (e.g. `evaluation_criteria.write_whitelist[0].table`) and what is wrong. */
+export interface TaskDefect {
+  field: string;
+  message: string;
+}
+
 /**
  * Static checks of a task against its domain: assertion checks name known tools and have the
  * fields their kind needs, assertion ids are unique, intents have a request to state them,
  * whitelists name known tables and columns, env assertions name known functions.
  */
 export function lintTask(runtime: DomainRuntime, task: Task): string[] {
-  const out: string[] = [];
+  return taskDefects(runtime, task).map((d) => d.message);
+}
+
+/** {@link lintTask} with the field of each defect, for messages that name it. */
+export function taskDefects(runtime: DomainRuntime, task: Task): TaskDefect[] {
+  const out: TaskDefect[] = [];
+  const push = (field: string, message: string) => out.push({ field: `evaluation_criteria.${field}`, message });
   const domain = runtime.domain;
   const agentTools = new Set(domain.tools.map((t) => t.name));
   const criteria = task.evaluation_criteria;
   const ids = new Set<string>();
-  for (const a of criteria?.assertions ?? []) {
-    if (ids.has(a.id)) out.push(`assertion id ${a.id} is used twice`);
+  (criteria?.assertions ?? []).forEach((a, j) => {
+    const at = `assertions[${j}]`;
+    if (ids.has(a.id)) push(`${at}.id`, `assertion id ${a.id} is used twice`);
     ids.add(a.id);
     const check = a.check;
-    if (!check) continue;
+    if (!check) return;
     const needsTool =
       check.kind === 'tool_called' ||
       check.kind === 'tool_not_called' ||
       check.kind === 'read_before_write' ||
       check.kind === 'read_after_write';
-    if (needsTool && !check.tool) out.push(`assertion ${a.id}: check ${check.kind} needs "tool"`);
-    if (check.tool && !agentTools.has(check.tool)) out.push(`assertion ${a.id}: unknown agent tool "${check.tool}"`);
+    if (needsTool && !check.tool) push(`${at}.check.tool`, `assertion ${a.id}: check ${check.kind} needs "tool"`);
+    if (check.tool && !agentTools.has(check.tool))
+      push(`${at}.check.tool`, `assertion ${a.id}: unknown agent tool "${check.tool}"`);
     const anyTool = [...domain.tools, ...(domain.userTools ?? [])];
     if (check.after && !anyTool.some((t) => t.name === check.after))
-      out.push(`assertion ${a.id}: unknown tool "${check.after}" in "after"`);
-  }
+      push(`${at}.check.after`, `assertion ${a.id}: unknown tool "${check.after}" in "after"`);
+  });
   const requests = task.user_scenario.requests?.length ?? 1;
   (criteria?.actions ?? []).forEach((a, i) => {
     if ((a.intent ?? 0) >= requests)
-      out.push(`action #${i} ${a.name}: intent ${a.intent} has no request (user_scenario.requests has ${requests})`);
+      push(
+        `actions[${i}].intent`,
+        `action #${i} ${a.name}: intent ${a.intent} has no request (user_scenario.requests has ${requests})`,
+      );
   });
   const tables = new Map(runtime.tables.map((t) => [t.name, new Set(t.columns)]));
-  for (const w of criteria?.write_whitelist ?? []) {
+  (criteria?.write_whitelist ?? []).forEach((w, k) => {
+    const at = `write_whitelist[${k}]`;
     const cols = tables.get(w.table);
     if (!cols) {
-      out.push(`write_whitelist names unknown table "${w.table}"`);
-      continue;
+      push(`${at}.table`, `write_whitelist names unknown table "${w.table}"`);
+      return;
     }
-    for (const c of [...(w.columns ?? []), ...Object.keys(w.where ?? {})]) {
-      if (!cols.has(c)) out.push(`write_whitelist names unknown column ${w.table}.${c}`);
+    for (const c of w.columns ?? []) {
+      if (!cols.has(c)) push(`${at}.columns`, `write_whitelist names unknown column ${w.table}.${c}`);
     }
-  }
-  for (const e of criteria?.env_assertions ?? []) {
+    for (const c of Object.keys(w.where ?? {})) {
+      if (!cols.has(c)) push(`${at}.where.${c}`, `write_whitelist names unknown column ${w.table}.${c}`);
+    }
+  });
+  (criteria?.env_assertions ?? []).forEach((e, k) => {
     if (!domain.envFunctions || !Object.hasOwn(domain.envFunctions, e.func_name)) {
-      out.push(`env assertion names unknown function "${e.func_name}"`);
+      push(`env_assertions[${k}].func_name`, `env assertion names unknown function "${e.func_name}"`);
     }
-  }
+  });
   return out;
 }
 
