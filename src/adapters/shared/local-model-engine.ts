@@ -58,15 +58,17 @@ export interface DownloadProgress {
 
 /**
  * Point transformers.js at a Hub-layout host: remote models on, local files off, files cached in
- * the browser's Cache API where there is one.
+ * the browser's Cache API where there is one, else (Node) in transformers.js' file cache
+ * (`env.cacheDir`), which onnxruntime-node reads the model from.
  */
 export function useHub(host: string): void {
   env.allowRemoteModels = true;
   env.allowLocalModels = false;
   env.remoteHost = host.endsWith('/') ? host : `${host}/`;
   env.remotePathTemplate = '{model}/resolve/{revision}/';
-  env.useBrowserCache = typeof caches !== 'undefined';
-  env.useFSCache = false;
+  const browser = typeof caches !== 'undefined';
+  env.useBrowserCache = browser;
+  env.useFSCache = !browser;
 }
 
 /** How transformers.js names model `m` and loads it: its folder id locally, `repo` at `revision` from a hub. */
