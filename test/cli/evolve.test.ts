@@ -56,6 +56,30 @@ describe('switchboard evolve', () => {
     expect(untouched).toMatchObject({ tasks: 0, p: 0, q: weights.bins.find((b) => b.id === 'p=1')!.q });
   });
 
+  it('prints the verdict on each always-failed task', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(dir);
+    const io = capture();
+    const args = [
+      'evolve',
+      '--domain',
+      'carrier',
+      '--agent',
+      'noop',
+      '--k',
+      '2',
+      '--task-ids',
+      'carrier-pay-balance-1',
+    ];
+    expect(await main([...args, '--out', dir], io)).toBe(0);
+    expect(io.stdout).toContain('\nalways-failed tasks:\n  round 0 carrier-pay-balance-1: hard\n');
+    const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as EvolveReport;
+    expect(report.rounds[0]!.attribution).toEqual([
+      { task_id: 'carrier-pay-balance-1', verdict: 'hard', findings: [] },
+    ]);
+    expect(report.rounds[0]!.issues).toEqual([]);
+  });
+
   it('refuses a bad noisy spec and a --previous that is not a weights file (exit 2)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
     dirs.push(dir);

@@ -109,9 +109,16 @@ export function renderEvolve(report: EvolveReport): string {
     .filter((t) => t.weight > 0)
     .slice(0, 5)
     .map((t) => `  ${t.task_id} (${t.label}, pass ${num(t.pass_rate)}): ${t.weight.toFixed(3)}`);
+  const verdicts = report.rounds.flatMap((r) =>
+    r.attribution.map(
+      (a) =>
+        `  round ${r.round} ${a.task_id}: ${a.verdict}${a.findings.map((f) => `\n    ${f.kind}${f.rule ? ` ${f.rule}` : ''}${f.field ? ` ${f.field}` : ''} (evidence ${f.trajectory_ids[0] ?? '-'}): ${f.detail}`).join('')}`,
+    ),
+  );
   return [
     head,
     table(headers, rows, new Set(headers.slice(1))),
+    ...(verdicts.length ? ['', 'always-failed tasks:', ...verdicts] : []),
     '',
     'sample next (weights.json, first five):',
     ...top,

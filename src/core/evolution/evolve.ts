@@ -2,7 +2,8 @@
  * The evolve loop as a library call: each round runs K rollouts of every task
  * ({@link runBatch}: bounded concurrency, invalid rollouts resampled), labels the tasks
  * ({@link labelTasks}) and updates the curriculum bandit and sampling weights
- * ({@link samplingWeights}). Round r uses base seed `seed + r·K` (trial t: `seed + r·K + t`), so
+ * ({@link samplingWeights}), then attributes every `always_fail` task ({@link attributeTasks}:
+ * broken with evidence, or hard). Round r uses base seed `seed + r·K` (trial t: `seed + r·K + t`), so
  * rounds never reuse a seed and a run replays bit-for-bit with scripted participants.
  *
  * This is the foundation of issue 16's loop; repairs and hardening between rounds come later
@@ -10,6 +11,7 @@
  */
 import { runBatch, type BatchOptions } from '../rollout/batch.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
+import { attributeTasks, taskIssues, type Attribution, type TaskIssue } from './attribution.ts';
 import { defaultThresholds, labelTasks, type LabelReport, type LabelThresholds } from './labels.ts';
 import { DEFAULT_BANDIT, samplingWeights, type BanditSettings, type SamplingWeights } from './weights.ts';
 
@@ -54,6 +56,10 @@ export interface EvolveRound {
   invalid_attempts: number;
   labels: LabelReport;
   weights: SamplingWeights;
+  /** Verdict (broken or hard, with evidence) on each `always_fail` task, from this round's rollouts. */
+  attribution: Attribution[];
+  /** One open task issue per finding. */
+  issues: TaskIssue[];
 }
 
 /** The report of {@link evolve}. */
@@ -109,6 +115,13 @@ export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveRepor
       thresholds,
     );
     const weights = samplingWeights(labels, round, previous, bandit);
+    const failed = new Set(labels.tasks.filter((t) => t.label === 'always_fail').map((t) => t.task_id));
+    const attribution = await attributeTasks({
+      runtime: opts.runtime,
+      tasks: opts.tasks.filter((t) => failed.has(t.id)),
+      policies: [{ agent: summary.agent, trajectories }],
+      clock: opts.clock,
+    });
     previous = weights;
     out.push({
       round,
@@ -117,6 +130,8 @@ export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveRepor
       invalid_attempts: summary.totals.invalid_attempts,
       labels,
       weights,
+      attribution,
+      issues: taskIssues(attribution),
     });
     all.push(trajectories);
   }

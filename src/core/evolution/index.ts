@@ -2,3 +2,4 @@
 export * from './labels.ts';
 export * from './weights.ts';
 export * from './evolve.ts';
+export * from './attribution.ts';

@@ -1,0 +1,268 @@
+/**
+ * Attribution of always-failed tasks: is the task broken, or genuinely hard? Each check that
+ * fires is a {@link Finding} with evidence (trajectory ids, the failing component, the rule or
+ * field); a task with no finding is `hard`, any finding makes it `broken`. The checks:
+ * - `gold_breaks_rule` / `gold_replay_fails` / `gate_refuses`: the admission gate
+ *   ({@link gateDomain}, without episodes) refuses the task; the reference replay
+ *   ({@link replayGold}) names the rule broken or the action that failed;
+ * - `noop_passes`: a do-nothing agent ({@link NoopAgent}) with the scripted caller passes;
+ * - `unsuppliable_value`: a reference argument the caller cannot supply — it is in none of the
+ *   caller's texts (instructions other than `unknown_info`, requests, facts) nor in the results of
+ *   the reference's read calls that did not already take it as an argument (what the agent's
+ *   read tools can find in the database), nor offered by the tool's own parameter schema (an
+ *   enum option is the agent's choice);
+ * - `cross_policy_agreement`: two or more policies fail every rollout on the same components
+ *   with the same details (the same way).
+ * Not checked yet (issue 16): invented facts or early ends of a model caller, ambiguous
+ * communicate items, DB-comparison brittleness.
+ */
+import type { DomainRuntime } from '../env/environment.ts';
+import { gateDomain } from '../gate/gate.ts';
+import { NoopAgent, ScriptedUser } from '../participants/scripted.ts';
+import type { Clock } from '../ports/clock.ts';
+import { runEpisode } from '../rollout/episode.ts';
+import { toolSchema, toolsFor } from '../schema/domain.ts';
+import type { Task } from '../schema/task.ts';
+import type { Trajectory } from '../schema/trajectory.ts';
+import { evaluate, isSuccess, replayGold } from '../scoring/index.ts';
+
+/** What a finding says is wrong with the task. */
+export type FindingKind =
+  | 'gold_breaks_rule'
+  | 'gold_replay_fails'
+  | 'gate_refuses'
+  | 'noop_passes'
+  | 'unsuppliable_value'
+  | 'cross_policy_agreement';
+
+/** One piece of evidence that a task is broken. */
+export interface Finding {
+  kind: FindingKind;
+  /** The reward component or part of the task that fails (`DB`, `reference`, an action, …). */
+  component: string;
+  /** The policy rule id, for `gold_breaks_rule`. */
+  rule?: string;
+  /** The field: `<tool>.<argument>` or `actions[<i>]`. */
+  field?: string;
+  detail: string;
+  /** Trajectories that show it (the policy's failed rollouts, or the do-nothing rollout). */
+  trajectory_ids: string[];
+}
+
+/** The verdict on one always-failed task. */
+export interface Attribution {
+  task_id: string;
+  verdict: 'broken' | 'hard';
+  findings: Finding[];
+}
+
+/** A task issue, stored with the task bank: one per finding, open until a repair resolves it. */
+export interface TaskIssue {
+  id: string;
+  task_id: string;
+  finding: FindingKind;
+  detail: string;
+  status: 'open' | 'resolved';
+  resolution: string | null;
+  /** The first trajectory of the evidence, or null. */
+  evidence_trajectory: string | null;
+}
+
+/** The rollouts of one policy. */
+export interface PolicyRollouts {
+  agent: string;
+  trajectories: readonly Trajectory[];
+}
+
+/** Options of {@link attributeTasks}. */
+export interface AttributionOptions {
+  runtime: DomainRuntime;
+  /** The always-failed tasks. */
+  tasks: readonly Task[];
+  /** Rollouts of each policy that was run (one or more); two or more enable cross-policy agreement. */
+  policies: readonly PolicyRollouts[];
+  /** Clock of the do-nothing rollout. */
+  clock: (seed: number) => Clock;
+}
+
+/** Attribute every task; findings in check order (gate, do-nothing, values, cross-policy). */
+export async function attributeTasks(opts: AttributionOptions): Promise<Attribution[]> {
+  const out: Attribution[] = [];
+  for (const task of opts.tasks) {
+    const failed = opts.policies.flatMap((p) =>
+      p.trajectories.filter((t) => t.task_id === task.id && t.valid && t.reward_info && !isSuccess(t.reward_info)),
+    );
+    const evidence = failed.map((t) => t.id);
+    const findings = [
+      ...(await goldFindings(opts.runtime, task, evidence)),
+      ...(await noopFinding(opts, task)),
+      ...(await valueFindings(opts.runtime, task, evidence)),
+      ...crossPolicy(task, opts.policies),
+    ];
+    out.push({ task_id: task.id, verdict: findings.length ? 'broken' : 'hard', findings });
+  }
+  return out;
+}
+
+/** One open issue per finding. */
+export function taskIssues(attributions: readonly Attribution[]): TaskIssue[] {
+  return attributions.flatMap((a) =>
+    a.findings.map((f, i) => ({
+      id: `${a.task_id}#${i + 1}`,
+      task_id: a.task_id,
+      finding: f.kind,
+      detail: f.detail,
+      status: 'open' as const,
+      resolution: null,
+      evidence_trajectory: f.trajectory_ids[0] ?? null,
+    })),
+  );
+}
+
+async function goldFindings(runtime: DomainRuntime, task: Task, evidence: string[]): Promise<Finding[]> {
+  const gate = await gateDomain(runtime, { taskIds: [task.id], episodes: false });
+  const verdict = gate.tasks[0];
+  if (!verdict || verdict.accepted) return [];
+  const gold = await replayGold(runtime, task);
+  const out: Finding[] = [];
+  for (const v of gold.violations)
+    out.push({
+      kind: 'gold_breaks_rule',
+      component: 'reference',
+      rule: v.rule,
+      field: `actions[${v.index}]`,
+      detail: `reference action #${v.index} ${v.action.name} breaks ${v.rule}: ${v.message}`,
+      trajectory_ids: evidence,
+    });
+  const writeTools = new Set(
+    toolsFor(runtime.domain, 'assistant')
+      .filter((t) => t.kind === 'write')
+      .map((t) => t.name),
+  );
+  for (const e of gold.errors.filter((x) => writeTools.has(x.action.name)))
+    out.push({
+      kind: 'gold_replay_fails',
+      component: 'reference',
+      field: `actions[${e.index}]`,
+      detail: `reference action #${e.index} ${e.action.name} fails: ${e.content}`,
+      trajectory_ids: evidence,
+    });
+  // Other refusals of the gate (lint, whitelist, …); its `reference action #…` lines are the replay's, named above.
+  const rest = verdict.reasons.filter((r) => !r.startsWith('reference action #'));
+  for (const r of rest) out.push({ kind: 'gate_refuses', component: 'gate', detail: r, trajectory_ids: evidence });
+  return out;
+}
+
+async function noopFinding(opts: AttributionOptions, task: Task): Promise<Finding[]> {
+  const t = await runEpisode({
+    runtime: opts.runtime,
+    task,
+    agent: new NoopAgent(),
+    user: new ScriptedUser(),
+    seed: 0,
+    clock: opts.clock(0),
+  });
+  if (!t.valid) return [];
+  const info = await evaluate(opts.runtime, task, t.turns, { termination: t.termination });
+  if (!isSuccess(info)) return [];
+  return [
+    {
+      kind: 'noop_passes',
+      component: 'task',
+      detail: `a do-nothing agent scores ${info.reward}`,
+      trajectory_ids: [t.id],
+    },
+  ];
+}
+
+/** Every scalar inside a value, as strings (booleans and null left out: they are choices, not facts). */
+function scalars(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => scalars(v, out));
+  else if (value !== null && typeof value === 'object') Object.values(value).forEach((v) => scalars(v, out));
+  else if (typeof value === 'string' || typeof value === 'number') out.push(String(value));
+  return out;
+}
+
+/** What the caller can say: instructions (not `unknown_info`), requests, facts. */
+function callerText(task: Task): string {
+  const s = task.user_scenario;
+  const instr = s.instructions;
+  const parts =
+    typeof instr === 'string'
+      ? [instr]
+      : [instr.reason_for_call, instr.known_info, instr.task_instructions].filter((x): x is string => !!x);
+  return [...parts, ...(s.requests ?? []), ...(s.facts ?? []).map((f) => f.value)].join('\n');
+}
+
+async function valueFindings(runtime: DomainRuntime, task: Task, evidence: string[]): Promise<Finding[]> {
+  const actions = task.evaluation_criteria?.actions ?? [];
+  const kinds = new Map(toolsFor(runtime.domain, 'assistant').map((t) => [t.name, t.kind]));
+  // The reference's agent reads, replayed in order on a fresh database: what the agent can find.
+  const reads: { args: string[]; content: string }[] = [];
+  const env = await runtime.open(task);
+  try {
+    for (const [i, a] of actions.entries()) {
+      const outcome = await env.call(
+        { id: `attr-${i}`, name: a.name, arguments: structuredClone(a.arguments) },
+        a.requestor,
+        i,
+      );
+      if (a.requestor === 'assistant' && kinds.get(a.name) === 'read' && !outcome.error)
+        reads.push({ args: scalars(a.arguments), content: outcome.content });
+    }
+  } finally {
+    await env.close();
+  }
+  const said = callerText(task);
+  const tools = new Map(toolsFor(runtime.domain, 'assistant').map((t) => [t.name, t]));
+  const out: Finding[] = [];
+  const seen = new Set<string>();
+  for (const a of actions) {
+    if (a.requestor !== 'assistant') continue;
+    // Values the tool's own schema offers (enum options, examples) are the agent's choice, not a fact.
+    const tool = tools.get(a.name);
+    const offered = tool ? JSON.stringify(toolSchema(tool).function.parameters) : '';
+    for (const [key, value] of Object.entries(a.arguments)) {
+      for (const v of scalars(value)) {
+        if (seen.has(v) || said.includes(v) || offered.includes(JSON.stringify(v))) continue;
+        if (reads.some((r) => !r.args.includes(v) && r.content.includes(v))) continue;
+        seen.add(v);
+        out.push({
+          kind: 'unsuppliable_value',
+          component: 'user_scenario',
+          field: `${a.name}.${key}`,
+          detail: `the reference needs ${a.name}.${key} = ${v}, which the caller does not know and no read call finds`,
+          trajectory_ids: evidence,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** How a rollout failed: the components below 1 with their details. */
+function failureSignature(t: Trajectory): string {
+  const c = t.reward_info?.components ?? {};
+  const failing = Object.entries(c)
+    .filter(([, r]) => r && r.score !== null && r.score < 1)
+    .map(([name, r]) => [name, r!.details])
+    .sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+  return JSON.stringify(failing);
+}
+
+function crossPolicy(task: Task, policies: readonly PolicyRollouts[]): Finding[] {
+  if (policies.length < 2) return [];
+  const mine = policies.map((p) => p.trajectories.filter((t) => t.task_id === task.id && t.valid && t.reward_info));
+  if (mine.some((ts) => ts.length === 0 || ts.some((t) => isSuccess(t.reward_info!)))) return [];
+  const signatures = new Set(mine.flat().map(failureSignature));
+  if (signatures.size !== 1) return [];
+  const failing = JSON.parse([...signatures][0]!) as [string, string[]][];
+  return [
+    {
+      kind: 'cross_policy_agreement',
+      component: failing.map(([name]) => name).join('+'),
+      detail: `${policies.length} policies (${policies.map((p) => p.agent).join(', ')}) fail every rollout the same way: ${failing.map(([n, d]) => `${n}: ${d.join('; ')}`).join(' | ')}`,
+      trajectory_ids: mine.flat().map((t) => t.id),
+    },
+  ];
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+
+/** Skipping the dispute write fails the reference action, the R4 assertion and the DB comparison. */
+const CROSS_COMPONENT = 'ACTION+ASSERTIONS+DB';
+import { loadBuiltinDomain } from '../../../src/adapters/node/load-domain.ts';
+import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
+import { DomainRuntime } from '../../../src/core/env/index.ts';
+import { attributeTasks, evolve, taskIssues } from '../../../src/core/evolution/index.ts';
+import { NoisyAgent } from '../../../src/core/participants/noisy.ts';
+import { ScriptedUser } from '../../../src/core/participants/scripted.ts';
+import { steppingClock } from '../../../src/core/ports/clock.ts';
+import type { Task } from '../../../src/core/schema/task.ts';
+
+/** Carrier with two planted broken tasks. */
+async function plantedCarrier() {
+  const base = await loadBuiltinDomain('carrier');
+  const byId = (id: string) => structuredClone(base.tasks.find((t) => t.id === id)!);
+  // Gold breaks R5: a plan change for a customer with an overdue bill.
+  const breaksRule: Task = byId('carrier-change-plan-overdue-1');
+  breaksRule.id = 'planted-gold-breaks-r5';
+  breaksRule.evaluation_criteria!.actions!.push({
+    action_id: 'a3',
+    requestor: 'assistant',
+    name: 'change_plan',
+    arguments: { customer_id: 'C1009', plan_id: 'PL58' },
+  });
+  breaksRule.evaluation_criteria!.write_whitelist = [
+    { table: 'customers', ops: ['update'], columns: ['next_plan_id'], where: { customer_id: 'C1009' } },
+  ];
+  // The caller does not know the phone number the reference looks the customer up by.
+  const unknownPhone: Task = byId('carrier-change-plan-1');
+  unknownPhone.id = 'planted-unknown-phone';
+  unknownPhone.user_scenario.facts = [];
+  const instr = unknownPhone.user_scenario.instructions;
+  if (typeof instr !== 'string') instr.known_info = '想换套餐。';
+  const domain = { ...base, tasks: [...base.tasks, breaksRule, unknownPhone] };
+  return { domain, runtime: await DomainRuntime.create(domain, await sqlJsFactory()) };
+}
+
+describe('attribution of always-failed tasks (carrier, noisy agent)', () => {
+  it('attributes planted broken tasks with exact verdicts and evidence; a sound task is hard', async () => {
+    const { domain, runtime } = await plantedCarrier();
+    const ids = ['planted-gold-breaks-r5', 'planted-unknown-phone', 'carrier-pay-balance-1'];
+    const tasks = domain.tasks.filter((t) => ids.includes(t.id));
+    const clock = () => steppingClock(domain.now, 1000);
+    const profile = { p: 0, tasks: Object.fromEntries(ids.map((id) => [id, 1])) };
+    const { report, trajectories } = await evolve({
+      runtime,
+      tasks,
+      agent: () => new NoisyAgent(profile),
+      user: () => new ScriptedUser(),
+      k: 4,
+      seed: 0,
+      concurrency: 2,
+      clock,
+    });
+    const round = report.rounds[0]!;
+    expect(round.labels.histogram).toEqual({ always_pass: 0, boundary: 0, always_fail: 3, 'flaky-infra': 0 });
+    const evidence = (id: string) => [0, 1, 2, 3].map((t) => `carrier/${id}/${t}/${t}`);
+    expect(round.attribution).toEqual([
+      { task_id: 'carrier-pay-balance-1', verdict: 'hard', findings: [] },
+      {
+        task_id: 'planted-gold-breaks-r5',
+        verdict: 'broken',
+        findings: [
+          {
+            kind: 'gold_breaks_rule',
+            component: 'reference',
+            rule: 'R5',
+            field: 'actions[2]',
+            detail:
+              'reference action #2 change_plan breaks R5: plan change scheduled for customer C1009 while bills B10035 are overdue',
+            trajectory_ids: evidence('planted-gold-breaks-r5'),
+          },
+          // The planted reference also picks a plan the caller never names and no read lists.
+          {
+            kind: 'unsuppliable_value',
+            component: 'user_scenario',
+            field: 'change_plan.plan_id',
+            detail:
+              'the reference needs change_plan.plan_id = PL58, which the caller does not know and no read call finds',
+            trajectory_ids: evidence('planted-gold-breaks-r5'),
+          },
+        ],
+      },
+      {
+        task_id: 'planted-unknown-phone',
+        verdict: 'broken',
+        findings: [
+          {
+            kind: 'unsuppliable_value',
+            component: 'user_scenario',
+            field: 'find_customer_by_phone.phone',
+            detail:
+              'the reference needs find_customer_by_phone.phone = 13601357924, which the caller does not know and no read call finds',
+            trajectory_ids: evidence('planted-unknown-phone'),
+          },
+        ],
+      },
+    ]);
+    expect(round.issues.map((i) => [i.id, i.finding, i.status, i.resolution, i.evidence_trajectory])).toEqual([
+      ['planted-gold-breaks-r5#1', 'gold_breaks_rule', 'open', null, 'carrier/planted-gold-breaks-r5/0/0'],
+      ['planted-gold-breaks-r5#2', 'unsuppliable_value', 'open', null, 'carrier/planted-gold-breaks-r5/0/0'],
+      ['planted-unknown-phone#1', 'unsuppliable_value', 'open', null, 'carrier/planted-unknown-phone/0/0'],
+    ]);
+    expect(taskIssues(round.attribution)).toEqual(round.issues);
+    // The evidence trajectories are the failed rollouts of this round.
+    const failedIds = new Set(trajectories[0]!.filter((t) => t.reward_info?.reward === 0).map((t) => t.id));
+    expect(evidence('planted-unknown-phone').every((id) => failedIds.has(id))).toBe(true);
+  });
+
+  it('a do-nothing pass and cross-policy agreement (two policies failing the same way) are findings', async () => {
+    const { domain, runtime } = await plantedCarrier();
+    const clock = () => steppingClock(domain.now, 1000);
+    // carrier-dispute-recent-1's write has no numeric argument: both policies always skip it.
+    const task = domain.tasks.find((t) => t.id === 'carrier-dispute-recent-1')!;
+    const policies = [];
+    for (const profile of [{ p: 1 }, { p: 0, tasks: { [task.id]: 1 } }]) {
+      const { report, trajectories } = await evolve({
+        runtime,
+        tasks: [task],
+        agent: () => new NoisyAgent(profile),
+        user: () => new ScriptedUser(),
+        k: 2,
+        seed: 0,
+        concurrency: 1,
+        clock,
+      });
+      expect(report.rounds[0]!.attribution.map((a) => a.verdict)).toEqual(['hard']);
+      policies.push({ agent: report.agent, trajectories: trajectories[0]! });
+    }
+    const [agreed] = await attributeTasks({ runtime, tasks: [task], policies, clock });
+    expect(agreed!.verdict).toBe('broken');
+    expect(agreed!.findings.map((f) => [f.kind, f.component, f.trajectory_ids.length])).toEqual([
+      ['cross_policy_agreement', CROSS_COMPONENT, 4],
+    ]);
+    expect(agreed!.findings[0]!.detail).toMatch(
+      /^2 policies \(noisy:1, noisy:0\+1tasks\) fail every rollout the same way: /,
+    );
+
+    // A task the do-nothing agent passes: the read-only inquiry with its reference emptied.
+    const inquiry = structuredClone(domain.tasks.find((t) => t.id === 'carrier-bill-inquiry-1')!);
+    inquiry.evaluation_criteria = {
+      ...inquiry.evaluation_criteria!,
+      communicate_info: [],
+      assertions: [],
+      reward_basis: ['DB'],
+    };
+    const [noop] = await attributeTasks({ runtime, tasks: [inquiry], policies: [], clock });
+    expect(noop!.findings.map((f) => [f.kind, f.detail, f.trajectory_ids])).toEqual([
+      ['noop_passes', 'a do-nothing agent scores 1', ['carrier/carrier-bill-inquiry-1/0/0']],
+    ]);
+  });
+});
