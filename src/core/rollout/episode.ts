@@ -31,7 +31,10 @@ export interface EpisodeOptions {
   clock: Clock;
   /** Participant turns before `max_steps` (tau2-bench default: 100 steps). */
   maxSteps?: number;
-  /** Failed agent tool calls before `too_many_errors` (tau2-bench default: 10). */
+  /**
+   * Failed agent tool calls before `too_many_errors` (tau2-bench default: 10). The same number of
+   * failed caller tool calls makes the rollout invalid (a simulator failure, never the agent's 0).
+   */
   maxErrors?: number;
   /** Called after each turn is appended (live views). */
   onTurn?: (turn: Turn, index: number) => void;
@@ -157,6 +160,8 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   let invalidReason: string | null = null;
   let env: Environment | undefined;
   let stopDeferred: Trajectory['stop_deferred'] | undefined;
+  // Failed caller tool calls (counted from the turns, so a resumed episode keeps its count).
+  let callerErrors = turns.filter((t) => t.role === 'tool' && t.requestor === 'user' && t.error).length;
 
   const channelKey: ChannelEpisodeKey = {
     domain: runtime.domain.name,
@@ -308,6 +313,11 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         // Only the agent's failures count towards too_many_errors (the caller's are not its fault).
         if (outcome.error && who === 'assistant') errors++;
         if (errors >= maxErrors) break;
+        // A caller model stuck calling tools it cannot use never lets the agent speak: that is
+        // the simulator's failure (invalid, resampled), not a max_steps 0 for the agent.
+        if (outcome.error && who === 'user' && ++callerErrors >= maxErrors) {
+          throw new InfrastructureError(`simulator error: the caller's tool calls failed ${callerErrors} times`);
+        }
       }
       if (errors >= maxErrors) {
         termination = 'too_many_errors';

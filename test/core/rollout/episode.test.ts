@@ -123,6 +123,36 @@ describe('runEpisode with scripted participants', () => {
     });
   });
 
+  it("a caller model stuck calling tools it cannot use is a simulator failure, not the agent's 0", async () => {
+    const rt = await runtime();
+    let n = 0;
+    // The caller has no tools in the mini domain: every call is refused and it never speaks.
+    const looping: UserSimulator = {
+      id: 'looping',
+      respond: async () => ({
+        text: '',
+        tool_calls: [{ id: `u${n++}`, name: 'find_account', arguments: { phone: '5550001' } }],
+      }),
+    };
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: new ReferenceAgent(),
+      user: looping,
+      seed: 0,
+      clock: fixedClock(0),
+      maxErrors: 3,
+    });
+    expect(t.valid).toBe(false);
+    expect(t.termination).toBe('infrastructure_error');
+    expect(t.invalid_reason).toBe("simulator error: the caller's tool calls failed 3 times");
+    expect(t.turns.filter((x) => x.role === 'tool').map((x) => x.role === 'tool' && x.content)).toEqual([
+      'Error: tool find_account is not available to the caller',
+      'Error: tool find_account is not available to the caller',
+      'Error: tool find_account is not available to the caller',
+    ]);
+  });
+
   it('ends on too_many_errors after repeated failing tool calls', async () => {
     const rt = await runtime();
     let n = 0;
