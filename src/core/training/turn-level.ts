@@ -13,6 +13,7 @@ import { visibleReply } from '../participants/reply-text.ts';
 import { stopTermination } from '../rollout/episode.ts';
 import { continueAndScore, type ContinuationPolicy, type ContinuationResult } from './continuation.ts';
 import { checkAssertion } from '../scoring/behaviour-checks.ts';
+import { ambiguousConsentItems, judgedConsent } from '../scoring/consent.ts';
 import { channelVerdicts, countedChannelRules } from '../scoring/channel-checks.ts';
 import { judgeAll } from '../scoring/judging.ts';
 import { qualityFindings } from '../scoring/quality.ts';
@@ -203,7 +204,8 @@ const item = (id: string, status: RubricStatus, reason: string, veto = false): R
  *   agent write outside the task's write whitelist (no whitelist: not applicable).
  * - `confirmation`: when the candidate writes and the task has a `confirm_before_write`
  *   assertion, that check passes on the context plus the candidate (not applicable when the
- *   context alone already fails it).
+ *   context alone already fails it); with a judge, replies the dialogue-act cues leave ambiguous
+ *   are judged as in the episode check.
  * - `channel_reaction`: the candidate's reaction to a dropout or barge-in just before it, by
  *   the domain's channel rules (see {@link channelReactionItem}; not applicable without them).
  * - `spoken_quality` (veto): the candidate's text has no quality finding (formatting,
@@ -340,10 +342,18 @@ export async function scoreTurnCandidate(
   else if (relevant.length === 0)
     items.push(item('confirmation', 'not_applicable', 'the task asks for no confirmation of this write'));
   else {
+    // Replies the dialogue-act cues leave ambiguous go to the judge, when there is one.
+    const consent = opts.judge
+      ? {
+          judgedConsent: judgedConsent(
+            await judgeAll(opts.judge, ambiguousConsentItems(turns, domain), { domain, task, turns }),
+          ),
+        }
+      : {};
     const results = relevant.map((a) => {
       const checked = { ...a, check: a.check! };
-      const before = checkAssertion(checked, turns.slice(0, at), domain);
-      return before.status === 'failed' ? null : checkAssertion(checked, turns, domain);
+      const before = checkAssertion(checked, turns.slice(0, at), domain, consent);
+      return before.status === 'failed' ? null : checkAssertion(checked, turns, domain, consent);
     });
     if (results.some((r) => r === null))
       items.push(item('confirmation', 'not_applicable', 'the context already has an unconfirmed write'));

@@ -5,6 +5,7 @@ import type { TaskInput } from '../../../src/core/schema/task.ts';
 import type { Turn } from '../../../src/core/schema/trajectory.ts';
 import { consentFindings, proposalMismatch } from '../../../src/core/scoring/consent.ts';
 import { evaluate } from '../../../src/core/scoring/index.ts';
+import { scoreTurnCandidate } from '../../../src/core/training/turn-level.ts';
 import { bankRuntime, bankTask, Recorder } from './fixture.ts';
 
 type Criteria = NonNullable<TaskInput['evaluation_criteria']>;
@@ -204,6 +205,27 @@ describe('confirm_before_write: consent on whole episodes (exact rewards)', () =
     // A reply the cues decide never goes to the judge.
     await scored(c, 'Yes.', undefined, undefined, judge(false));
     expect(asked).toHaveLength(2);
+  });
+});
+
+describe('turn rubric: confirmation uses the same consent, judge included', () => {
+  it('an ambiguous reply fails without a judge and passes when the judge finds a yes', async () => {
+    const c = criteria(['pay', water30]);
+    const { task, turns } = await episode(c, "Let's do that.");
+    const context = turns.slice(0, 4);
+    const candidate = { seed: 0, agent: 't', text: '', tool_calls: [{ id: 'x1', name: 'pay', arguments: water30 }] };
+    const judge: Judge = {
+      id: 'fake-judge',
+      async judge(items) {
+        return items.map((i) => ({ id: i.id, met: true, turn: 3, reason: 'a clear yes' }));
+      },
+    };
+    const status = async (j?: Judge) =>
+      (await scoreTurnCandidate(bank, task, context, candidate, j ? { judge: j } : {})).items.find(
+        (i) => i.id === 'confirmation',
+      )?.status;
+    expect(await status()).toBe('failed');
+    expect(await status(judge)).toBe('passed');
   });
 });
 
