@@ -6,6 +6,7 @@ import { ADVERSARIAL_STRINGS } from '../test/fixtures/attacks/strings/adversaria
 import { formatTextChecks, measureTextChecks } from './text-checks.ts';
 import { largeRunLines } from './large-run.ts';
 import { openEnvLines } from './openenv.ts';
+import { milestoneMemoryLines } from './milestone-memory.ts';
 
 await runCases('Core (carrier domain, sql.js in-process)', await coreCases());
 console.log(`\nText checks on 1 MB adversarial strings (${ADVERSARIAL_STRINGS.length} kinds; slowest per check)`);
@@ -14,6 +15,8 @@ console.log('\nLarge run: run --out of carrier, scripted participants (RSS of th
 console.log(await largeRunLines());
 console.log('\nOpenEnv server: environment overhead per agent turn (carrier, scripted caller, no-op policy)');
 console.log((await openEnvLines()).join('\n'));
+console.log('\nMilestone groups on tau2-airline: peak RSS of this process (snapshots freed per task)');
+console.log((await milestoneMemoryLines()).join('\n'));
 console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');
 console.log(formatTau2Bench(await measureTau2()));
 await runCases('Audio (phone channel, node-web-audio-api; espeak-ng)', await (await import('./audio.ts')).audioCases());

@@ -1,6 +1,7 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parquetMetadata } from 'hyparquet';
 import { main } from '../../src/cli/main.ts';
@@ -8,6 +9,7 @@ import { capture } from '../fixtures/cli-io.ts';
 import { testData } from '../fixtures/data.ts';
 import { readJsonl } from '../../src/adapters/node/training-files.ts';
 import { GrpoRow, SftRecord } from '../../src/core/training/export.ts';
+import { Trajectory } from '../../src/core/schema/trajectory.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -169,5 +171,35 @@ describe('switchboard groups / export', () => {
     expect(io.stderr).toBe(
       `switchboard: ${join(run, 'trajectories.jsonl')}: trajectory 1 was recorded in domain "carrier", not tau2-airline\n`,
     );
+  });
+
+  it('export sft writes audio paths that resolve from the exported file (or under --audio-root)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-sft-audio-'));
+    dirs.push(dir);
+    const runDir = join(dir, 'run');
+    const run = capture();
+    const args = ['run', '--domain', 'carrier', '--task-ids', 'carrier-pay-balance-1', '--out', runDir, '--json'];
+    expect(await main(args, run)).toBe(0);
+    const file = join(runDir, 'trajectories.jsonl');
+    const [t] = await readJsonl(file, Trajectory);
+    const wav = 'audio/carrier/t/turn-001.degraded.wav';
+    const turn = t!.turns[1]!;
+    if (turn.role !== 'user') throw new Error('turn 1 is the caller');
+    turn.audio = { clean: wav, degraded: wav, duration_ms: 1000, preset: 'regular', tts: 'espeak-ng', timeline: [] };
+    await writeFile(file, `${JSON.stringify(t)}\n`);
+    await mkdir(join(runDir, 'audio/carrier/t'), { recursive: true });
+    await writeFile(join(runDir, wav), 'RIFF');
+    const out = join(dir, 'export', 'sft.jsonl');
+    for (const [extra, want] of [
+      [[], '../run/audio/carrier/t/turn-001.degraded.wav'],
+      [['--audio-root', join(dir, 'copy')], '../copy/audio/carrier/t/turn-001.degraded.wav'],
+    ] as const) {
+      const io = capture();
+      expect(await main(['export', 'sft', file, '--domain', 'carrier', '--out', out, ...extra], io)).toBe(0);
+      const [record] = await readJsonl(out, SftRecord);
+      expect(record!.messages[2]).toEqual({ role: 'user', content: [{ type: 'audio', audio: want }] });
+      expect(record!.caller_transcripts).toEqual([{ message: 2, text: turn.text }]);
+      if (extra.length === 0) expect(existsSync(join(dirname(out), want))).toBe(true);
+    }
   });
 });
