@@ -98,6 +98,21 @@ export function checkTaskDefects(open: OpenDomain, tasks: readonly Task[]): void
 }
 
 /**
+ * {@link openDomain}, then the tasks a command works on ({@link selectTasks}), checked by the
+ * gate's static checks ({@link checkTaskDefects}) before any rollout is spent.
+ * @throws as {@link openDomain}, {@link selectTasks} and {@link checkTaskDefects}.
+ */
+export async function openTasks(
+  spec: DomainSpec,
+  select: { taskIds?: string; split?: string },
+): Promise<OpenDomain & { tasks: Task[] }> {
+  const open = await openDomain(spec);
+  const tasks = selectTasks(open.domain, select);
+  checkTaskDefects(open, tasks);
+  return { ...open, tasks };
+}
+
+/**
  * The tasks a command works on: `--split` (tau2 domains: base, train, test) then `--task-ids`.
  * @throws UsageError for an unknown split, unknown ids, or a selection that is empty.
  */

@@ -21,7 +21,7 @@ import {
   withJudgeOptions,
   type ModelSettings,
 } from './participants.ts';
-import { checkTaskDefects, openDomain, selectTasks } from './domains.ts';
+import { openTasks } from './domains.ts';
 import { renderGate, renderSummary } from './reports.ts';
 import { registerReplay } from './commands/replay.ts';
 import { registerGroups } from './commands/groups.ts';
@@ -57,8 +57,9 @@ interface GateOpts {
 }
 
 async function gateCommand(io: CliIo, name: string, opts: GateOpts): Promise<{ report: GateReport; code: number }> {
-  const { domain, runtime } = await openDomain({ domain: name, ...(opts.data ? { data: opts.data } : {}) });
-  const tasks = selectTasks(domain, opts);
+  // A task the gate's static checks cannot read as written is bad input (exit 2, file and field),
+  // as for `run`; the gate's refusals are for well-formed tasks that fail a check.
+  const { domain, runtime, tasks } = await openTasks({ domain: name, ...(opts.data ? { data: opts.data } : {}) }, opts);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length, `gate ${domain.name}`);
   const report = await gateDomain(runtime, {
     ...(tasks.length < domain.tasks.length ? { taskIds: tasks.map((t) => t.id) } : {}),
@@ -156,10 +157,10 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
   const agent = agentFactory(opts.agent, models);
   const user = userFactory(opts.user, models);
   const judge = judgeFromFlags(opts, models);
-  const opened = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
-  const { domain, runtime } = opened;
-  const tasks = selectTasks(domain, opts);
-  checkTaskDefects(opened, tasks);
+  const { domain, runtime, tasks } = await openTasks(
+    { domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) },
+    opts,
+  );
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
   if (outDir) await prepareOut(outDir);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);

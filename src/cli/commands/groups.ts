@@ -20,7 +20,7 @@ import {
   type GradientSupply,
   type TurnSample,
 } from '../../core/training/index.ts';
-import { openDomain, selectTasks } from '../domains.ts';
+import { openTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { agentFactory, judgeFromFlags, userFactory, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption, prepareOutFile, withDomainOptions } from '../options.ts';
@@ -95,8 +95,10 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   const judge = judgeFromFlags(opts);
   const continuationAgent =
     opts.continuation === 'reference' ? () => new ReferenceContinuationAgent() : agentFactory(opts.continuation);
-  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
-  const tasks = selectTasks(domain, opts);
+  const { domain, runtime, tasks } = await openTasks(
+    { domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) },
+    opts,
+  );
   const clock = (_seed: number, fromMs?: number) => steppingClock(fromMs ?? domain.now, 1000);
   const base = { runtime, agent, user, clock, ...(judge ? { judge } : {}) };
   const scoring = { reward: opts.reward, filter: opts.filter, flat: opts.flat };

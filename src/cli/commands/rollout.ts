@@ -12,7 +12,7 @@ import { degradedAudioHook } from '../../core/channel/audio-store.ts';
 import type { RolloutGroup } from '../../core/training/policy-rollout.ts';
 import { RolloutRequest, runRolloutRequest, type RolloutSummary } from '../../adapters/shared/rollout-service.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
-import { openDomain, selectTasks } from '../domains.ts';
+import { openTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { numberOption, userFactory, UsageError } from '../participants.ts';
 import { choiceOption, intOption, prepareOutFile } from '../options.ts';
@@ -72,8 +72,7 @@ const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`
 /** Run the command; returns the summary. */
 export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutSummary & { out: string }> {
   const out = await prepareOutFile(opts.out);
-  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
-  const tasks = selectTasks(domain, opts);
+  const { runtime, tasks } = await openTasks({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) }, opts);
   const parsed = RolloutRequest.safeParse({
     base_urls: opts.endpoint,
     model: opts.model,

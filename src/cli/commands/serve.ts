@@ -10,7 +10,7 @@ import { type EnvServer, startEnvServer } from '../../adapters/node/env-server.t
 import { type OpenEnvServer, startOpenEnvServer } from '../../adapters/node/openenv-server.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import { createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
-import { openDomain } from '../domains.ts';
+import { checkTaskDefects, openDomain } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption } from '../options.ts';
@@ -102,7 +102,9 @@ export function registerServe(program: Command, io: CliIo): Command {
       }
       const user = userFactory(opts.user);
       const judge = judgeFromFlags(opts);
-      const { runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+      const open = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+      checkTaskDefects(open, open.domain.tasks);
+      const { runtime } = open;
       const settings = {
         runtime,
         user,
