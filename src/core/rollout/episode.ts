@@ -150,6 +150,10 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     assistant: toolsFor(runtime.domain, 'assistant').map(toolSchema),
     user: toolsFor(runtime.domain, 'user').map(toolSchema),
   };
+  const toolNames: Record<Requestor, ReadonlySet<string>> = {
+    assistant: new Set(schemas.assistant.map((s) => s.function.name)),
+    user: new Set(schemas.user.map((s) => s.function.name)),
+  };
   const turns: Turn[] = resume ? structuredClone(resume.turns) : [];
   const push = (turn: Turn) => {
     turns.push(turn);
@@ -208,7 +212,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       }
       const who: Requestor = next;
       const raw: unknown = who === 'assistant' ? await agent.respond(view(who)) : await user.respond(view(who));
-      const reply = normalizeReply(raw, turns.length);
+      const reply = normalizeReply(raw, turns.length, toolNames[who]);
       if (reply.oversize !== null && who === 'user') {
         throw new InfrastructureError(
           `simulator error: caller reply of ${reply.oversize} characters is over the limit of ${MAX_REPLY_CHARS}`,

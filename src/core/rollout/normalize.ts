@@ -49,8 +49,11 @@ export function clip(text: string, limit = ECHO_LIMIT): string {
  *   replaced by `{}` (and not kept in `raw_arguments`) and the call fails the same way.
  *
  * @param turn index the turn will have in the trajectory (used for generated ids)
+ * @param toolNames the tools the participant may call; when given, a call to any other name gets
+ *   no argument problem here (the environment refuses it as unknown or not available, which is
+ *   what the participant needs to hear)
  */
-export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
+export function normalizeReply(reply: unknown, turn: number, toolNames?: ReadonlySet<string>): NormalizedReply {
   const r = isPlainObject(reply) ? reply : {};
   const { text, oversize } = capReply(typeof r.text === 'string' ? r.text : '');
   const raw = r.tool_calls;
@@ -72,6 +75,7 @@ export function normalizeReply(reply: unknown, turn: number): NormalizedReply {
     else if (!isPlainObject(entry)) problem = `invalid tool call: expected an object, got ${describe(entry)}`;
     else if (typeof e.name !== 'string' || e.name === '') problem = 'invalid tool call: missing tool name';
     else if (longName) problem = `invalid tool call: tool name of ${(e.name as string).length} characters`;
+    else if (toolNames && !toolNames.has(name)) problem = null;
     else if (limit) problem = `invalid arguments for ${name}: ${limit}`;
     else if (e.arguments !== undefined && !isPlainObject(e.arguments)) {
       problem = `invalid arguments for ${name}: expected an object, got ${describe(e.arguments)}`;

@@ -153,6 +153,47 @@ describe('runEpisode with scripted participants', () => {
     ]);
   });
 
+  it('a call to a tool the participant cannot use is refused as such, whatever its arguments', async () => {
+    const rt = await runtime();
+    let a = 0;
+    // Argument text that is not JSON, as a model adapter passes it on (hence the casts).
+    const agent = {
+      id: 'guessing',
+      respond: async () =>
+        a++ === 0
+          ? {
+              text: '',
+              tool_calls: [
+                { id: 'a1', name: 'drop_all', arguments: '{bad' },
+                { id: 'a2', name: 'find_account', arguments: '{bad' },
+              ],
+            }
+          : { text: 'Anything else?' },
+    } as unknown as Agent;
+    let u = 0;
+    const user = {
+      id: 'grabbing',
+      respond: async () =>
+        u++ === 0
+          ? { text: '', tool_calls: [{ id: 'u1', name: 'find_account', arguments: '{bad' }] }
+          : { text: 'Bye. ###STOP###' },
+    } as unknown as UserSimulator;
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent,
+      user,
+      seed: 0,
+      clock: fixedClock(0),
+    });
+    expect(t.termination).toBe('user_stop');
+    expect(transcript(t.turns).filter((x) => x.startsWith('tool'))).toEqual([
+      'tool drop_all -> Error: unknown tool drop_all',
+      'tool find_account -> Error: invalid arguments for find_account: expected an object, got a string: {bad',
+      'tool find_account -> Error: tool find_account is not available to the caller',
+    ]);
+  });
+
   it('ends on too_many_errors after repeated failing tool calls', async () => {
     const rt = await runtime();
     let n = 0;
