@@ -4,7 +4,8 @@
  * generated tiny model (tiny-model.ts) served by a local server, loaded through the model service
  * the page's worker runs, with per-file progress, then generating exactly as from local files.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,14 @@ let host = '';
 let server: Server;
 let files: string[] = [];
 const requests: string[] = [];
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+const bytesOf = (f: string) => readFileSync(join(dir, 'tiny-llama', f));
+/** The manifest with every file's size and sha256 pinned, as `models:fetch --pin` writes them. */
+const pinned = (revision: string) => {
+  const m = manifest(revision);
+  m.models[0]!.files = files.map((f) => ({ path: f, sha256: sha(bytesOf(f)), size: bytesOf(f).length }));
+  return m;
+};
 const manifest = (revision: string) => ({
   version: 1,
   models: [
@@ -31,7 +40,7 @@ const manifest = (revision: string) => ({
       task: 'text-generation',
       dtype: 'fp32',
       license: 'Apache-2.0',
-      files: files.map((f) => ({ path: f, sha256: null })),
+      files: files.map((f): { path: string; sha256: string | null; size?: number } => ({ path: f, sha256: null })),
     },
   ],
   agents: [],
@@ -47,8 +56,11 @@ beforeAll(async () => {
     requests.push(path);
     // transformers.js 4.3.2 probes tokenizer_config.json at `main` whatever the revision asked
     // for (get_tokenizer_files); the Hub has `main`, so this host answers that probe too.
-    const m = /^\/switchboard\/tiny-llama\/resolve\/(?:v1|main(?=\/tokenizer_config\.json$))\/(.+)$/.exec(path);
-    const file = m && files.includes(m[1]!) ? readFileSync(join(dir, 'tiny-llama', m[1]!)) : null;
+    // v3 serves a model.onnx with one byte changed, v5 one cut short; v1 and v4 the real files.
+    const m = /^\/switchboard\/tiny-llama\/resolve\/(v[1345]|main(?=\/tokenizer_config\.json$))\/(.+)$/.exec(path);
+    let file = m && files.includes(m[2]!) ? readFileSync(join(dir, 'tiny-llama', m[2]!)) : null;
+    if (file && m![2] === 'onnx/model.onnx' && m![1] === 'v3') file[file.length - 1]! ^= 1;
+    if (file && m![2] === 'onnx/model.onnx' && m![1] === 'v5') file = file.subarray(0, file.length - 7);
     if (!file) res.writeHead(404).end('Entry not found');
     else res.writeHead(200, { 'content-length': file.length }).end(file);
   });
@@ -92,5 +104,25 @@ describe('on-device models from a Hub-layout host', () => {
     const service = createLocalModelService(() => 'cpu');
     await expect(service.load(manifest('v2'), 'tiny-llama', '', host)).rejects.toThrow();
     expect(requests.some((r) => r.startsWith('/switchboard/tiny-llama/resolve/v2/'))).toBe(true);
+  });
+
+  it('checks pinned files as they download: the right bytes load, a changed byte or a short file is refused by name', async () => {
+    const service = createLocalModelService(() => 'cpu');
+    await service.load(pinned('v4'), 'tiny-llama', '', host);
+    await service.dispose();
+    const onnx = bytesOf('onnx/model.onnx');
+    const changed = Uint8Array.from(onnx);
+    changed[changed.length - 1]! ^= 1;
+    await expect(service.load(pinned('v3'), 'tiny-llama', '', host)).rejects.toThrow(
+      `switchboard/tiny-llama@v3/onnx/model.onnx: sha256 ${sha(changed)} does not match the manifest's ${sha(onnx)}; file not loaded`,
+    );
+    await expect(service.load(pinned('v5'), 'tiny-llama', '', host)).rejects.toThrow(
+      `switchboard/tiny-llama@v5/onnx/model.onnx: ${onnx.length - 7} bytes where the manifest pins ${onnx.length}; file not loaded`,
+    );
+    // Nothing refused entered the file cache (transformers.js keeps files under <repo>/<revision>/).
+    const cached = (rev: string) => join(env.cacheDir!, 'switchboard/tiny-llama', rev, 'onnx/model.onnx');
+    expect(existsSync(cached('v4'))).toBe(true);
+    expect(existsSync(cached('v3'))).toBe(false);
+    expect(existsSync(cached('v5'))).toBe(false);
   });
 });

@@ -1,9 +1,10 @@
 /**
  * On-device models through @huggingface/transformers: the loading and generation code shared by
  * the page's model worker (`workers/model.worker.ts`, WebGPU or WASM) and the Node adapter
- * (`src/adapters/node/local-model.ts`, in-process). Local files only: remote hub downloads are
- * switched off and every file comes from the models folder (a path in Node, a URL path in the
- * page) laid out as `models/manifest.json` says.
+ * (`src/adapters/node/local-model.ts`, in-process). Files come either from the models folder (a
+ * path in Node, a URL path in the page) laid out as `models/manifest.json` says, with remote
+ * downloads switched off, or from a host with the Hugging Face Hub's layout (`runtime.hub`), each
+ * pinned file checked against the manifest's size and sha256 as it downloads.
  *
  * transformers.js has no tool-call parser: the generated text goes back as it is, and
  * {@link LocalModelClient} takes `<tool_call>` blocks out of it with our parser.
@@ -22,7 +23,8 @@ import {
 import type { OpenAiToolSchema } from '../../core/schema/domain.ts';
 import type { ModelMessage, SamplingParams } from '../../core/ports/model-client.ts';
 import { decodeWav, resample } from '../../core/audio/wav.ts';
-import type { ManifestModel, ResolvedLocalAgent } from './local-model-manifest.ts';
+import { agentModels, type ManifestModel, type ResolvedLocalAgent } from './local-model-manifest.ts';
+import { verifyingFetch } from './model-verify.ts';
 import { splitReasoning } from '../../core/participants/reply-text.ts';
 
 /** Where transformers.js runs: `cpu` (onnxruntime-node), `wasm` or `webgpu` (onnxruntime-web). */
@@ -56,12 +58,17 @@ export interface DownloadProgress {
   total: number;
 }
 
+/** transformers.js' own fetch, restored whenever files come from the models folder. */
+const plainFetch = env.fetch;
+
 /**
  * Point transformers.js at a Hub-layout host: remote models on, local files off, files cached in
  * the browser's Cache API where there is one, else (Node) in transformers.js' file cache
- * (`env.cacheDir`), which onnxruntime-node reads the model from.
+ * (`env.cacheDir`), which onnxruntime-node reads the model from. Files of `models` that the
+ * manifest pins are checked as they download (size and sha256, {@link verifyingFetch}).
  */
-export function useHub(host: string): void {
+export function useHub(host: string, models: readonly ManifestModel[] = []): void {
+  env.fetch = verifyingFetch(models, host, plainFetch as typeof fetch);
   env.allowRemoteModels = true;
   env.allowLocalModels = false;
   env.remoteHost = host.endsWith('/') ? host : `${host}/`;
@@ -128,6 +135,7 @@ export interface LocalEngine {
  * `localModelPath` = the models folder, and no caches of downloaded files.
  */
 export function useLocalModelsOnly(modelsPath: string): void {
+  env.fetch = plainFetch;
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
   env.localModelPath = modelsPath.endsWith('/') ? modelsPath : `${modelsPath}/`;
@@ -234,7 +242,7 @@ async function loadTranscriber(
  */
 export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalRuntime): Promise<LocalEngine> {
   const { device, hub } = runtime;
-  if (hub) useHub(hub.host);
+  if (hub) useHub(hub.host, agentModels(agent));
   else useLocalModelsOnly(runtime.modelsPath);
   const asr = agent.asr ? await loadTranscriber(agent.asr, device, hub) : null;
   const main = agent.llm ?? agent.audio;
