@@ -15,7 +15,6 @@ import { steppingClock } from '../core/ports/clock.ts';
 import {
   agentFactory,
   judgeFromFlags,
-  numberOption,
   userFactory,
   UsageError,
   withJudgeOptions,
@@ -30,7 +29,7 @@ import { registerServe } from './commands/serve.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerData } from './commands/data.ts';
 import { registerEvolve } from './commands/evolve.ts';
-import { intOption } from './options.ts';
+import { intOption, samplingFromFlags, withSamplingOptions, type SamplingFlags } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
 import { redactText } from '../adapters/shared/endpoint-secrets.ts';
@@ -69,7 +68,7 @@ async function gateCommand(io: CliIo, name: string, opts: GateOpts): Promise<{ r
   return { report, code: report.accepted ? 0 : 1 };
 }
 
-interface RunOpts extends ChannelFlags {
+interface RunOpts extends ChannelFlags, SamplingFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -86,25 +85,13 @@ interface RunOpts extends ChannelFlags {
   judge?: string;
   /** Judgements per item for the judge's majority (ModelJudge `n`). */
   judgeN?: number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  maxTokens?: number;
   teacherGuidance?: boolean;
-  modelTimeout?: number;
-  modelRetries?: number;
 }
 
 /** Model settings from the run options (sampling flags, timeouts, teacher guidance). */
 function modelSettings(opts: RunOpts): ModelSettings {
-  const sampling: ModelSettings['sampling'] = {
-    ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
-    ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
-    ...(opts.topK !== undefined ? { top_k: opts.topK } : {}),
-    ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}),
-  };
   return {
-    sampling,
+    sampling: samplingFromFlags(opts),
     ...(opts.teacherGuidance ? { teacherGuidance: true } : {}),
     ...(opts.modelTimeout !== undefined ? { timeoutMs: opts.modelTimeout } : {}),
     ...(opts.modelRetries !== undefined ? { retries: opts.modelRetries } : {}),
@@ -255,7 +242,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       setCode(code);
     });
 
-  withJudgeOptions(addChannelOptions(cmd.command('run')))
+  withSamplingOptions(withJudgeOptions(addChannelOptions(cmd.command('run'))))
     .description('Run K rollouts of each task and score them.')
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
@@ -266,31 +253,9 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       'reference',
     )
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
-    .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
-    .option('--top-p <p>', 'model nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
-    .option(
-      '--top-k <k>',
-      'model top-k sampling, not sent to openai (default: not sent)',
-      numberOption('--top-k', -1, 1_000_000, true),
-    )
-    .option(
-      '--max-tokens <n>',
-      'most tokens per model reply (default 1024)',
-      numberOption('--max-tokens', 1, 1_000_000, true),
-    )
     .option(
       '--teacher-guidance',
       'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)',
-    )
-    .option(
-      '--model-timeout <ms>',
-      'per-request model timeout (default 60000)',
-      numberOption('--model-timeout', 1, 3_600_000, true),
-    )
-    .option(
-      '--model-retries <n>',
-      'model request retries on 429/5xx/network errors (default 4)',
-      numberOption('--model-retries', 0, 20, true),
     )
     .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)

@@ -2,7 +2,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { UsageError } from './participants.ts';
+import { numberOption, UsageError } from './participants.ts';
 
 /** Parse a decimal whole-number option in [min, 2^31). */
 export function intOption(name: string, min: number) {
@@ -53,4 +53,63 @@ export function withDomainOptions(cmd: Command): Command {
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--task-ids <ids>', 'comma-separated task ids');
+}
+
+/** The model sampling and request flags as commander parses them ({@link withSamplingOptions}). */
+export interface SamplingFlags {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  maxTokens?: number;
+  /** Per-request timeout, ms. */
+  modelTimeout?: number;
+  /** Retries after the first attempt. */
+  modelRetries?: number;
+}
+
+/**
+ * Add the model sampling and request flags shared by `run` and `rollout`: `--temperature` (0–2),
+ * `--top-p` (0–1), `--top-k`, `--max-tokens`, `--model-timeout <ms>`, `--model-retries <n>`.
+ * Absent flags stay undefined, so each command's defaults (temperature 1, top-p 1, 1,024 tokens,
+ * 60,000 ms, 4 retries: src/adapters/shared/openai-client.ts) apply.
+ */
+export function withSamplingOptions(cmd: Command): Command {
+  return cmd
+    .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
+    .option('--top-p <p>', 'model nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
+    .option(
+      '--top-k <k>',
+      'model top-k sampling, not sent to openai (default: not sent)',
+      numberOption('--top-k', -1, 1_000_000, true),
+    )
+    .option(
+      '--max-tokens <n>',
+      'most tokens per model reply (default 1024)',
+      numberOption('--max-tokens', 1, 1_000_000, true),
+    )
+    .option(
+      '--model-timeout <ms>',
+      'per-request model timeout (default 60000)',
+      numberOption('--model-timeout', 1, 3_600_000, true),
+    )
+    .option(
+      '--model-retries <n>',
+      'model request retries on 429/5xx/network errors (default 4)',
+      numberOption('--model-retries', 0, 20, true),
+    );
+}
+
+/** The sampling fields the flags give, in the request's names (`top_p`, …); absent flags left out. */
+export function samplingFromFlags(opts: SamplingFlags): {
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  max_tokens?: number;
+} {
+  return {
+    ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+    ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+    ...(opts.topK !== undefined ? { top_k: opts.topK } : {}),
+    ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}),
+  };
 }

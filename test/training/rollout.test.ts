@@ -206,3 +206,51 @@ describe('switchboard rollout', () => {
     }
   }, 120_000);
 });
+
+describe('rollout and run share one definition of the sampling flags', () => {
+  /** Each option's entry of a help text, continuation lines joined and spaces collapsed. */
+  const flagLines = (help: string) =>
+    help
+      .replace(/\n {20,}/g, ' ')
+      .split('\n')
+      .map((l) => l.trim().replace(/\s+/g, ' '))
+      .filter((l) => /^--(temperature|top-p|top-k|max-tokens|model-timeout|model-retries)\b/.test(l));
+  it('lists the same six flags with the same help, and refuses the same bad values', async () => {
+    const run = capture();
+    const roll = capture();
+    await main(['run', '--help'], run);
+    await main(['rollout', '--help'], roll);
+    expect(flagLines(run.stdout)).toHaveLength(6);
+    expect(flagLines(roll.stdout)).toEqual(flagLines(run.stdout));
+    for (const [flag, value] of [
+      ['--top-p', '1.5'],
+      ['--temperature', '-1'],
+      ['--model-retries', '21'],
+    ] as const) {
+      const a = capture();
+      const b = capture();
+      expect(await main(['run', '--domain', 'carrier', flag, value], a)).toBe(2);
+      expect(
+        await main(
+          [
+            'rollout',
+            '--domain',
+            'carrier',
+            '--endpoint',
+            DEAD,
+            '--model',
+            'm',
+            '--policy-version',
+            'v',
+            '--out',
+            '/tmp/x.jsonl',
+            flag,
+            value,
+          ],
+          b,
+        ),
+      ).toBe(2);
+      expect(b.stderr).toBe(a.stderr);
+    }
+  });
+});

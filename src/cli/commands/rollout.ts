@@ -14,10 +14,18 @@ import { RolloutRequest, runRolloutRequest, type RolloutSummary } from '../../ad
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import { openTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
-import { numberOption, userFactory, UsageError } from '../participants.ts';
-import { choiceOption, intOption, prepareOutFile } from '../options.ts';
+import { userFactory, UsageError } from '../participants.ts';
+import {
+  choiceOption,
+  intOption,
+  prepareOutFile,
+  samplingFromFlags,
+  withDomainOptions,
+  withSamplingOptions,
+  type SamplingFlags,
+} from '../options.ts';
 
-interface RolloutOpts extends ChannelFlags {
+interface RolloutOpts extends ChannelFlags, SamplingFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -26,18 +34,12 @@ interface RolloutOpts extends ChannelFlags {
   model: string;
   lora?: string;
   flavor: 'vllm' | 'vllm-omni' | 'openai';
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  maxTokens?: number;
   k: number;
   seed: number;
   policyVersion: string;
   reward: 'final' | 'shaped';
   endpointConcurrency: number;
   groupsInFlight: number;
-  modelTimeout?: number;
-  modelRetries?: number;
   maxSteps?: number;
   user: string;
   out: string;
@@ -78,12 +80,7 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
     model: opts.model,
     lora: opts.lora ?? null,
     flavor: opts.flavor,
-    sampling: {
-      ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
-      ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
-      ...(opts.topK !== undefined ? { top_k: opts.topK } : {}),
-      ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}),
-    },
+    sampling: samplingFromFlags(opts),
     k: opts.k,
     task_ids: tasks.map((t) => t.id),
     seed: opts.seed,
@@ -147,14 +144,10 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
 /** Add the `rollout` command. */
 export function registerRollout(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   const collect = (value: string, previous: string[]) => [...previous, value];
-  return addChannelOptions(program.command('rollout'))
+  return withSamplingOptions(withDomainOptions(addChannelOptions(program.command('rollout'))))
     .description(
       'GRPO groups against policy endpoints: per agent turn the exact request, token ids, logprobs and loss mask; rewards and advantages. One group per JSONL line, written as it finishes.',
     )
-    .requiredOption('--domain <name>', 'carrier, a path to a domain folder, or tau2-airline / tau2-retail')
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
-    .option('--split <name>', 'tau2 task split: base, train or test')
-    .option('--task-ids <ids>', 'comma-separated task ids')
     .requiredOption('--endpoint <base-url>', 'policy endpoint, e.g. http://127.0.0.1:8000/v1 (repeatable)', collect, [])
     .requiredOption('--model <name>', 'served base model name')
     .option('--lora <adapter>', 'LoRA adapter name, sent as the model of every request')
@@ -163,14 +156,6 @@ export function registerRollout(program: Command, io: CliIo, setCode: (code: num
       'vllm | vllm-omni | openai',
       choiceOption('--flavor', ['vllm', 'vllm-omni', 'openai'] as const),
       'vllm',
-    )
-    .option('--temperature <t>', 'sampling temperature (default 1)', numberOption('--temperature', 0, 2))
-    .option('--top-p <p>', 'nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
-    .option('--top-k <k>', 'top-k sampling (default: not sent)', numberOption('--top-k', -1, 1_000_000, true))
-    .option(
-      '--max-tokens <n>',
-      'most tokens per reply (default 1024)',
-      numberOption('--max-tokens', 1, 1_000_000, true),
     )
     .option('--k <n>', 'samples per group', intOption('--k', 2), 4)
     .option('--seed <n>', 'base seed; sample i uses seed + i', intOption('--seed', 0), 0)
@@ -183,16 +168,6 @@ export function registerRollout(program: Command, io: CliIo, setCode: (code: num
     )
     .option('--endpoint-concurrency <n>', 'requests in flight per endpoint', intOption('--endpoint-concurrency', 1), 8)
     .option('--groups-in-flight <n>', 'groups run at once', intOption('--groups-in-flight', 1), 1)
-    .option(
-      '--model-timeout <ms>',
-      'per-request timeout (default 60000)',
-      numberOption('--model-timeout', 1, 3_600_000, true),
-    )
-    .option(
-      '--model-retries <n>',
-      'retries on 429/5xx/network errors (default 4)',
-      numberOption('--model-retries', 0, 20, true),
-    )
     .option('--max-steps <n>', 'participant turns per episode', intOption('--max-steps', 1))
     .option('--user <spec>', 'simulated caller', 'scripted')
     .requiredOption('--out <file>', 'rollout groups, JSONL (one group per line)')
