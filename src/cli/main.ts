@@ -29,6 +29,7 @@ import { registerServe } from './commands/serve.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerData } from './commands/data.ts';
 import { registerEvolve } from './commands/evolve.ts';
+import { registerMetrics } from './commands/metrics.ts';
 import { intOption, samplingFromFlags, withSamplingOptions, type SamplingFlags } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
@@ -319,6 +320,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
   registerRollout(cmd, io, setCode);
   registerData(cmd, io, setCode);
   registerEvolve(cmd, io, setCode);
+  registerMetrics(cmd, io);
   return cmd;
 }
 

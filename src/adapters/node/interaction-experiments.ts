@@ -1,0 +1,88 @@
+/**
+ * Files for `switchboard metrics`: tau2-bench voice experiments (a `results.json` with a
+ * `simulations/` folder beside it, or one results file with the simulations inline, or any
+ * folder holding such experiments) read into metric calls per domain.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { InputError } from '../../core/errors.ts';
+import type { MetricCall } from '../../core/duplex/interaction-metrics.ts';
+import { tau2ResultsInfo, tau2Simulation } from '../../core/duplex/tau2-ticks.ts';
+
+/** One experiment (one domain) ready for the panel. */
+export interface LoadedExperiment {
+  /** The results file it came from. */
+  file: string;
+  domain: string;
+  /** The recorded tick length (s), or null. */
+  tick_duration_sec: number | null;
+  calls: (MetricCall & { id: string; task_id: string })[];
+}
+
+async function isDir(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null))?.isDirectory() ?? false;
+}
+
+async function findResults(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name === 'results.json') out.push(join(entry.parentPath, entry.name));
+  }
+  return out;
+}
+
+/**
+ * The results files named by `paths`: a `results.json` file, a folder holding one, or a folder
+ * searched below for them. Sorted, without duplicates.
+ *
+ * @throws InputError for a path that does not exist or a folder without any results.json.
+ */
+export async function discoverResults(paths: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  for (const raw of paths) {
+    const p = resolve(raw);
+    const info = await stat(p).catch(() => null);
+    if (!info) throw new InputError(`${raw}: no such file or folder`);
+    if (info.isFile()) found.add(p);
+    else if ((await stat(join(p, 'results.json')).catch(() => null))?.isFile()) found.add(join(p, 'results.json'));
+    else {
+      const below = await findResults(p);
+      if (below.length === 0) throw new InputError(`${raw}: no results.json in this folder or below it`);
+      for (const f of below) found.add(f);
+    }
+  }
+  return [...found].sort();
+}
+
+async function readJson(file: string): Promise<unknown> {
+  const text = await readFile(file, 'utf8').catch((e: Error) => {
+    throw new InputError(`${file}: cannot read (${e.message})`);
+  });
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`${file}: not JSON (${(e as Error).message})`);
+  }
+}
+
+/**
+ * Load one experiment: the folder format (every `simulations/*.json` beside the results file,
+ * in name order) when that folder exists, else the simulations inline in the results file.
+ *
+ * @throws InputError / FileFieldError naming the file and field of malformed input.
+ */
+export async function loadExperiment(file: string): Promise<LoadedExperiment> {
+  const info = tau2ResultsInfo(await readJson(file), file);
+  const simsDir = join(dirname(file), 'simulations');
+  const calls: LoadedExperiment['calls'] = [];
+  if (await isDir(simsDir)) {
+    const names = (await readdir(simsDir)).filter((n) => n.endsWith('.json')).sort();
+    for (const n of names) {
+      const simFile = join(simsDir, n);
+      calls.push(tau2Simulation(await readJson(simFile), simFile));
+    }
+  } else {
+    (info.simulations ?? []).forEach((s, i) => calls.push(tau2Simulation(s, file, `simulations[${i}]`)));
+  }
+  return { file, domain: info.domain, tick_duration_sec: info.tick_duration_sec, calls };
+}
