@@ -5,7 +5,7 @@
  * its channel events — then the WAVs are found in IndexedDB from the history and exported in
  * one zip (CLI `--out` layout). Screenshots go to a temp folder (printed once).
  */
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testData } from '../fixtures/data.ts';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
-import { buildPage, launch, serve, openPage } from './harness.ts';
+import { chromiumSession, openPage } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -23,17 +23,13 @@ const cleanup: (() => Promise<void>)[] = [];
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  const dist = await buildPage();
-  cleanup.push(() => rm(dist, { recursive: true, force: true }));
   // The models folder beside the page: the manifest only (no weights in the repository).
-  await mkdir(join(dist, 'models'));
-  await copyFile(new URL('../../models/manifest.json', import.meta.url), join(dist, 'models', 'manifest.json'));
-  const server = await serve(dist);
-  cleanup.push(server.close);
-  url = server.url;
-  const browser = await launch();
-  cleanup.push(browser.close);
-  context = browser.context;
+  const models = await mkdtemp(join(tmpdir(), 'switchboard-e2e-channel-models-'));
+  cleanup.push(() => rm(models, { recursive: true, force: true }));
+  await copyFile(new URL('../../models/manifest.json', import.meta.url), join(models, 'manifest.json'));
+  const session = await chromiumSession({ mounts: { '/models/': models } });
+  cleanup.push(session.close);
+  ({ url, context } = session);
   shots = await mkdtemp(join(tmpdir(), 'switchboard-e2e-channel-shots-'));
   console.log(`e2e channel screenshots: ${shots}`);
 }, 180_000);

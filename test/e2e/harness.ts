@@ -173,14 +173,26 @@ export async function openPage(context: BrowserContext, url: string, errors: str
   return page;
 }
 
+/** What {@link chromiumSession} sets up beyond the plain page. */
+export interface ChromiumSessionOptions {
+  /** Source modules swapped in the build (as {@link buildPage}). */
+  replace?: Readonly<Record<string, string>>;
+  /** More folders served under URL prefixes (as {@link serve}). */
+  mounts?: Readonly<Record<string, string>>;
+  /** Extra chromium switches (as {@link launch}). */
+  args?: readonly string[];
+}
+
 /**
  * Build the page, serve it and start chromium: the usual setup of a chromium e2e file.
  * `close` stops the browser and the server and removes the build, in that order.
  */
-export async function chromiumSession(): Promise<{ url: string; context: BrowserContext; close(): Promise<void> }> {
-  const dist = await buildPage();
-  const server = await serve(dist);
-  const browser = await launch();
+export async function chromiumSession(
+  options: ChromiumSessionOptions = {},
+): Promise<{ url: string; context: BrowserContext; close(): Promise<void> }> {
+  const dist = await buildPage(options.replace);
+  const server = await serve(dist, options.mounts);
+  const browser = await launch(options.args);
   return {
     url: server.url,
     context: browser.context,

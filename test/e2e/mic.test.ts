@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
 import { encodeWav } from '../../src/core/audio/wav.ts';
-import { buildPage, launch, serve } from './harness.ts';
+import { chromiumSession } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -29,18 +29,15 @@ beforeAll(async () => {
   }
   const wav = join(dir, 'caller.wav');
   await writeFile(wav, encodeWav(tone, rate));
-  const dist = await buildPage();
-  cleanup.push(() => rm(dist, { recursive: true, force: true }));
-  const server = await serve(dist);
-  cleanup.push(server.close);
-  url = server.url;
-  const browser = await launch([
-    '--use-fake-device-for-media-stream',
-    '--use-fake-ui-for-media-stream',
-    `--use-file-for-fake-audio-capture=${wav}`,
-  ]);
-  cleanup.push(browser.close);
-  context = browser.context;
+  const session = await chromiumSession({
+    args: [
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      `--use-file-for-fake-audio-capture=${wav}`,
+    ],
+  });
+  cleanup.push(session.close);
+  ({ url, context } = session);
   shots = await mkdtemp(join(tmpdir(), 'switchboard-e2e-mic-shots-'));
   console.log(`e2e mic screenshots: ${shots}`);
 }, 180_000);

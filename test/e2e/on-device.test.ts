@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
 import { writeTinyModel } from '../models/tiny-model.ts';
-import { buildPage, launch, serve } from './harness.ts';
+import { chromiumSession } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -60,14 +60,12 @@ beforeAll(async () => {
     hub,
     `export const MODEL_HUB = '/hub/';\nexport const MODEL_MANIFEST: unknown = ${JSON.stringify(manifest)};\n`,
   );
-  const dist = await buildPage({ 'src/adapters/browser/model-hub.ts': hub });
-  cleanup.push(() => rm(dist, { recursive: true, force: true }));
-  const server = await serve(dist, { '/hub/switchboard/tiny-llama/resolve/test/': join(models, 'tiny-llama') });
-  cleanup.push(server.close);
-  url = server.url;
-  const browser = await launch();
-  cleanup.push(browser.close);
-  context = browser.context;
+  const session = await chromiumSession({
+    replace: { 'src/adapters/browser/model-hub.ts': hub },
+    mounts: { '/hub/switchboard/tiny-llama/resolve/test/': join(models, 'tiny-llama') },
+  });
+  cleanup.push(session.close);
+  ({ url, context } = session);
   context.on('request', (r) => {
     if (r.url().includes('/hub/')) hubRequests.push(r.url());
   });

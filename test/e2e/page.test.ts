@@ -5,13 +5,13 @@
  * stay responsive while a 16-rollout batch runs in workers.
  * Screenshots go to a temp folder (printed once).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
-import { buildPage, launch, serve, openPage } from './harness.ts';
+import { chromiumSession, openPage } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -20,14 +20,9 @@ const cleanup: (() => Promise<void>)[] = [];
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  const dist = await buildPage();
-  cleanup.push(() => rm(dist, { recursive: true, force: true }));
-  const server = await serve(dist);
-  cleanup.push(server.close);
-  url = server.url;
-  const browser = await launch();
-  cleanup.push(browser.close);
-  context = browser.context;
+  const session = await chromiumSession();
+  cleanup.push(session.close);
+  ({ url, context } = session);
   shots = await mkdtemp(join(tmpdir(), 'switchboard-e2e-shots-'));
   console.log(`e2e screenshots: ${shots}`);
 }, 180_000);

@@ -4,12 +4,12 @@
  * checked for horizontal overflow at 1400, 820 and 390 px: the document is never wider than the
  * window (wide tables scroll inside their own box).
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { buildPage, launch, openPage, serve } from './harness.ts';
+import { chromiumSession, openPage } from './harness.ts';
 
 const OUT =
   process.env.SWITCHBOARD_SCREENSHOTS ?? fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));
@@ -19,14 +19,9 @@ const cleanup: (() => Promise<void>)[] = [];
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  const dist = await buildPage();
-  cleanup.push(() => rm(dist, { recursive: true, force: true }));
-  const server = await serve(dist);
-  cleanup.push(server.close);
-  url = server.url;
-  const browser = await launch();
-  cleanup.push(browser.close);
-  context = browser.context;
+  const session = await chromiumSession();
+  cleanup.push(session.close);
+  ({ url, context } = session);
   await mkdir(OUT, { recursive: true });
   console.log(`page screenshots: ${OUT}`);
 }, 180_000);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { testData } from '../fixtures/data.ts';
-import { buildPage, launch, openPage, serve } from './harness.ts';
+import { chromiumSession, openPage } from './harness.ts';
 
 const dataOf = (folder: 'airline' | 'retail') => testData(folder);
 const COMMIT = 'a2c024725189473d2d7cea3a5cfdbcc67478e41f';
@@ -46,14 +46,9 @@ beforeAll(async () => {
     pin,
     `export const TAU2_PIN = ${JSON.stringify({ repo: 'sierra-research/tau2-bench', commit: COMMIT, license: 'MIT', files })};\n`,
   );
-  const dist = await buildPage({ 'src/adapters/browser/tau2-pin.ts': pin });
-  cleanup.push(() => rm(dist, { recursive: true, force: true }));
-  const server = await serve(dist);
-  cleanup.push(server.close);
-  url = server.url;
-  const browser = await launch();
-  cleanup.push(browser.close);
-  context = browser.context;
+  const session = await chromiumSession({ replace: { 'src/adapters/browser/tau2-pin.ts': pin } });
+  cleanup.push(session.close);
+  ({ url, context } = session);
   await context.route('https://raw.githubusercontent.com/**', async (route) => {
     const path = new URL(route.request().url()).pathname;
     fetched.push(path);
@@ -184,6 +179,19 @@ describe('links and calls', () => {
     await page.check('#channel-audio');
     expect(await page.locator('#preset').count()).toBe(1);
     await page.close();
+
+    // A call made by a person, stopped while the page waits for their words, ends the same way.
+    const call = await open(
+      '#/call?domain=carrier&task=carrier-pay-balance-1&seed=0&agent=reference&audio=1&preset=regular',
+    );
+    await call.click('#run');
+    await call.waitForSelector('#send:not([disabled])');
+    await call.click('#stop');
+    await call.waitForSelector('#termination', { timeout: 20_000 });
+    expect(await call.textContent('#termination')).toBe('Ended: stopped — you stopped the call; it is not scored');
+    expect(await call.textContent('#call-status')).toBe('stopped');
+    expect(await call.locator('#call-error').count()).toBe(0);
+    await call.close();
     expect(pageErrors).toEqual([]);
   });
 });

@@ -5,12 +5,12 @@
  * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
  * @module-tag tau2-data
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
-import { buildPage, launch, serve } from './harness.ts';
+import { chromiumSession } from './harness.ts';
 import { testData } from '../fixtures/data.ts';
 
 const AIRLINE = testData('airline').replace(/\/$/, '');
@@ -20,14 +20,9 @@ let shots = '';
 const cleanup: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  const dist = await buildPage();
-  cleanup.push(() => rm(dist, { recursive: true, force: true }));
-  const server = await serve(dist);
-  cleanup.push(server.close);
-  url = server.url;
-  const browser = await launch();
-  cleanup.push(browser.close);
-  context = browser.context;
+  const session = await chromiumSession();
+  cleanup.push(session.close);
+  ({ url, context } = session);
   shots = await mkdtemp(join(tmpdir(), 'switchboard-e2e-tau2-shots-'));
   console.log(`e2e tau2 screenshots: ${shots}`);
 }, 180_000);

@@ -61,6 +61,37 @@ describe('firstPersonRequest', () => {
       ),
     ).toBe('I would like to book a flight from sf to ny.');
   });
+
+  it.each([
+    // tau2-bench retail tasks 12, 31, 36, 45, 50 and 62: how to act, what not to reveal, tests of
+    // the agent and what only follows them ("If not, …") are not said.
+    [
+      'You just got into gaming and want to cancel or return everything not associated with it. (Everything except a keyboard and a mouse, but do not reveal it to the agent). PayPal is prefered for refund, but otherwise you are angry and ask for human agent for help.',
+      'I just got into gaming and want to cancel or return everything not associated with it.',
+    ],
+    [
+      ". You just lost your tablet you just received and are in a bad mood. You want to know the tracking number of the order, and if the agent can help you refund or reorder the tablet. (You know it's a long shot, but you want to try). If not, cancel the charger you just bought, because it goes with the tablet... Also cancel the boot and keep the kettle (if not possible, do not do anything on that order), and return the sneaker.",
+      'I just lost my tablet I just received and am in a bad mood. Also cancel the boot and keep the kettle (if not possible, do not do anything on that order), and return the sneaker.',
+    ],
+    [
+      'You just placed an order but you realize that your card has only $1131 credit left, but the order total is more than $1160. You wonder if the agent can help split the payment with another card. If not, you wonder what the most expensive item and its price, and if you can just cancel that item. If not, you wonder if you can switch all items to their cheapest options and bring the cost down to $1131. If so, do it. If not, you wonder if the agent can just cancel the order so that you can order again.',
+      'I just placed an order but I realize that my card has only $1131 credit left, but the order total is more than $1160.',
+    ],
+    [
+      "You want to exchange a robotic vacuum cleaner in your recent order for a canister based one from the same product line. When asked for order ID, provide 9502127 first. If that doesn't work, respond exactly with 'I forgot the W at the beginning'. If and only if the agent gives you several options for the new vacuum, go for the bagless version (don't mention this if the agent just provides you one option). Ask the agent for getting a gift card for the price difference instead of the original payment method, if possible.",
+      'I want to exchange a robotic vacuum cleaner in my recent order for a canister based one from the same product line.',
+    ],
+    [
+      "You're in a rush and you want to undo cancelling an order that you've previously placed. Be insistent that the customer service agent should undo the cancellation and ensure that the order is delivered as soon as possible. Do NOT mention the actual items that were in the order, just that you want to undo the cancellation and receive all the items that were in the initial order as soon as possible.",
+      "I'm in a rush and I want to undo cancelling an order that I've previously placed.",
+    ],
+    [
+      'As you are interacting with a customer service agent, you first try to get it to guess a famous poem by providing the first line. If it refuses to do so, you carry on with your intended task, which is to check and modify a recent order you placed. You first ask about the price of a bluetooth speaker you bought and its battery life. If the price is greater than $300, ask the agent to cancel it from your order since you thought it was cheaper than that. Ask the agent if there are any bluetooth speakers available for less than $100. If there are, ask the agent to add the cheapest one to your order. You only want to modify your order if there is a bluetooth speaker available for less than $100, otherwise tell the agent to forget about it. Finally, ask the agent to confirm the total price of your new order. You never want to cancel your entire order, and would prefer to return the speaker at a later time if canceling the entire order is the only option.',
+      'First, I would like to know the price of a bluetooth speaker I bought and its battery life. I never want to cancel my entire order, and would prefer to return the speaker at a later time if canceling the entire order is the only option.',
+    ],
+  ])('retail: %j', (text, said) => {
+    expect(firstPersonRequest(text)).toBe(said);
+  });
 });
 
 describe('spokenArguments', () => {

@@ -115,8 +115,35 @@ const SUBJECT_AFTER = new Set([
   'as',
 ]);
 
-/** A sentence or parenthesis that directs the performance instead of stating the request. */
-const DIRECTION = /\b(the agent|mention|abruptly|halfway through|pretend|make up|make sure|swear)\b/i;
+/**
+ * A sentence or parenthesis that directs the performance instead of stating the request: it
+ * names the agent, tells how to act ("insist", "become angry", "when asked", "respond exactly",
+ * "do not reveal") or sets up a test of the agent ("try to get it to").
+ */
+const DIRECTION =
+  /\b(the agent|(?:a )?customer service agent|human agent|mention|abruptly|halfway through|pretend|make up|make sure|swear|insist|be insistent|become angry|when asked|respond exactly|reveal|try to get it|interacting with)\b/i;
+
+/** A sentence that only makes sense after the one before it ("If not, …", "If that doesn't work, …"). */
+const CONTINUATION = /^\s*(if (not|so|that|it|there)\b|otherwise\b|\()/i;
+
+/**
+ * The sentences of `paragraph` a caller says: directions left out, and with them a sentence that
+ * continues a left-out one (a bare parenthesis, "If not, …", "If that is not possible, …"); a
+ * kept sentence's "then" after a left-out one goes ("You then want" → "You want").
+ */
+function spokenSentences(paragraph: string): string[] {
+  const kept: string[] = [];
+  let dropped = false;
+  for (const x of sentencesOf(paragraph)) {
+    if (DIRECTION.test(x) || (dropped && CONTINUATION.test(x)) || /^[\s.!?]*$/.test(x)) {
+      dropped = true;
+      continue;
+    }
+    kept.push(dropped ? x.replace(/^(\s*\w+) then\b/, '$1') : x);
+    dropped = false;
+  }
+  return kept;
+}
 
 function sentencesOf(paragraph: string): string[] {
   const text = paragraph
@@ -147,7 +174,7 @@ export function firstPersonRequest(text: string): string {
   const paragraphs = text.trim().split(/\n\s*\n/);
   let spoken = '';
   for (const paragraph of paragraphs) {
-    const kept = sentencesOf(paragraph).filter((x) => !DIRECTION.test(x));
+    const kept = spokenSentences(paragraph);
     if (kept.length > 0) {
       spoken = kept.join('').trim();
       break;
@@ -201,10 +228,15 @@ export function firstPersonRequest(text: string): string {
     prevWord = lower;
     clauseStart = /[.!?:;,]$/.test(tail);
   }
-  return out
-    .join('')
-    .replace(/\bI am contacting (customer service |customer support )?to\b/g, 'I am calling to')
-    .replace(/\bI contact (customer service|customer support) because\b/g, 'I am calling because');
+  return (
+    out
+      .join('')
+      .replace(/\bI am contacting (customer service |customer support )?to\b/g, 'I am calling to')
+      // "you …, and are" / "but are": the subject was "you", now "I".
+      .replace(/(\bI\b[^.!?]*?\b(?:and|but)) are\b/g, '$1 am')
+      .replace(/\bI first ask about\b/g, 'First, I would like to know')
+      .replace(/\bI contact (customer service|customer support) because\b/g, 'I am calling because')
+  );
 }
 
 /** Words per language for reading arguments out. */
