@@ -19,6 +19,9 @@ console.log('\nMilestone groups on tau2-airline: peak RSS of this process (snaps
 console.log((await milestoneMemoryLines()).join('\n'));
 console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');
 console.log(formatTau2Bench(await measureTau2()));
-await runCases('Audio (phone channel, node-web-audio-api; espeak-ng)', await (await import('./audio.ts')).audioCases());
+await runCases(
+  'Audio (phone channel chain alone, median of 10 s turns; espeak-ng)',
+  await (await import('./audio.ts')).audioCases(),
+);
 console.log('\nThe page in chromium (production build, --disable-gpu)');
 console.log((await (await import('./page.ts')).pageBenchLines()).join('\n'));

@@ -109,7 +109,16 @@ export type RunReport = BatchSummary & {
     /** True when the agent had the reference solution: demonstrations (SFT), not an evaluation. */
     teacher_guidance: boolean;
     /** The phone channel, or null for a text-only run. */
-    channel: { preset: string; dropout: number; barge_in: number; mix: Record<string, number> | null } | null;
+    channel: {
+      preset: string;
+      dropout: number;
+      barge_in: number;
+      mix: Record<string, number> | null;
+      /** `--noise-dir` as given (resolved to an absolute path), or null for the preset's procedural noise. */
+      noise_dir: string | null;
+      /** `--tts` as given (URL credentials redacted; `espeak` when not given) and the engine's id. */
+      tts: { spec: string; id: string };
+    } | null;
   };
 };
 
@@ -195,6 +204,8 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
             dropout: channel.dropout ?? 0,
             barge_in: channel.bargeIn ?? 0,
             mix: (channel.mix as Record<string, number> | undefined) ?? null,
+            noise_dir: opts.noiseDir ? resolve(opts.noiseDir) : null,
+            tts: { spec: redactText(opts.tts ?? 'espeak'), id: channel.tts.id },
           }
         : null,
     },

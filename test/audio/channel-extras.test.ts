@@ -12,7 +12,7 @@ import { decodeWav } from '../../src/core/audio/wav.ts';
 import { MemoryAudioStore } from '../../src/core/channel/audio-store.ts';
 import { babbleBed, BABBLE_BED_S, BABBLE_SENTENCES, BABBLE_TALKERS } from '../../src/core/channel/babble.ts';
 import { callerTurnAudio, INSERT_GAP_MS } from '../../src/core/channel/caller-audio.ts';
-import { buildChannelGraph, runChannel } from '../../src/core/channel/chain.ts';
+import { runChannel } from '../../src/core/channel/chain.ts';
 import { asidePhrases, planInserts } from '../../src/core/channel/inserts.ts';
 import {
   ESPEAK_VARIANTS,
@@ -168,7 +168,7 @@ describe('TTS babble noise', () => {
     expect(PRESETS.harsh.noise!.procedural).toContain('babble');
     const p: ChannelPreset = {
       ...OFF,
-      noise: { procedural: ['babble'], snrDb: [10, 10], driftDb: 0, driftPeriodMs: [10_000, 10_000] },
+      noise: { procedural: ['babble'], snrDb: [10, 10], driftDb: 0, driftSpeedHz: 0.5 },
     };
     const speech = speechLike(4, 16000);
     const plan = planChannel(p, { seed: 41, taskId: 'bab' }, speech.length);
@@ -195,7 +195,7 @@ describe('muffled mic segments', () => {
       plan = planChannel(p, { seed: s, taskId: 'mf' }, white.length);
     const segs = plan.muffle!.segments;
     for (let i = 1; i < segs.length; i++) expect(segs[i]!.startMs).toBeGreaterThanOrEqual(segs[i - 1]!.endMs);
-    const y = await nodeGraphRenderer.render(buildChannelGraph(white, plan));
+    const y = (await runChannel(nodeGraphRenderer, white, plan)).samples;
     const hi = (a: number, b: number) =>
       bandEnergyDb(y.subarray(msToSamples(a, 16000), msToSamples(b, 16000)), 16000, 2000, 8000) -
       10 * Math.log10((b - a) / 1000);

@@ -1,6 +1,6 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
@@ -82,6 +82,16 @@ describe('switchboard run with the phone channel', () => {
     }
     expect(files).toBeGreaterThan(10);
     expect(events).toBeGreaterThan(0);
+    // The summary names the noise folder and the caller's speech synthesizer.
+    const summary = JSON.parse(await readFile(join(out, 'summary.json'), 'utf8'));
+    expect(summary.settings.channel).toMatchObject({
+      preset: 'regular',
+      dropout: 0.1,
+      barge_in: 0.3,
+      noise_dir: resolve(NOISE_DIR),
+      tts: { spec: 'espeak' },
+    });
+    expect(summary.settings.channel.tts.id).toMatch(/^espeak-ng/);
     // Same command again: byte-identical trajectories.
     const first = await readFile(join(out, 'trajectories.jsonl'), 'utf8');
     expect(await main(args, capture())).toBeLessThanOrEqual(1);

@@ -45,7 +45,14 @@ describe('phone channel on tau2-airline', () => {
     const io = capture();
     expect(await main(args(join(dir, 'a')), io)).toBe(0);
     const summary = JSON.parse(io.stdout);
-    expect(summary.settings.channel).toEqual({ preset: 'regular', dropout: 0.3, barge_in: 0.3, mix: null });
+    expect(summary.settings.channel).toEqual({
+      preset: 'regular',
+      dropout: 0.3,
+      barge_in: 0.3,
+      mix: null,
+      noise_dir: null,
+      tts: { spec: 'espeak', id: expect.stringMatching(/^espeak-ng/) },
+    });
     const text = await readFile(join(dir, 'a', 'trajectories.jsonl'), 'utf8');
     const t = Trajectory.parse(JSON.parse(text.trim()));
     expect(t.valid).toBe(true);

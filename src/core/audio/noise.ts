@@ -19,12 +19,27 @@ export function normalizeRms(x: Float32Array, target = 1): Float32Array {
   return x;
 }
 
+/**
+ * `n` independent uniform samples in [−1, 1), seeded by one draw of `rng`: the same mulberry32
+ * mixer as {@link rngFromState}, inlined in one loop (a generator call per sample cost more than
+ * the noise filters themselves).
+ */
+export function uniformNoise(n: number, rng: Rng): Float64Array {
+  const out = new Float64Array(n);
+  let s = rng.int(2 ** 32) >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    out[i] = ((t ^ (t >>> 14)) >>> 0) / 2147483648 - 1;
+  }
+  return out;
+}
+
 /** White noise: independent uniform samples (flat spectrum), scaled to exactly unit RMS. */
 export function whiteNoise(n: number, rng: Rng): Float32Array {
-  const out = new Float32Array(n);
-  const a = Math.sqrt(3); // uniform in [-√3, √3] has unit variance
-  for (let i = 0; i < n; i++) out[i] = (2 * rng.next() - 1) * a;
-  return normalizeRms(out);
+  return normalizeRms(Float32Array.from(uniformNoise(n, rng)));
 }
 
 /** One-pole low-pass coefficient for a corner frequency (Hz) at a sample rate (Hz). */
@@ -32,8 +47,12 @@ function onePole(cornerHz: number, rateHz: number): number {
   return Math.exp((-2 * Math.PI * cornerHz) / rateHz);
 }
 
-/** Corner frequencies of the pink-noise sections: one per octave from 5 Hz (Hz). */
-const PINK_CORNERS_HZ = [5, 10, 20, 40, 80, 160, 320, 640, 1280, 2560, 5120, 10240];
+/**
+ * Corner frequencies of the pink-noise sections: one per octave from 40 Hz (Hz). Below the
+ * lowest corner the spectrum is flat (far below the 300 Hz telephony band edge); eight
+ * sections are two passes of four.
+ */
+const PINK_CORNERS_HZ = [40, 80, 160, 320, 640, 1280, 2560, 5120, 10240];
 
 /**
  * Pink noise (power ∝ 1/f, -3 dB per octave, equal energy per octave): a sum of one-pole
@@ -45,19 +64,29 @@ export function pinkNoise(n: number, rateHz: number, rng: Rng): Float32Array {
   const corners = PINK_CORNERS_HZ.filter((c) => c < rateHz / 2);
   const poles = Float64Array.from(corners, (c) => onePole(c, rateHz));
   const weights = Float64Array.from(corners, (c, i) => (1 - (poles[i] as number)) / Math.sqrt(c));
-  const state = new Float64Array(corners.length);
   const out = new Float32Array(n);
+  const white = uniformNoise(n, rng);
+  // Four sections per pass over the signal, their states in locals (sections past the last are
+  // zero-weighted), summed into `white` in place: a tight loop per group of four.
   const k = corners.length;
-  for (let i = 0; i < n; i++) {
-    const w = 2 * rng.next() - 1;
-    let y = 0;
-    for (let j = 0; j < k; j++) {
-      const s = (poles[j] as number) * (state[j] as number) + (weights[j] as number) * w;
-      state[j] = s;
-      y += s;
+  const acc = new Float64Array(n);
+  for (let j = 0; j < k; j += 4) {
+    const [p0, p1, p2, p3] = [0, 1, 2, 3].map((d) => (j + d < k ? (poles[j + d] as number) : 0));
+    const [w0, w1, w2, w3] = [0, 1, 2, 3].map((d) => (j + d < k ? (weights[j + d] as number) : 0));
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let i = 0; i < n; i++) {
+      const v = white[i] as number;
+      s0 = (p0 as number) * s0 + (w0 as number) * v;
+      s1 = (p1 as number) * s1 + (w1 as number) * v;
+      s2 = (p2 as number) * s2 + (w2 as number) * v;
+      s3 = (p3 as number) * s3 + (w3 as number) * v;
+      acc[i] = (acc[i] as number) + s0 + s1 + s2 + s3;
     }
-    out[i] = y;
   }
+  for (let i = 0; i < n; i++) out[i] = acc[i] as number;
   return normalizeRms(removeMean(out));
 }
 
@@ -68,9 +97,10 @@ const BROWN_CORNER_HZ = 10;
 export function brownNoise(n: number, rateHz: number, rng: Rng): Float32Array {
   const p = onePole(BROWN_CORNER_HZ, rateHz);
   const out = new Float32Array(n);
+  const white = uniformNoise(n, rng);
   let s = 0;
   for (let i = 0; i < n; i++) {
-    s = p * s + (2 * rng.next() - 1);
+    s = p * s + (white[i] as number);
     out[i] = s;
   }
   return normalizeRms(removeMean(out));
@@ -101,16 +131,18 @@ export function windNoise(n: number, rateHz: number, rng: Rng, opts: WindOptions
   let g0 = rng.next();
   let g1 = rng.next();
   let phase = 0;
+  const white = uniformNoise(n, rng);
+  // Raised-cosine crossfade between gust peaks, tabulated once per gust length.
+  const fade = Float64Array.from({ length: gustSamples }, (_, k) => 0.5 - 0.5 * Math.cos((Math.PI * k) / gustSamples));
   for (let i = 0; i < n; i++) {
-    a = p * a + (1 - p) * (2 * rng.next() - 1);
+    a = p * a + (1 - p) * (white[i] as number);
     b = p * b + (1 - p) * a;
     if (++phase >= gustSamples) {
       phase = 0;
       g0 = g1;
       g1 = rng.next();
     }
-    const t = phase / gustSamples;
-    const g = g0 + (g1 - g0) * (0.5 - 0.5 * Math.cos(Math.PI * t));
+    const g = g0 + (g1 - g0) * (fade[phase] as number);
     out[i] = b * (floor + (1 - floor) * g * g);
   }
   return normalizeRms(removeMean(out));

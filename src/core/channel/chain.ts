@@ -1,11 +1,13 @@
 /**
- * The phone channel for one caller turn: a WebAudio graph (noise, bursts, wind, far field,
- * muffled mic, mic clipping) rendered by a platform {@link GraphRenderer}, then core DSP for the
- * telephone network leg (telephony band-pass, 16 → 8 kHz, G.711 mu-law, Gilbert–Elliott frame
- * drops, 8 → 16 kHz, 16-bit quantization), identical on every platform.
+ * The phone channel for one caller turn: the mic's mix as a WebAudio graph description (speech
+ * after far field, noise, bursts, wind: buffers and constant gains, rendered by a platform
+ * {@link GraphRenderer} or computed directly), then core DSP identical on every platform: the
+ * muffled mic, the ADC clip, and the telephone network leg (telephony band-pass with headroom,
+ * 16 → 8 kHz, G.711 mu-law, Gilbert–Elliott frame drops, 8 → 16 kHz, 16-bit quantization).
  */
-import { hash32, rngFromState } from '../ports/rng.ts';
-import { activeRms, rms } from '../audio/measure.ts';
+import { rngFromState } from '../ports/rng.ts';
+import { activeRms } from '../audio/measure.ts';
+import { reverbTail } from '../audio/reverb.ts';
 import {
   loopTo,
   proceduralBurst,
@@ -15,7 +17,7 @@ import {
   type ProceduralBurst,
 } from '../audio/noise.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
-import { biquadCoefficients } from '../audio/biquad.ts';
+import { biquadCascadeInPlace, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
 import {
   dbToGain,
   floatToInt16,
@@ -30,6 +32,7 @@ import { allocWavPcm16, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
 import type { EffectEvent } from './timeline.ts';
+import { driftGains, driftSnrDb } from './snr-drift.ts';
 
 /** Noise recordings, mono at 16 kHz, by name (e.g. decoded from ../shared/noise or user files). */
 export interface NoiseBank {
@@ -44,8 +47,6 @@ export interface NoiseBank {
  * `SNR_SPEECH_REFERENCE_RMS`).
  */
 export const REFERENCE_SPEECH_RMS = 3000 / 32768;
-/** Step between SNR-drift automation points: 250 ms. */
-export const DRIFT_STEP_MS = 250;
 
 /** The degraded turn. */
 export interface ChannelOutput {
@@ -54,29 +55,6 @@ export interface ChannelOutput {
   /** 16 kHz mono 16-bit WAV. */
   wav: Uint8Array;
   timeline: EffectEvent[];
-}
-
-/** Length of a cached procedural noise bed: 30 s (looped from the plan's offset, like a recording). */
-export const NOISE_BED_S = 30;
-const beds = new Map<NoiseKind, Float32Array>();
-
-/**
- * A procedural noise bed of {@link NOISE_BED_S} seconds at 16 kHz, generated once per kind from a
- * fixed seed and cached: turns loop it from a planned offset, so generation cost is paid once
- * and the output still depends only on the plan.
- */
-export function noiseBed(kind: NoiseKind): Float32Array {
-  let bed = beds.get(kind);
-  if (!bed) {
-    bed = proceduralNoise(
-      kind,
-      NOISE_BED_S * SPEECH_RATE_HZ,
-      SPEECH_RATE_HZ,
-      rngFromState(hash32(`noise-bed:${kind}`)),
-    );
-    beds.set(kind, bed);
-  }
-  return bed;
 }
 
 function sourceSamples(
@@ -100,89 +78,134 @@ function sourceSamples(
       throw new Error('the plan uses babble noise but the noise bank has no babble bed (see babbleBed)');
     return loopTo(bank.babble, n, Math.floor(offset * bank.babble.length));
   }
-  const bed = noiseBed(name as NoiseKind);
-  return loopTo(bed, n, Math.floor(offset * bed.length));
+  // Generated for this turn from the plan's seed: every seed has its own noise, of the turn's length.
+  return proceduralNoise(name as NoiseKind, n, SPEECH_RATE_HZ, rng);
 }
 
-/** SNR in dB of the drifting background noise at time `tMs` (mean ± drift, sinusoidal). */
-export function driftSnrDb(noise: NonNullable<ChannelPlan['noise']>, tMs: number): number {
-  return noise.snrDb + noise.driftDb * Math.sin((2 * Math.PI * tMs) / noise.driftPeriodMs + noise.driftPhase);
-}
+export { driftSnrDb };
 
-/** Impulse response of a room: exponentially decaying noise reaching −60 dB at `rt60Ms`, unit energy. */
-export function syntheticImpulse(rt60Ms: number, rateHz: number, seed: number): Float32Array {
-  const rng = rngFromState(seed);
-  const n = Math.max(1, msToSamples(rt60Ms, rateHz));
-  const ir = new Float32Array(n);
-  const decay = (3 * Math.LN10) / n; // amplitude 10^-3 (= -60 dB) after n samples
-  let e = 0;
-  for (let i = 0; i < n; i++) {
-    const v = (2 * rng.next() - 1) * Math.exp(-decay * i);
-    ir[i] = v;
-    e += v * v;
-  }
-  const g = 1 / Math.sqrt(e);
-  for (let i = 0; i < n; i++) ir[i] = (ir[i] as number) * g;
-  return ir;
+/**
+ * Headroom of the telephony leg: the band-passed signal is scaled by 0.9 before the codec
+ * (tau2-bench `TELEPHONY_HEADROOM`), so a full-scale input stays off the int16 limits.
+ */
+export const TELEPHONY_HEADROOM = 0.9;
+
+/** The telephony band-pass at `rateHz`: 4th-order Butterworth high-pass at `lowHz` and low-pass at `highHz` (cookbook sections). */
+export function telephonyBandPass(t: { lowHz: number; highHz: number }, rateHz: number): BiquadCascade4 {
+  return [
+    biquadCoefficients('highpass', t.lowHz, BUTTERWORTH4_Q[0], rateHz),
+    biquadCoefficients('highpass', t.lowHz, BUTTERWORTH4_Q[1], rateHz),
+    biquadCoefficients('lowpass', t.highHz, BUTTERWORTH4_Q[0], rateHz),
+    biquadCoefficients('lowpass', t.highHz, BUTTERWORTH4_Q[1], rateHz),
+  ];
 }
 
 /**
- * Build the WebAudio graph of a plan for `speech` (16 kHz, `plan.length` samples). Everything the
- * graph needs (noise, impulse responses) is generated here from the plan's seeds.
+ * The muffled mic's low-pass: the 4th-order Butterworth sections twice, the magnitude of tau2's
+ * zero-phase `filtfilt(butter(4))` (|H|², −6 dB at the cutoff).
+ */
+export function muffleLowPass(cutoffHz: number, rateHz: number): BiquadCascade4 {
+  const a = biquadCoefficients('lowpass', cutoffHz, BUTTERWORTH4_Q[0], rateHz);
+  const b = biquadCoefficients('lowpass', cutoffHz, BUTTERWORTH4_Q[1], rateHz);
+  return [a, b, a, b];
+}
+
+/** What the agent hears of a component: a copy in the plan's telephony band, or `x` itself without telephony. */
+function heardBand(x: Float32Array, plan: ChannelPlan): Float32Array {
+  return plan.telephony ? biquadCascadeInPlace(x.slice(), telephonyBandPass(plan.telephony, plan.sampleRate)) : x;
+}
+
+/** The levels the mixer measured for one turn (recorded on the `background_noise` event). */
+export interface ChannelLevels {
+  /** Mean SNR of speech against the drifting noise in the telephony band (full band without telephony), dB. */
+  snrInBandDb: number;
+  /** The same mix over the full band (before the telephony band-pass), dB: the figure a full-band mixer would report. */
+  snrFullBandDb: number;
+}
+
+/** The mix of one turn: its graph and the measured levels (null without noise). */
+interface ChannelMix {
+  graph: AudioGraph;
+  levels: ChannelLevels | null;
+}
+
+/**
+ * Build the WebAudio graph of a plan for `speech` (16 kHz, `plan.length` samples): the mic's mix
+ * of the (far-field) speech, the noise, bursts and wind, all as buffers and constant gains (the
+ * muffled mic, the ADC clip and the telephone network leg run in core after it, {@link runChannel}).
+ * Everything the graph needs (noise, reverb) is generated here from the plan's seeds.
+ *
+ * Levels are set where the agent hears them: the speech level is the active RMS of the speech
+ * after far field, and noise and bursts are scaled against it by their own RMS in the telephony
+ * band (full band without telephony); the noise's drift is included in its mean power, so the
+ * mean SNR over the turn is the plan's. Wind is set against the full-band level (it is a mic
+ * overload effect, mostly below the band).
  */
 export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank: NoiseBank = {}): AudioGraph {
+  return channelMix(speech, plan, bank).graph;
+}
+
+function channelMix(speech: Float32Array, plan: ChannelPlan, bank: NoiseBank): ChannelMix {
   if (speech.length !== plan.length)
     throw new RangeError(`speech has ${speech.length} samples, the plan ${plan.length}`);
   const rate = plan.sampleRate;
   const n = plan.length;
-  const durS = n / rate;
-  const level = activeRms(speech, rate) || REFERENCE_SPEECH_RMS;
-  const nodes: GraphNode[] = [{ kind: 'buffer', id: 'speech', samples: speech, startS: 0 }];
-  const edges: [string, string][] = [];
-  nodes.push({ kind: 'gain', id: 'mic', gain: 1 });
-
+  // The talker as the mic picks it up: far field is a lower direct level plus the room's tail.
+  let voice = speech;
   if (plan.farField) {
     const ff = plan.farField;
-    nodes.push(
-      { kind: 'gain', id: 'far_gain', gain: dbToGain(ff.gainDb) },
-      { kind: 'convolver', id: 'far_reverb', impulse: syntheticImpulse(ff.rt60Ms, rate, ff.seed) },
-      { kind: 'gain', id: 'far_wet', gain: dbToGain(ff.wetDb) },
-    );
-    edges.push(
-      ['speech', 'far_gain'],
-      ['far_gain', 'mic'],
-      ['far_gain', 'far_reverb'],
-      ['far_reverb', 'far_wet'],
-      ['far_wet', 'mic'],
-    );
-  } else {
-    edges.push(['speech', 'mic']);
+    const tail = reverbTail(speech, rate, { rt60Ms: ff.rt60Ms, seed: ff.seed });
+    const g = dbToGain(ff.gainDb);
+    const w = dbToGain(ff.wetDb);
+    voice = new Float32Array(n);
+    for (let i = 0; i < n; i++) voice[i] = g * ((speech[i] as number) + w * (tail[i] as number));
   }
+  const needsLevel = plan.noise !== null || plan.bursts.length > 0;
+  const fullLevel = activeRms(voice, rate);
+  const level = (needsLevel ? activeRms(heardBand(voice, plan), rate) : fullLevel) || REFERENCE_SPEECH_RMS;
+  const nodes: GraphNode[] = [
+    { kind: 'buffer', id: 'speech', samples: voice, startS: 0 },
+    { kind: 'gain', id: 'mic', gain: 1 },
+  ];
+  const edges: [string, string][] = [['speech', 'mic']];
+  let levels: ChannelLevels | null = null;
 
   if (plan.noise) {
     const nz = plan.noise;
-    // Recordings and procedural beds are looped from the plan's offset.
     const samples = sourceSamples(nz.source, 'continuous', bank, n, nz.seed, nz.offset);
-    const noiseRms = rms(samples) || 1;
-    // The drifting gain is applied to the (owned) noise samples here, as linear ramps between
-    // points every 250 ms (what a WebAudio gain automation with linear ramps does): an a-rate
-    // automated gain node cost more to render than the multiply.
-    const points: { atSample: number; value: number }[] = [];
-    for (let t = 0; ; t += DRIFT_STEP_MS) {
-      const tc = Math.min(t, plan.durationMs);
-      points.push({ atSample: (tc * rate) / 1000, value: (level / noiseRms) * dbToGain(-driftSnrDb(nz, tc)) });
-      if (tc >= plan.durationMs) break;
+    const drift = driftGains(nz, n, rate);
+    const band = heardBand(samples, plan);
+    // Mean power of the drifting noise, in band and full band, before its gain.
+    let pBand = 0;
+    let pFull = 0;
+    for (let i = 0; i < n; i++) {
+      const d = drift[i] as number;
+      const b = (band[i] as number) * d;
+      const f = (samples[i] as number) * d;
+      pBand += b * b;
+      pFull += f * f;
     }
-    applyRamps(samples, points);
+    pBand /= n || 1;
+    pFull /= n || 1;
+    const gain = pBand > 0 ? (level * dbToGain(-nz.snrDb)) / Math.sqrt(pBand) : 0;
+    for (let i = 0; i < n; i++) samples[i] = (samples[i] as number) * (drift[i] as number) * gain;
+    levels = {
+      snrInBandDb: pBand > 0 ? nz.snrDb : Number.POSITIVE_INFINITY,
+      snrFullBandDb:
+        pFull > 0
+          ? 20 * Math.log10((fullLevel || REFERENCE_SPEECH_RMS) / (gain * Math.sqrt(pFull)))
+          : Number.POSITIVE_INFINITY,
+    };
     nodes.push({ kind: 'buffer', id: 'noise', samples, startS: 0 });
     edges.push(['noise', 'mic']);
   }
 
   for (const [i, b] of plan.bursts.entries()) {
     const samples = sourceSamples(b.source, 'bursts', bank, n, b.seed);
-    const burstLevel = activeRms(samples, rate) || 1;
+    const burstLevel = activeRms(heardBand(samples, plan), rate) || 1;
     nodes.push(
-      { kind: 'buffer', id: `burst${i}`, samples, startS: b.atMs / 1000 },
+      // On a sample frame, so the mix stays sums of whole-sample buffers (no WebAudio render needed).
+      { kind: 'buffer', id: `burst${i}`, samples, startS: Math.round((b.atMs * rate) / 1000) / rate },
       { kind: 'gain', id: `burst${i}_gain`, gain: (level / burstLevel) * dbToGain(-b.snrDb) },
     );
     edges.push([`burst${i}`, `burst${i}_gain`], [`burst${i}_gain`, 'mic']);
@@ -192,80 +215,56 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
     const samples = windNoise(n, rate, rngFromState(plan.wind.seed));
     nodes.push(
       { kind: 'buffer', id: 'wind', samples, startS: 0 },
-      { kind: 'gain', id: 'wind_gain', gain: level * dbToGain(-plan.wind.snrDb) },
+      { kind: 'gain', id: 'wind_gain', gain: (fullLevel || REFERENCE_SPEECH_RMS) * dbToGain(-plan.wind.snrDb) },
     );
     edges.push(['wind', 'wind_gain'], ['wind_gain', 'mic']);
   }
-
-  nodes.push({ kind: 'clip', id: 'adc' });
-  if (plan.muffle) {
-    const m = plan.muffle;
-    const segs = m.segments ?? [{ startMs: m.startMs, endMs: m.endMs }];
-    const whole = segs.length === 1 && m.startMs <= 0 && m.endMs >= plan.durationMs;
-    const tr = m.transitionMs / 1000;
-    // Crossfade dry ↔ low-passed: `wet` rises over `transitionMs` at each segment's start and
-    // falls at its end.
-    const wet: { timeS: number; value: number }[] = whole ? [{ timeS: 0, value: 1 }] : [{ timeS: 0, value: 0 }];
-    if (!whole) {
-      for (const seg of segs) {
-        const s = seg.startMs / 1000;
-        const e = seg.endMs / 1000;
-        wet.push(
-          { timeS: Math.max(0, s - tr / 2), value: 0 },
-          { timeS: Math.min(durS, s + tr / 2), value: 1 },
-          { timeS: Math.max(0, e - tr / 2), value: 1 },
-          { timeS: Math.min(durS, e + tr / 2), value: 0 },
-        );
-      }
-    }
-    nodes.push(
-      { kind: 'gain', id: 'muffle_dry', gain: 1, automation: wet.map((p) => ({ timeS: p.timeS, value: 1 - p.value })) },
-      { kind: 'biquad', id: 'muffle_lp1', type: 'lowpass', frequencyHz: m.cutoffHz, q: BUTTERWORTH4_Q[0] },
-      { kind: 'biquad', id: 'muffle_lp2', type: 'lowpass', frequencyHz: m.cutoffHz, q: BUTTERWORTH4_Q[1] },
-      { kind: 'gain', id: 'muffle_wet', gain: 1, automation: wet },
-    );
-    edges.push(
-      ['mic', 'muffle_dry'],
-      ['muffle_dry', 'adc'],
-      ['mic', 'muffle_lp1'],
-      ['muffle_lp1', 'muffle_lp2'],
-      ['muffle_lp2', 'muffle_wet'],
-      ['muffle_wet', 'adc'],
-    );
-  } else {
-    edges.push(['mic', 'adc']);
-  }
-
-  // The telephony band-pass runs in the core tail ({@link channelTail}), with the rest of the
-  // network leg: as four WebAudio biquads it cost more than all other nodes together.
-  const output = 'adc';
-  return { sampleRate: rate, length: n, nodes, edges, output };
+  return { graph: { sampleRate: rate, length: n, nodes, edges, output: 'mic' }, levels };
 }
 
 /**
- * Multiply `x` in place by a piecewise-linear envelope through `points` (sample positions,
- * increasing; the first at 0): one loop per segment, each sample's gain by the same formula as
- * a per-sample search would use (bit-identical), the last value held after the last point.
+ * The muffled mic, in place on the mic signal: crossfade between the dry signal and its
+ * low-passed copy ({@link muffleLowPass}), the wet share rising over `transitionMs` centred on
+ * each segment's start and falling at its end.
  */
-function applyRamps(x: Float32Array, points: readonly { atSample: number; value: number }[]): void {
-  const n = x.length;
-  let i = 0;
-  for (let j = 0; j + 1 < points.length && i < n; j++) {
-    const a = points[j]!;
-    const b = points[j + 1]!;
-    // Samples i with a.atSample ≤ i < b.atSample take this segment.
-    const end = Math.min(n, Math.ceil(b.atSample));
-    if (b.atSample > a.atSample) {
-      const at = a.atSample;
-      const v0 = a.value;
-      const dv = b.value - a.value;
-      const span = b.atSample - a.atSample;
-      for (; i < end; i++) x[i] = (x[i] as number) * (v0 + (dv * (i - at)) / span);
+export function muffleInPlace(x: Float32Array, plan: ChannelPlan): Float32Array {
+  const m = plan.muffle;
+  if (!m) return x;
+  const rate = plan.sampleRate;
+  const sections = muffleLowPass(m.cutoffHz, rate);
+  const tr = (m.transitionMs * rate) / 1000;
+  // The low-pass starts MUFFLE_PREROLL_MS before each crossfade, so its state has settled.
+  const preroll = Math.round((MUFFLE_PREROLL_MS * rate) / 1000);
+  for (const seg of m.segments ?? [{ startMs: m.startMs, endMs: m.endMs }]) {
+    const s = (seg.startMs * rate) / 1000;
+    const e = (seg.endMs * rate) / 1000;
+    const whole = s <= 0 && e >= x.length;
+    const from = Math.max(0, Math.floor(s - tr / 2));
+    const to = Math.min(x.length, Math.ceil(e + tr / 2));
+    if (to <= from) continue;
+    const start = Math.max(0, from - preroll);
+    const wet = biquadCascadeInPlace(x.slice(start, to), sections);
+    for (let i = from; i < to; i++) {
+      const up = whole || tr <= 0 ? 1 : Math.min(1, Math.max(0, (i - (s - tr / 2)) / tr));
+      const down = whole || tr <= 0 ? 1 : Math.min(1, Math.max(0, (e + tr / 2 - i) / tr));
+      const w = Math.min(up, down);
+      x[i] = (x[i] as number) + w * ((wet[i - start] as number) - (x[i] as number));
     }
-    i = Math.max(i, end);
   }
-  const last = points[points.length - 1];
-  if (last) for (; i < n; i++) x[i] = (x[i] as number) * last.value;
+  return x;
+}
+
+/** Settling time of the muffle low-pass before a segment's crossfade: 50 ms (its impulse response at 1 kHz has died down by then). */
+const MUFFLE_PREROLL_MS = 50;
+
+/** The ADC: hard clip to [−1, 1] in place (a mic overloaded by wind or a loud burst). */
+function adcClipInPlace(x: Float32Array): Float32Array {
+  for (let i = 0; i < x.length; i++) {
+    const v = x[i] as number;
+    if (v > 1) x[i] = 1;
+    else if (v < -1) x[i] = -1;
+  }
+  return x;
 }
 
 /** Zero the samples of every span (ms) at `rateHz`, in place. */
@@ -304,15 +303,11 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
     if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
     return pcm ? quantize16Into(rendered, pcm) : rendered;
   }
-  const { lowHz, highHz } = plan.telephony;
-  const rate = plan.sampleRate;
-  // Band-pass fused with the decimation (and the mu-law map): one pass, reading `rendered`.
-  const bandPass = [
-    biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[0], rate),
-    biquadCoefficients('highpass', lowHz, BUTTERWORTH4_Q[1], rate),
-    biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[0], rate),
-    biquadCoefficients('lowpass', highHz, BUTTERWORTH4_Q[1], rate),
-  ] as const;
+  // Band-pass fused with the decimation (and the mu-law map): one pass, reading `rendered`. The
+  // headroom scale rides on the first section's numerator (the cascade is linear).
+  const [first, ...rest] = telephonyBandPass(plan.telephony, plan.sampleRate);
+  const h = TELEPHONY_HEADROOM;
+  const bandPass = [{ ...first, b0: first.b0 * h, b1: first.b1 * h, b2: first.b2 * h }, ...rest] as BiquadCascade4;
   // The 8 kHz signal: float32 values in a Float64Array (read without conversions below), in a
   // scratch buffer reused across turns (the tail is synchronous; nothing keeps it).
   const len = (rendered.length + 1) >> 1;
@@ -329,7 +324,11 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
 }
 
 /** The effect timeline of a plan (burst spans use the burst sounds' lengths). */
-export function channelTimeline(plan: ChannelPlan, bank: NoiseBank = {}): EffectEvent[] {
+export function channelTimeline(
+  plan: ChannelPlan,
+  bank: NoiseBank = {},
+  levels: ChannelLevels | null = null,
+): EffectEvent[] {
   const end = plan.durationMs;
   const events: EffectEvent[] = [];
   if (plan.farField) {
@@ -338,7 +337,7 @@ export function channelTimeline(plan: ChannelPlan, bank: NoiseBank = {}): Effect
       type: 'far_field',
       start_ms: 0,
       end_ms: end,
-      params: { gain_db: f.gainDb, rt60_ms: f.rt60Ms, wet_db: f.wetDb },
+      params: { gain_db: f.gainDb, rt60_ms: f.rt60Ms, wet_db: f.wetDb, reverb: 'fdn4' },
     });
   }
   if (plan.noise) {
@@ -347,7 +346,15 @@ export function channelTimeline(plan: ChannelPlan, bank: NoiseBank = {}): Effect
       type: 'background_noise',
       start_ms: 0,
       end_ms: end,
-      params: { source: z.source, snr_db: z.snrDb, drift_db: z.driftDb, drift_period_ms: z.driftPeriodMs },
+      params: {
+        source: z.source,
+        snr_db: z.snrDb,
+        snr_band: plan.telephony ? 'telephony' : 'full',
+        ...(levels ? { snr_in_band_db: levels.snrInBandDb, snr_full_band_db: levels.snrFullBandDb } : {}),
+        drift_db: z.driftDb,
+        drift_speed_hz: z.driftSpeedHz,
+        drift_start_s: z.driftStartS,
+      },
     });
   }
   for (const b of plan.bursts) {
@@ -407,14 +414,16 @@ export async function runChannel(
   plan: ChannelPlan,
   bank: NoiseBank = {},
 ): Promise<ChannelOutput> {
-  const rendered = await renderer.render(buildChannelGraph(speech, plan, bank));
+  const { graph, levels } = channelMix(speech, plan, bank);
+  const rendered = adcClipInPlace(muffleInPlace(await renderer.render(graph), plan));
   // Quantize once: the WAV holds the 16-bit values, `samples` the same values as floats.
   const { wav, pcm } = allocWavPcm16(rendered.length, SPEECH_RATE_HZ);
   if (!pcm) {
     // Big-endian platform: no direct view of the WAV's little-endian data.
     const q = floatToInt16(channelTail(rendered, plan));
-    return { samples: int16ToFloat(q), wav: encodeWavPcm16(q, SPEECH_RATE_HZ), timeline: channelTimeline(plan, bank) };
+    const timeline = channelTimeline(plan, bank, levels);
+    return { samples: int16ToFloat(q), wav: encodeWavPcm16(q, SPEECH_RATE_HZ), timeline };
   }
   // The 16-bit values go straight into the WAV's data chunk.
-  return { samples: tail(rendered, plan, pcm), wav, timeline: channelTimeline(plan, bank) };
+  return { samples: tail(rendered, plan, pcm), wav, timeline: channelTimeline(plan, bank, levels) };
 }

@@ -8,6 +8,7 @@ import { dropSpans, gilbertElliottDrops } from '../audio/packet-loss.ts';
 import { msToSamples, SPEECH_RATE_HZ } from '../audio/pcm.ts';
 import type { ProceduralBurst } from '../audio/noise.ts';
 import { PRESETS, type ChannelPreset, type PresetName, type Range } from './presets.ts';
+import { DRIFT_SPEED_HZ } from './snr-drift.ts';
 
 /** Where the plan is drawn for. */
 export interface PlanKey {
@@ -40,12 +41,17 @@ export interface ChannelPlan {
   /** Length of the turn's audio in samples (and so of the output). */
   length: number;
   durationMs: number;
+  /**
+   * Background noise: `snrDb` is the mean SNR the agent hears (see {@link ChannelPreset.noise}),
+   * drifting by ±`driftDb` (`snr-drift.ts`) from `driftStartS` on the curve; a recording is
+   * looped from `offset` (share of its length), a procedural source is generated from `seed`.
+   */
   noise: {
     source: SourceRef;
     snrDb: number;
     driftDb: number;
-    driftPeriodMs: number;
-    driftPhase: number;
+    driftSpeedHz: number;
+    driftStartS: number;
     offset: number;
     seed: number;
   } | null;
@@ -73,6 +79,8 @@ export interface ChannelPlan {
 }
 
 const uniform = (rng: Rng, [lo, hi]: Range) => lo + (hi - lo) * rng.next();
+/** One repeat of the drift curve at {@link DRIFT_SPEED_HZ}: 20 s (the least common multiple of its periods 2, 20/27 and 5 s). */
+const DRIFT_CURVE_S = 20;
 const PROCEDURAL_BURSTS: readonly ProceduralBurst[] = ['knock', 'ring'];
 
 /**
@@ -116,8 +124,9 @@ export function planChannel(
       source,
       snrDb: uniform(r, p.noise.snrDb),
       driftDb: p.noise.driftDb,
-      driftPeriodMs: uniform(r, p.noise.driftPeriodMs),
-      driftPhase: 2 * Math.PI * r.next(),
+      driftSpeedHz: p.noise.driftSpeedHz,
+      // A seeded point on one repeat of the drift curve.
+      driftStartS: (r.next() * DRIFT_CURVE_S) / (p.noise.driftSpeedHz / DRIFT_SPEED_HZ || 1),
       offset: r.next(),
       seed: r.int(2 ** 32),
     };

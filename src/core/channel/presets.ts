@@ -4,6 +4,7 @@
  */
 import type { NoiseKind } from '../audio/noise.ts';
 import { DEFAULT_LOSS_RATE_RANGE } from '../audio/packet-loss.ts';
+import { DRIFT_SPEED_HZ } from './snr-drift.ts';
 
 /** A procedural noise source: a generated noise kind, or `babble` (several overlapping TTS voices, see `babble.ts`). */
 export type ProceduralSource = NoiseKind | 'babble';
@@ -21,18 +22,25 @@ export interface ChannelPreset {
   noise: {
     /** Procedural kinds to choose from when the noise bank has no continuous recordings. */
     procedural: readonly ProceduralSource[];
-    /** Mean SNR in dB. */
+    /**
+     * Mean SNR in dB, as the agent hears it: speech (after far field) against noise, both in the
+     * telephony band when the preset has one (full band otherwise).
+     */
     snrDb: Range;
-    /** Peak deviation of the slowly drifting SNR from its mean, in dB. */
+    /** Peak deviation of the drifting SNR from its mean, in dB (tau2-bench `NOISE_SNR_DRIFT_DB`: 3). */
     driftDb: number;
-    /** Period of the drift in ms (sampled). */
-    driftPeriodMs: Range;
+    /** Variation speed of the drift in Hz ({@link DRIFT_SPEED_HZ}: tau2-bench's 0.5 Hz; see `snr-drift.ts`). */
+    driftSpeedHz: number;
   } | null;
   /** Poisson burst noises. */
   bursts: { ratePerMin: number; snrDb: Range } | null;
   /** Wind on the mic, per turn with a probability. */
   wind: { probability: number; snrDb: Range } | null;
-  /** Muffled mic: 4th-order low-pass, per turn with a probability, entered and left with ramps. */
+  /**
+   * Muffled mic: a 4th-order Butterworth low-pass run twice (the magnitude of tau2-bench's
+   * zero-phase `filtfilt` of `butter(4)`: −6 dB at the cutoff, −48 dB per octave), per turn with
+   * a probability, entered and left with ramps.
+   */
   muffle: {
     probability: number;
     cutoffHz: number;
@@ -73,7 +81,8 @@ export const TELEPHONY_BAND_HZ: readonly [number, number] = [300, 3400];
  * The presets.
  * - `clean`: no effect at all (the 16 kHz TTS audio as is).
  * - `control`: only what every phone call has: telephony band-pass and mu-law at 8 kHz.
- * - `regular`: tau-Voice-like defaults (tau2-bench `voice_config.py`): noise at 15 ± 3 dB SNR,
+ * - `regular`: tau-Voice-like defaults (tau2-bench `voice_config.py`): noise at 15 ± 3 dB SNR in
+ *   the telephony band (drifting as tau2's envelope does),
  *   bursts 1/min at −5…+10 dB, muffling with probability 0.2 for 500 ms at 1500 Hz with 100 ms
  *   ramps, packet loss 1–2 % in 100 ms bursts, telephony; ours on top: a vocal tic and an aside
  *   each in 5 % of caller turns.
@@ -105,7 +114,7 @@ export const PRESETS: Record<PresetName, ChannelPreset> = {
     asides: null,
   },
   regular: {
-    noise: { procedural: ['pink', 'brown'], snrDb: [15, 15], driftDb: 3, driftPeriodMs: [8_000, 20_000] },
+    noise: { procedural: ['pink', 'brown'], snrDb: [15, 15], driftDb: 3, driftSpeedHz: DRIFT_SPEED_HZ },
     bursts: { ratePerMin: 1, snrDb: [-5, 10] },
     wind: null,
     muffle: { probability: 0.2, cutoffHz: 1500, segmentMs: 500, transitionMs: 100 },
@@ -120,7 +129,7 @@ export const PRESETS: Record<PresetName, ChannelPreset> = {
       procedural: ['pink', 'brown', 'white', 'babble'],
       snrDb: [5, 10],
       driftDb: 3,
-      driftPeriodMs: [5_000, 12_000],
+      driftSpeedHz: DRIFT_SPEED_HZ,
     },
     bursts: { ratePerMin: 3, snrDb: [-5, 10] },
     wind: { probability: 0.3, snrDb: [0, 10] },
