@@ -102,7 +102,8 @@ function agentOptions(settings: ModelSettings) {
  * A factory for the agent named by `spec`. Throws with the known names for an unknown one.
  * For `local:<id>` the manifest and model files are checked now; the models load on the first
  * turn and are shared by every agent the factory makes (one generation at a time).
- * `noisy:<p>` is the noisy reference policy ({@link NoisyAgent}) erring on each write with probability p.
+ * `noisy:<p>` is the noisy reference policy ({@link NoisyAgent}) erring on each write with probability p;
+ * `noisy:<p>,tell=<q>` also leaves out each item it must tell with probability q.
  */
 export function agentFactory(spec: string, settings: ModelSettings = {}): () => Agent {
   if (spec.startsWith('local:')) {
@@ -122,10 +123,12 @@ export function agentFactory(spec: string, settings: ModelSettings = {}): () => 
     return () => new ModelAgent(c, agentOptions(settings));
   }
   if (spec.startsWith('noisy:') && !settings.teacherGuidance) {
-    const p = Number(spec.slice('noisy:'.length));
-    if (spec.length === 'noisy:'.length || !(p >= 0 && p <= 1))
-      throw new UsageError(`agent "${spec}": noisy:<p> needs an error probability p from 0 to 1`);
-    return () => new NoisyAgent({ p });
+    const [pText = '', tellText] = spec.slice('noisy:'.length).split(',tell=');
+    const p = Number(pText);
+    const tell = tellText === undefined ? 0 : Number(tellText);
+    if (pText === '' || !(p >= 0 && p <= 1) || tellText === '' || !(tell >= 0 && tell <= 1))
+      throw new UsageError(`agent "${spec}": noisy:<p>[,tell=<q>] needs an error probability p (and q) from 0 to 1`);
+    return () => new NoisyAgent(tell > 0 ? { p, tell } : { p });
   }
   if (settings.teacherGuidance)
     throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url> or local:<id>)');

@@ -85,7 +85,9 @@ describe('switchboard evolve', () => {
     dirs.push(dir);
     const io = capture();
     expect(await main(['evolve', '--domain', 'carrier', '--agent', 'noisy:2', '--out', dir], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: agent "noisy:2": noisy:<p> needs an error probability p from 0 to 1\n');
+    expect(io.stderr).toBe(
+      'switchboard: agent "noisy:2": noisy:<p>[,tell=<q>] needs an error probability p (and q) from 0 to 1\n',
+    );
     await writeFile(join(dir, 'w.json'), '{"format": "other"}');
     const io2 = capture();
     const args = ['evolve', '--domain', 'carrier', '--previous', join(dir, 'w.json'), '--out', dir];

@@ -158,6 +158,22 @@ export class DomainRuntime {
   }
 
   /**
+   * The same database image and tables with another task list (a derived bank, hardened
+   * variants): no schema or seed rebuild. The new runtime has its own pool of idle databases;
+   * {@link close} it when done.
+   */
+  withTasks(tasks: Task[]): DomainRuntime {
+    return new DomainRuntime(
+      { ...this.domain, tasks },
+      this.tables,
+      this.wholeTables,
+      this.image,
+      this.factory,
+      this.affinities,
+    );
+  }
+
+  /**
    * Open and close an environment for every task with `initial_state.rows`, so that a bad row
    * is reported before any episode runs (the gate and every command do this first).
    * @throws DomainFileError naming the tasks file and the row's field.

@@ -3,3 +3,5 @@ export * from './labels.ts';
 export * from './weights.ts';
 export * from './evolve.ts';
 export * from './attribution.ts';
+export * from './patterns.ts';
+export * from './harden.ts';

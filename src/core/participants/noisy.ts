@@ -6,12 +6,13 @@
  * tool) or calls it
  * with a wrong amount (the first numeric argument plus 1). A write with no numeric argument is
  * skipped. Draws come from a fork of the episode's seeded agent generator per (task, plan step), so a seeded rollout replays
- * bit-for-bit, and the same seed gives the same mistakes.
+ * bit-for-bit, and the same seed gives the same mistakes. With `tell` > 0 it also leaves out
+ * each item it must tell (communicate_info) with that probability.
  */
 import { toolsFor } from '../schema/domain.ts';
 import type { ToolCall } from '../schema/trajectory.ts';
 import { phrasesFor } from './phrases.ts';
-import { referencePlan } from './reference-plan.ts';
+import { closingSay, referencePlan } from './reference-plan.ts';
 import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply } from './types.ts';
 
 /** The per-task error profile of a {@link NoisyAgent}. */
@@ -20,6 +21,11 @@ export interface ErrorProfile {
   p: number;
   /** Error probability per task id, in [0, 1]. */
   tasks?: Readonly<Record<string, number>>;
+  /**
+   * Probability, in [0, 1], of leaving out each `communicate_info` item of the closing step (what
+   * the agent must tell). Default 0: only writes err.
+   */
+  tell?: number;
 }
 
 /**
@@ -29,10 +35,10 @@ export interface ErrorProfile {
 export class NoisyAgent implements Agent {
   readonly id: string;
   constructor(private readonly profile: ErrorProfile) {
-    const all = [profile.p, ...Object.values(profile.tasks ?? {})];
+    const all = [profile.p, profile.tell ?? 0, ...Object.values(profile.tasks ?? {})];
     if (all.some((p) => !(p >= 0 && p <= 1))) throw new RangeError(`NoisyAgent: error probabilities must be in [0, 1]`);
     const n = Object.keys(profile.tasks ?? {}).length;
-    this.id = `noisy:${profile.p}${n > 0 ? `+${n}tasks` : ''}`;
+    this.id = `noisy:${profile.p}${profile.tell ? `,tell=${profile.tell}` : ''}${n > 0 ? `+${n}tasks` : ''}`;
   }
 
   /** p_task of `taskId`. */
@@ -46,7 +52,8 @@ export class NoisyAgent implements Agent {
     const done = view.turns.filter((t) => t.role === 'assistant' && !t.interrupted).length;
     const step = plan[done];
     if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
-    if ('say' in step) return { text: step.say };
+    const tell = this.profile.tell ?? 0;
+    if ('say' in step) return { text: done === plan.length - 1 && tell > 0 ? closingText(view, done, tell) : step.say };
     const kind = toolsFor(view.domain, 'assistant').find((t) => t.name === step.call.name)?.kind;
     // A generator per (task, plan step): mistakes of different tasks and steps are independent.
     const rng = view.rng.fork(`noisy:${view.task.id}:${done}`);
@@ -54,6 +61,16 @@ export class NoisyAgent implements Agent {
     const wrong = rng.next() < 0.5 ? wrongAmount(step.call) : null;
     return wrong ? { text: '', tool_calls: [wrong] } : { text: phrasesFor(view.domain.language).noop };
   }
+}
+
+/**
+ * The closing step (every communicate_info item, then "anything else?") with each item left out
+ * with probability `tell`, drawn per item from the step's own generator.
+ */
+function closingText(view: EpisodeView, step: number, tell: number): string {
+  const rng = view.rng.fork(`noisy-tell:${view.task.id}:${step}`);
+  const kept = (view.task.evaluation_criteria?.communicate_info ?? []).filter(() => rng.next() >= tell);
+  return closingSay(phrasesFor(view.domain.language), kept);
 }
 
 /** The call with its first numeric argument (top level) plus 1, or null when it has none. */

@@ -5,7 +5,7 @@
 import { toolsFor, type Domain } from '../schema/domain.ts';
 import type { Action, Fact, Task } from '../schema/task.ts';
 import type { ToolCall } from '../schema/trajectory.ts';
-import { phrasesFor } from './phrases.ts';
+import { phrasesFor, type Phrases } from './phrases.ts';
 import { spokenArguments } from './spoken.ts';
 
 /** One step: say something (then the caller speaks) or call a tool (then the agent goes on). */
@@ -58,8 +58,13 @@ export function referencePlan(domain: Domain, task: Task): PlanStep[] {
     }
   }
   const info = task.evaluation_criteria?.communicate_info ?? [];
-  steps.push({ say: info.length > 0 ? `${p.tell(info)}${p.sentenceSep}${p.anythingElse}` : p.anythingElse });
+  steps.push({ say: closingSay(p, info) });
   return steps;
+}
+
+/** The closing step: every item to tell (none: nothing), then "anything else?". */
+export function closingSay(p: Phrases, info: readonly string[]): string {
+  return info.length > 0 ? `${p.tell(info)}${p.sentenceSep}${p.anythingElse}` : p.anythingElse;
 }
 
 function toCall(a: Action, id: string): ToolCall {

@@ -237,8 +237,42 @@ export const EvaluationCriteria = z.object({
 });
 export type EvaluationCriteria = z.infer<typeof EvaluationCriteria>;
 
+/**
+ * One change of a task in the versioned task bank (ours): which version it made, why, and who
+ * made it (`hard-pattern:<id>`, `repair`, `model:<name>`, `hand`).
+ */
+export const TaskChange = z.object({
+  version: z.number().int().min(1),
+  reason: z.string().min(1),
+  by: z.string().min(1),
+  /** The hard pattern and its parameters, for a hardened variant. */
+  pattern: z.string().optional(),
+  params: z.record(z.string(), z.unknown()).optional(),
+  seed: z.number().int().optional(),
+});
+export type TaskChange = z.infer<typeof TaskChange>;
+
+/**
+ * Where a task comes from in the versioned task bank (ours). Absent: version 1 of an original
+ * task (no parent, generation 0, no changes). A repair keeps the id and bumps `version`; a
+ * hardened variant is a new task whose `parent` is the task it was derived from, one generation
+ * further.
+ */
+export const Lineage = z.object({
+  version: z.number().int().min(1).default(1),
+  /** The task (id and version) this one was derived from; null for an original task. */
+  parent: z.object({ task_id: z.string().min(1), version: z.number().int().min(1) }).nullish(),
+  /** 0 for an original task, parent's generation + 1 for a derived one. */
+  generation: z.number().int().min(0).default(0),
+  /** Every change, oldest first, each with its reason. */
+  changes: z.array(TaskChange).default([]),
+});
+export type Lineage = z.infer<typeof Lineage>;
+
 export const Task = z.object({
   id: z.union([z.string(), z.number()]).transform(String),
+  /** Ours: version, parent, generation and the reason for each change (the versioned task bank). */
+  lineage: Lineage.optional(),
   description: z
     .object({
       purpose: z.string().nullish(),

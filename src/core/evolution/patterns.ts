@@ -1,0 +1,437 @@
+/**
+ * The global hard-pattern library: named, documented, deterministic task mutators. What each
+ * pattern does is described in one data file, `hard-patterns.json` (ids, axis, descriptions,
+ * parameters, the phrases the mutators put in a caller's mouth per language); the mutators are
+ * here. A mutator takes a task, the domain, the pattern's parameters and a seed, and returns a
+ * new task (its own reference solution, assertions, whitelist and caller) or the reason it does
+ * not apply. Mutators never touch the base task; the variant is a new task with its own id and
+ * lineage (parent, generation, the change with pattern, parameters and seed). They are generic
+ * over a domain's tools and tables, so one library serves every domain (carrier, tau2-retail).
+ */
+import { z } from 'zod';
+import type { DomainRuntime } from '../env/environment.ts';
+import { neededFacts } from '../participants/reference-plan.ts';
+import { seededRng, type Rng } from '../ports/rng.ts';
+import { toolsFor, type Domain } from '../schema/domain.ts';
+import { reasonForCall, type Action, type Fact, type Task, type TaskChange } from '../schema/task.ts';
+import { firstPersonRequest } from '../participants/spoken.ts';
+import libraryJson from './hard-patterns.json';
+
+/** Phrases one language gives the mutators (`{name}` placeholders are filled in). */
+export const PatternPhrases = z.object({
+  claim_done: z.string().min(1),
+  claim_handled: z.string().min(1),
+  no_record: z.string().min(1),
+  concede: z.string().min(1),
+  check_cues: z.array(z.string().min(1)).min(1),
+  misremember_note: z.string().min(1),
+  deflect: z.string().min(1),
+  withhold_note: z.string().min(1),
+  follow_up: z.string().min(1),
+  follow_up_note: z.string().min(1),
+});
+export type PatternPhrases = z.infer<typeof PatternPhrases>;
+
+/** One pattern of the library. */
+export const HardPattern = z.object({
+  id: z.string().regex(/^[a-z_]+$/),
+  /** `task`: a new task; `channel`: the same task under harder channel conditions. */
+  axis: z.enum(['task', 'channel']),
+  title: z.string().min(1),
+  description: z.string().min(1),
+  params: z.record(z.string(), z.unknown()),
+});
+export type HardPattern = z.infer<typeof HardPattern>;
+
+/** The library file (`hard-patterns.json`). */
+export const HardPatternLibrary = z.object({
+  format: z.literal('switchboard.hard-patterns'),
+  version: z.literal(1),
+  phrases: z.object({ zh: PatternPhrases, en: PatternPhrases }),
+  patterns: z.array(HardPattern).min(1),
+});
+export type HardPatternLibrary = z.infer<typeof HardPatternLibrary>;
+
+/** The library as shipped (`src/core/evolution/hard-patterns.json`), validated. */
+export const HARD_PATTERNS: HardPatternLibrary = HardPatternLibrary.parse(libraryJson);
+
+/** The result of one mutator: a new task and why, or why it does not apply. */
+export type Mutation = { task: Task; reason: string } | { skip: string };
+
+/** What a mutator gets. */
+export interface MutatorContext {
+  domain: Domain;
+  runtime: DomainRuntime;
+  phrases: PatternPhrases;
+  params: Record<string, unknown>;
+  /** Seeded from the pattern id, base task id and seed: the same inputs give the same variant. */
+  rng: Rng;
+}
+
+type Mutator = (base: Task, ctx: MutatorContext) => Promise<Mutation>;
+
+/** Fill `{name}` placeholders. */
+function fill(template: string, values: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (m, k: string) => values[k] ?? m);
+}
+
+function agentActions(task: Task): Action[] {
+  return (task.evaluation_criteria?.actions ?? []).filter((a) => a.requestor === 'assistant');
+}
+
+function kindOf(domain: Domain, name: string) {
+  return toolsFor(domain, 'assistant').find((t) => t.name === name)?.kind;
+}
+
+/** Append a sentence to the caller's task instructions (a string instruction gets it appended). */
+function addInstruction(task: Task, sentence: string, sep: string): void {
+  const s = task.user_scenario;
+  if (typeof s.instructions === 'string') s.instructions = [s.instructions, sentence].join(sep);
+  else s.instructions.task_instructions = [s.instructions.task_instructions, sentence].filter(Boolean).join(sep);
+}
+
+function sepOf(domain: Domain): string {
+  return domain.language.toLowerCase().startsWith('zh') ? '' : ' ';
+}
+
+/** Make COMMUNICATE part of the basis and add `item` (once). */
+function addCommunicate(task: Task, item: string): void {
+  const ec = task.evaluation_criteria!;
+  const info = ec.communicate_info ?? [];
+  if (!info.includes(item)) ec.communicate_info = [...info, item];
+  if (!ec.reward_basis.includes('COMMUNICATE')) ec.reward_basis = [...ec.reward_basis, 'COMMUNICATE'];
+}
+
+/** Run actions in order on a fresh environment; the parsed result of each. */
+async function runActions(runtime: DomainRuntime, task: Task, actions: readonly Action[]) {
+  const env = await runtime.open(task);
+  try {
+    const out: { error: boolean; content: string }[] = [];
+    for (const [i, a] of actions.entries()) {
+      const o = await env.call(
+        { id: `pattern-${i}`, name: a.name, arguments: structuredClone(a.arguments) },
+        a.requestor,
+        i,
+      );
+      out.push({ error: o.error, content: o.content });
+    }
+    return out;
+  } finally {
+    await env.close();
+  }
+}
+
+/** Numeric fields of a JSON value, depth first, as [path, value]. */
+function numericFields(value: unknown, path = '', out: [string, number][] = []): [string, number][] {
+  if (typeof value === 'number') out.push([path, value]);
+  else if (Array.isArray(value)) value.forEach((v, i) => numericFields(v, `${path}[${i}]`, out));
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) numericFields(v, path ? `${path}.${k}` : k, out);
+  return out;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A fact the reference needs, for the caller patterns: the task's needed facts, else one made
+ * from a string argument of the first agent action that the caller's known_info states (tau2
+ * tasks have no facts). Cues are the argument's name in words.
+ */
+function factsToUse(task: Task): Fact[] {
+  const needed = neededFacts(task);
+  if (needed.length > 0) return needed;
+  const first = agentActions(task)[0];
+  const ins = task.user_scenario.instructions;
+  const known = typeof ins === 'string' ? ins : [ins.known_info, ins.reason_for_call].filter(Boolean).join('\n');
+  if (!first) return [];
+  return Object.entries(first.arguments)
+    .filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].length > 0 && known.includes(e[1]))
+    .map(([k, v]) => ({ key: k, value: v, cues: [k.replace(/_/g, ' ')] }));
+}
+
+/** Put `fact` into the task's facts (a made-up one is added). */
+function ensureFact(task: Task, fact: Fact): void {
+  const facts = task.user_scenario.facts ?? [];
+  if (!facts.some((f) => f.key === fact.key)) task.user_scenario.facts = [...facts, fact];
+}
+
+const claimMutator: Mutator = async (base, ctx) => {
+  if (base.user_scenario.false_claims?.length) return { skip: 'the caller already makes a false claim' };
+  const task = structuredClone(base);
+  const write = agentActions(task).find((a) => kindOf(ctx.domain, a.name) === 'write');
+  const spoken = write
+    ? (toolsFor(ctx.domain, 'assistant').find((t) => t.name === write.name)?.spokenAs ?? write.name.replace(/_/g, ' '))
+    : null;
+  const claim = spoken ? fill(ctx.phrases.claim_done, { action: spoken }) : ctx.phrases.claim_handled;
+  task.user_scenario.false_claims = [{ claim, contradict_cues: [ctx.phrases.no_record], concede: ctx.phrases.concede }];
+  addCommunicate(task, ctx.phrases.no_record);
+  return {
+    task,
+    reason: `the caller claims "${claim}"; the records contradict it and the agent must say "${ctx.phrases.no_record}"`,
+  };
+};
+
+const serialMutator: Mutator = async (base, ctx) => {
+  if ((base.user_scenario.requests?.length ?? 1) > 1 || agentActions(base).some((a) => (a.intent ?? 0) > 0))
+    return { skip: 'the task already has more than one intent' };
+  const actions = base.evaluation_criteria?.actions ?? [];
+  const results = await runActions(ctx.runtime, base, actions);
+  const before = new Map<number, unknown>();
+  const reads: { action: Action; at: number }[] = [];
+  actions.forEach((a, i) => {
+    if (a.requestor === 'assistant' && kindOf(ctx.domain, a.name) === 'read' && !results[i]!.error) {
+      before.set(i, parseJson(results[i]!.content));
+      reads.push({ action: a, at: i });
+    }
+  });
+  // Each read again after all of the reference: what the caller's follow-up gets told.
+  const again = await runActions(ctx.runtime, base, [...actions, ...reads.map((r) => r.action)]);
+  const candidates = reads
+    .map((r, j) => {
+      const after = numericFields(parseJson(again[actions.length + j]!.content));
+      const old = new Map(numericFields(before.get(r.at)));
+      const changed = after.find(([p, v]) => old.has(p) && old.get(p) !== v);
+      return { read: r.action, value: (changed ?? after[0])?.[1] };
+    })
+    .filter((c): c is { read: Action; value: number } => c.value !== undefined);
+  if (candidates.length === 0) return { skip: 'no agent read of the reference returns a number to tell' };
+  // A number the task does not already make the agent tell, when there is one.
+  const told = new Set(base.evaluation_criteria?.communicate_info ?? []);
+  const fresh = candidates.filter((c) => !told.has(String(c.value)));
+  const pick = ctx.rng.pick(fresh.length ? fresh : candidates);
+  const task = structuredClone(base);
+  const ec = task.evaluation_criteria!;
+  ec.actions = [
+    ...(ec.actions ?? []).map((a) => ({ ...a, intent: 0 })),
+    { ...structuredClone(pick.read), action_id: `serial-${pick.read.name}`, intent: 1 },
+  ];
+  // The opening request as the scripted caller says it (a tau2 reason for call in the first person).
+  const reason = reasonForCall(base);
+  const first =
+    task.user_scenario.requests?.[0] ??
+    (ctx.domain.language.toLowerCase().startsWith('en') ? firstPersonRequest(reason) : reason);
+  task.user_scenario.requests = [first, ctx.phrases.follow_up];
+  addInstruction(task, ctx.phrases.follow_up_note, sepOf(ctx.domain));
+  addCommunicate(task, String(pick.value));
+  return {
+    task,
+    reason: `a second intent after the first is done: ${pick.read.name} again and tell ${pick.value}`,
+  };
+};
+
+/** `value` with the digits at i and i+1 swapped, for every i where they differ. */
+function swaps(value: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < value.length; i++) {
+    const a = value[i]!;
+    const b = value[i + 1]!;
+    if (/\d/.test(a) && /\d/.test(b) && a !== b) out.push(value.slice(0, i) + b + a + value.slice(i + 2));
+  }
+  return out;
+}
+
+const misrememberMutator: Mutator = async (base, ctx) => {
+  const taken = new Set([
+    ...(base.user_scenario.misremembers ?? []).map((m) => m.fact),
+    ...(base.user_scenario.withholds ?? []).map((w) => w.fact),
+  ]);
+  const facts = factsToUse(base).filter((f) => !taken.has(f.key) && swaps(f.value).length > 0);
+  if (facts.length === 0) return { skip: 'no needed fact with two different adjacent digits' };
+  const fact = ctx.rng.pick(facts);
+  const wrong = ctx.rng.pick(swaps(fact.value));
+  // The wrong value must not be found: the first agent action that takes the fact, with it.
+  const lookup = agentActions(base).find((a) => Object.values(a.arguments).includes(fact.value));
+  if (lookup) {
+    const args = Object.fromEntries(
+      Object.entries(lookup.arguments).map(([k, v]) => [k, v === fact.value ? wrong : v]),
+    );
+    const [r] = await runActions(ctx.runtime, base, [{ ...lookup, arguments: args }]);
+    if (r && !r.error) return { skip: `${lookup.name} finds the misremembered ${fact.key} ${wrong} too` };
+  }
+  const task = structuredClone(base);
+  ensureFact(task, fact);
+  task.user_scenario.misremembers = [
+    ...(task.user_scenario.misremembers ?? []),
+    { fact: fact.key, wrong, check_cues: ctx.phrases.check_cues },
+  ];
+  addInstruction(
+    task,
+    fill(ctx.phrases.misremember_note, { key: fact.key, wrong, value: fact.value }),
+    sepOf(ctx.domain),
+  );
+  return {
+    task,
+    reason: `the caller first gives ${fact.key} as ${wrong} (digits swapped; the right value is ${fact.value})`,
+  };
+};
+
+const withholdMutator: Mutator = async (base, ctx) => {
+  const taken = new Set([
+    ...(base.user_scenario.misremembers ?? []).map((m) => m.fact),
+    ...(base.user_scenario.withholds ?? []).map((w) => w.fact),
+  ]);
+  const facts = factsToUse(base).filter((f) => !taken.has(f.key));
+  if (facts.length === 0) return { skip: 'no needed fact the caller could hold back' };
+  const fact = ctx.rng.pick(facts);
+  const task = structuredClone(base);
+  ensureFact(task, fact);
+  task.user_scenario.withholds = [
+    ...(task.user_scenario.withholds ?? []),
+    { fact: fact.key, deflect: ctx.phrases.deflect },
+  ];
+  addInstruction(task, fill(ctx.phrases.withhold_note, { key: fact.key }), sepOf(ctx.domain));
+  return { task, reason: `the caller holds back ${fact.key} until asked a second time` };
+};
+
+/** `value` with its digit at `pos` (counted from the end among digits) stepped by `step` (1–9), or null. */
+function nudgeDigit(value: string, step: number, pos: number): string | null {
+  const at = [...value].flatMap((c, i) => (/\d/.test(c) ? [i] : [])).reverse()[pos];
+  if (at === undefined) return null;
+  const d = (Number(value[at]) + step) % 10;
+  return `${value.slice(0, at)}${d}${value.slice(at + 1)}`;
+}
+
+const nearDuplicateMutator: Mutator = async (base, ctx) => {
+  const lookup = agentActions(base).find((a) => kindOf(ctx.domain, a.name) === 'read');
+  const value = lookup && Object.values(lookup.arguments).find((v): v is string => typeof v === 'string');
+  if (!lookup || !value) return { skip: 'no agent lookup by a text value' };
+  const env = await ctx.runtime.open(base);
+  try {
+    for (const table of ctx.runtime.tables) {
+      if (table.primaryKey.length !== 1) continue;
+      const pk = table.primaryKey[0]!;
+      for (const column of table.columns) {
+        const q = (sql: string, p: unknown[]) => env.query(sql, p as never);
+        const rows = await q(`SELECT * FROM "${table.name}" WHERE "${column}" = ? LIMIT 1`, [value]);
+        const row = rows[0];
+        if (!row) continue;
+        const start = 1 + ctx.rng.int(9);
+        const free = async (col: string, v: string) =>
+          (await q(`SELECT 1 FROM "${table.name}" WHERE "${col}" = ? LIMIT 1`, [v])).length === 0;
+        const nudged = async (col: string, v: string) => {
+          // The last digit first, then the one before it, …; steps from the seeded start.
+          for (let pos = 0; pos < v.length; pos++)
+            for (let k = 0; k < 9; k++) {
+              const n = nudgeDigit(v, ((start + k - 1) % 9) + 1, pos);
+              if (n === null) return null;
+              if (n !== v && (await free(col, n))) return n;
+            }
+          return null;
+        };
+        const copy: Record<string, unknown> = { ...row };
+        const newKey = column === pk ? null : await nudged(pk, String(row[pk]));
+        const newValue = await nudged(column, value);
+        if ((column !== pk && newKey === null) || newValue === null)
+          return { skip: `no free near-duplicate of ${table.name} ${row[pk]}` };
+        if (newKey !== null) copy[pk] = newKey;
+        copy[column] = newValue;
+        const task = structuredClone(base);
+        const init = task.initial_state ?? {};
+        const rowsByTable = init.rows ?? {};
+        rowsByTable[table.name] = [...(rowsByTable[table.name] ?? []), copy];
+        task.initial_state = { ...init, rows: rowsByTable };
+        return {
+          task,
+          reason: `a near-duplicate of ${table.name} ${row[pk]} (${column} ${value} → ${newValue}${newKey ? `, ${pk} ${newKey}` : ''})`,
+        };
+      }
+    }
+  } finally {
+    await env.close();
+  }
+  return { skip: `no table row holds the looked-up value ${value}` };
+};
+
+const notBuilt =
+  (what: string): Mutator =>
+  async () => ({ skip: `${what} is not built yet` });
+
+/** The mutator of each `task`-axis pattern, by id. */
+export const MUTATORS: Readonly<Record<string, Mutator>> = {
+  db_contradicts_claim: claimMutator,
+  serial_multi_intent: serialMutator,
+  misremembered_value: misrememberMutator,
+  withhold_until_asked_twice: withholdMutator,
+  near_duplicate_record: nearDuplicateMutator,
+  value_past_threshold: notBuilt('value_past_threshold'),
+  mid_call_change_of_mind: notBuilt('mid_call_change_of_mind'),
+};
+
+/** Id of the variant of `base` made by `pattern` with `seed`: `<base>~<pattern>.<seed>`. */
+export function variantId(baseId: string, pattern: string, seed: number): string {
+  return `${baseId}~${pattern}.${seed}`;
+}
+
+/**
+ * Apply one task pattern to one task: the variant (new id, lineage one generation further, the
+ * change's reason, pattern, parameters and seed) or why the pattern does not apply.
+ * @throws RangeError for an unknown pattern or one on the channel axis
+ */
+export async function applyPattern(
+  base: Task,
+  patternId: string,
+  opts: { domain: Domain; runtime: DomainRuntime; seed: number; library?: HardPatternLibrary; by?: string },
+): Promise<Mutation> {
+  const library = opts.library ?? HARD_PATTERNS;
+  const pattern = library.patterns.find((p) => p.id === patternId);
+  if (!pattern)
+    throw new RangeError(
+      `unknown hard pattern "${patternId}" (library: ${library.patterns.map((p) => p.id).join(', ')})`,
+    );
+  const mutator = MUTATORS[pattern.id];
+  if (pattern.axis !== 'task' || !mutator) throw new RangeError(`hard pattern "${patternId}" is not a task mutator`);
+  const phrases = opts.domain.language.toLowerCase().startsWith('zh') ? library.phrases.zh : library.phrases.en;
+  const rng = seededRng(opts.seed).fork(`${pattern.id}:${base.id}`);
+  const out = await mutator(base, { domain: opts.domain, runtime: opts.runtime, phrases, params: pattern.params, rng });
+  if ('skip' in out) return out;
+  const parent = base.lineage ?? { version: 1, generation: 0, parent: null, changes: [] };
+  const change: TaskChange = {
+    version: 1,
+    reason: out.reason,
+    by: opts.by ?? `hard-pattern:${pattern.id}`,
+    pattern: pattern.id,
+    params: pattern.params,
+    seed: opts.seed,
+  };
+  const task: Task = {
+    ...out.task,
+    id: variantId(base.id, pattern.id, opts.seed),
+    lineage: {
+      version: 1,
+      parent: { task_id: base.id, version: parent.version },
+      generation: parent.generation + 1,
+      changes: [change],
+    },
+  };
+  return { task, reason: out.reason };
+}
+
+/** Channel conditions a task is run under (the `harsher_channel` axis). */
+export interface ChannelLevel {
+  preset: string;
+  barge_in: number;
+}
+
+/**
+ * One step up the `harsher_channel` ladder: the next preset, and once at the harshest preset the
+ * next barge-in probability; null at the top of both.
+ * @throws RangeError when the level is not on the library's ladder
+ */
+export function harsherChannel(level: ChannelLevel, library: HardPatternLibrary = HARD_PATTERNS): ChannelLevel | null {
+  const p = library.patterns.find((x) => x.id === 'harsher_channel');
+  const presets = z.array(z.string()).parse(p?.params.presets);
+  const steps = z.array(z.number()).parse(p?.params.barge_in_steps);
+  const i = presets.indexOf(level.preset);
+  const j = steps.indexOf(level.barge_in);
+  if (i < 0 || j < 0)
+    throw new RangeError(`channel level ${JSON.stringify(level)} is not on the harsher_channel ladder`);
+  if (i + 1 < presets.length) return { preset: presets[i + 1]!, barge_in: level.barge_in };
+  if (j + 1 < steps.length) return { preset: level.preset, barge_in: steps[j + 1]! };
+  return null;
+}

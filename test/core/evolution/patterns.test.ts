@@ -1,0 +1,249 @@
+import { describe, expect, it } from 'vitest';
+import { loadBuiltinDomain } from '../../../src/adapters/node/load-domain.ts';
+import { loadTau2Domain } from '../../../src/adapters/node/tau2-loader.ts';
+import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
+import { DomainRuntime } from '../../../src/core/env/index.ts';
+import {
+  applyPattern,
+  HARD_PATTERNS,
+  hardenTasks,
+  harsherChannel,
+  taskPatternIds,
+} from '../../../src/core/evolution/index.ts';
+import { NoopAgent, ReferenceAgent, ScriptedUser } from '../../../src/core/participants/scripted.ts';
+import { steppingClock } from '../../../src/core/ports/clock.ts';
+import { runEpisode } from '../../../src/core/rollout/episode.ts';
+import type { Task } from '../../../src/core/schema/task.ts';
+import { evaluate } from '../../../src/core/scoring/index.ts';
+import { testData } from '../../fixtures/data.ts';
+
+async function carrier() {
+  const domain = await loadBuiltinDomain('carrier');
+  return { domain, runtime: await DomainRuntime.create(domain, await sqlJsFactory()) };
+}
+
+/** Reward of one scripted episode of `task` on `runtime`. */
+async function rewardOf(runtime: DomainRuntime, task: Task, agent = new ReferenceAgent()) {
+  const t = await runEpisode({
+    runtime,
+    task,
+    agent,
+    user: new ScriptedUser(),
+    seed: 0,
+    clock: steppingClock(runtime.domain.now, 1000),
+  });
+  return (await evaluate(runtime, task, t.turns, { termination: t.termination })).reward;
+}
+
+const variant = async (id: string, pattern: string, seed = 0) => {
+  const { domain, runtime } = await carrier();
+  const base = domain.tasks.find((t) => t.id === id)!;
+  const before = structuredClone(base);
+  const out = await applyPattern(base, pattern, { domain, runtime, seed });
+  expect(base, 'the base task is never modified').toEqual(before);
+  if ('skip' in out) throw new Error(out.skip);
+  return { ...out, runtime, base };
+};
+
+describe('the hard-pattern library file', () => {
+  it('names every pattern of issue 16 with its axis', () => {
+    expect(HARD_PATTERNS.patterns.map((p) => [p.id, p.axis])).toEqual([
+      ['db_contradicts_claim', 'task'],
+      ['serial_multi_intent', 'task'],
+      ['misremembered_value', 'task'],
+      ['withhold_until_asked_twice', 'task'],
+      ['near_duplicate_record', 'task'],
+      ['value_past_threshold', 'task'],
+      ['mid_call_change_of_mind', 'task'],
+      ['harsher_channel', 'channel'],
+    ]);
+    expect(taskPatternIds()).toHaveLength(7);
+  });
+
+  it('harsher_channel climbs the preset ladder, then barge-in, then stops', () => {
+    expect(harsherChannel({ preset: 'clean', barge_in: 0 })).toEqual({ preset: 'control', barge_in: 0 });
+    expect(harsherChannel({ preset: 'harsh', barge_in: 0 })).toEqual({ preset: 'harsh', barge_in: 0.15 });
+    expect(harsherChannel({ preset: 'harsh', barge_in: 0.5 })).toBeNull();
+    expect(() => harsherChannel({ preset: 'loud', barge_in: 0 })).toThrow(/not on the harsher_channel ladder/);
+  });
+});
+
+describe('task mutators on carrier (seed 0)', () => {
+  it('db_contradicts_claim: a false claim about the first write, and the agent must say 未查到', async () => {
+    const { task, reason } = await variant('carrier-pay-balance-1', 'db_contradicts_claim');
+    expect(task.id).toBe('carrier-pay-balance-1~db_contradicts_claim.0');
+    expect(task.user_scenario.false_claims).toEqual([
+      {
+        claim: '其实我之前已经用话费余额缴纳账单了。',
+        contradict_cues: ['未查到'],
+        concede: '是吗？那可能是我记错了。',
+      },
+    ]);
+    expect(task.evaluation_criteria!.communicate_info).toEqual(['63.5', '36.5', '未查到']);
+    expect(reason).toBe(
+      'the caller claims "其实我之前已经用话费余额缴纳账单了。"; the records contradict it and the agent must say "未查到"',
+    );
+    expect(task.lineage).toEqual({
+      version: 1,
+      parent: { task_id: 'carrier-pay-balance-1', version: 1 },
+      generation: 1,
+      changes: [
+        {
+          version: 1,
+          reason,
+          by: 'hard-pattern:db_contradicts_claim',
+          pattern: 'db_contradicts_claim',
+          params: {},
+          seed: 0,
+        },
+      ],
+    });
+  });
+
+  it('serial_multi_intent: a second request after the first, served by a repeated read and a number to tell', async () => {
+    const { task, runtime } = await variant('carrier-bill-inquiry-1', 'serial_multi_intent');
+    expect(task.user_scenario.requests).toEqual([
+      task.user_scenario.requests![0],
+      '另外，麻烦再帮我查一下账户现在的情况，跟我说一下。',
+    ]);
+    expect(task.evaluation_criteria!.actions!.map((a) => [a.name, a.intent])).toEqual([
+      ['find_customer_by_phone', 0],
+      ['get_bills', 0],
+      ['get_bill_details', 0],
+      ['get_bill_details', 1],
+    ]);
+    expect(task.evaluation_criteria!.communicate_info).toEqual(['32', '流量', '96.5']);
+    // The reference serves both intents in order and scores 1; doing nothing scores 0.
+    expect(await rewardOf(runtime, task)).toBe(1);
+    expect(await rewardOf(runtime, task, new NoopAgent())).toBe(0);
+  });
+
+  it('misremembered_value: two adjacent digits of the phone swapped, a number no account has', async () => {
+    const { task } = await variant('carrier-pay-balance-1', 'misremembered_value');
+    expect(task.user_scenario.misremembers).toEqual([
+      { fact: 'phone', wrong: '15867452310', check_cues: ['查不到', '没有找到', '核对'] },
+    ]);
+    const instr = task.user_scenario.instructions as { task_instructions: string };
+    expect(instr.task_instructions).toMatch(
+      /一开始会把phone说成15867452310，客服说查不到或请您核对时，改口说15867452301。$/,
+    );
+  });
+
+  it('withhold_until_asked_twice: the phone is deflected once', async () => {
+    const { task } = await variant('carrier-pay-balance-1', 'withhold_until_asked_twice');
+    expect(task.user_scenario.withholds).toEqual([{ fact: 'phone', deflect: '这个一定要告诉你吗？' }]);
+  });
+
+  it('near_duplicate_record: a copy of the customer one digit off, gold state unchanged', async () => {
+    const { task, reason, runtime } = await variant('carrier-pay-balance-1', 'near_duplicate_record');
+    expect(task.initial_state?.rows).toEqual({
+      customers: [
+        {
+          customer_id: 'C1000',
+          name: '黄丽',
+          phone: '15867452305',
+          plan_id: 'PL58',
+          next_plan_id: null,
+          prepaid_balance_fen: 10000,
+          status: 'active',
+        },
+      ],
+    });
+    expect(reason).toBe('a near-duplicate of customers C1002 (phone 15867452301 → 15867452305, customer_id C1000)');
+    expect(await rewardOf(runtime, task)).toBe(1);
+  });
+
+  it('patterns not built yet refuse with their reason; a task without a second fact is skipped', async () => {
+    const { domain, runtime } = await carrier();
+    const base = domain.tasks.find((t) => t.id === 'carrier-misremember-phone-1')!;
+    const opts = { domain, runtime, seed: 0 };
+    expect(await applyPattern(base, 'mid_call_change_of_mind', opts)).toEqual({
+      skip: 'mid_call_change_of_mind is not built yet',
+    });
+    expect(await applyPattern(base, 'withhold_until_asked_twice', opts)).toEqual({
+      skip: 'no needed fact the caller could hold back',
+    });
+    await expect(applyPattern(base, 'harsher_channel', opts)).rejects.toThrow(/not a task mutator/);
+    await expect(applyPattern(base, 'nope', opts)).rejects.toThrow(/unknown hard pattern "nope"/);
+  });
+});
+
+/** The gate's reasons for every variant of the planted task. */
+const WHITELIST_REASONS = [
+  'gold write outside the whitelist: customers[C1002].prepaid_balance_fen (update by pay_bill_from_balance at turn 2)',
+  'gold write outside the whitelist: payments[P0090] (insert by pay_bill_from_balance at turn 2)',
+  'gold write outside the whitelist: bills[B10008].paid_fen (update by pay_bill_from_balance at turn 2)',
+  'gold write outside the whitelist: bills[B10008].status (update by pay_bill_from_balance at turn 2)',
+  'reference agent with scripted caller scores 0, not 1',
+];
+
+describe('hardenTasks: every variant goes through the gate', () => {
+  it('admits gated variants, reports rejected ones with the gate reason and skipped patterns', async () => {
+    const { domain, runtime } = await carrier();
+    // A planted task whose reference writes outside its whitelist (an empty one: no write
+    // allowed): every variant inherits the defect and the gate refuses it.
+    const broken = structuredClone(domain.tasks.find((t) => t.id === 'carrier-pay-balance-1')!);
+    broken.id = 'planted-no-whitelist';
+    broken.evaluation_criteria!.write_whitelist = [];
+    const tasks = [domain.tasks.find((t) => t.id === 'carrier-transfer-human-1')!, broken];
+    const { variants, report } = await hardenTasks({
+      runtime,
+      tasks,
+      seed: 3,
+      patterns: ['db_contradicts_claim', 'withhold_until_asked_twice', 'near_duplicate_record'],
+    });
+    expect(variants.map((v) => v.id)).toEqual(['carrier-transfer-human-1~withhold_until_asked_twice.3']);
+    expect(report.admitted).toEqual([
+      {
+        task_id: 'carrier-transfer-human-1~withhold_until_asked_twice.3',
+        parent: 'carrier-transfer-human-1',
+        pattern: 'withhold_until_asked_twice',
+        reason: 'the caller holds back phone until asked a second time',
+      },
+    ]);
+    expect(report.rejected.map((r) => [r.task_id, r.gate_reasons])).toEqual([
+      ['planted-no-whitelist~near_duplicate_record.3', WHITELIST_REASONS],
+      ['planted-no-whitelist~db_contradicts_claim.3', WHITELIST_REASONS],
+      ['planted-no-whitelist~withhold_until_asked_twice.3', WHITELIST_REASONS],
+    ]);
+    expect(report.skipped).toEqual([]);
+    // The bank itself is unchanged.
+    expect(runtime.domain.tasks.map((t) => t.id)).not.toContain(variants[0]!.id);
+  });
+});
+
+describe('a second domain: the same library on tau2-retail (derived bank)', { tags: ['tau2-data'] }, () => {
+  it('misremembered_value makes a fact from the lookup and the variant passes the gate; tau2 tasks stay as they are', async () => {
+    const domain = await loadTau2Domain('tau2-retail', testData('retail'));
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const base = domain.tasks.find((t) => t.id === '0')!;
+    const before = structuredClone(base);
+    const { variants, report } = await hardenTasks({
+      runtime,
+      tasks: [base],
+      seed: 0,
+      patterns: ['misremembered_value', 'serial_multi_intent'],
+      perTask: 2,
+    });
+    expect(base).toEqual(before);
+    expect(report.admitted.map((a) => [a.task_id, a.reason])).toEqual([
+      ['0~misremembered_value.0', 'the caller first gives zip as 91122 (digits swapped; the right value is 19122)'],
+      ['0~serial_multi_intent.0', 'a second intent after the first is done: get_product_details again and tell 272.33'],
+    ]);
+    const m = variants[0]!;
+    expect(m.user_scenario.facts).toEqual([{ key: 'zip', value: '19122', cues: ['zip'] }]);
+    expect(m.user_scenario.misremembers).toEqual([
+      {
+        fact: 'zip',
+        wrong: '91122',
+        check_cues: ["can't find", 'cannot find', 'could not find', 'double-check', 'check again'],
+      },
+    ]);
+    const s = variants[1]!;
+    expect(s.user_scenario.requests![1]).toBe(
+      'One more thing: could you check my account again and tell me where it stands now?',
+    );
+    expect(s.evaluation_criteria!.reward_basis).toEqual(['DB', 'NL_ASSERTION', 'COMMUNICATE']);
+    await runtime.close();
+  });
+});
