@@ -14,6 +14,7 @@ import { NoopAgent, ReferenceAgent, ScriptedUser } from '../../../src/core/parti
 import { steppingClock } from '../../../src/core/ports/clock.ts';
 import { runEpisode } from '../../../src/core/rollout/episode.ts';
 import type { Task } from '../../../src/core/schema/task.ts';
+import type { Agent } from '../../../src/core/participants/types.ts';
 import { evaluate } from '../../../src/core/scoring/index.ts';
 import { testData } from '../../fixtures/data.ts';
 
@@ -23,7 +24,7 @@ async function carrier() {
 }
 
 /** Reward of one scripted episode of `task` on `runtime`. */
-async function rewardOf(runtime: DomainRuntime, task: Task, agent = new ReferenceAgent()) {
+async function rewardOf(runtime: DomainRuntime, task: Task, agent: Agent = new ReferenceAgent()) {
   const t = await runEpisode({
     runtime,
     task,
