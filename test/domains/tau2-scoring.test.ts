@@ -7,9 +7,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DomainRuntime } from '../../src/core/env/environment.ts';
 import type { Task } from '../../src/core/schema/task.ts';
-import type { Turn } from '../../src/core/schema/trajectory.ts';
 import { evaluate } from '../../src/core/scoring/evaluate.ts';
 import { tau2Runtime } from './tau2-helpers.ts';
+import { conversation, handTrajectory } from '../fixtures/turns.ts';
+import { attributeTasks } from '../../src/core/evolution/index.ts';
+import { steppingClock } from '../../src/core/ports/clock.ts';
 
 let runtime: DomainRuntime;
 let tasks: Map<string, Task>;
@@ -18,34 +20,6 @@ beforeAll(async () => {
   runtime = loaded.runtime;
   tasks = new Map(loaded.domain.tasks.map((t) => [t.id, t]));
 });
-
-/** Turns of a conversation: strings are spoken turns (alternating agent / caller), objects tool calls. */
-function conversation(steps: (string | { call: string; args: Record<string, unknown> })[]): Turn[] {
-  const turns: Turn[] = [];
-  let speaker: 'assistant' | 'user' = 'assistant';
-  steps.forEach((s, i) => {
-    if (typeof s === 'string') {
-      turns.push({ role: speaker, text: s, tool_calls: [], t_ms: i });
-      speaker = speaker === 'assistant' ? 'user' : 'assistant';
-      return;
-    }
-    const id = `c${i}`;
-    turns.push({ role: 'assistant', text: '', tool_calls: [{ id, name: s.call, arguments: s.args }], t_ms: i });
-    // The recorded result is not trusted: scoring replays every call.
-    turns.push({
-      role: 'tool',
-      requestor: 'assistant',
-      tool_call_id: id,
-      name: s.call,
-      arguments: s.args,
-      content: '',
-      error: false,
-      writes: [],
-      t_ms: i,
-    });
-  });
-  return turns;
-}
 
 const downgrade = (payment_id: string) => ({
   call: 'update_reservation_flights',
@@ -158,5 +132,22 @@ describe('tau2 semantics by default', () => {
     ]);
     expect(info.db_order_insensitive).toEqual({ score: 1, details: [], judged: true });
     expect(info.reward).toBe(0);
+    // Attribution (issue 16) flags the flip as DB-comparison brittleness, with the rollout as evidence.
+    const [a] = await attributeTasks({
+      runtime,
+      tasks: [task],
+      policies: [{ agent: 'hand', trajectories: [handTrajectory('tau2-airline/40/0/0', turns, info)] }],
+      clock: () => steppingClock(runtime.domain.now, 1000),
+    });
+    expect(a!.findings.filter((f) => f.kind === 'db_brittle')).toEqual([
+      {
+        kind: 'db_brittle',
+        component: 'DB',
+        field: 'order_insensitive',
+        detail:
+          'the DB verdict of tau2-airline/40/0/0 flips from 0 to 1 with the order-insensitive comparison (1 of 1 failed rollouts)',
+        trajectory_ids: ['tau2-airline/40/0/0'],
+      },
+    ]);
   });
 });

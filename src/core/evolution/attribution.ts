@@ -11,62 +11,30 @@
  *   the reference's read calls that did not already take it as an argument (what the agent's
  *   read tools can find in the database), nor offered by the tool's own parameter schema (an
  *   enum option is the agent's choice);
+ * - `ambiguous_communicate`: a numeric communicate item that two readings of the task text (the
+ *   number when the call starts, or after the reference's writes) give differently, with no cue
+ *   in the caller's text saying which ({@link ambiguousCommunicateItems}, the gate's lint);
+ * - `caller_invented` / `caller_hung_up_early`: a model caller stated facts or goals that are not
+ *   in its task card nor the database, or ended the call while the agent waited on it
+ *   (./caller-checks.ts);
+ * - `db_brittle`: the `DB` verdict of a failed rollout flips with the order-insensitive
+ *   comparison, one more read or one read less (./db-brittleness.ts);
  * - `cross_policy_agreement`: two or more policies fail every rollout on the same components
  *   with the same details (the same way).
- * Not checked yet (issue 16): invented facts or early ends of a model caller, ambiguous
- * communicate items, DB-comparison brittleness.
  */
 import type { DomainRuntime } from '../env/environment.ts';
+import { ambiguousCommunicateItems, type AmbiguousCommunicateItem } from '../gate/communicate-readings.ts';
 import { gateDomain } from '../gate/gate.ts';
 import { NoopAgent, ScriptedUser } from '../participants/scripted.ts';
 import type { Clock } from '../ports/clock.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import { toolSchema, toolsFor } from '../schema/domain.ts';
-import type { Task } from '../schema/task.ts';
+import { callerCardText, type Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
-import { evaluate, isSuccess, replayGold } from '../scoring/index.ts';
-
-/** What a finding says is wrong with the task. */
-export type FindingKind =
-  | 'gold_breaks_rule'
-  | 'gold_replay_fails'
-  | 'gate_refuses'
-  | 'noop_passes'
-  | 'unsuppliable_value'
-  | 'cross_policy_agreement';
-
-/** One piece of evidence that a task is broken. */
-export interface Finding {
-  kind: FindingKind;
-  /** The reward component or part of the task that fails (`DB`, `reference`, an action, …). */
-  component: string;
-  /** The policy rule id, for `gold_breaks_rule`. */
-  rule?: string;
-  /** The field: `<tool>.<argument>` or `actions[<i>]`. */
-  field?: string;
-  detail: string;
-  /** Trajectories that show it (the policy's failed rollouts, or the do-nothing rollout). */
-  trajectory_ids: string[];
-}
-
-/** The verdict on one always-failed task. */
-export interface Attribution {
-  task_id: string;
-  verdict: 'broken' | 'hard';
-  findings: Finding[];
-}
-
-/** A task issue, stored with the task bank: one per finding, open until a repair resolves it. */
-export interface TaskIssue {
-  id: string;
-  task_id: string;
-  finding: FindingKind;
-  detail: string;
-  status: 'open' | 'resolved';
-  resolution: string | null;
-  /** The first trajectory of the evidence, or null. */
-  evidence_trajectory: string | null;
-}
+import { evaluate, isSuccess, replayGold, type GoldResult } from '../scoring/index.ts';
+import { callerFindings, databaseValues } from './caller-checks.ts';
+import { dbBrittlenessFindings } from './db-brittleness.ts';
+import type { Attribution, Finding, TaskIssue } from './findings.ts';
 
 /** The rollouts of one policy. */
 export interface PolicyRollouts {
@@ -85,7 +53,10 @@ export interface AttributionOptions {
   clock: (seed: number) => Clock;
 }
 
-/** Attribute every task; findings in check order (gate, do-nothing, values, cross-policy). */
+/**
+ * Attribute every task; findings in check order ({@link FINDING_KINDS}: gate, do-nothing, values,
+ * communicate readings, caller, DB brittleness, cross-policy).
+ */
 export async function attributeTasks(opts: AttributionOptions): Promise<Attribution[]> {
   const out: Attribution[] = [];
   for (const task of opts.tasks) {
@@ -93,10 +64,15 @@ export async function attributeTasks(opts: AttributionOptions): Promise<Attribut
       p.trajectories.filter((t) => t.task_id === task.id && t.valid && t.reward_info && !isSuccess(t.reward_info)),
     );
     const evidence = failed.map((t) => t.id);
+    const ambiguous = await ambiguousCommunicateItems(opts.runtime, task);
+    const gold = await replayGold(opts.runtime, task);
     const findings = [
-      ...(await goldFindings(opts.runtime, task, evidence)),
+      ...(await goldFindings(opts.runtime, task, gold, evidence, new Set(ambiguous.map((a) => a.message)))),
       ...(await noopFinding(opts, task)),
       ...(await valueFindings(opts.runtime, task, evidence)),
+      ...ambiguous.map((a) => communicateFinding(a, failed)),
+      ...(await callerFindings(opts.runtime, task, failed, () => databaseValues(opts.runtime, task))),
+      ...(await dbBrittlenessFindings(opts.runtime, task, failed, gold)),
       ...crossPolicy(task, opts.policies),
     ];
     out.push({ task_id: task.id, verdict: findings.length ? 'broken' : 'hard', findings });
@@ -119,11 +95,16 @@ export function taskIssues(attributions: readonly Attribution[]): TaskIssue[] {
   );
 }
 
-async function goldFindings(runtime: DomainRuntime, task: Task, evidence: string[]): Promise<Finding[]> {
+async function goldFindings(
+  runtime: DomainRuntime,
+  task: Task,
+  gold: GoldResult,
+  evidence: string[],
+  ambiguous: ReadonlySet<string>,
+): Promise<Finding[]> {
   const gate = await gateDomain(runtime, { taskIds: [task.id], episodes: false });
   const verdict = gate.tasks[0];
   if (!verdict || verdict.accepted) return [];
-  const gold = await replayGold(runtime, task);
   const out: Finding[] = [];
   for (const v of gold.violations)
     out.push({
@@ -147,8 +128,9 @@ async function goldFindings(runtime: DomainRuntime, task: Task, evidence: string
       detail: `reference action #${e.index} ${e.action.name} fails: ${e.content}`,
       trajectory_ids: evidence,
     });
-  // Other refusals of the gate (lint, whitelist, …); its `reference action #…` lines are the replay's, named above.
-  const rest = verdict.reasons.filter((r) => !r.startsWith('reference action #'));
+  // Other refusals of the gate (lint, whitelist, …); its `reference action #…` lines are the
+  // replay's, named above, and its ambiguous communicate items are findings of their own.
+  const rest = verdict.reasons.filter((r) => !r.startsWith('reference action #') && !ambiguous.has(r));
   for (const r of rest) out.push({ kind: 'gate_refuses', component: 'gate', detail: r, trajectory_ids: evidence });
   return out;
 }
@@ -183,17 +165,6 @@ function scalars(value: unknown, out: string[] = []): string[] {
   return out;
 }
 
-/** What the caller can say: instructions (not `unknown_info`), requests, facts. */
-function callerText(task: Task): string {
-  const s = task.user_scenario;
-  const instr = s.instructions;
-  const parts =
-    typeof instr === 'string'
-      ? [instr]
-      : [instr.reason_for_call, instr.known_info, instr.task_instructions].filter((x): x is string => !!x);
-  return [...parts, ...(s.requests ?? []), ...(s.facts ?? []).map((f) => f.value)].join('\n');
-}
-
 async function valueFindings(runtime: DomainRuntime, task: Task, evidence: string[]): Promise<Finding[]> {
   const actions = task.evaluation_criteria?.actions ?? [];
   const kinds = new Map(toolsFor(runtime.domain, 'assistant').map((t) => [t.name, t.kind]));
@@ -213,7 +184,7 @@ async function valueFindings(runtime: DomainRuntime, task: Task, evidence: strin
   } finally {
     await env.close();
   }
-  const said = callerText(task);
+  const said = callerCardText(task);
   const tools = new Map(toolsFor(runtime.domain, 'assistant').map((t) => [t.name, t]));
   const out: Finding[] = [];
   const seen = new Set<string>();
@@ -238,6 +209,22 @@ async function valueFindings(runtime: DomainRuntime, task: Task, evidence: strin
     }
   }
   return out;
+}
+
+/**
+ * The finding of an ambiguous communicate item; evidence: the failed rollouts that did not say
+ * the item (`COMMUNICATE` lists it as not communicated), or every failed rollout when none did.
+ */
+function communicateFinding(a: AmbiguousCommunicateItem, failed: readonly Trajectory[]): Finding {
+  const missing = `not communicated: ${JSON.stringify(a.item)}`;
+  const silent = failed.filter((t) => t.reward_info?.components.COMMUNICATE?.details.includes(missing));
+  return {
+    kind: 'ambiguous_communicate',
+    component: 'COMMUNICATE',
+    field: a.field,
+    detail: a.message,
+    trajectory_ids: (silent.length ? silent : failed).map((t) => t.id),
+  };
 }
 
 /** How a rollout failed: the components below 1 with their details. */

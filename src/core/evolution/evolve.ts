@@ -11,7 +11,8 @@
  */
 import { runBatch, type BatchOptions } from '../rollout/batch.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
-import { attributeTasks, taskIssues, type Attribution, type TaskIssue } from './attribution.ts';
+import { attributeTasks, taskIssues } from './attribution.ts';
+import type { Attribution, TaskIssue } from './findings.ts';
 import { defaultThresholds, labelTasks, type LabelReport, type LabelThresholds } from './labels.ts';
 import { DEFAULT_BANDIT, samplingWeights, type BanditSettings, type SamplingWeights } from './weights.ts';
 

@@ -3,5 +3,8 @@ export * from './labels.ts';
 export * from './weights.ts';
 export * from './evolve.ts';
 export * from './attribution.ts';
+export * from './findings.ts';
+export * from './caller-checks.ts';
+export * from './db-brittleness.ts';
 export * from './patterns.ts';
 export * from './harden.ts';

@@ -9,6 +9,7 @@ import { toolsFor } from '../schema/domain.ts';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../participants/scripted.ts';
 import type { Agent } from '../participants/types.ts';
 import { runEpisode } from '../rollout/episode.ts';
+import { ambiguousCommunicateItems } from './communicate-readings.ts';
 import { evaluate, replayGold, whitelistViolations, type GoldResult } from '../scoring/index.ts';
 
 /** Verdict on one task. */
@@ -56,7 +57,11 @@ export interface GateOptions {
  * 3. every gold write by the agent is inside the task's write whitelist;
  * 4. no reference write breaks an executable rule check of the domain;
  * 5. every assertion cites an existing policy rule;
- * 6. the do-nothing agent scores 0 and the reference agent with the scripted caller scores 1
+ * 6. no numeric communicate item is ambiguous: two readings of the task text (the number when
+ *    the call starts, or after the reference's writes) give different numbers and the caller's
+ *    text does not say which it means (./communicate-readings.ts; information only for
+ *    `imported` domains);
+ * 7. the do-nothing agent scores 0 and the reference agent with the scripted caller scores 1
  *    (for `imported` domains a do-nothing pass is reported as information only).
  * The domain is refused when any task is, when a policy rule is cited by no assertion (the
  * domain's `channelRules` count as citations), or when a channel rule names no policy rule.
@@ -86,6 +91,9 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     try {
       const gold = await replayGold(runtime, task);
       checkReplay(runtime, task, gold, reasons, info);
+      // Imported banks keep their tasks as they are: an ambiguous item is reported there.
+      for (const a of await ambiguousCommunicateItems(runtime, task))
+        (domain.taskOrigin === 'imported' ? info : reasons).push(a.message);
       if (options.episodes ?? true) {
         const ref = await score(runtime, task, new ReferenceAgent(), gold);
         reference = ref?.reward ?? null;

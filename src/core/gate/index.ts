@@ -1,1 +1,2 @@
 export * from './gate.ts';
+export * from './communicate-readings.ts';

@@ -296,3 +296,18 @@ export function reasonForCall(task: Task): string {
   const ins = task.user_scenario.instructions;
   return typeof ins === 'string' ? ins : ins.reason_for_call;
 }
+
+/**
+ * What the caller can say: its instructions other than `unknown_info` (the reason for call,
+ * known info, task instructions; or the whole text of string instructions), its requests and the
+ * values of its facts, joined by newlines.
+ */
+export function callerCardText(task: Task): string {
+  const s = task.user_scenario;
+  const instr = s.instructions;
+  const parts =
+    typeof instr === 'string'
+      ? [instr]
+      : [instr.reason_for_call, instr.known_info, instr.task_instructions].filter((x): x is string => !!x);
+  return [...parts, ...(s.requests ?? []), ...(s.facts ?? []).map((f) => f.value)].join('\n');
+}

@@ -26,6 +26,12 @@ export type CommunicateSemantics = 'substring' | 'numbers';
 
 const NUMBER_ITEM = /^\d+(?:\.\d+)?$/;
 
+/** The value of a numeric communicate item (`"63.5"`, `"1,000"` → 1000), or null for any other item. */
+export function numberItem(item: string): number | null {
+  const needle = normalizeForCommunicate(item).trim();
+  return NUMBER_ITEM.test(needle) ? Number(needle) : null;
+}
+
 const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
 
 /** True when `needle` occurs in `hay` without extending a number on either side. */
@@ -48,10 +54,8 @@ function includesOnNumberBoundary(hay: string, needle: string): boolean {
 export function communicates(said: string, item: string, semantics: CommunicateSemantics): boolean {
   const needle = normalizeForCommunicate(item).trim();
   if (semantics === 'substring') return normalizeForCommunicate(said).includes(normalizeForCommunicate(item));
-  if (NUMBER_ITEM.test(needle)) {
-    const value = Number(needle);
-    return statedNumbers(said).some((n) => sameNumber(n, value));
-  }
+  const value = numberItem(item);
+  if (value !== null) return statedNumbers(said).some((n) => sameNumber(n, value));
   return includesOnNumberBoundary(normalizeForCommunicate(said), needle);
 }
 

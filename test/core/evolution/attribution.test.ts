@@ -6,6 +6,7 @@ import { loadBuiltinDomain } from '../../../src/adapters/node/load-domain.ts';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { DomainRuntime } from '../../../src/core/env/index.ts';
 import { attributeTasks, evolve, taskIssues } from '../../../src/core/evolution/index.ts';
+import { gateDomain } from '../../../src/core/gate/index.ts';
 import { NoisyAgent } from '../../../src/core/participants/noisy.ts';
 import { ScriptedUser } from '../../../src/core/participants/scripted.ts';
 import { steppingClock } from '../../../src/core/ports/clock.ts';
@@ -33,14 +34,25 @@ async function plantedCarrier() {
   unknownPhone.user_scenario.facts = [];
   const instr = unknownPhone.user_scenario.instructions;
   if (typeof instr !== 'string') instr.known_info = '想换套餐。';
-  const domain = { ...base, tasks: [...base.tasks, breaksRule, unknownPhone] };
+  // An ambiguous communicate item: the caller wants to know "the balance" without saying whether
+  // before or after paying; 36.5 is the balance after the payment (100 before it).
+  const ambiguous: Task = byId('carrier-pay-balance-1');
+  ambiguous.id = 'planted-ambiguous-balance';
+  const card = ambiguous.user_scenario.instructions;
+  if (typeof card !== 'string') card.task_instructions = '客服说明金额并征求同意时，回答同意。想知道话费余额是多少。';
+  const domain = { ...base, tasks: [...base.tasks, breaksRule, unknownPhone, ambiguous] };
   return { domain, runtime: await DomainRuntime.create(domain, await sqlJsFactory()) };
 }
 
 describe('attribution of always-failed tasks (carrier, noisy agent)', () => {
-  it('attributes planted broken tasks with exact verdicts and evidence; a sound task is hard', async () => {
+  it('done when (issue 16): planted broken tasks — gold breaks a rule, a value the caller does not know, an ambiguous communicate item — are attributed with exact evidence; a sound task is hard', async () => {
     const { domain, runtime } = await plantedCarrier();
-    const ids = ['planted-gold-breaks-r5', 'planted-unknown-phone', 'carrier-pay-balance-1'];
+    const ids = [
+      'planted-gold-breaks-r5',
+      'planted-unknown-phone',
+      'planted-ambiguous-balance',
+      'carrier-pay-balance-1',
+    ];
     const tasks = domain.tasks.filter((t) => ids.includes(t.id));
     const clock = () => steppingClock(domain.now, 1000);
     const profile = { p: 0, tasks: Object.fromEntries(ids.map((id) => [id, 1])) };
@@ -55,7 +67,7 @@ describe('attribution of always-failed tasks (carrier, noisy agent)', () => {
       clock,
     });
     const round = report.rounds[0]!;
-    expect(round.labels.histogram).toEqual({ always_pass: 0, boundary: 0, always_fail: 3, 'flaky-infra': 0 });
+    expect(round.labels.histogram).toEqual({ always_pass: 0, boundary: 0, always_fail: 4, 'flaky-infra': 0 });
     const evidence = (id: string) => [0, 1, 2, 3].map((t) => `carrier/${id}/${t}/${t}`);
     expect(round.attribution).toEqual([
       { task_id: 'carrier-pay-balance-1', verdict: 'hard', findings: [] },
@@ -97,16 +109,47 @@ describe('attribution of always-failed tasks (carrier, noisy agent)', () => {
           },
         ],
       },
+      {
+        task_id: 'planted-ambiguous-balance',
+        verdict: 'broken',
+        findings: [
+          {
+            kind: 'ambiguous_communicate',
+            component: 'COMMUNICATE',
+            field: 'evaluation_criteria.communicate_info[1]',
+            detail:
+              'communicate item "36.5" is ambiguous: the caller\'s text does not say whether it means find_customer_by_phone#0.prepaid_balance when the call starts (100) or after the reference\'s writes (36.5)',
+            trajectory_ids: evidence('planted-ambiguous-balance'),
+          },
+        ],
+      },
     ]);
     expect(round.issues.map((i) => [i.id, i.finding, i.status, i.resolution, i.evidence_trajectory])).toEqual([
       ['planted-gold-breaks-r5#1', 'gold_breaks_rule', 'open', null, 'carrier/planted-gold-breaks-r5/0/0'],
       ['planted-gold-breaks-r5#2', 'unsuppliable_value', 'open', null, 'carrier/planted-gold-breaks-r5/0/0'],
       ['planted-unknown-phone#1', 'unsuppliable_value', 'open', null, 'carrier/planted-unknown-phone/0/0'],
+      ['planted-ambiguous-balance#1', 'ambiguous_communicate', 'open', null, 'carrier/planted-ambiguous-balance/0/0'],
     ]);
     expect(taskIssues(round.attribution)).toEqual(round.issues);
     // The evidence trajectories are the failed rollouts of this round.
     const failedIds = new Set(trajectories[0]!.filter((t) => t.reward_info?.reward === 0).map((t) => t.id));
     expect(evidence('planted-unknown-phone').every((id) => failedIds.has(id))).toBe(true);
+    // The ambiguous item's evidence is the rollouts that did not say 36.5, or every failed one when
+    // all said it: the noisy agent speaks the reference plan's numbers even after skipping the write.
+    const silent = trajectories[0]!.filter((t) =>
+      t.reward_info?.components.COMMUNICATE?.details.includes('not communicated: "36.5"'),
+    );
+    expect(silent).toEqual([]);
+    expect(evidence('planted-ambiguous-balance').every((id) => failedIds.has(id))).toBe(true);
+    // The gate refuses the planted tasks and admits the sound one.
+    const gate = await gateDomain(runtime, { taskIds: ids, episodes: false });
+    expect(gate.tasks.map((t) => [t.task_id, t.accepted])).toEqual([
+      ['carrier-pay-balance-1', true],
+      ['planted-gold-breaks-r5', false],
+      ['planted-unknown-phone', true],
+      ['planted-ambiguous-balance', false],
+    ]);
+    expect(gate.tasks[3]!.reasons).toEqual([round.attribution[3]!.findings[0]!.detail]);
   });
 
   it('a do-nothing pass and cross-policy agreement (two policies failing the same way) are findings', async () => {

@@ -1,0 +1,65 @@
+/** The findings of attribution (./attribution.ts), its verdicts and the task issues they become. */
+
+/** What a finding says is wrong with the task. */
+export type FindingKind =
+  | 'gold_breaks_rule'
+  | 'gold_replay_fails'
+  | 'gate_refuses'
+  | 'noop_passes'
+  | 'unsuppliable_value'
+  | 'ambiguous_communicate'
+  | 'caller_invented'
+  | 'caller_hung_up_early'
+  | 'db_brittle'
+  | 'cross_policy_agreement';
+
+/** Every finding kind, in check order. */
+export const FINDING_KINDS: readonly FindingKind[] = [
+  'gold_breaks_rule',
+  'gold_replay_fails',
+  'gate_refuses',
+  'noop_passes',
+  'unsuppliable_value',
+  'ambiguous_communicate',
+  'caller_invented',
+  'caller_hung_up_early',
+  'db_brittle',
+  'cross_policy_agreement',
+];
+
+/** One piece of evidence that a task is broken. */
+export interface Finding {
+  kind: FindingKind;
+  /** The reward component or part of the task that fails (`DB`, `reference`, an action, …). */
+  component: string;
+  /** The policy rule id, for `gold_breaks_rule`. */
+  rule?: string;
+  /**
+   * The field: `<tool>.<argument>`, `actions[<i>]`, `evaluation_criteria.communicate_info[<i>]`,
+   * `user_scenario` (caller checks) or the DB variant that flips the verdict (`order_insensitive`,
+   * `extra_read`, `removed_read`).
+   */
+  field?: string;
+  detail: string;
+  /** Trajectories that show it (the policy's failed rollouts, or the do-nothing rollout). */
+  trajectory_ids: string[];
+}
+
+/** The verdict on one always-failed task. */
+export interface Attribution {
+  task_id: string;
+  verdict: 'broken' | 'hard';
+  findings: Finding[];
+}
+
+/** A task issue, stored with the task bank: one per finding, open until a repair resolves it. */
+export interface TaskIssue {
+  id: string;
+  task_id: string;
+  finding: FindingKind;
+  detail: string;
+  status: 'open' | 'resolved';
+  resolution: string | null;
+  /** The first trajectory of the evidence, or null. */
+  evidence_trajectory: string | null;
+}
