@@ -208,7 +208,7 @@ describe('a misbehaving endpoint: exact outcomes', () => {
       'assistant: {"name": "find_account", "argu',
       'user: I would like to pay ten dollars off my balance.',
       'assistant: ',
-      'tool find_account: Error: invalid arguments for find_account: expected an object, got a string: {"name": "find_account", "arguments": {"phone": "555',
+      'tool find_account: Error: invalid arguments for find_account: not valid JSON: {"name": "find_account", "arguments": {"phone": "555',
       'assistant: Goodbye.',
     ]);
     const info = await evaluate(await DomainRuntime.create(miniDomain(), await sqlJsFactory()), miniTask(), t.turns, {

@@ -147,11 +147,7 @@ describe('tool calls from model text', () => {
       .filter((x) => x.role === 'tool')
       .map((x) => (x.role === 'tool' ? [x.tool_call_id, x.content, x.error] : null));
     expect(tools).toEqual([
-      [
-        'c1',
-        'Error: invalid arguments for find_customer_by_phone: expected an object, got a string: {"phone": 158',
-        true,
-      ],
+      ['c1', 'Error: invalid arguments for find_customer_by_phone: not valid JSON: {"phone": 158', true],
       ['c2', 'Error: unknown tool refund_everything', true],
       [
         'c3',

@@ -81,16 +81,48 @@ describe('argument limits', () => {
     );
   });
 
-  it('keeps a model text call with over-deep arguments as text the episode refuses, never serializing it', () => {
+  it('keeps a model text call with over-deep arguments as JSON text (written without recursion) the episode refuses and records', () => {
     const block = `<tool_call>{"name": "get_bills", "arguments": ${nestedText(5000)}}</tool_call>`;
     const { calls } = parseTextToolCalls(block);
-    expect(calls).toEqual([
-      { id: 'call_0', name: 'get_bills', arguments: `arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels` },
-    ]);
+    // The block's arguments as JSON text (JSON.stringify would throw at this depth).
+    expect(calls[0]!.arguments).toBe(nestedText(5000));
     const reply = normalizeReply({ text: '', tool_calls: replyToolCalls(calls) }, 0);
     expect(reply.problems).toEqual([
-      `invalid arguments for get_bills: expected an object, got a string: arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+      `invalid arguments for get_bills: arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels`,
     ]);
+    expect(reply.calls[0]!.raw_arguments).toBe(calls[0]!.arguments);
+    expect(reply.calls[0]!.arguments).toEqual({});
+  });
+
+  it('keeps over-limit arguments on the record: text verbatim, cut with a marker past the limit; values as bounded JSON', () => {
+    const huge = `{"customer_id": "${'9'.repeat(40_000)}"}`;
+    const r = normalizeReply(
+      {
+        text: '',
+        tool_calls: [
+          { id: 'a', name: 'get_bills', arguments: huge },
+          { id: 'b', name: 'get_bills', arguments: { customer_id: 'x'.repeat(40_000) } },
+          { id: 'c', name: 'get_bills', arguments: nested(5000) },
+          { id: 'd', name: 'get_bills', arguments: '[1, 2]' },
+        ],
+      },
+      0,
+    );
+    expect(r.problems).toEqual([
+      `invalid arguments for get_bills: arguments of ${huge.length} characters are over the limit of ${MAX_ARGUMENT_CHARS}`,
+      `invalid arguments for get_bills: arguments over ${MAX_ARGUMENT_CHARS} characters of JSON`,
+      `invalid arguments for get_bills: arguments nested deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+      'invalid arguments for get_bills: expected an object, got an array: [1, 2]',
+    ]);
+    expect(r.calls.map((c) => c.arguments)).toEqual([{}, {}, {}, {}]);
+    expect(r.calls[0]!.raw_arguments).toBe(
+      `${huge.slice(0, MAX_ARGUMENT_CHARS)}…[cut: ${huge.length} characters in all]`,
+    );
+    expect(r.calls[1]!.raw_arguments).toBe(
+      `${`{"customer_id":"${'x'.repeat(40_000)}"}`.slice(0, MAX_ARGUMENT_CHARS)}…[cut at ${MAX_ARGUMENT_CHARS} characters]`,
+    );
+    expect(r.calls[2]!.raw_arguments).toBe(nestedText(5000));
+    expect(r.calls[3]!.raw_arguments).toBe('[1, 2]');
   });
 
   it('turns 5,000-level arguments (object or 10 KB JSON text) into error tool messages; the episode goes on and serializes', async () => {

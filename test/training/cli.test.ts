@@ -203,3 +203,56 @@ describe('switchboard groups / export', () => {
     }
   });
 });
+
+describe('groups when every attempt breaks', () => {
+  it('counts broken attempts and incomplete tasks the same way at every granularity and says why', async () => {
+    const { startOpenAiServer, errorBody } = await import('../fixtures/openai-server.ts');
+    // Every request is answered 404 (the model is not served): an infrastructure failure, not retried.
+    const server = await startOpenAiServer(() => ({
+      status: 404,
+      json: errorBody('The model `gone` does not exist.', 'NotFoundError'),
+    }));
+    const dir = await mkdtemp(join(tmpdir(), 'sb-groups-broken-'));
+    dirs.push(dir);
+    try {
+      const reports: Record<string, any> = {};
+      for (const granularity of ['conversation', 'milestone', 'turn'] as const) {
+        const io = capture();
+        const args = [
+          'groups',
+          '--domain',
+          'carrier',
+          '--task-ids',
+          'carrier-pay-balance-1',
+          '--granularity',
+          granularity,
+          '--agent',
+          `vllm:gone@${server.url}`,
+          '--k',
+          '2',
+          '--out',
+          join(dir, `${granularity}.jsonl`),
+        ];
+        expect(await main([...args, '--json'], io)).toBe(1);
+        reports[granularity] = JSON.parse(io.stdout);
+        const text = capture();
+        expect(await main(args, text)).toBe(1);
+        expect(text.stderr).toContain(
+          `switchboard: no GRPO rows: 1 of 1 prefixes got no group of K valid samples (carrier-pay-balance-1); broken attempts: ${reports[granularity].invalid_attempts} × `,
+        );
+      }
+      const reason = Object.keys(reports.conversation.invalid_reasons)[0];
+      expect(reason).toMatch(/404/);
+      // Conversation: 2 samples × 3 attempts; milestone and turn: the source episode, 3 attempts.
+      expect(
+        Object.values(reports).map((r) => [r.groups, r.rows, r.incomplete, r.invalid_attempts, r.invalid_reasons]),
+      ).toEqual([
+        [0, 0, ['carrier-pay-balance-1'], 6, { [reason!]: 6 }],
+        [0, 0, ['carrier-pay-balance-1'], 3, { [reason!]: 3 }],
+        [0, 0, ['carrier-pay-balance-1'], 3, { [reason!]: 3 }],
+      ]);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});

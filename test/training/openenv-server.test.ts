@@ -144,7 +144,7 @@ describe('switchboard serve --protocol openenv', () => {
           role: 'tool',
           tool_call_id: 'b1',
           name: agentTools[0],
-          content: `Error: invalid arguments for ${agentTools[0]}: expected an object, got a string: {"x": `,
+          content: `Error: invalid arguments for ${agentTools[0]}: not valid JSON: {"x": `,
           error: true,
         },
       ],

@@ -254,3 +254,66 @@ describe('rollout and run share one definition of the sampling flags', () => {
     }
   });
 });
+
+describe('export reads rollout output', () => {
+  it('export grpo turns rollout groups into GRPO rows (one per sample); export sft names the right command', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-rollout-export-'));
+    const out = join(dir, 'groups.jsonl');
+    const base = ['--domain', 'carrier', '--endpoint', policy.url, '--model', 'carrier-lora', '--k', '4'];
+    expect(
+      await main(['rollout', ...base, '--task-ids', TASKS[0]!, '--policy-version', 'step-7', '--out', out], capture()),
+    ).toBe(0);
+    const group = JSON.parse(readFileSync(out, 'utf8'));
+    for (const s of group.samples) {
+      // Every request is a prefix of the sample's messages, and every reply is in them.
+      for (const t of s.turns) expect(s.messages.slice(0, t.request.messages.length)).toEqual(t.request.messages);
+      expect(s.messages.filter((m: any) => m.role === 'assistant')).toHaveLength(s.turns.length);
+    }
+    const io = capture();
+    expect(await main(['export', 'grpo', out, '--out', join(dir, 'rows.jsonl'), '--json'], io)).toBe(0);
+    expect(JSON.parse(io.stdout).rows).toBe(4);
+    const rows = readFileSync(join(dir, 'rows.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows.map((r) => [r.group_id, r.sample_index, r.group_size, r.final_reward, r.outcome, r.policy])).toEqual(
+      [0, 1, 2, 3].map((i) => [`conversation:${TASKS[0]}`, i, 4, i % 2 ? 0 : 1, i % 2 ? 0 : 1, 'step-7']),
+    );
+    rows.forEach((r, i) => {
+      const s = group.samples[i];
+      expect(r.advantage).toBe(s.advantage);
+      expect([r.granularity, r.prefix_ref, r.prefix_messages, r.reward_choice]).toEqual([
+        'conversation',
+        TASKS[0],
+        1,
+        'final',
+      ]);
+      expect(r.messages).toEqual(s.messages);
+      expect(r.tools).toEqual(s.turns[0].request.tools);
+      expect(r.sampling).toEqual(s.turns[0].request.sampling);
+      expect(r.sampling_seed).toBe(s.seed);
+      expect(r.token_ids).toEqual(s.turns.map((_: unknown, k: number) => [500 + k, 600 + k]));
+      expect(r.logprobs).toEqual(s.turns.map(() => [-0.25, -0.5]));
+      expect([r.step_rewards, r.returns]).toEqual([s.step_rewards, s.returns]);
+    });
+    // TRL: prompt is the system prompt the first turn was sampled from, completion the rest.
+    expect(await main(['export', 'grpo', out, '--format', 'trl', '--out', join(dir, 'trl.jsonl')], capture())).toBe(0);
+    const trl = JSON.parse(readFileSync(join(dir, 'trl.jsonl'), 'utf8').split('\n')[0]!);
+    expect(trl.prompt.map((m: any) => m.role)).toEqual(['system']);
+    expect(trl.completion.length).toBe(group.samples[0].messages.length - 1);
+    expect(trl.advantage).toBe(group.samples[0].advantage);
+
+    const sft = capture();
+    expect(await main(['export', 'sft', out, '--domain', 'carrier', '--out', join(dir, 's.jsonl')], sft)).toBe(2);
+    expect(sft.stderr).toBe(
+      `switchboard: ${out}:1: (line): this is a rollout group (from \`switchboard rollout\`), not a trajectory: export sft reads trajectories.jsonl from \`switchboard run --out\`; use \`switchboard export grpo\` for this file\n`,
+    );
+    // A line of neither shape names both.
+    writeFileSync(join(dir, 'odd.jsonl'), '{"hello": 1}\n');
+    const odd = capture();
+    expect(await main(['export', 'grpo', join(dir, 'odd.jsonl'), '--out', join(dir, 'o.jsonl')], odd)).toBe(2);
+    expect(odd.stderr).toContain(
+      'export grpo reads GRPO rows from `switchboard groups` or rollout groups from `switchboard rollout`, one per line',
+    );
+  }, 60_000);
+});

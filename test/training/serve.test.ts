@@ -96,7 +96,7 @@ describe('switchboard serve over HTTP', () => {
     expect(r.doc.observation.turns[1]).toMatchObject({
       role: 'tool',
       error: true,
-      content: 'Error: invalid arguments for find_customer_by_phone: expected an object, got a string: {"phone": 138',
+      content: 'Error: invalid arguments for find_customer_by_phone: not valid JSON: {"phone": 138',
     });
     expect(r.doc.observation.reward).toBeCloseTo(-0.1, 12);
   });

@@ -14,6 +14,8 @@ import { steppingClock } from '../../src/core/ports/clock.ts';
 import type { Domain } from '../../src/core/schema/domain.ts';
 import {
   conversationGroups,
+  sampleTurnCandidates,
+  scoreTurnCandidate,
   grpoRows,
   milestoneGroups,
   runWithMilestones,
@@ -24,6 +26,7 @@ import {
 } from '../../src/core/training/index.ts';
 import type { Task } from '../../src/core/schema/task.ts';
 import type { Trajectory } from '../../src/core/schema/trajectory.ts';
+import type { Agent, ParticipantReply } from '../../src/core/participants/types.ts';
 import { completion, httpError, startOpenAiServer, type Handler, type TestServer } from '../fixtures/openai-server.ts';
 import { modelBrain } from '../participants/brain.ts';
 
@@ -164,5 +167,41 @@ describe('turn reward with the outcome term', () => {
     const { task, trajectory } = await source();
     const turn = await atPoint2(client, task, trajectory, false);
     expect([turn.groups, turn.invalid_attempts, turn.incomplete]).toEqual([[], 3, [`${trajectory.id}@2`]]);
+  });
+});
+
+describe('turn candidates with bad tool calls are refused as the episode loop refuses them', () => {
+  it('unparseable arguments fail calls_succeed without running; a tool the agent lacks is refused as such', async () => {
+    const { task, trajectory } = await source();
+    const context = trajectory.turns.slice(0, 2);
+    // What a model adapter hands over: argument text it could not decode stays a string.
+    const agent = (): Agent => ({
+      id: 'bad-args',
+      respond: async () =>
+        ({
+          text: '',
+          tool_calls: [
+            // list_plans takes no arguments: run with {} it would succeed.
+            { id: 'a', name: 'list_plans', arguments: '{bad' },
+            // A caller's tool: refused as not the agent's, whatever its arguments.
+            { id: 'b', name: 'check_wallet_balance', arguments: '{bad' },
+            { id: 'c', name: 'list_plans', arguments: {} },
+          ],
+        }) as unknown as ParticipantReply,
+    });
+    const [candidate] = await sampleTurnCandidates({ runtime: rt, task, context, agent, seeds: [5] });
+    expect(candidate!.problems).toEqual(['invalid arguments for list_plans: not valid JSON: {bad', null, null]);
+    expect(candidate!.tool_calls.map((c) => c.raw_arguments ?? null)).toEqual(['{bad', '{bad', null]);
+    const score = await scoreTurnCandidate(rt, task, context, candidate!);
+    const tools = score.turns
+      .slice(3)
+      .map((t) => (t.role === 'tool' ? [t.tool_call_id, t.error, t.content.slice(0, 80)] : []));
+    expect(tools[0]).toEqual(['a', true, 'Error: invalid arguments for list_plans: not valid JSON: {bad']);
+    expect(tools[1]!.slice(0, 2)).toEqual(['b', true]);
+    expect(tools[1]![2]).not.toContain('invalid arguments');
+    expect(tools[2]!.slice(0, 2)).toEqual(['c', false]);
+    const calls = score.items.find((i) => i.id === 'calls_succeed')!;
+    expect(calls.status).toBe('failed');
+    expect(calls.reason).toContain('list_plans: Error: invalid arguments for list_plans: not valid JSON: {bad');
   });
 });

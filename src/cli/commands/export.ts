@@ -9,6 +9,7 @@ import { InvalidArgumentError } from 'commander';
 import { RewardComponent } from '../../core/schema/task.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
 import { GrpoRow, sftRecords } from '../../core/training/export.ts';
+import { RolloutGroupLine, rolloutGrpoRows } from '../../core/training/policy-rollout.ts';
 import { readJsonl, verlParquet, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
 import {
   TrainerFormatError,
@@ -70,6 +71,60 @@ async function read<T>(file: string, schema: Parameters<typeof readJsonl<T>>[1])
   }
 }
 
+type Issue = { path: PropertyKey[]; message: string };
+type Parsed<T> = { success: true; data: T } | { success: false; error: { issues: Issue[] } };
+const fail = (message: string, path: PropertyKey[] = []): Parsed<never> => ({
+  success: false,
+  error: { issues: [{ path, message }] },
+});
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * A line of `export grpo`'s input: a GRPO row (from `switchboard groups`) as it is, or a rollout
+ * group (from `switchboard rollout` / `POST /rollout`, a line with `samples`) as its rows. A line
+ * that is neither says which two shapes are read.
+ */
+const GrpoInputLine = {
+  safeParse(x: unknown): Parsed<GrpoRow[]> {
+    if (isObject(x) && Array.isArray(x.samples)) {
+      const g = RolloutGroupLine.safeParse(x);
+      if (!g.success) {
+        const issue = g.error.issues[0]!;
+        const old =
+          issue.path[0] === 'samples' && issue.path[2] === 'messages' && issue.message.includes('undefined')
+            ? ' (a rollout file from before samples carried `messages`: run `switchboard rollout` again)'
+            : '';
+        return fail(`rollout group: ${issue.message}${old}`, issue.path);
+      }
+      return { success: true, data: rolloutGrpoRows(g.data) };
+    }
+    const r = GrpoRow.safeParse(x);
+    if (r.success) return { success: true, data: [r.data] };
+    const issue = r.error.issues[0]!;
+    return fail(
+      `${issue.message} (export grpo reads GRPO rows from \`switchboard groups\` or rollout groups from \`switchboard rollout\`, one per line; trajectories from \`run --out\` go to \`export sft\`)`,
+      issue.path,
+    );
+  },
+};
+
+/**
+ * A line of `export sft`'s input: a trajectory. A GRPO row or rollout group line is refused
+ * naming the command that reads it.
+ */
+const SftInputLine = {
+  safeParse(x: unknown): Parsed<Trajectory> {
+    const t = Trajectory.safeParse(x);
+    if (t.success) return t;
+    if (isObject(x) && typeof x.group_id === 'string')
+      return fail(
+        `this is ${Array.isArray(x.samples) ? 'a rollout group (from `switchboard rollout`)' : 'a GRPO row (from `switchboard groups`)'}, not a trajectory: export sft reads trajectories.jsonl from \`switchboard run --out\`; use \`switchboard export grpo\` for this file`,
+      );
+    const issue = t.error.issues[0]!;
+    return fail(issue.message, issue.path);
+  },
+};
+
 /** Add `export sft` and `export grpo`. */
 export function registerExport(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   const cmd = program
@@ -102,7 +157,7 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     .option('--json', 'print the report as one JSON document')
     .action(async (file: string, opts: SftOpts) => {
       const out = await prepareOutFile(opts.out);
-      const trajectories = await read(file, Trajectory);
+      const trajectories = await read(file, SftInputLine);
       const { domain } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
       const foreign = trajectories.findIndex((t) => t.domain !== domain.name);
       if (foreign >= 0) {
@@ -132,9 +187,9 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
   cmd
     .command('grpo')
     .description(
-      'Convert GRPO rows (JSONL from `groups`): ours as Parquet or JSONL, TRL GRPO (prompt/completion JSONL) or verl (Parquet).',
+      'Convert GRPO rows (JSONL from `groups`, or rollout groups from `rollout`, one row per sample): ours as Parquet or JSONL, TRL GRPO (prompt/completion JSONL) or verl (Parquet).',
     )
-    .argument('<rows>', 'GRPO rows, JSONL')
+    .argument('<rows>', 'GRPO rows (from `groups`) or rollout groups (from `rollout`), JSONL')
     .requiredOption('--out <file>', 'rows.parquet or rows.jsonl (trl: .jsonl; verl: .parquet)')
     .option(
       '--format <f>',
@@ -144,7 +199,7 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     )
     .option('--json', 'print the report as one JSON document')
     .action(async (file: string, opts: { out: string; format: 'switchboard' | 'trl' | 'verl'; json?: boolean }) => {
-      const rows = await read(file, GrpoRow);
+      const rows = (await read(file, GrpoInputLine)).flat();
       if (rows.length === 0) throw new UsageError(`${file}: no GRPO rows`);
       const ext = { switchboard: /\.(parquet|jsonl)$/, trl: /\.jsonl$/, verl: /\.parquet$/ }[opts.format];
       if (!ext.test(opts.out))

@@ -12,8 +12,8 @@ import {
   ReferenceContinuationAgent,
   type FlatFilter,
   milestoneGroups,
-  runWithMilestones,
   scoreGroups,
+  sourceEpisode,
   turnGroups,
   type Group,
   type Granularity,
@@ -60,10 +60,16 @@ export interface GroupsReport {
   groups: number;
   rows: number;
   dropped: string[];
-  /** Prefixes left without K valid samples after resampling (no group, no rows). */
+  /**
+   * What gave no group after resampling: a prefix left without K valid samples (task id,
+   * milestone id or `<trajectory id>@<turn>`), or the id of a task whose source episode broke on
+   * every attempt (milestone and turn levels).
+   */
   incomplete: string[];
-  /** Sample attempts broken by infrastructure (resampled). */
+  /** Attempts broken by infrastructure (samples and source episodes), each resampled. */
   invalid_attempts: number;
+  /** Why attempts broke: reason → attempts, most frequent first. */
+  invalid_reasons: Record<string, number>;
   /** Gradient supply over every group (σ > 0 on outcome, final, shaped; `kept` under `filter`). */
   supply: GradientSupply;
   out: string;
@@ -106,6 +112,12 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   const dropped: string[] = [];
   const incomplete: string[] = [];
   let invalidAttempts = 0;
+  const reasons = new Map<string, number>();
+  const invalid = (reason: string) => {
+    invalidAttempts++;
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  };
+  const invalidTrajectory = (t: Trajectory) => invalid(t.invalid_reason ?? t.termination);
   let kept = 0;
   let rowCount = 0;
   const emit = async (groups: Group<Trajectory | TurnSample>[], milestoneTurns = new Map<string, number>()) => {
@@ -122,20 +134,25 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
     if (opts.granularity === 'conversation') {
       const got = await conversationGroups({ ...base, tasks: [task], k: opts.k, seed: opts.seed });
       incomplete.push(...got.incomplete);
-      invalidAttempts += got.invalid_attempts;
+      for (const t of got.trajectories) if (!t.valid) invalidTrajectory(t);
       await emit(got.groups);
     } else if (opts.granularity === 'milestone') {
-      const got = await milestoneGroups({ ...base, tasks: [task], k: opts.k, seed: opts.seed });
+      const got = await milestoneGroups({
+        ...base,
+        tasks: [task],
+        k: opts.k,
+        seed: opts.seed,
+        onInvalid: invalidTrajectory,
+      });
       incomplete.push(...got.incomplete);
-      invalidAttempts += got.invalid_attempts;
       await emit(got.groups, new Map(got.milestones.map((m) => [m.id, m.turns])));
     } else {
-      const { trajectory } = await runWithMilestones({ ...base, task, seed: opts.seed });
-      if (!trajectory.valid) {
-        invalidAttempts++;
-        incomplete.push(trajectory.id);
+      const source = await sourceEpisode({ ...base, task, seed: opts.seed, onInvalid: invalidTrajectory });
+      if (!source) {
+        incomplete.push(task.id);
         continue;
       }
+      const { trajectory } = source;
       const got = await turnGroups({
         runtime,
         task,
@@ -145,9 +162,9 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
         seed: opts.seed + 1,
         ...(judge ? { judge } : {}),
         continuation: { agent: continuationAgent, user, clock, ...(judge ? { judge } : {}) },
+        onInvalid: invalid,
       });
       incomplete.push(...got.incomplete);
-      invalidAttempts += got.invalid_attempts;
       await emit(got.groups);
     }
   }
@@ -164,9 +181,19 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
     dropped,
     incomplete,
     invalid_attempts: invalidAttempts,
+    invalid_reasons: Object.fromEntries([...reasons].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))),
     supply,
     out,
   };
+}
+
+/** Why a report has no rows, in words. */
+export function noRowsReason(r: GroupsReport): string {
+  const reasons = Object.entries(r.invalid_reasons).map(([why, n]) => `${n} × ${why}`);
+  if (r.incomplete.length)
+    return `${r.incomplete.length} of ${r.incomplete.length + r.groups + r.dropped.length} prefixes got no group of K valid samples (${r.incomplete.join(', ')}); broken attempts: ${reasons.join('; ') || 'none'}`;
+  if (r.dropped.length) return `all ${r.dropped.length} groups were flat and dropped (--flat drop)`;
+  return `nothing to sample (${r.granularity === 'milestone' ? 'no source episode reached a milestone' : 'no prefix'})`;
 }
 
 const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
@@ -227,9 +254,11 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
             `${report.granularity} groups on ${report.domain}: ${report.groups} kept, ${report.dropped.length} dropped, ${report.incomplete.length} incomplete, ${report.rows} rows → ${report.out}`,
             `gradient supply (σ > 0): outcome ${pct(report.supply.outcome)} · final ${pct(report.supply.final)} · shaped ${pct(report.supply.shaped)} · non-zero under --filter ${report.filter} ${pct(report.supply.kept)} of ${report.supply.groups} groups`,
             `partial rows (a judge was needed, none set): ${report.supply.partial_rows}; invalid attempts resampled: ${report.invalid_attempts}`,
+            ...Object.entries(report.invalid_reasons).map(([why, n]) => `  ${n} × ${why}`),
           ].join('\n'),
         );
       }
+      if (report.rows === 0) io.err(`switchboard: no GRPO rows: ${noRowsReason(report)}`);
       setCode(report.rows > 0 ? 0 : 1);
     });
 }

@@ -12,7 +12,7 @@
  * an `Error: …` tool message. Nothing here throws on bad model output.
  */
 import type { ModelToolCall } from '../ports/model-client.ts';
-import { argumentsProblem, MAX_ARGUMENT_CHARS } from '../rollout/limits.ts';
+import { argumentsProblem, boundedJson, MAX_ARGUMENT_CHARS } from '../rollout/limits.ts';
 
 const BLOCK = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
 
@@ -54,20 +54,26 @@ export function parseTextToolCalls(text: string, idPrefix = 'call'): { text: str
 /**
  * Tool-call arguments as the JSON text a {@link ModelToolCall} carries: a string as it is, any
  * other value as JSON (`{}` for null or undefined). A value over the argument limits
- * (`argumentsProblem`, src/core/rollout/limits.ts) is not serialized (it could be too deep to);
- * the text is then the reason, which is not JSON, so the episode loop refuses the call with it.
+ * (`argumentsProblem`, src/core/rollout/limits.ts) is written without recursion
+ * ({@link boundedJson}: `JSON.stringify` throws past a few thousand levels), so the episode loop
+ * refuses a too-deep value with the depth reason and keeps its text; a value over
+ * {@link MAX_ARGUMENT_CHARS} characters is not written in full: the text is then the reason.
  */
 export function argumentsText(args: unknown): string {
   if (typeof args === 'string') return args;
-  return argumentsProblem(args ?? {}) ?? JSON.stringify(args ?? {});
+  const problem = argumentsProblem(args ?? {});
+  if (!problem) return JSON.stringify(args ?? {});
+  const { text, cut } = boundedJson(args, MAX_ARGUMENT_CHARS);
+  return cut ? problem : text;
 }
 
 /**
  * Reply entries for the episode loop: `arguments` decoded from JSON text. Text that is not JSON
  * stays a string, and a JSON value that is not an object stays what it is; either way the
  * episode loop's `normalizeReply` refuses the call with `Error: invalid arguments for <tool>:
- * expected an object, got …` as its tool message. Unknown tools and wrong argument types are
- * refused by the environment the same way.
+ * not valid JSON: …` or `…: expected an object, got …` as its tool message; text over the
+ * argument limits stays text too. Unknown tools and wrong argument types are refused by the
+ * environment the same way.
  */
 export function replyToolCalls(calls: readonly ModelToolCall[]): { id: string; name: string; arguments: unknown }[] {
   return calls.map((c) => {
@@ -78,6 +84,8 @@ export function replyToolCalls(calls: readonly ModelToolCall[]): { id: string; n
     else {
       try {
         args = JSON.parse(c.arguments);
+        // Too deep: kept as text, so the record keeps what the model wrote.
+        if (argumentsProblem(args)) args = c.arguments;
       } catch {
         args = c.arguments;
       }

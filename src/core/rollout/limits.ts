@@ -82,3 +82,71 @@ export function argumentsProblem(args: unknown): string | null {
   }
   return null;
 }
+
+/**
+ * The JSON text of `value`, written without recursion and stopped once it passes `max`
+ * characters, so any depth (even a cycle) costs at most about `max` characters of work.
+ * Used to keep over-limit tool arguments on the record (`raw_arguments`) without serializing
+ * them in full (`JSON.stringify` throws past a few thousand levels).
+ *
+ * @returns the text (at most `max` characters) and whether it was cut.
+ */
+export function boundedJson(value: unknown, max: number): { text: string; cut: boolean } {
+  const out: string[] = [];
+  let size = 0;
+  // Pending pieces, last first: literal text, or a value (with the key it is written under).
+  const stack: ({ lit: string } | { val: unknown; key?: string })[] = [{ val: value }];
+  const put = (s: string) => {
+    out.push(s);
+    size += s.length;
+    return size > max;
+  };
+  while (stack.length) {
+    const top = stack.pop()!;
+    if ('lit' in top) {
+      if (put(top.lit)) break;
+      continue;
+    }
+    if (top.key !== undefined && put(`${JSON.stringify(top.key)}:`)) break;
+    const v = top.val;
+    if (Array.isArray(v)) {
+      stack.push({ lit: ']' });
+      for (let i = v.length - 1; i >= 0; i--) {
+        stack.push({ val: v[i] });
+        if (i > 0) stack.push({ lit: ',' });
+      }
+      if (put('[')) break;
+    } else if (typeof v === 'object' && v !== null) {
+      const keys = Object.keys(v);
+      stack.push({ lit: '}' });
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ val: (v as Record<string, unknown>)[keys[i]!], key: keys[i]! });
+        if (i > 0) stack.push({ lit: ',' });
+      }
+      if (put('{')) break;
+    } else if (put(JSON.stringify(v) ?? 'null')) break;
+  }
+  const text = out.join('');
+  return size > max ? { text: text.slice(0, max), cut: true } : { text, cut: false };
+}
+
+/**
+ * Argument text kept on the record (`raw_arguments`): as written up to
+ * {@link MAX_ARGUMENT_CHARS} characters; a longer text is cut there and marked
+ * `…[cut: <n> characters in all]`.
+ */
+export function keptArgumentText(text: string): string {
+  return text.length > MAX_ARGUMENT_CHARS
+    ? `${text.slice(0, MAX_ARGUMENT_CHARS)}…[cut: ${text.length} characters in all]`
+    : text;
+}
+
+/**
+ * Over-limit argument values (not text) as kept on the record: their JSON text, cut at
+ * {@link MAX_ARGUMENT_CHARS} characters and marked `…[cut at <n> characters]` when longer
+ * ({@link boundedJson}).
+ */
+export function keptArgumentValue(value: unknown): string {
+  const { text, cut } = boundedJson(value, MAX_ARGUMENT_CHARS);
+  return cut ? `${text}…[cut at ${MAX_ARGUMENT_CHARS} characters]` : text;
+}

@@ -5,7 +5,7 @@
  * message and the episode goes on, and the recorded trajectory still validates.
  */
 import type { ToolCall } from '../schema/trajectory.ts';
-import { argumentsProblem, capReply } from './limits.ts';
+import { argumentsProblem, capReply, keptArgumentText, keptArgumentValue } from './limits.ts';
 
 /** A reply after normalization, plus why a call could not be taken as given. */
 export interface NormalizedReply {
@@ -31,6 +31,44 @@ function describe(x: unknown): string {
   return typeof x === 'object' ? 'an object' : `a ${typeof x}`;
 }
 
+/**
+ * The arguments of a call: the object to run with (`{}` when there is none to run), the text to
+ * keep as written (`raw_arguments`), and why the call cannot run, or null.
+ * - absent: `{}`, no problem;
+ * - text (arguments a model wrote that were not decoded): over {@link MAX_ARGUMENT_CHARS}
+ *   characters, or not valid JSON, or JSON of another type than an object, or JSON over the
+ *   limits; the text is kept (cut with a marker past the limit);
+ * - a value over the limits ({@link argumentsProblem}): kept as bounded JSON text;
+ * - any other value that is not an object: refused, nothing to keep.
+ */
+function argumentsOf(value: unknown): {
+  value: Record<string, unknown>;
+  raw: string | undefined;
+  problem: string | null;
+} {
+  if (value === undefined) return { value: {}, raw: undefined, problem: null };
+  if (typeof value === 'string') {
+    const raw = keptArgumentText(value);
+    const tooLong = argumentsProblem(value);
+    if (tooLong) return { value: {}, raw, problem: tooLong };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return { value: {}, raw, problem: `not valid JSON: ${clip(value)}` };
+    }
+    const limit = argumentsProblem(parsed);
+    if (limit) return { value: {}, raw, problem: limit };
+    const got = isPlainObject(parsed) ? 'a string holding a JSON object (encoded twice)' : describe(parsed);
+    return { value: {}, raw, problem: `expected an object, got ${got}: ${clip(value)}` };
+  }
+  const limit = argumentsProblem(value);
+  if (limit) return { value: {}, raw: keptArgumentValue(value), problem: limit };
+  if (!isPlainObject(value))
+    return { value: {}, raw: undefined, problem: `expected an object, got ${describe(value)}` };
+  return { value, raw: undefined, problem: null };
+}
+
 /** Shorten a string for an error message. */
 export function clip(text: string, limit = ECHO_LIMIT): string {
   return text.length > limit ? `${text.slice(0, limit)}… (${text.length} characters)` : text;
@@ -43,10 +81,13 @@ export function clip(text: string, limit = ECHO_LIMIT): string {
  * - tool calls: a non-array becomes one failed call; each entry gets a string `id` (generated
  *   `call_<turn>_<i>` when missing or repeated in the turn), a string `name` and an object
  *   `arguments` (`{}` when it was not an object — then the call fails with a clear error
- *   instead of running; argument text is kept verbatim in `raw_arguments` and quoted in the error).
+ *   instead of running: `not valid JSON: …` for text that does not parse, `expected an object,
+ *   got …` otherwise; argument text is kept verbatim in `raw_arguments` and quoted in the error).
  *   A tool name over 200 characters is cut and the call fails.
  *   Arguments over {@link MAX_ARGUMENT_DEPTH} levels or {@link MAX_ARGUMENT_CHARS} characters are
- *   replaced by `{}` (and not kept in `raw_arguments`) and the call fails the same way.
+ *   replaced by `{}` and the call fails the same way; what was sent is kept in `raw_arguments`
+ *   (its text, or bounded JSON of a value), cut at {@link MAX_ARGUMENT_CHARS} characters with a
+ *   marker.
  *
  * @param turn index the turn will have in the trajectory (used for generated ids)
  * @param toolNames the tools the participant may call; when given, a call to any other name gets
@@ -69,24 +110,21 @@ export function normalizeReply(reply: unknown, turn: number, toolNames?: Readonl
     seen.add(id);
     const longName = typeof e.name === 'string' && e.name.length > ECHO_LIMIT;
     const name = typeof e.name === 'string' ? clip(e.name) : '';
-    const limit = isPlainObject(entry) ? argumentsProblem(e.arguments) : null;
+    const args = isPlainObject(entry) ? argumentsOf(e.arguments) : { value: {}, raw: undefined, problem: null };
     let problem: string | null = null;
     if (!Array.isArray(raw)) problem = `tool_calls must be a list, got ${describe(raw)}`;
     else if (!isPlainObject(entry)) problem = `invalid tool call: expected an object, got ${describe(entry)}`;
     else if (typeof e.name !== 'string' || e.name === '') problem = 'invalid tool call: missing tool name';
     else if (longName) problem = `invalid tool call: tool name of ${(e.name as string).length} characters`;
     else if (toolNames && !toolNames.has(name)) problem = null;
-    else if (limit) problem = `invalid arguments for ${name}: ${limit}`;
-    else if (e.arguments !== undefined && !isPlainObject(e.arguments)) {
-      problem = `invalid arguments for ${name}: expected an object, got ${describe(e.arguments)}`;
-      if (typeof e.arguments === 'string') problem += `: ${clip(e.arguments)}`;
-    }
+    else if (args.problem) problem = `invalid arguments for ${name}: ${args.problem}`;
     calls.push({
       id,
       name,
-      arguments: !limit && isPlainObject(e.arguments) ? e.arguments : {},
-      // Argument text that is not a JSON object is kept as the model wrote it (within the limits).
-      ...(typeof e.arguments === 'string' && !limit ? { raw_arguments: e.arguments } : {}),
+      arguments: args.value,
+      // Argument text a model wrote that is not a JSON object, or arguments over the limits, are
+      // kept as written (cut with a marker past the limit).
+      ...(args.raw !== undefined ? { raw_arguments: args.raw } : {}),
     });
     problems.push(problem);
   });

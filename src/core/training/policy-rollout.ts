@@ -12,10 +12,12 @@ import type { Clock } from '../ports/clock.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
 import { runBatch } from '../rollout/batch.ts';
 import type { EpisodeChannel } from '../rollout/channel-step.ts';
-import type { ModelRequestRecord } from '../schema/chat.ts';
+import { z } from 'zod';
+import { ChatMessage, ModelRequestRecord } from '../schema/chat.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
 import { rewardSummary } from './agent-view.ts';
+import { chatMessages, GrpoRow } from './export.ts';
 import { episodeRewards, groupId, scoreGroups, type Group, type RewardChoice } from './groups.ts';
 
 /** One agent turn of a sample, as a trainer consumes it. */
@@ -69,6 +71,12 @@ export interface RolloutSample {
   returns: number[];
   /** Â = (r − μ)/(σ + ε) within the group, on the chosen reward ({@link scoreGroups}). */
   advantage: number;
+  /**
+   * The whole call as the agent saw it, in OpenAI chat shape (caller audio by path): every
+   * turn's `request.messages` is a prefix of it, and it holds every agent reply (then what the
+   * caller said after the last one).
+   */
+  messages: ChatMessage[];
   turns: RolloutTurn[];
 }
 
@@ -225,6 +233,7 @@ export async function rolloutGroups(opts: PolicyRolloutOptions): Promise<{ done:
         step_rewards: s.rewards.step_rewards,
         returns: s.rewards.returns,
         advantage: scored!.advantages[i]!,
+        messages: chatMessages(opts.runtime.domain, task, t.turns),
         turns: rolloutTurns(t, opts.policyVersion),
       };
     });
@@ -248,4 +257,78 @@ export async function rolloutGroups(opts: PolicyRolloutOptions): Promise<{ done:
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.groupsInFlight ?? 1) }, worker));
   return { done, failed };
+}
+
+/**
+ * A rollout group line as read back from a file (`switchboard rollout --out`, `POST /rollout`
+ * group lines): the fields {@link rolloutGrpoRows} needs, checked; other fields pass through.
+ */
+export const RolloutGroupLine = z.looseObject({
+  group_id: z.string(),
+  task_id: z.string(),
+  domain: z.string(),
+  policy_version: z.string(),
+  reward: z.enum(['final', 'shaped']),
+  samples: z
+    .array(
+      z.looseObject({
+        sample_index: z.number().int().min(0),
+        seed: z.number().int(),
+        final_reward: z.number(),
+        outcome: z.union([z.literal(0), z.literal(1)]),
+        partial: z.boolean(),
+        step_rewards: z.array(z.number()),
+        returns: z.array(z.number()),
+        advantage: z.number(),
+        messages: z.array(ChatMessage).min(1),
+        turns: z.array(
+          z.looseObject({
+            request: ModelRequestRecord.nullable(),
+            completion_token_ids: z.array(z.number().int()).nullable(),
+            logprobs: z.array(z.number()).nullable(),
+          }),
+        ),
+      }),
+    )
+    .min(1),
+});
+export type RolloutGroupLine = z.infer<typeof RolloutGroupLine>;
+
+/**
+ * The GRPO rows ({@link GrpoRow}, as `switchboard groups --granularity conversation` writes them)
+ * of one rollout group: one row per sample, `prefix_messages` the length of the first request
+ * (the system prompt the first turn was sampled from), `tools` and `sampling` of that request,
+ * `policy` the group's policy version, `token_ids` / `logprobs` per agent turn when the endpoint
+ * returned them (an empty array for a turn without).
+ */
+export function rolloutGrpoRows(group: RolloutGroupLine): GrpoRow[] {
+  return group.samples.map((s) => {
+    const first = s.turns.find((t) => t.request)?.request ?? null;
+    const ids = s.turns.some((t) => t.completion_token_ids) ? s.turns.map((t) => t.completion_token_ids ?? []) : null;
+    const lps = s.turns.some((t) => t.logprobs) ? s.turns.map((t) => t.logprobs ?? []) : null;
+    return GrpoRow.parse({
+      group_id: group.group_id,
+      sample_index: s.sample_index,
+      group_size: group.samples.length,
+      granularity: 'conversation',
+      prefix_ref: group.task_id,
+      prefix_messages: first?.messages.length ?? 1,
+      domain: group.domain,
+      task_id: group.task_id,
+      messages: s.messages,
+      tools: first?.tools ?? [],
+      step_rewards: s.step_rewards,
+      returns: s.returns,
+      final_reward: s.final_reward,
+      outcome: s.outcome,
+      partial: s.partial,
+      reward_choice: group.reward,
+      advantage: s.advantage,
+      policy: group.policy_version,
+      sampling_seed: first?.sampling.seed ?? s.seed,
+      sampling: first?.sampling ?? null,
+      token_ids: ids,
+      logprobs: lps,
+    });
+  });
 }

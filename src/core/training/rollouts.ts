@@ -263,6 +263,24 @@ export async function runWithMilestones(
 }
 
 /**
+ * The source episode of a task for milestone and turn groups ({@link runWithMilestones} with
+ * seed `seed`), resampled as any sample is when infrastructure breaks it: seed
+ * `seed + a × RESAMPLE_STRIDE`, `resamples` times (default 2). `onInvalid` sees every broken
+ * attempt. Null when every attempt broke (the task then gives no group: `incomplete`).
+ */
+export async function sourceEpisode(
+  opts: EpisodeRun & { onInvalid?: (t: Trajectory) => void },
+): Promise<{ trajectory: Trajectory; milestones: Milestone[] } | null> {
+  for (let attempt = 0; attempt <= (opts.resamples ?? 2); attempt++) {
+    const got = await runWithMilestones({ ...opts, seed: opts.seed + attempt * RESAMPLE_STRIDE });
+    refuseTeacherGuidance([got.trajectory]);
+    if (got.trajectory.valid) return got;
+    opts.onInvalid?.(got.trajectory);
+  }
+  return null;
+}
+
+/**
  * Fork one continuation per seed from `milestone` and score each. The database, the turns, the
  * counters and the caller's generator are restored exactly; the agent's generator is seeded from
  * the continuation's seed (so K continuations differ where the agent samples), unless `exact`,
@@ -333,7 +351,8 @@ export interface MilestoneSummary {
 }
 
 /**
- * Milestone level: for each task, one source episode (seed `seed`), then K continuations from
+ * Milestone level: for each task, one source episode (seed `seed`, resampled when infrastructure
+ * breaks it: {@link sourceEpisode}; a task without one is listed in `incomplete`), then K continuations from
  * each of its milestones with seeds `seed + 1 …` ({@link sampleSeeds}, offset by 1 so no
  * continuation reuses the source seed). One group per milestone, of exactly K samples: broken
  * continuations are resampled ({@link forkMilestone}); a milestone left without K valid ones
@@ -352,6 +371,8 @@ export async function milestoneGroups(
     seed: number;
     /** Called with each task's groups as soon as they are complete (stream rows out). */
     onGroups?: (groups: Group<Trajectory>[], milestones: MilestoneSummary[]) => void | Promise<void>;
+    /** Called with every attempt broken by infrastructure (source episodes and continuations). */
+    onInvalid?: (t: Trajectory) => void;
   },
 ): Promise<{
   groups: Group<Trajectory>[];
@@ -367,9 +388,17 @@ export async function milestoneGroups(
   const trajectories: Trajectory[] = [];
   const incomplete: string[] = [];
   let invalidAttempts = 0;
+  const invalid = (t: Trajectory) => {
+    invalidAttempts++;
+    opts.onInvalid?.(t);
+  };
   for (const task of opts.tasks) {
-    const { trajectory, milestones } = await runWithMilestones({ ...opts, task, seed: opts.seed });
-    refuseTeacherGuidance([trajectory]);
+    const source = await sourceEpisode({ ...opts, task, seed: opts.seed, onInvalid: invalid });
+    if (!source) {
+      incomplete.push(task.id);
+      continue;
+    }
+    const { trajectory, milestones } = source;
     sources.push(trajectory);
     const mine: Group<Trajectory>[] = [];
     const summaries: MilestoneSummary[] = [];
@@ -383,7 +412,7 @@ export async function milestoneGroups(
         task,
         milestone,
         seeds: sampleSeeds(opts.seed + 1, opts.k),
-        onInvalid: () => invalidAttempts++,
+        onInvalid: invalid,
       });
       refuseTeacherGuidance(forks);
       trajectories.push(...forks);

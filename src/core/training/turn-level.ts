@@ -43,6 +43,12 @@ export interface TurnCandidate {
   request?: ModelRequestRecord;
   /** How the candidate ended the call with a stop token (its calls were dropped), when it did. */
   ended?: TerminationReason;
+  /**
+   * Per tool call (same index), why it is refused without running, as the episode loop refuses
+   * it (`normalizeReply`: arguments that are not valid JSON, not an object, over the limits), or
+   * null; absent when every call may run.
+   */
+  problems?: (string | null)[];
 }
 
 /** Status of one rubric item. */
@@ -142,6 +148,9 @@ export async function sampleTurnCandidates(opts: {
 }): Promise<TurnCandidate[]> {
   const domain = opts.runtime.domain;
   const tools = toolsFor(domain, 'assistant').map(toolSchema);
+  // As the episode loop: a call to a tool the agent does not have is refused by the environment
+  // as unknown, not with an argument error.
+  const toolNames = new Set(tools.map((t) => t.function.name));
   const out: TurnCandidate[] = [];
   for (const seed of opts.seeds) {
     const agent = opts.agent();
@@ -153,7 +162,7 @@ export async function sampleTurnCandidates(opts: {
       rng: seededRng(seed).fork('agent'),
       seed,
     });
-    const reply = normalizeReply(raw, opts.context.length);
+    const reply = normalizeReply(raw, opts.context.length, toolNames);
     const { text, token } = visibleReply(reply.text);
     const generation = Generation.safeParse((raw as { generation?: unknown } | null)?.generation);
     const request = ModelRequestRecord.safeParse((raw as { request?: unknown } | null)?.request);
@@ -163,6 +172,7 @@ export async function sampleTurnCandidates(opts: {
       text,
       tool_calls: token ? [] : reply.calls,
       ...(token ? { ended: stopTermination('assistant', token) } : {}),
+      ...(!token && reply.problems.some((p) => p !== null) ? { problems: reply.problems } : {}),
       ...(generation.success ? { generation: generation.data } : {}),
       ...(request.success ? { request: request.data } : {}),
     });
@@ -226,34 +236,36 @@ export async function scoreTurnCandidate(
   const at = context.length;
   // Fork timestamps continue from the fork point.
   const t_ms = context.reduce((m, t) => Math.max(m, t.t_ms), 0) + 1;
-  const draft: Turn[] = [
-    ...context,
-    {
-      role: 'assistant',
-      text: candidate.text,
-      tool_calls: candidate.tool_calls,
-      t_ms,
-      ...(candidate.generation ? { generation: candidate.generation } : {}),
-      ...(candidate.request ? { request: candidate.request } : {}),
-    },
-    ...candidate.tool_calls.map(
-      (c): Turn => ({
-        role: 'tool',
-        requestor: 'assistant',
-        tool_call_id: c.id,
-        name: c.name,
-        arguments: c.arguments,
-        content: '',
-        error: false,
-        writes: [],
-        t_ms,
-      }),
-    ),
-  ];
-  const replay = await replayTrajectory(runtime, task, draft);
+  // A call the episode loop would refuse (bad arguments) does not run: its result is the error.
+  const refused = (i: number) => candidate.problems?.[i] ?? null;
+  const toolTurn = (c: ToolCall, i: number): Turn => ({
+    role: 'tool',
+    requestor: 'assistant',
+    tool_call_id: c.id,
+    name: c.name,
+    arguments: c.arguments,
+    content: refused(i) ? `Error: ${refused(i)}` : '',
+    error: refused(i) !== null,
+    writes: [],
+    t_ms,
+  });
+  const spoken: Turn = {
+    role: 'assistant',
+    text: candidate.text,
+    tool_calls: candidate.tool_calls,
+    t_ms,
+    ...(candidate.generation ? { generation: candidate.generation } : {}),
+    ...(candidate.request ? { request: candidate.request } : {}),
+  };
+  const runs = candidate.tool_calls.flatMap((c, i) => (refused(i) ? [] : [toolTurn(c, i)]));
+  const replay = await replayTrajectory(runtime, task, [...context, spoken, ...runs]);
   const snapshot = opts.continuation ? await replay.env.snapshot() : null;
   await replay.env.close();
-  const turns = replay.turns;
+  const ran = replay.turns.slice(at + 1);
+  const turns = [
+    ...replay.turns.slice(0, at + 1),
+    ...candidate.tool_calls.map((c, i) => (refused(i) ? toolTurn(c, i) : ran.shift()!)),
+  ];
   const items: RubricItem[] = [];
   const calls = candidate.tool_calls;
 

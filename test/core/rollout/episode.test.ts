@@ -189,7 +189,7 @@ describe('runEpisode with scripted participants', () => {
     expect(t.termination).toBe('user_stop');
     expect(transcript(t.turns).filter((x) => x.startsWith('tool'))).toEqual([
       'tool drop_all -> Error: unknown tool drop_all',
-      'tool find_account -> Error: invalid arguments for find_account: expected an object, got a string: {bad',
+      'tool find_account -> Error: invalid arguments for find_account: not valid JSON: {bad',
       'tool find_account -> Error: tool find_account is not available to the caller',
     ]);
   });
@@ -315,12 +315,7 @@ describe('runEpisode with scripted participants', () => {
     expect(tools).toEqual([
       ['x', 'find_account', { phone: '5550001' }, 'Error: tool_calls must be a list, got an object'],
       ['call_6_0', '', {}, 'Error: invalid tool call: expected an object, got null'],
-      [
-        'd',
-        'find_account',
-        {},
-        'Error: invalid arguments for find_account: expected an object, got a string: phone=5550001',
-      ],
+      ['d', 'find_account', {}, 'Error: invalid arguments for find_account: not valid JSON: phone=5550001'],
       ['d_2', 'find_account', { phone: '5550001' }, '{"account_id":"A1","name":"Ada","balance":30}'],
       ['call_10_0', '', {}, 'Error: invalid tool call: missing tool name'],
     ]);
