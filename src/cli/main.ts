@@ -29,7 +29,10 @@ import { registerServe } from './commands/serve.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerData } from './commands/data.ts';
 import { registerEvolve } from './commands/evolve.ts';
-import { registerMetrics } from './commands/metrics.ts';
+import { registerMetrics, renderPanels } from './commands/metrics.ts';
+import { addDuplexOptions, duplexChannel, duplexFromFlags, RunMetrics, type DuplexFlags } from './duplex.ts';
+import type { InteractionBlock } from '../core/duplex/interaction-metrics.ts';
+import { SUBSETS } from '../core/duplex/turn-taking.ts';
 import { intOption, samplingFromFlags, withSamplingOptions, type SamplingFlags } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
@@ -69,7 +72,7 @@ async function gateCommand(io: CliIo, name: string, opts: GateOpts): Promise<{ r
   return { report, code: report.accepted ? 0 : 1 };
 }
 
-interface RunOpts extends ChannelFlags, SamplingFlags {
+interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -119,7 +122,11 @@ export type RunReport = BatchSummary & {
       /** `--tts` as given (URL credentials redacted; `espeak` when not given) and the engine's id. */
       tts: { spec: string; id: string };
     } | null;
+    /** Issue 17: the full-duplex timeline (`--duplex`, `--subset`), or null for a turn-based run. */
+    duplex: { subset: string | null } | null;
   };
+  /** Issue 17: interaction metrics of the valid duplex calls (docs/duplex.md), or null. */
+  interaction_metrics: InteractionBlock | null;
 };
 
 /** Make `dir` an output folder up front, so a bad --out fails before the batch runs. */
@@ -149,7 +156,11 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
   const models = modelSettings(opts);
   const outDir = opts.out ? resolve(opts.out) : undefined;
   // Issue 5: the phone channel; a model agent hears each caller turn's degraded WAV.
-  const channel = await channelFromFlags(opts, outDir);
+  const duplex = duplexFromFlags(opts);
+  const flagged = await channelFromFlags(opts, outDir);
+  // Issue 17: the duplex timeline needs speech on both sides, so it always has a channel.
+  const channel = duplex ? duplexChannel(flagged, duplex, outDir) : flagged;
+  const metrics = new RunMetrics();
   if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
   const agent = agentFactory(opts.agent, models);
   const user = userFactory(opts.user, models);
@@ -177,7 +188,9 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
     maxSteps,
     ...(judge ? { judge } : {}),
     ...(channel ? { channel } : {}),
+    ...(duplex ? { duplex } : {}),
     onTrajectory: (t) => {
+      metrics.add(t);
       if (t.valid) progress.tick();
       else invalid.push({ task_id: t.task_id, trial: t.trial, seed: t.seed, line: invalidLine(t) });
       // Streamed as they finish, so an interrupted run keeps what it did.
@@ -208,7 +221,9 @@ async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport
             tts: { spec: redactText(opts.tts ?? 'espeak'), id: channel.tts.id },
           }
         : null,
+      duplex: duplex ? { subset: duplex.subset ?? null } : null,
     },
+    interaction_metrics: metrics.block(),
   };
   if (outDir && lines) {
     // Sorted on disk, line by line: a large run's file is more than memory should hold.
@@ -254,7 +269,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       setCode(code);
     });
 
-  withSamplingOptions(withJudgeOptions(addChannelOptions(cmd.command('run'))))
+  withSamplingOptions(withJudgeOptions(addDuplexOptions(addChannelOptions(cmd.command('run')))))
     .description('Run K rollouts of each task and score them.')
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
@@ -287,9 +302,18 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
       const { report, invalid } = await runCommand(io, opts);
       if (opts.json) io.out(JSON.stringify(report, null, 2));
       else {
+        const im = report.interaction_metrics;
+        const subset = report.settings.duplex?.subset as keyof typeof SUBSETS | null | undefined;
         io.out(
           [
             renderSummary(report),
+            ...(im
+              ? [
+                  '',
+                  `Interaction metrics${subset ? ` · subset ${subset}` : ''} (tau2-bench τ-voice panel; n=<events> where fewer than 10 back a value)`,
+                  renderPanels(im, 'domain', subset ? SUBSETS[subset].fields : undefined),
+                ]
+              : []),
             ...invalid.slice(0, 10),
             ...(invalid.length > 10 ? [`… and ${invalid.length - 10} more`] : []),
           ].join('\n'),

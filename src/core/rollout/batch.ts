@@ -10,6 +10,7 @@ import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
 import { evaluate, isSuccess, passHatK } from '../scoring/index.ts';
 import { runEpisode } from './episode.ts';
 import type { EpisodeChannel } from './channel-step.ts';
+import type { DuplexSettings } from '../duplex/turn-taking.ts';
 
 /** Settings of a batch. */
 export interface BatchOptions {
@@ -42,6 +43,8 @@ export interface BatchOptions {
   signal?: AbortSignal;
   /** Issue 5: the phone channel for every rollout (see {@link EpisodeOptions.channel}). */
   channel?: EpisodeChannel;
+  /** Issue 17: the full-duplex timeline for every rollout (needs `channel`; see {@link EpisodeOptions.duplex}). */
+  duplex?: DuplexSettings;
 }
 
 /** Per-task results of a batch. */
@@ -120,6 +123,7 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
           clock: opts.clock(seed),
           ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
           ...(opts.channel ? { channel: opts.channel } : {}),
+          ...(opts.duplex ? { duplex: opts.duplex } : {}),
         });
         if (t.valid) {
           try {

@@ -16,6 +16,8 @@ import { type StopTokenKind, visibleReply } from '../participants/reply-text.ts'
 import { asksForConfirmation, classifyDialogueAct } from '../scoring/dialogue-acts.ts';
 import { textTurns } from '../scoring/turns.ts';
 import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from './channel-step.ts';
+import { DuplexTimeline } from '../duplex/timeline.ts';
+import type { DuplexSettings } from '../duplex/turn-taking.ts';
 
 /** Settings of one episode. */
 export interface EpisodeOptions {
@@ -57,6 +59,13 @@ export interface EpisodeOptions {
    * counts as a step). Absent: the text-only loop, unchanged. See `channel-step.ts`.
    */
   channel?: EpisodeChannel;
+  /**
+   * Issue 17: the full-duplex timeline (needs `channel`). Turns are placed on one tick axis:
+   * backchannels, tics, asides and background speech overlap the agent's speech without becoming
+   * turns; a real barge-in makes the agent yield (see `../duplex/timeline.ts`). The trajectory
+   * gains `duplex`. Not with `resume` (a milestone fork has no timeline to continue).
+   */
+  duplex?: DuplexSettings;
 }
 
 /** Everything needed to continue an episode from a point (see {@link EpisodeOptions.resume}). */
@@ -175,6 +184,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     seed,
   };
 
+  const timeline =
+    opts.duplex && opts.channel && !resume ? new DuplexTimeline(opts.channel, channelKey, opts.duplex) : null;
+
   const view = (who: Requestor): EpisodeView => ({
     domain: runtime.domain,
     task,
@@ -242,48 +254,44 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         ...(generation.success ? { generation: generation.data } : {}),
         ...(sent?.success ? { request: sent.data } : {}),
       };
-      if (opts.channel && who === 'assistant' && !token && text) {
-        // Barge-in: the reply keeps only its heard part, its tool calls are not executed, and
-        // the caller's interruption is the next turn.
-        const barge = await channelBargeIn(opts.channel, channelKey, turns.length, text, calls);
-        if (barge) {
-          push({
-            role: 'assistant',
-            text: barge.interrupted.heard_text,
-            tool_calls: [],
-            t_ms: clock.now(),
-            ...gen,
-            ...over,
-            interrupted: barge.interrupted,
-          } as Turn);
-          const { text: said, ...heard } = await channelCallerTurn(
-            opts.channel,
-            channelKey,
-            turns.length,
-            barge.caller.text,
-            false,
-          );
-          push({
-            role: 'user',
-            text: said,
-            tool_calls: [],
-            t_ms: clock.now(),
-            ...heard,
-            barge_in: { type: barge.caller.type, value: barge.caller.value },
-          } as Turn);
-          step++;
-          next = 'assistant';
-          continue;
-        }
+      // Barge-in: the reply keeps only its heard part, its tool calls are not executed, and the
+      // caller's interruption is the next turn. Full duplex: every reply is placed on the time
+      // axis and only a real barge-in comes back (backchannels and the like are no turns).
+      const barge =
+        timeline && who === 'assistant' && text
+          ? await timeline.agentSpeech(turns.length, text, calls, !token)
+          : opts.channel && who === 'assistant' && !token && text
+            ? await channelBargeIn(opts.channel, channelKey, turns.length, text, calls)
+            : null;
+      if (barge && opts.channel) {
+        push({
+          role: 'assistant',
+          text: barge.interrupted.heard_text,
+          tool_calls: [],
+          t_ms: clock.now(),
+          ...gen,
+          ...over,
+          interrupted: barge.interrupted,
+        } as Turn);
+        const { text: said, ...heard } = timeline
+          ? await timeline.callerSpeech(turns.length, barge.caller.text, false, true)
+          : await channelCallerTurn(opts.channel, channelKey, turns.length, barge.caller.text, false);
+        push({
+          role: 'user',
+          text: said,
+          tool_calls: [],
+          t_ms: clock.now(),
+          ...heard,
+          barge_in: { type: barge.caller.type, value: barge.caller.value },
+        } as Turn);
+        step++;
+        next = 'assistant';
+        continue;
       }
       if (opts.channel && who === 'user') {
-        const { text: said, ...heard } = await channelCallerTurn(
-          opts.channel,
-          channelKey,
-          turns.length,
-          text,
-          !token && !defer,
-        );
+        const { text: said, ...heard } = timeline
+          ? await timeline.callerSpeech(turns.length, text, !token && !defer, false)
+          : await channelCallerTurn(opts.channel, channelKey, turns.length, text, !token && !defer);
         push({ role: who, text: said, tool_calls: calls, t_ms: clock.now(), ...gen, ...heard } as Turn);
       } else {
         push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...gen, ...over } as Turn);
@@ -303,6 +311,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         const outcome = problem
           ? { content: `Error: ${problem}`, error: true, writes: [] }
           : await env.call(call, who, turns.length);
+        timeline?.toolCall(who);
         push({
           role: 'tool',
           requestor: who,
@@ -341,6 +350,15 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   } finally {
     await env?.close().catch(() => undefined);
   }
+  let duplex: Trajectory['duplex'];
+  if (timeline) {
+    try {
+      duplex = await timeline.finish();
+    } catch (e) {
+      termination = 'infrastructure_error';
+      invalidReason = `duplex timeline: ${thrownReason(e)}`;
+    }
+  }
 
   return {
     schema_version: 1,
@@ -357,6 +375,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     },
     ...(agent.card?.teacher_guidance != null ? { teacher_guidance: true } : {}),
     ...(stopDeferred ? { stop_deferred: stopDeferred } : {}),
+    ...(duplex ? { duplex } : {}),
     termination,
     valid: invalidReason === null,
     invalid_reason: invalidReason,

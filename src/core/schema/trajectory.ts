@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { Requestor, RewardComponent } from './task.ts';
 import { EffectEvent } from '../channel/timeline.ts';
 import { ModelRequestRecord } from './chat.ts';
+import { DuplexRecord } from '../duplex/record.ts';
 
 /** One tool call as a model or a scripted participant emits it. */
 export const ToolCall = z.object({
@@ -339,6 +340,11 @@ export const Trajectory = z.object({
    * ended (`user_stop`).
    */
   stop_deferred: z.object({ turn: z.number().int(), reason: z.string() }).optional(),
+  /**
+   * Ours (issue 17): the call's time axis when it ran with `--duplex` (spans of ticks, turn-taking
+   * parameters, stereo WAV and label track, the call's interaction metrics). Absent: turn-based.
+   */
+  duplex: DuplexRecord.optional(),
 });
 export type Trajectory = z.infer<typeof Trajectory>;
 

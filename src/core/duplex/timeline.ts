@@ -1,0 +1,371 @@
+/**
+ * The full-duplex timeline of one episode (`run --duplex`): the episode loop's turns placed on
+ * one time axis of whole ticks (200 ms by default), never read from the wall clock. The agent's
+ * replies are synthesized (so their length is real), the caller's turns come through the phone
+ * channel, and between and over them the caller backchannels, coughs, speaks to someone else or
+ * barges in, and people nearby talk. The agent's turn-taking is {@link TurnTaking}: it answers
+ * after `agentWaitMs` of silence, talks through backchannels, tics, asides and background speech,
+ * and stops `yieldAfterMs` after a real barge-in, keeping in its history only the words said by
+ * then. Every random choice comes from (seed, task, turn) alone, so a seeded call with scripted
+ * participants is the same call bit for bit. At the end the timeline gives the trajectory's
+ * duplex record with a stereo WAV (caller left, agent right), an Audacity label track and the
+ * call's interaction metrics.
+ */
+import { msToSamples, SPEECH_RATE_HZ } from '../audio/pcm.ts';
+import { vocalTic, VOCAL_TIC_KINDS } from '../audio/tics.ts';
+import { decodeWav } from '../audio/wav.ts';
+import { speechEndSample } from '../channel/caller-audio.ts';
+import { asidePhrases } from '../channel/inserts.ts';
+import { personaVoice } from '../channel/persona-voice.ts';
+import { cutAfterToken, tokenize } from '../channel/text-cut.ts';
+import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
+import type { TtsVoice } from '../ports/tts.ts';
+import type { ToolCall } from '../schema/trajectory.ts';
+import {
+  audioPrefix,
+  callerVoice,
+  channelBargeIn,
+  channelCallerTurn,
+  type CallerTurnFields,
+  type ChannelBargeIn,
+  type ChannelEpisodeKey,
+  type EpisodeChannel,
+} from '../rollout/channel-step.ts';
+import { DEFAULT_WINDOWS, type InteractionWindows } from './interaction-events.ts';
+import { interactionPanel } from './interaction-metrics.ts';
+import { labelTrack, spanTicks, type DuplexRecord, type DuplexSpan } from './record.ts';
+import { stereoWav } from './stereo.ts';
+import {
+  DEFAULT_TURN_TAKING,
+  NO_OVERLAPS,
+  type DuplexSettings,
+  type Overlaps,
+  type TurnTaking,
+} from './turn-taking.ts';
+
+/** A float buffer that grows as audio is placed on it. */
+class Track {
+  data = new Float32Array(SPEECH_RATE_HZ * 10);
+  length = 0;
+
+  /** Mix `samples × gain` in at sample `at`. */
+  add(samples: Float32Array, at: number, gain = 1): void {
+    const end = at + samples.length;
+    if (end > this.data.length) {
+      const next = new Float32Array(Math.max(end, this.data.length * 2));
+      next.set(this.data.subarray(0, this.length));
+      this.data = next;
+    }
+    for (let i = 0; i < samples.length; i++) this.data[at + i]! += samples[i]! * gain;
+    this.length = Math.max(this.length, end);
+  }
+
+  /** The first `n` samples (zero-padded). */
+  take(n: number): Float32Array {
+    const out = new Float32Array(n);
+    out.set(this.data.subarray(0, Math.min(n, this.length)));
+    return out;
+  }
+}
+
+/** Fade applied where the agent stops mid-word: 10 ms. */
+const YIELD_FADE_MS = 10;
+/** Level of an aside relative to the caller's speech: −10 dB (said away from the phone). */
+const ASIDE_GAIN = 10 ** (-10 / 20);
+/** Level of background speech: −15 dB. */
+const BACKGROUND_GAIN = 10 ** (-15 / 20);
+/** Level of a vocal tic: −6 dB. */
+const TIC_GAIN = 10 ** (-6 / 20);
+
+/** The agent's reply as placed: a barge-in to hand to the loop, or null when it was said whole. */
+export type AgentSpeech = ChannelBargeIn | null;
+
+/**
+ * One episode's timeline. Create one per episode; the episode loop calls {@link agentSpeech}
+ * for every agent text, {@link callerSpeech} for every caller text, {@link toolCall} for every
+ * tool call, and {@link finish} at the end.
+ */
+export class DuplexTimeline {
+  readonly tt: TurnTaking;
+  readonly overlaps: Overlaps;
+  private readonly spans: DuplexSpan[] = [];
+  private readonly caller = new Track();
+  private readonly agent = new Track();
+  private readonly tickSamples: number;
+  /** Tick at which the last floor-holder stopped, and who it was. */
+  private lastEnd = 0;
+  private lastWho: 'caller' | 'agent' | null = null;
+  /** Where the caller's interrupting turn starts (set by a barge-in, used by the next caller turn). */
+  private bargeOnset: number | null = null;
+  /** Earliest tick of the caller's next turn (after background speech). */
+  private callerNotBefore = 0;
+  private readonly agentVoice: TtsVoice;
+  /** This episode's view of the channel: hands each caller turn's degraded WAV to the timeline too. */
+  private readonly ch: EpisodeChannel;
+  /** The degraded WAV of the last caller turn. */
+  private lastWav: Uint8Array | null = null;
+
+  constructor(
+    channel: EpisodeChannel,
+    private readonly key: ChannelEpisodeKey,
+    private readonly settings: DuplexSettings = {},
+  ) {
+    this.ch = {
+      ...channel,
+      onAudio: (i, wav) => {
+        this.lastWav = wav;
+        channel.onAudio?.(i, wav);
+      },
+    };
+    this.tt = { ...DEFAULT_TURN_TAKING, ...settings.turnTaking };
+    this.overlaps = { ...NO_OVERLAPS, ...settings.overlaps };
+    this.tickSamples = msToSamples(this.tt.tickMs, SPEECH_RATE_HZ);
+    this.agentVoice = { language: key.language };
+  }
+
+  private ticks(ms: number): number {
+    return Math.ceil(ms / this.tt.tickMs - 1e-9);
+  }
+
+  private samplesToTicks(n: number): number {
+    return Math.max(1, Math.ceil(n / this.tickSamples));
+  }
+
+  private rng(what: string, turn: number): Rng {
+    return rngFromState(hash32(`duplex:${what}:${this.key.seed}:${this.key.task.id}:${turn}`));
+  }
+
+  /** Where the agent starts now: after its wait when the caller held the floor, else at once. */
+  private agentStart(): number {
+    return this.lastWho === 'caller' ? this.lastEnd + this.ticks(this.tt.agentWaitMs) : this.lastEnd;
+  }
+
+  private span(s: DuplexSpan): void {
+    this.spans.push(s);
+  }
+
+  /** Speech of the caller's voice (or `voice`), its samples trimmed to the end of speech. */
+  private async speak(text: string, voice: TtsVoice): Promise<Float32Array> {
+    const a = await this.ch.tts.synthesize(text, voice);
+    return a.samples.subarray(0, Math.max(1, speechEndSample(a.samples)));
+  }
+
+  /**
+   * Place an agent reply `text` (trajectory index `turn`). When `mayOverlap` (no stop token),
+   * the channel may barge in: a backchannel is said over the reply (not a turn), another type
+   * makes the agent yield `yieldAfterMs` after the caller starts, and the returned barge-in
+   * carries the heard part (the words said up to the stop, by their share of the reply's
+   * speech) for the loop to record. Asides and tics are said over a reply without a barge-in;
+   * background speech follows it.
+   */
+  async agentSpeech(turn: number, text: string, calls: readonly ToolCall[], mayOverlap: boolean): Promise<AgentSpeech> {
+    const start = this.agentStart();
+    const samples = await this.speak(text, this.agentVoice);
+    const length = this.samplesToTicks(samples.length);
+    const end = start + length;
+    const barge = mayOverlap ? await channelBargeIn(this.ch, this.key, turn, text, calls) : null;
+    // An overlap needs the backchannel/aside window (1 s) and a tick of the reply after it, else
+    // the reply's natural end would look like a yield to it.
+    const room = this.ticks(1000) + 1;
+    if (barge && barge.interrupted.type !== 'backchannel') {
+      const onset = Math.min(end - 1, start + Math.floor((barge.interrupted.cut_ms ?? 0) / this.tt.tickMs));
+      const stop = Math.min(end, onset + this.ticks(this.tt.yieldAfterMs));
+      const saidSamples = (stop - start) * this.tickSamples;
+      const tokens = tokenize(text);
+      const share = Math.min(1, saidSamples / samples.length);
+      const pickerTokens = tokens.filter((t) => t.end <= barge.interrupted.cut_char).length;
+      const k = Math.max(pickerTokens, Math.floor(share * tokens.length));
+      const heard = k >= tokens.length ? null : cutAfterToken(text, k);
+      const said = samples.slice(0, Math.min(samples.length, saidSamples));
+      const fade = msToSamples(YIELD_FADE_MS, SPEECH_RATE_HZ);
+      for (let i = 0; i < Math.min(fade, said.length); i++) said[said.length - 1 - i]! *= i / fade;
+      this.agent.add(said, start * this.tickSamples);
+      const heardText = heard ? heard.heard : text;
+      this.span({
+        who: 'agent',
+        kind: 'speech',
+        start_tick: start,
+        end_tick: stop,
+        text: heardText,
+        turn,
+        ...(heard ? { yielded: true } : {}),
+      });
+      this.bargeOnset = onset;
+      this.lastEnd = stop;
+      this.lastWho = 'agent';
+      if (!heard) return null;
+      return {
+        interrupted: {
+          ...barge.interrupted,
+          heard_text: heard.heard,
+          cut_char: heard.char,
+          cut_ms: (stop - start) * this.tt.tickMs,
+        },
+        caller: barge.caller,
+      };
+    }
+    this.agent.add(samples, start * this.tickSamples);
+    this.span({ who: 'agent', kind: 'speech', start_tick: start, end_tick: end, text, turn });
+    if (barge && length > room) {
+      // A backchannel over the reply: heard, never a turn; the agent talks through it.
+      const onset = Math.min(end - room, start + Math.floor((barge.interrupted.cut_ms ?? 0) / this.tt.tickMs));
+      const bc = await this.speak(barge.caller.text, callerVoice(this.ch, this.key));
+      this.caller.add(bc, onset * this.tickSamples);
+      this.span({
+        who: 'caller',
+        kind: 'backchannel',
+        start_tick: onset,
+        end_tick: onset + this.samplesToTicks(bc.length),
+        text: barge.caller.text,
+        turn: null,
+      });
+    } else if (!barge && mayOverlap && length > room + 1) {
+      await this.overSpeech(turn, start, end, room);
+    }
+    this.lastEnd = end;
+    this.lastWho = 'agent';
+    if (mayOverlap && this.overlaps.background > 0) await this.backgroundAfter(turn, end);
+    return null;
+  }
+
+  /** A tic or an aside of the caller over the agent's reply `[start, end)`, by the overlap rates. */
+  private async overSpeech(turn: number, start: number, end: number, room: number): Promise<void> {
+    const voice = callerVoice(this.ch, this.key);
+    const at = (r: Rng) => start + 1 + r.int(Math.max(1, end - room - start - 1));
+    const tic = this.rng('tic', turn);
+    if (this.overlaps.vocalTic > 0 && tic.next() < this.overlaps.vocalTic) {
+      const kind = tic.pick(VOCAL_TIC_KINDS);
+      const sound = vocalTic(kind, SPEECH_RATE_HZ, tic.fork('sound'));
+      const onset = at(tic);
+      this.caller.add(sound, onset * this.tickSamples, TIC_GAIN);
+      this.span({
+        who: 'caller',
+        kind: 'vocal_tic',
+        start_tick: onset,
+        end_tick: onset + this.samplesToTicks(sound.length),
+        text: `[${kind}]`,
+        turn: null,
+      });
+      return;
+    }
+    const aside = this.rng('aside', turn);
+    if (this.overlaps.aside > 0 && aside.next() < this.overlaps.aside) {
+      const words = aside.pick(asidePhrases(this.key.language));
+      const sound = await this.speak(words, voice);
+      const onset = at(aside);
+      this.caller.add(sound, onset * this.tickSamples, ASIDE_GAIN);
+      this.span({
+        who: 'caller',
+        kind: 'aside',
+        start_tick: onset,
+        end_tick: onset + this.samplesToTicks(sound.length),
+        text: words,
+        turn: null,
+      });
+    }
+  }
+
+  /** Another person speaking near the caller's phone, one tick after the agent's reply ends at `end`. */
+  private async backgroundAfter(turn: number, end: number): Promise<void> {
+    const r = this.rng('background', turn);
+    if (!(r.next() < this.overlaps.background)) return;
+    const words = r.pick(asidePhrases(this.key.language));
+    const voice = personaVoice(this.key.language, `background:${this.key.seed}:${turn}`);
+    const sound = await this.speak(words, voice);
+    const onset = end + 1;
+    const stop = onset + this.samplesToTicks(sound.length);
+    this.caller.add(sound, onset * this.tickSamples, BACKGROUND_GAIN);
+    this.span({ who: 'caller', kind: 'background', start_tick: onset, end_tick: stop, text: words, turn: null });
+    // The caller waits for the nearby speaker to finish before taking its turn.
+    this.callerNotBefore = stop + 1;
+  }
+
+  /**
+   * Place a caller turn `text` (trajectory index `turn`) through the channel: after the caller's
+   * wait, or where its barge-in started. Returns the channel's fields for the turn.
+   */
+  async callerSpeech(turn: number, text: string, mayCut: boolean, bargeIn: boolean): Promise<CallerTurnFields> {
+    this.lastWav = null;
+    const fields = await channelCallerTurn(this.ch, this.key, turn, text, mayCut);
+    const wav = this.lastWav as Uint8Array | null;
+    const start =
+      bargeIn && this.bargeOnset !== null
+        ? this.bargeOnset
+        : Math.max(
+            this.callerNotBefore,
+            this.lastWho === 'agent' ? this.lastEnd + this.ticks(this.tt.callerWaitMs) : this.lastEnd,
+          );
+    this.bargeOnset = null;
+    if (!fields.audio) return fields;
+    const samples = wav ? decodeWav(wav).samples : await this.speak(fields.text, callerVoice(this.ch, this.key));
+    this.caller.add(samples, start * this.tickSamples);
+    const end = start + this.samplesToTicks(msToSamples(fields.audio.duration_ms, SPEECH_RATE_HZ));
+    this.span({
+      who: 'caller',
+      kind: bargeIn ? 'barge_in' : 'turn',
+      start_tick: start,
+      end_tick: end,
+      text: fields.text,
+      turn,
+    });
+    this.lastEnd = Math.max(this.lastEnd, end);
+    this.lastWho = 'caller';
+    return fields;
+  }
+
+  /** A tool call by `who`: it takes `toolCallMs` after that side's wait. */
+  toolCall(who: 'assistant' | 'user'): void {
+    const side = who === 'assistant' ? 'agent' : 'caller';
+    const wait = who === 'assistant' ? this.tt.agentWaitMs : this.tt.callerWaitMs;
+    const base = this.lastWho !== null && this.lastWho !== side ? this.lastEnd + this.ticks(wait) : this.lastEnd;
+    this.lastEnd = base + this.ticks(this.tt.toolCallMs);
+    this.lastWho = side;
+  }
+
+  /** The record so far, without stored files or metrics. */
+  record(): Omit<DuplexRecord, 'audio' | 'metrics'> {
+    const spans = [...this.spans].sort(
+      (a, b) => a.start_tick - b.start_tick || (a.who === b.who ? 0 : a.who === 'caller' ? -1 : 1),
+    );
+    const last = spans.reduce((m, s) => Math.max(m, s.end_tick), 0);
+    return {
+      subset: this.settings.subset ?? null,
+      turn_taking: {
+        tick_ms: this.tt.tickMs,
+        agent_wait_ms: this.tt.agentWaitMs,
+        caller_wait_ms: this.tt.callerWaitMs,
+        yield_after_ms: this.tt.yieldAfterMs,
+        tool_call_ms: this.tt.toolCallMs,
+      },
+      // One tick of silence after the last speech closes every segment.
+      total_ticks: last > 0 ? last + 1 : 0,
+      spans,
+    };
+  }
+
+  /**
+   * The trajectory's duplex record: spans, metrics of this call (null without speech), and
+   * with a store the stereo WAV and the label track (`<audio prefix>/call.stereo.wav`,
+   * `call.labels.txt`).
+   */
+  async finish(): Promise<DuplexRecord> {
+    const rec = this.record();
+    const metrics = rec.total_ticks > 0 ? interactionPanel([{ ticks: spanTicks(rec) }], this.windows()) : null;
+    let audio: DuplexRecord['audio'] = null;
+    const store = this.ch.store;
+    if (store && rec.total_ticks > 0) {
+      const n = rec.total_ticks * this.tickSamples;
+      const prefix = audioPrefix(this.key);
+      audio = {
+        stereo: await store.put(`${prefix}/call.stereo.wav`, stereoWav(this.caller.take(n), this.agent.take(n))),
+        labels: await store.put(`${prefix}/call.labels.txt`, new TextEncoder().encode(labelTrack(rec))),
+      };
+    }
+    return { ...rec, audio, metrics: metrics as unknown as Record<string, unknown> | null };
+  }
+
+  /** Detection windows for this call's metrics: tau2-bench's, with this timeline's tick. */
+  windows(): InteractionWindows {
+    return { ...DEFAULT_WINDOWS, tick_duration_sec: this.tt.tickMs / 1000 };
+  }
+}
