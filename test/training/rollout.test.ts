@@ -317,3 +317,62 @@ describe('export reads rollout output', () => {
     );
   }, 60_000);
 });
+
+describe('POST /rollout calls only allowed endpoints', () => {
+  it('refuses a non-loopback base URL with a 422 naming base_urls[i]; --allow-endpoint admits one by scheme, host, port and path prefix', async () => {
+    const body = (base_urls: string[]) =>
+      JSON.stringify({ base_urls, model: 'carrier-lora', k: 2, task_ids: [TASKS[0]], policy_version: 'v', retries: 0 });
+    const server = await startOpenEnvServer({
+      runtime,
+      user: () => new ScriptedUser(),
+      allowEndpoints: ['http://gpu1.invalid:8000/v1'],
+    });
+    try {
+      const before = policy.requests.length;
+      const res = await fetch(`${server.url}/rollout`, {
+        method: 'POST',
+        body: body([
+          policy.url,
+          'http://10.0.0.7:8000/v1',
+          'http://gpu1.invalid:8000/v2',
+          'https://gpu1.invalid:8000/v1',
+        ]),
+      });
+      expect(res.status).toBe(422);
+      const doc = (await res.json()) as any;
+      expect(doc.detail.map((d: any) => [d.type, d.loc, d.input])).toEqual([
+        ['value_error', ['body', 'base_urls', 1], 'http://10.0.0.7:8000/v1'],
+        ['value_error', ['body', 'base_urls', 2], 'http://gpu1.invalid:8000/v2'],
+        ['value_error', ['body', 'base_urls', 3], 'https://gpu1.invalid:8000/v1'],
+      ]);
+      expect(doc.detail[0].msg).toBe(
+        'endpoint http://10.0.0.7:8000/v1 is not allowed: this server calls loopback endpoints and those given when it started (serve --allow-endpoint <base-url>, or the endpoints of its --user, --judge, --tts, --barge-in-model)',
+      );
+      // Nothing ran: the allowed (loopback) endpoint of the refused request got no request.
+      expect(policy.requests.length).toBe(before);
+      // An allowed non-loopback endpoint (a sub-path of the entry) is called: it does not resolve,
+      // so its samples are invalid and the group fails; loopback policy endpoints run as usual.
+      const ok = await fetch(`${server.url}/rollout`, {
+        method: 'POST',
+        body: body(['http://gpu1.invalid:8000/v1/']),
+      });
+      expect(ok.status).toBe(200);
+      const lines = (await ok.text())
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines.map((l) => l.type)).toEqual(['failed', 'summary']);
+      expect(lines[0].reasons[0]).toMatch(/gpu1\.invalid:8000\/v1\/?: network error/);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('serve refuses a malformed --allow-endpoint before starting', async () => {
+    const io = capture();
+    expect(await main(['serve', '--domain', 'carrier', '--allow-endpoint', 'gpu1:8000'], io)).toBe(2);
+    expect(io.stderr).toBe(
+      'switchboard: serve: --allow-endpoint gpu1:8000: expected an http(s) base URL such as http://gpu1:8000/v1, or *\n',
+    );
+  });
+});

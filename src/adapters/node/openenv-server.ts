@@ -14,7 +14,8 @@
  * - `POST /mcp` JSON-RPC 2.0: `initialize`, `tools/list`, `tools/call` (`params.session_id`:
  *   an episode id from `/reset`)
  * - `POST /rollout` a rollout request (../shared/rollout-service.ts) → NDJSON groups as they
- *   finish (token-faithful GRPO samples against the trainer's policy endpoints)
+ *   finish (token-faithful GRPO samples against the trainer's policy endpoints); only loopback
+ *   endpoints and those of `allowEndpoints` are called (422 naming `base_urls[i]` otherwise)
  * - WebSocket `/ws`: one session per connection; send `{type: "reset", data}`,
  *   `{type: "step", data: action}`, `{type: "state"}`, `{type: "mcp", data: rpc}`,
  *   `{type: "close"}`; answers `{type: "observation" | "state" | "mcp", data}` or
@@ -60,7 +61,13 @@ import {
   type ValidationItem,
 } from '../../core/training/openenv-types.ts';
 import { RolloutRequest, requestTasks, runRolloutRequest } from '../shared/rollout-service.ts';
-import { createServerGuard, routeUpgrades, type GuardRefusal, type ServerGuardOptions } from './server-guard.ts';
+import {
+  createServerGuard,
+  endpointRefusal,
+  routeUpgrades,
+  type GuardRefusal,
+  type ServerGuardOptions,
+} from './server-guard.ts';
 
 /** Settings of {@link startOpenEnvServer}. */
 export interface OpenEnvServerOptions {
@@ -89,6 +96,11 @@ export interface OpenEnvServerOptions {
   version?: string;
   /** API key for the policy endpoints of `POST /rollout` (default none). */
   apiKey?: string;
+  /**
+   * Policy endpoints `POST /rollout` may call besides loopback ones: base URLs, or `*` for any
+   * (see {@link endpointRefusal}). Default none: loopback only.
+   */
+  allowEndpoints?: readonly string[];
   /** `readme_content` of `/metadata` (default null). */
   readme?: string;
 }
@@ -480,6 +492,11 @@ export async function startOpenEnvServer(
   const rollout = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
     const request = check(RolloutRequest, body, ['body']);
+    const refused = request.base_urls.flatMap((url, i): ValidationItem[] => {
+      const why = endpointRefusal(url, opts.allowEndpoints ?? []);
+      return why ? [{ type: 'value_error', loc: ['body', 'base_urls', i], msg: why, input: url }] : [];
+    });
+    if (refused.length) throw invalid(refused);
     try {
       requestTasks(opts.runtime, request);
     } catch (e) {

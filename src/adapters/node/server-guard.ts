@@ -233,3 +233,50 @@ export function routeUpgrades(server: Server, guard: ServerGuard, routes: Record
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
 }
+
+/**
+ * Which policy endpoints `POST /rollout` may call (a request names base URLs, and the server
+ * then sends them requests: without a list, anyone who may use the server could make it call any
+ * address it can reach). Loopback endpoints (`localhost`, `127.*`, `[::1]`, any port) are always
+ * allowed; another base URL is allowed when an entry of `allowed` has its scheme, host and port
+ * and a path that is a prefix of its path, segment by segment (`http://gpu1:8000/v1` admits
+ * `http://gpu1:8000/v1` and `http://gpu1:8000/v1/`, not `http://gpu1:8000/v2`). The entry `*`
+ * allows any endpoint.
+ *
+ * @returns null when allowed, else why not (a sentence for the error answer).
+ */
+export function endpointRefusal(baseUrl: string, allowed: readonly string[]): string | null {
+  let u: URL;
+  try {
+    u = new URL(baseUrl);
+  } catch {
+    return `${baseUrl} is not a URL`;
+  }
+  if (isLoopbackName(u.hostname) || allowed.includes('*')) return null;
+  const segments = (p: string) => p.split('/').filter(Boolean);
+  const ok = allowed.some((entry) => {
+    const a = new URL(entry);
+    const [want, got] = [segments(a.pathname), segments(u.pathname)];
+    return a.protocol === u.protocol && a.host === u.host && want.every((s, i) => got[i] === s);
+  });
+  return ok
+    ? null
+    : `endpoint ${u.origin}${u.pathname} is not allowed: this server calls loopback endpoints and those given when it started (serve --allow-endpoint <base-url>, or the endpoints of its --user, --judge, --tts, --barge-in-model)`;
+}
+
+/**
+ * Check an allow-list entry for {@link endpointRefusal}: `*` or an http(s) URL.
+ * @throws Error naming the entry.
+ */
+export function checkAllowedEndpoint(entry: string): string {
+  if (entry === '*') return entry;
+  let u: URL | undefined;
+  try {
+    u = new URL(entry);
+  } catch {
+    u = undefined;
+  }
+  if (!u || !/^https?:$/.test(u.protocol))
+    throw new Error(`--allow-endpoint ${entry}: expected an http(s) base URL such as http://gpu1:8000/v1, or *`);
+  return entry;
+}

@@ -9,10 +9,10 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { type EnvServer, startEnvServer } from '../../adapters/node/env-server.ts';
 import { type OpenEnvServer, startOpenEnvServer } from '../../adapters/node/openenv-server.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
-import { createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
+import { checkAllowedEndpoint, createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { checkTaskDefects, openDomain } from '../domains.ts';
 import type { CliIo } from '../io.ts';
-import { judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
+import { judgeFromFlags, parseModelSpec, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption } from '../options.ts';
 
 /** A TCP port, 0 to 65535 (0: any free port). */
@@ -37,6 +37,7 @@ interface ServeOpts extends ChannelFlags {
   maxEpisodesPerClient?: number;
   allowOrigin: string[];
   allowHost: string[];
+  allowEndpoint: string[];
   token: string[];
 }
 
@@ -84,6 +85,12 @@ export function registerServe(program: Command, io: CliIo): Command {
     )
     .option('--allow-host <name>', 'also admit this name in the Host header (repeatable)', collect, [])
     .option(
+      '--allow-endpoint <base-url>',
+      'POST /rollout may call this policy endpoint (repeatable; * for any); loopback endpoints and those of --user, --judge, --tts, --barge-in-model always may',
+      collect,
+      [],
+    )
+    .option(
       '--token <token>',
       `require Authorization: Bearer <token> (repeatable; or env ${SERVE_TOKEN_ENV})`,
       collect,
@@ -95,8 +102,16 @@ export function registerServe(program: Command, io: CliIo): Command {
         : process.env[SERVE_TOKEN_ENV]
           ? [process.env[SERVE_TOKEN_ENV]]
           : [];
+      let allowEndpoints: string[];
       try {
         createServerGuard({ allowOrigins: opts.allowOrigin, allowHosts: opts.allowHost, tokens }); // check before loading the domain
+        allowEndpoints = [
+          ...opts.allowEndpoint.map(checkAllowedEndpoint),
+          ...[opts.user, opts.judge, opts.tts, opts.bargeInModel].flatMap((spec) => {
+            const model = spec ? parseModelSpec(spec) : null;
+            return model ? [model.baseURL] : [];
+          }),
+        ];
       } catch (e) {
         throw new UsageError(`serve: ${(e as Error).message}`);
       }
@@ -137,6 +152,7 @@ export function registerServe(program: Command, io: CliIo): Command {
                   guard: settings.guard,
                   ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
                   ...(channel ? { channel } : {}),
+                  allowEndpoints,
                   ...(process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY
                     ? { apiKey: (process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY)! }
                     : {}),
