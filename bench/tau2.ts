@@ -13,6 +13,10 @@
  *   task, 245 ms per retail task; target ≥ 50× faster).
  * - **gate**: `gateDomain(runtime, { episodes: true })` over every task (gold replay, checks,
  *   reference and do-nothing episodes, each scored), wall time.
+ * - **executable policy overhead** (issue 20): the same gate with the domain's rule checks and on
+ *   a runtime of the same domain without them (`ruleChecks: []`), `policyRounds` rounds each,
+ *   interleaved; the median of each and their ratio, over all tasks of both domains (target: the
+ *   checks add at most 20%, ratio ≤ {@link POLICY_OVERHEAD_TARGET}).
  *
  * The data is read from `<dataRoot>/airline/` and `<dataRoot>/retail/` (default the cache of
  * `switchboard data tau2`, else `../shared/tau2/` from the repository root); {@link measureTau2} reports a missing folder
@@ -35,6 +39,9 @@ import { loadTau2Domain, type Tau2DomainName, type Tau2LoadTimings } from '../sr
 export const TAU2_PYTHON_MS: Readonly<Record<Tau2DomainName, number>> = { 'tau2-airline': 590, 'tau2-retail': 245 };
 /** The issue's bar: at least this many times faster than tau2-bench's Python. */
 export const TAU2_SPEEDUP_TARGET = 50;
+
+/** The issue-20 bar: the gate with rule checks takes at most this many times the gate without. */
+export const POLICY_OVERHEAD_TARGET = 1.2;
 
 /** Measurements of one tau2 domain, all in ms. */
 export interface Tau2DomainBench {
@@ -64,6 +71,10 @@ export interface Tau2DomainBench {
   gateMs: number;
   /** Tasks the gate accepted. */
   gateAccepted: number;
+  /** Gate with episodes, with the domain's rule checks: each round's wall time. */
+  gatePolicyRoundsMs: number[];
+  /** The same gate on a runtime of the domain without rule checks: each round's wall time. */
+  gateNoPolicyRoundsMs: number[];
 }
 
 /** Options of {@link measureTau2}. */
@@ -77,6 +88,8 @@ export interface Tau2BenchOptions {
   rounds?: number;
   /** Runtime builds to take the median of. Default 3. */
   runtimeRuns?: number;
+  /** Gate rounds with and without rule checks (interleaved) for the policy overhead. Default 3. */
+  policyRounds?: number;
 }
 
 function median(values: readonly number[]): number {
@@ -165,6 +178,14 @@ export async function measureTau2Domain(
     await env.close();
   }
   const [gate, gateMs] = await timed(() => gateDomain(rt, { episodes: true }));
+  const bare = await DomainRuntime.create({ ...domain, ruleChecks: [] }, factory);
+  const gatePolicyRoundsMs: number[] = [];
+  const gateNoPolicyRoundsMs: number[] = [];
+  for (let i = 0; i < (options.policyRounds ?? 3); i++) {
+    gateNoPolicyRoundsMs.push((await timed(() => gateDomain(bare, { episodes: true })))[1]);
+    gatePolicyRoundsMs.push((await timed(() => gateDomain(rt, { episodes: true })))[1]);
+  }
+  await bare.close();
   await rt.close();
   return {
     domain: name,
@@ -181,6 +202,8 @@ export async function measureTau2Domain(
     referenceRewards,
     gateMs,
     gateAccepted: gate.tasks.filter((t) => t.accepted).length,
+    gatePolicyRoundsMs,
+    gateNoPolicyRoundsMs,
   };
 }
 
@@ -204,6 +227,21 @@ export async function measureTau2(options: Tau2BenchOptions = {}): Promise<Tau2B
   const results: Tau2DomainBench[] = [];
   for (const [name, dir] of domains) results.push(await measureTau2Domain(name, dir, options));
   return { results };
+}
+
+/**
+ * The executable policy's cost: per round, the gate over every task of both domains with and
+ * without rule checks (rounds interleaved); medians of the round totals and their ratio.
+ */
+export function policyOverheadLine(results: readonly Tau2DomainBench[]): string {
+  const rounds = Math.min(...results.map((r) => r.gatePolicyRoundsMs.length));
+  const total = (pick: (r: Tau2DomainBench) => number[]) =>
+    Array.from({ length: rounds }, (_, i) => results.reduce((n, r) => n + pick(r)[i]!, 0));
+  const withChecks = median(total((r) => r.gatePolicyRoundsMs));
+  const without = median(total((r) => r.gateNoPolicyRoundsMs));
+  const ratio = withChecks / without;
+  const tasks = results.reduce((n, r) => n + r.tasks, 0);
+  return `  executable policy: ${tasks}-task gate with rule checks ${(withChecks / 1000).toFixed(2)} s, without ${(without / 1000).toFixed(2)} s (medians of ${rounds} interleaved rounds)  ·  ratio ${ratio.toFixed(3)}  ·  target ≤ ${POLICY_OVERHEAD_TARGET}  ${ratio <= POLICY_OVERHEAD_TARGET ? 'meets' : 'MISSES'}`;
 }
 
 const fmt = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
@@ -230,5 +268,6 @@ export function formatTau2Bench(result: Tau2BenchResult): string {
   const tasks = result.results.reduce((n, r) => n + r.tasks, 0);
   const gateMs = result.results.reduce((n, r) => n + r.gateMs, 0);
   lines.push(`  whole ${tasks}-task gate (episodes on): ${(gateMs / 1000).toFixed(2)} s`);
+  lines.push(policyOverheadLine(result.results));
   return lines.join('\n');
 }

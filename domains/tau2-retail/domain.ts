@@ -4,6 +4,7 @@
  * (src/adapters/node/tau2-loader.ts) reads it from a tau2-bench data folder the user points at.
  */
 import { defineDomain } from '../../src/core/schema/domain.ts';
+import { retailRuleChecks } from './rules.ts';
 import { tools } from './tools.ts';
 
 /**
@@ -23,6 +24,8 @@ export const tau2Retail = defineDomain({
   // tau2-bench's tasks are run as they are: the gate reports tasks that do not discriminate.
   taskOrigin: 'imported',
   tools,
+  // The written policy as rule checks: findings in the gate and beside the reward, never in it.
+  ruleChecks: retailRuleChecks,
   // tau2 compares whole databases with lists in order, so every table stays ordered.
   // `position` records list and dict-key order: compared by DB, dropped by the order-insensitive
   // comparison reported beside it.

@@ -1,5 +1,5 @@
 /** Text renderings of gate reports and batch summaries. */
-import type { GateReport } from '../core/gate/gate.ts';
+import { violationLine, type GateReport } from '../core/gate/gate.ts';
 import type { BatchSummary } from '../core/rollout/batch.ts';
 import { num, table } from './format.ts';
 
@@ -21,6 +21,7 @@ export function renderGate(report: GateReport): string {
   }
   const infos = report.tasks.flatMap((t) => t.info.map((i) => `info ${t.task_id}: ${i}`));
   if (infos.length) out.push(...infos);
+  out.push(...renderPolicy(report));
   const refused = report.tasks.filter((t) => !t.accepted).length;
   const n = report.tasks.length;
   const problems = report.domain_problems.length ? `; ${report.domain_problems.length} domain problem(s)` : '';
@@ -28,6 +29,29 @@ export function renderGate(report: GateReport): string {
     refused === 0 && !problems ? `ACCEPTED: all ${n} tasks` : `REFUSED: ${refused} of ${n} tasks refused${problems}`,
   );
   return out.join('\n');
+}
+
+/**
+ * The executable policy's findings on the reference solutions: for an imported domain (whose
+ * violations are not refusals) one line per violation with the policy text it breaks, one per
+ * task whose replay could not be checked, and a count; nothing for a domain without rule checks.
+ */
+function renderPolicy(report: GateReport): string[] {
+  const checked = report.tasks.filter((t) => t.policy.status !== 'none');
+  if (checked.length === 0) return [];
+  const out: string[] = [];
+  if (report.task_origin === 'imported') {
+    for (const t of checked) {
+      for (const v of t.policy.violations)
+        out.push(`policy ${t.task_id}: ${violationLine(v)}${v.policy ? ` — policy: "${v.policy}"` : ''}`);
+    }
+  }
+  for (const t of checked) for (const u of t.policy.unchecked) out.push(`policy ${t.task_id}: not checked: ${u}`);
+  const broken = checked.filter((t) => t.policy.violations.length > 0).length;
+  const unchecked = checked.filter((t) => t.policy.status === 'unchecked').length;
+  const kept = report.task_origin === 'imported' ? ' (findings; tasks kept as imported)' : '';
+  out.push(`policy: ${broken} of ${checked.length} reference solutions break a rule${kept}; ${unchecked} not checked`);
+  return out;
 }
 
 /** The score table of a batch: per task rewards, mean and pass^k; then totals. */
@@ -58,8 +82,17 @@ export function renderSummary(
     ? ` · channel ${ch.preset}${ch.dropout ? ` dropout ${ch.dropout}` : ''}${ch.barge_in ? ` barge-in ${ch.barge_in}` : ''}`
     : '';
   const guided = s.settings?.teacher_guidance ? ' · TEACHER-GUIDED: demonstrations, not an evaluation' : '';
-  return [
+  const out = [
     `Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}${channel}${guided}`,
     table(headers, rows, numeric),
-  ].join('\n');
+  ];
+  // The executable policy on the agent's writes, beside the reward (see TaskSummary.rule_breaks).
+  const breaking = s.tasks.filter((t) => t.rule_breaks.some((n) => n > 0));
+  if (breaking.length) {
+    const per = breaking.map((t) => `${t.task_id} (${t.rule_breaks.join(' ')})`).join(', ');
+    out.push(
+      `policy: ${s.totals.rule_breaking} episode(s) broke a rule check, ${s.totals.rule_breaking_passes} of them passed; rule breaks per trial: ${per}`,
+    );
+  }
+  return out.join('\n');
 }

@@ -138,6 +138,7 @@ describe('rollout service (the page worker, driven in Node)', () => {
       mean: 0,
       partial: false,
       pass_hat: { 1: 0, 2: 0, 3: 0 },
+      rule_breaks: [0, 0, 0],
     });
     expect(got.map((t) => t.seed)).toEqual([5, 6, 7]);
   });

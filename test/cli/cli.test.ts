@@ -28,7 +28,9 @@ describe('switchboard CLI', () => {
       reference_reward: 1,
       noop_reward: 0,
       reference_partial: false,
+      policy: { status: 'clean', violations: [], unchecked: [] },
     });
+    expect(report.task_origin).toBe('native');
   });
 
   it('run writes one trajectory per line and a summary with pass^k', async () => {
@@ -66,7 +68,13 @@ describe('switchboard CLI', () => {
       invalid_attempts: 0,
       mean_reward: 1,
       pass_hat: { 1: 1, 2: 1 },
+      rule_breaking: 0,
+      rule_breaking_passes: 0,
     });
+    expect(summary.tasks.map((t: { task_id: string; rule_breaks: number[] }) => t.rule_breaks)).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
     expect(summary.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])).toEqual([
       ['carrier-pay-balance-1', [1, 1]],
       ['carrier-claimed-payment-1', [1, 1]],

@@ -86,6 +86,8 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
       invalid_attempts: 0,
       mean_reward: 1,
       pass_hat: { 1: 1 },
+      rule_breaking: 0,
+      rule_breaking_passes: 0,
     });
     expect(summary.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])).toEqual([
       ['carrier-pay-balance-1', [1]],
@@ -283,6 +285,8 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
       invalid_attempts: 3,
       mean_reward: null,
       pass_hat: { 1: null },
+      rule_breaking: 0,
+      rule_breaking_passes: 0,
     });
     expect(summary.tasks[0]).toMatchObject({ rewards: [], invalid: 1, mean: null });
     const trajs = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))

@@ -30,10 +30,14 @@ import {
 
 type Affinities = Map<string, Map<string, ReturnType<typeof typeAffinity>>>;
 
-/** A broken rule found after an agent write. */
+/** A broken rule found around an agent write. */
 export interface RuleViolation {
   rule: string;
   message: string;
+  /** The policy text the rule encodes ({@link RuleCheck.policy}), when the check quotes it. */
+  policy?: string;
+  /** True when the tool refused the call (a `before` check's violation of an attempted call). */
+  refused?: boolean;
 }
 
 /** What one tool call produced. */
@@ -43,7 +47,10 @@ export interface ToolOutcome {
   error: boolean;
   /** Column writes of this call (none when it failed: a failed call is rolled back). */
   writes: WriteEntry[];
-  /** Rules broken by this call (agent writes only; empty when the domain has no rule checks). */
+  /**
+   * Rules broken by this call (agent writes only; empty when the domain has no rule checks). A
+   * failed call carries only its `before` checks' violations, marked `refused`.
+   */
   violations: RuleViolation[];
   /** Kind of the tool; `null` when the name was unknown. */
   kind: ToolDefinition['kind'] | null;
@@ -433,6 +440,8 @@ export class Environment {
       return failed(`invalid arguments for ${tool.name}: ${where}${issue.message}`, tool.kind);
     }
     const guarded = tool.kind === 'write' || tool.kind === 'generic';
+    const early =
+      actor === 'assistant' && tool.kind === 'write' ? await this.checkRules('before', tool.name, parsed.data, []) : [];
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
     if (guarded) await this.db.all('SAVEPOINT sb_call');
     let result: unknown;
@@ -441,12 +450,14 @@ export class Environment {
       result = await tool.run(ctx, parsed.data);
     } catch (e) {
       if (guarded) await this.db.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
-      if (e instanceof ToolError) return failed(e.message, tool.kind);
+      const attempted = early.map((v) => ({ ...v, refused: true }));
+      if (e instanceof ToolError) return failed(e.message, tool.kind, attempted);
       const refused = constraintFailure(e);
-      if (refused) return failed(`${tool.name} was refused by the database: ${refused}`, tool.kind);
+      if (refused) return failed(`${tool.name} was refused by the database: ${refused}`, tool.kind, attempted);
       throw e;
     }
     if (guarded) await this.db.all('RELEASE sb_call');
+    const logBefore = this.log.length;
     const writes = await this.collectWrites(turn, actor, tool.name);
     if (actor === 'assistant') {
       const userSide = writes.find((w) => this.domain.tables?.[w.table]?.userSide);
@@ -454,7 +465,9 @@ export class Environment {
         throw new Error(`agent tool ${tool.name} wrote the caller-side table ${userSide.table}: a bug in the domain`);
     }
     const violations =
-      actor === 'assistant' && writes.length > 0 ? await this.checkRules(tool.name, parsed.data, writes) : [];
+      actor === 'assistant' && writes.length > 0
+        ? [...early, ...(await this.checkRules('after', tool.name, parsed.data, writes, logBefore))]
+        : early;
     const content = typeof result === 'string' ? result : JSON.stringify(result ?? null);
     return { content, error: false, writes, violations, kind: tool.kind };
   }
@@ -478,16 +491,25 @@ export class Environment {
     return out;
   }
 
+  /**
+   * Run the domain's rule checks of one phase that apply to `tool` (see {@link RuleCheck}).
+   * @param logLength how much of the write log precedes the call (default: all of it).
+   */
   private async checkRules(
+    when: 'before' | 'after',
     tool: string,
     args: Record<string, unknown>,
     writes: WriteEntry[],
+    logLength = this.log.length,
   ): Promise<RuleViolation[]> {
     const checks: readonly RuleCheck[] = this.domain.ruleChecks ?? [];
     const out: RuleViolation[] = [];
+    let log: readonly WriteEntry[] | undefined;
     for (const rc of checks) {
-      const message = await rc.check({ db: this.toolDb, tool, args, writes, now: () => this.nowMs });
-      if (message) out.push({ rule: rc.rule, message });
+      if ((rc.when ?? 'after') !== when || (rc.tools && !rc.tools.includes(tool))) continue;
+      log ??= this.log.slice(0, logLength);
+      const message = await rc.check({ db: this.toolDb, tool, args, writes, log, now: () => this.nowMs });
+      if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
     return out;
   }
@@ -605,6 +627,6 @@ export function constraintFailure(e: unknown): string | null {
   return CONSTRAINT_MESSAGE.test(message) ? message : null;
 }
 
-function failed(message: string, kind: ToolOutcome['kind']): ToolOutcome {
-  return { content: `Error: ${message}`, error: true, writes: [], violations: [], kind };
+function failed(message: string, kind: ToolOutcome['kind'], violations: RuleViolation[] = []): ToolOutcome {
+  return { content: `Error: ${message}`, error: true, writes: [], violations, kind };
 }

@@ -26,6 +26,44 @@ export interface TaskVerdict {
   noop_reward: number | null;
   /** True when the reference reward left out components that need a judge (none configured). */
   reference_partial: boolean;
+  /**
+   * The domain's executable policy on the reference solution. For `native` domains each
+   * violation also refuses the task (a line in `reasons`); for `imported` ones (tau2-bench's,
+   * kept as they are) violations are findings only.
+   */
+  policy: PolicyCheck;
+}
+
+/** One rule a reference write breaks. */
+export interface PolicyFinding {
+  /** Rule id of the check (e.g. `cancel-eligible`, `R4`). */
+  rule: string;
+  /** The policy text the rule encodes (quoted from policy.md), or null when the check has none. */
+  policy: string | null;
+  /** Index of the reference action (`evaluation_criteria.actions[i]`). */
+  action_index: number;
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** What the write did against the rule. */
+  message: string;
+  /** True when the tool refused the write: the attempted call breaks the rule, the state is unchanged. */
+  refused: boolean;
+}
+
+/**
+ * The executable policy's verdict on a reference solution:
+ * - `none`: the domain has no rule checks;
+ * - `clean`: every reference write was checked and none breaks a rule;
+ * - `violations`: every reference write was checked and some break rules;
+ * - `unchecked`: a reference write failed (or the task could not be run), so the replayed state
+ *   is not the one the task means and writes after it were checked on the wrong state; never a
+ *   pass. Violations found are still listed.
+ */
+export interface PolicyCheck {
+  status: 'none' | 'clean' | 'violations' | 'unchecked';
+  violations: PolicyFinding[];
+  /** Why the replay could not be checked (empty unless `unchecked`). */
+  unchecked: string[];
 }
 
 /** The gate's report on a domain. */
@@ -34,6 +72,8 @@ export interface GateReport {
   accepted: boolean;
   /** Problems of the domain as a whole (unbound rules). */
   domain_problems: string[];
+  /** `imported`: rule violations of reference writes are findings, not refusals (see {@link TaskVerdict.policy}). */
+  task_origin: 'native' | 'imported';
   tasks: TaskVerdict[];
 }
 
@@ -55,7 +95,8 @@ export interface GateOptions {
  *    reported as information: tau2 reference solutions contain deliberate failed lookups);
  * 2. a reference with writes leaves a non-empty gold diff, one without writes an empty one;
  * 3. every gold write by the agent is inside the task's write whitelist;
- * 4. no reference write breaks an executable rule check of the domain;
+ * 4. no reference write breaks an executable rule check of the domain (for `imported` domains a
+ *    violation is a finding in {@link TaskVerdict.policy}, and the task is kept);
  * 5. every assertion cites an existing policy rule;
  * 6. no numeric communicate item is ambiguous: two readings of the task text (the number when
  *    the call starts, or after the reference's writes) give different numbers and the caller's
@@ -84,6 +125,8 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     let reference: number | null = null;
     let noop: number | null = null;
     let partial = false;
+    let policy: PolicyCheck = { status: 'unchecked', violations: [], unchecked: [] };
+    let policyDone = false;
     for (const a of task.evaluation_criteria?.assertions ?? []) {
       cited.add(a.rule);
       if (ruleBinding && !ruleIds.has(a.rule)) reasons.push(`assertion ${a.id} cites unknown rule ${a.rule}`);
@@ -91,6 +134,9 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     try {
       const gold = await replayGold(runtime, task);
       checkReplay(runtime, task, gold, reasons, info);
+      policy = policyCheck(runtime, task, gold);
+      policyDone = true;
+      if (domain.taskOrigin !== 'imported') reasons.push(...policy.violations.map(violationLine));
       // Imported banks keep their tasks as they are: an ambiguous item is reported there.
       for (const a of await ambiguousCommunicateItems(runtime, task))
         (domain.taskOrigin === 'imported' ? info : reasons).push(a.message);
@@ -109,7 +155,10 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     } catch (e) {
       // A task whose setup or scoring throws (bad initial_state rows, an env function that
       // rejects its arguments) is refused with the reason, not a crash of the whole gate.
-      reasons.push(`task cannot be run: ${e instanceof Error ? e.message : String(e)}`);
+      const line = `task cannot be run: ${e instanceof Error ? e.message : String(e)}`;
+      reasons.push(line);
+      // Thrown before the gold replay was checked: the policy verdict is that it could not be.
+      if (!policyDone) policy = { status: 'unchecked', violations: [], unchecked: [line] };
     }
     const verdict: TaskVerdict = {
       task_id: task.id,
@@ -119,6 +168,7 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
       reference_reward: reference,
       noop_reward: noop,
       reference_partial: partial,
+      policy,
     };
     verdicts.push(verdict);
     options.onTask?.(verdict);
@@ -130,6 +180,7 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     cited.add(rule);
     if (ruleBinding && !ruleIds.has(rule)) domainProblems.push(`channel rule ${kind} cites unknown rule ${rule}`);
   }
+  domainProblems.push(...unquotedRules(domain));
   if (ruleBinding && !wanted) {
     for (const r of domain.rules)
       if (!cited.has(r.id)) domainProblems.push(`policy rule ${r.id} is cited by no assertion`);
@@ -138,6 +189,7 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     domain: domain.name,
     accepted: domainProblems.length === 0 && verdicts.every((v) => v.accepted),
     domain_problems: domainProblems,
+    task_origin: domain.taskOrigin ?? 'native',
     tasks: verdicts,
   };
 }
@@ -235,9 +287,48 @@ function checkReplay(runtime: DomainRuntime, task: Task, gold: GoldResult, reaso
     for (const line of whitelistViolations(gold.writes, whitelist))
       reasons.push(`gold write outside the whitelist: ${line}`);
   }
-  for (const v of gold.violations) {
-    reasons.push(`reference action #${v.index} ${actions[v.index]?.name ?? '?'} breaks ${v.rule}: ${v.message}`);
-  }
+}
+
+/** The refusal (native) or report line of one finding. */
+export function violationLine(v: PolicyFinding): string {
+  const refused = v.refused ? ' (refused by the tool)' : '';
+  return `reference action #${v.action_index} ${v.tool} breaks ${v.rule}${refused}: ${v.message}`;
+}
+
+/** The executable policy's verdict on a gold replay (see {@link PolicyCheck}). */
+export function policyCheck(runtime: DomainRuntime, task: Task, gold: GoldResult): PolicyCheck {
+  if ((runtime.domain.ruleChecks?.length ?? 0) === 0) return { status: 'none', violations: [], unchecked: [] };
+  const violations: PolicyFinding[] = gold.violations.map((v) => ({
+    rule: v.rule,
+    policy: v.policy ?? null,
+    action_index: v.index,
+    tool: v.action.name,
+    arguments: v.action.arguments,
+    message: v.message,
+    refused: v.refused ?? false,
+  }));
+  const actions = task.evaluation_criteria?.actions ?? [];
+  const unchecked = gold.errors
+    .filter(
+      (e) =>
+        toolsFor(runtime.domain, actions[e.index]!.requestor).find((t) => t.name === e.action.name)?.kind === 'write',
+    )
+    .map((e) => `reference action #${e.index} ${e.action.name} fails (${e.content}): the gold state lacks its write`);
+  const status = unchecked.length ? 'unchecked' : violations.length ? 'violations' : 'clean';
+  return { status, violations, unchecked };
+}
+
+/** Whitespace-insensitive form of policy text, for matching quotes. */
+const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/** A domain problem for every rule check quoting text its policy does not contain. */
+function unquotedRules(domain: DomainRuntime['domain']): string[] {
+  const policy = squash(domain.policy);
+  const out: string[] = [];
+  for (const rc of domain.ruleChecks ?? [])
+    if (rc.policy !== undefined && !policy.includes(squash(rc.policy)))
+      out.push(`rule check ${rc.rule} quotes text the policy does not contain: "${rc.policy}"`);
+  return out;
 }
 
 async function score(

@@ -7,7 +7,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
-import { evaluate, isSuccess, passHatK } from '../scoring/index.ts';
+import { evaluate, isSuccess, passHatK, ruleBreaks } from '../scoring/index.ts';
 import { runEpisode } from './episode.ts';
 import type { EpisodeChannel } from './channel-step.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
@@ -58,6 +58,11 @@ export interface TaskSummary {
   partial: boolean;
   /** pass^k for k = 1…trials (tau2-bench): C(s,k)/C(n,k). */
   pass_hat: Record<string, number>;
+  /**
+   * Rule-check violations of each valid trial, aligned with `rewards` (the domain's executable
+   * policy on the agent's writes; for `imported` domains reported beside the reward, never in it).
+   */
+  rule_breaks: number[];
 }
 
 /** Summary of a batch. */
@@ -78,6 +83,10 @@ export interface BatchSummary {
     mean_reward: number | null;
     /** pass^k averaged over tasks with at least k valid trials. */
     pass_hat: Record<string, number>;
+    /** Valid episodes whose agent broke a policy rule check (see {@link TaskSummary.rule_breaks}). */
+    rule_breaking: number;
+    /** Of those, episodes that still passed (reward 1): the agent "passed" by breaking a rule. */
+    rule_breaking_passes: number;
   };
 }
 
@@ -161,6 +170,7 @@ function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent:
     const mine = finals.filter((t) => t.task_id === task.id).sort((a, b) => a.trial - b.trial);
     const valid = mine.filter((t) => t.valid && t.reward_info);
     const rewards = valid.map((t) => t.reward_info!.reward);
+    const rule_breaks = valid.map((t) => ruleBreaks(t.reward_info!).length);
     const results = mine.map((t) => ({
       taskId: task.id,
       valid: t.valid,
@@ -175,9 +185,11 @@ function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent:
       mean: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
       partial: valid.some((t) => t.reward_info!.partial),
       pass_hat,
+      rule_breaks,
     };
   });
   const all = finals.filter((t) => t.valid && t.reward_info);
+  const breaking = all.filter((t) => ruleBreaks(t.reward_info!).length > 0);
   const results = finals.map((t) => ({
     taskId: t.task_id,
     valid: t.valid,
@@ -199,6 +211,8 @@ function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent:
       invalid_attempts: episodes - all.length,
       mean_reward: all.length ? all.reduce((a, t) => a + t.reward_info!.reward, 0) / all.length : null,
       pass_hat,
+      rule_breaking: breaking.length,
+      rule_breaking_passes: breaking.filter((t) => isSuccess(t.reward_info!)).length,
     },
   };
 }

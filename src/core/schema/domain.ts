@@ -105,25 +105,45 @@ export interface TableOptions {
   orderColumn?: string;
 }
 
-/** What a rule check sees after one successful agent write. */
+/** What a rule check sees around one agent write. */
 export interface RuleCheckContext {
-  /** Read-only queries on the database after the write. */
+  /**
+   * Read-only queries on the database: after the write for `after` checks, before the tool runs
+   * for `before` checks.
+   */
   db: Pick<ToolDb, 'one' | 'all'>;
   tool: string;
   args: Record<string, unknown>;
-  /** Column writes made by this call. */
+  /** Column writes made by this call (empty for `before` checks). */
   writes: readonly WriteEntry[];
+  /** Every write of the episode before this call, in order (the write log). */
+  log: readonly WriteEntry[];
   now(): number;
 }
 
 /**
- * A policy rule written as code. Runs after every successful agent write (in the gate on every
- * reference write, in scoring on every write the agent made). Returns a violation message, or
- * `null` when the rule holds.
+ * A policy rule written as code, returning a violation message or `null` when the rule holds.
+ *
+ * - `after` (default) checks run after every successful agent write (in the gate on every
+ *   reference write, in scoring on every write the agent made), on the database after the write
+ *   and the call's column writes (`before` values give the state the write replaced).
+ * - `before` checks run before the tool, on the database as the call found it and the call's
+ *   arguments: preconditions the policy puts on a call. Their violations are reported for a
+ *   call the tool then refuses too (marked `refused`), since the call was still attempted.
  */
 export interface RuleCheck {
+  /** Rule id, e.g. `R3` or `cancel-eligible`. */
   rule: string;
   description: string;
+  /**
+   * The policy text the rule encodes, quoted verbatim from the domain's policy (whitespace
+   * aside); the gate reports a quote the policy does not contain as a domain problem.
+   */
+  policy?: string;
+  /** The agent tools whose writes the check applies to (default: every write). */
+  tools?: readonly string[];
+  /** When the check runs (default `after`). */
+  when?: 'before' | 'after';
   check(ctx: RuleCheckContext): Promise<string | null>;
 }
 

@@ -5,7 +5,7 @@
  */
 import type { DomainDefinition } from '../schema/domain.ts';
 import type { Assertion } from '../schema/task.ts';
-import type { AssertionVerdict, ComponentResult, Turn } from '../schema/trajectory.ts';
+import type { AssertionVerdict, ComponentResult, RewardInfo, Turn } from '../schema/trajectory.ts';
 import { notJudged, passFail } from './component.ts';
 import { consentFindings } from './consent.ts';
 import { qualityFindings } from './quality.ts';
@@ -163,12 +163,26 @@ export function ruleVerdicts(
     const id = `rule:${rule}`;
     if (broken.length) {
       for (const v of broken)
-        out.push({ id, rule, status: 'failed', reason: `${v.message} (${v.tool} at turn ${v.turn})`, turn: v.turn });
+        out.push({
+          id,
+          rule,
+          status: 'failed',
+          reason: `${v.message} (${v.tool} at turn ${v.turn}${v.refused ? ', refused by the tool' : ''})`,
+          turn: v.turn,
+        });
     } else {
       out.push({ id, rule, ...(wrote ? passed('no violation after any agent write') : skipped('no agent write')) });
     }
   }
   return out;
+}
+
+/**
+ * The failed rule-check verdicts of a scored episode (ids `rule:<R>`, see {@link ruleVerdicts}):
+ * writes of the agent that broke the domain's executable policy, refused attempts included.
+ */
+export function ruleBreaks(info: Pick<RewardInfo, 'assertions'>): AssertionVerdict[] {
+  return info.assertions.filter((v) => v.id.startsWith('rule:') && v.status === 'failed');
 }
 
 /**

@@ -43,7 +43,8 @@ export interface EvaluateOptions {
  * The components whose product is the reward: the task's `reward_basis`; then, when vetoes
  * apply, `WRITE_WHITELIST` (only when the task has a whitelist) and `QUALITY`; then `ASSERTIONS`
  * when the task has assertions or the domain has rule checks (`hasRuleChecks`: rule checks, or
- * channel rules that count, see `channelVerdicts`). No duplicates.
+ * channel rules that count, see `channelVerdicts`); an `imported` domain's rule checks never
+ * enter the basis (their verdicts are reported beside tau2's reward). No duplicates.
  *
  * Vetoes apply when the task's `vetoes` says so; when it is absent, they apply to our own
  * domains and not to `imported` ones (tau2-bench tasks keep tau2's own basis by default).
@@ -60,7 +61,7 @@ export function rewardBasis(
     if (c.write_whitelist != null) basis.add('WRITE_WHITELIST');
     basis.add('QUALITY');
   }
-  if ((c.assertions?.length ?? 0) > 0 || hasRuleChecks) basis.add('ASSERTIONS');
+  if ((c.assertions?.length ?? 0) > 0 || (hasRuleChecks && taskOrigin !== 'imported')) basis.add('ASSERTIONS');
   return [...basis];
 }
 

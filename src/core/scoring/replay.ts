@@ -34,8 +34,11 @@ export interface GoldResult {
   writes: ReplayedWrite[];
   /** Actions that failed (`content` is the `Error: …` message). A sound task has none. */
   errors: { index: number; action: Action; content: string }[];
-  /** Rules broken by the reference's agent writes. A sound task has none. */
-  violations: { index: number; action: Action; rule: string; message: string }[];
+  /**
+   * Rules broken by the reference's agent writes (with the policy text the rule quotes; `refused`
+   * for a reference write the tool refused). A sound task has none.
+   */
+  violations: { index: number; action: Action; rule: string; message: string; policy?: string; refused?: boolean }[];
 }
 
 /** A column write of the predicted replay, with the whole row it belongs to. */
@@ -54,6 +57,10 @@ export interface ReplayedViolation {
   tool: string;
   rule: string;
   message: string;
+  /** The policy text the rule encodes, when its check quotes it. */
+  policy?: string;
+  /** True when the tool refused the call: an attempted write that changed nothing. */
+  refused?: boolean;
 }
 
 /** Result of replaying a trajectory's tool turns. */
@@ -115,7 +122,7 @@ async function replayActions(env: Environment, task: Task): Promise<Omit<GoldRes
     const outcome = await env.call(call, action.requestor, index);
     if (outcome.error) errors.push({ index, action, content: outcome.content });
     writes.push(...(await withRows(env, outcome.writes)));
-    for (const v of outcome.violations) violations.push({ index, action, rule: v.rule, message: v.message });
+    for (const v of outcome.violations) violations.push({ index, action, ...v });
   }
   return { writes, errors, violations };
 }
@@ -145,8 +152,7 @@ export async function replayTrajectory(
       if (outcome.error !== turn.error || outcome.content !== turn.content) diverged.push(index);
       out.push({ ...turn, content: outcome.content, error: outcome.error, writes: outcome.writes });
       writes.push(...(await withRows(env, outcome.writes)));
-      for (const v of outcome.violations)
-        violations.push({ turn: index, tool: turn.name, rule: v.rule, message: v.message });
+      for (const v of outcome.violations) violations.push({ turn: index, tool: turn.name, ...v });
     }
     return { turns: out, writes, violations, changes: await env.changes(), diverged, env };
   } catch (e) {

@@ -1,0 +1,337 @@
+/**
+ * tau2-bench's airline policy (policy.md at the data commit) as executable rule checks over the
+ * write log and the database. Each check quotes the policy text it encodes (`policy`); the gate
+ * reports a quote the loaded policy.md lacks. Which rules cannot be broken by a write, or cannot
+ * be checked from state, is listed in README.md ("Executable policy").
+ */
+import type { SqlRow } from '../../src/core/ports/sql-db.ts';
+import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
+import { columnChange, rowImages } from '../../src/core/env/write-images.ts';
+import { estTimestamp } from './queries.ts';
+
+type Db = RuleCheckContext['db'];
+
+/** Flight-date statuses of a segment that has taken off (policy: "flying" = taken off, not landed). */
+const FLOWN = new Set(['landed', 'flying']);
+
+/** Free checked bags per passenger by the booking user's membership and the cabin (policy.md, "Checked bag allowance"). */
+export const FREE_BAGS: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  regular: { basic_economy: 0, economy: 1, business: 2 },
+  silver: { basic_economy: 1, economy: 2, business: 3 },
+  gold: { basic_economy: 2, economy: 3, business: 4 },
+};
+
+/** At most this many payment methods of each source on one reservation (policy.md, "Payment"). */
+const PAYMENT_LIMITS: Readonly<Record<string, number>> = { certificate: 1, credit_card: 1, gift_card: 3 };
+
+/** Compensation per passenger by the flight status complained about (policy.md, last section). */
+const COMPENSATION_PER_PASSENGER: Readonly<Record<string, number>> = { cancelled: 100, delayed: 50 };
+
+const str = (v: unknown) => String(v);
+
+/** The reservation a call names (`reservation_id` argument). */
+async function reservation(db: Db, args: Record<string, unknown>): Promise<SqlRow | undefined> {
+  return db.one('SELECT * FROM reservations WHERE reservation_id = ?', [str(args.reservation_id)]);
+}
+
+/** Segments of a reservation now, with the status of their flight date. */
+async function segments(db: Db, reservationId: string): Promise<SqlRow[]> {
+  return db.all(
+    `SELECT f.flight_number, f.date, f.origin, f.destination, d.status FROM reservation_flights f
+     LEFT JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
+     WHERE f.reservation_id = ? ORDER BY f.position`,
+    [reservationId],
+  );
+}
+
+/** Status of each flight date of `flights` (`flight_number`, `date`), in order. */
+async function statuses(db: Db, flights: readonly SqlRow[]): Promise<SqlRow[]> {
+  const out: SqlRow[] = [];
+  for (const f of flights) {
+    const d = await db.one('SELECT status FROM flight_dates WHERE flight_number = ? AND date = ?', [
+      str(f.flight_number),
+      str(f.date),
+    ]);
+    out.push({ ...f, status: d?.status ?? null });
+  }
+  return out;
+}
+
+/**
+ * The segments a reservation had before an `update_reservation_flights` call: the rows the call
+ * deleted (it rewrites them all), or the current ones when it deleted none.
+ */
+async function segmentsBefore(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
+  const deleted = rowImages(ctx.writes, 'reservation_flights', 'delete').filter(
+    (r) => r.reservation_id === reservationId,
+  );
+  if (deleted.length === 0) return segments(ctx.db, reservationId);
+  deleted.sort((a, b) => Number(a.position) - Number(b.position));
+  return statuses(ctx.db, deleted);
+}
+
+const seg = (f: SqlRow) => `${str(f.flight_number)} on ${str(f.date)}`;
+
+/** The cabin of a reservation before the call (the `cabin` column's first `before`, else now). */
+function cabinBefore(ctx: RuleCheckContext, r: SqlRow): string {
+  return str(
+    columnChange(ctx.writes, 'reservations', 'cabin', { reservation_id: r.reservation_id! })?.before ?? r.cabin,
+  );
+}
+
+const cancelNotFlown: RuleCheck = {
+  rule: 'cancel-not-flown',
+  description:
+    'A reservation with a segment already flown (landed or flying) is not cancelled; the caller is transferred.',
+  policy: 'If any portion of the flight has already been flown, the agent cannot help and transfer is needed.',
+  tools: ['cancel_reservation'],
+  async check({ db, args }) {
+    const r = await reservation(db, args);
+    if (!r) return null;
+    const flown = (await segments(db, str(r.reservation_id))).filter((f) => FLOWN.has(str(f.status)));
+    if (flown.length === 0) return null;
+    return `reservation ${str(r.reservation_id)} cancelled with ${flown.map((f) => `${seg(f)} (${str(f.status)})`).join(', ')} already flown`;
+  },
+};
+
+const cancelEligible: RuleCheck = {
+  rule: 'cancel-eligible',
+  description:
+    'A reservation is cancelled only when booked within the last 24 h, a flight was cancelled by the airline, the cabin is business, or it has travel insurance (the reason must then be covered, which state cannot show).',
+  policy: 'Otherwise, flight can be cancelled if any of the following is true:',
+  tools: ['cancel_reservation'],
+  async check({ db, args, now }) {
+    const r = await reservation(db, args);
+    if (!r) return null;
+    const since = estTimestamp(now() - 24 * 3_600_000);
+    if (str(r.created_at) >= since) return null;
+    const segs = await segments(db, str(r.reservation_id));
+    if (segs.some((f) => f.status === 'cancelled')) return null;
+    if (r.cabin === 'business' || r.insurance === 'yes') return null;
+    return `reservation ${str(r.reservation_id)} cancelled: booked ${str(r.created_at)} (more than 24 h before ${estTimestamp(now())}), no flight cancelled by the airline, cabin ${str(r.cabin)}, no travel insurance`;
+  },
+};
+
+const basicEconomyUnchanged: RuleCheck = {
+  rule: 'basic-economy-no-flight-change',
+  description: "A basic economy reservation's flights are not changed (its cabin may be).",
+  policy: 'Basic economy flights cannot be modified.',
+  tools: ['update_reservation_flights'],
+  async check(ctx) {
+    const r = await reservation(ctx.db, ctx.args);
+    if (!r || cabinBefore(ctx, r) !== 'basic_economy') return null;
+    const before = (await segmentsBefore(ctx, str(r.reservation_id))).map(seg);
+    const after = (await segments(ctx.db, str(r.reservation_id))).map(seg);
+    if ([...before].sort().join('|') === [...after].sort().join('|')) return null;
+    return `basic economy reservation ${str(r.reservation_id)} had its flights changed from ${before.join(', ')} to ${after.join(', ')}`;
+  },
+};
+
+/** First origin, last destination and the airports reached, of segments in order. */
+function route(segs: readonly SqlRow[]): { from: string; to: string; reached: Set<string> } {
+  return {
+    from: str(segs[0]?.origin ?? ''),
+    to: str(segs[segs.length - 1]?.destination ?? ''),
+    reached: new Set(segs.map((f) => str(f.destination))),
+  };
+}
+
+const keepRoute: RuleCheck = {
+  rule: 'modify-keep-route',
+  description:
+    'Changed flights keep the trip: same first origin and final destination, and a round trip still reaches its destination.',
+  policy: 'Other reservations can be modified without changing the origin, destination, and trip type.',
+  tools: ['update_reservation_flights'],
+  async check(ctx) {
+    const r = await reservation(ctx.db, ctx.args);
+    if (!r) return null;
+    const before = route(await segmentsBefore(ctx, str(r.reservation_id)));
+    const after = route(await segments(ctx.db, str(r.reservation_id)));
+    const dest = str(r.destination);
+    const lostTurn = r.flight_type === 'round_trip' && before.reached.has(dest) && !after.reached.has(dest);
+    if (before.from === after.from && before.to === after.to && !lostTurn) return null;
+    return `reservation ${str(r.reservation_id)} (${str(r.flight_type)} ${str(r.origin)}-${dest}) now flies ${after.from} to ${after.to}${lostTurn ? ` without reaching ${dest}` : ''}, was ${before.from} to ${before.to}`;
+  },
+};
+
+const cabinNotAfterFlown: RuleCheck = {
+  rule: 'cabin-not-after-flown',
+  description: 'The cabin is not changed once any segment of the reservation has been flown.',
+  policy: 'Cabin cannot be changed if any flight in the reservation has already been flown.',
+  tools: ['update_reservation_flights'],
+  async check(ctx) {
+    const r = await reservation(ctx.db, ctx.args);
+    if (!r) return null;
+    const change = columnChange(ctx.writes, 'reservations', 'cabin', { reservation_id: r.reservation_id! });
+    if (!change || change.before === change.after) return null;
+    const flown = (await segmentsBefore(ctx, str(r.reservation_id))).filter((f) => FLOWN.has(str(f.status)));
+    if (flown.length === 0) return null;
+    return `cabin of reservation ${str(r.reservation_id)} changed from ${str(change.before)} to ${str(change.after)} with ${flown.map(seg).join(', ')} already flown`;
+  },
+};
+
+const bagsNotRemoved: RuleCheck = {
+  rule: 'bags-add-not-remove',
+  description: 'Checked bags are added, never removed.',
+  policy: 'The user can add but not remove checked bags.',
+  tools: ['update_reservation_baggages'],
+  async check(ctx) {
+    const id = str(ctx.args.reservation_id);
+    const change = columnChange(ctx.writes, 'reservations', 'total_baggages', { reservation_id: id });
+    if (!change || Number(change.after) >= Number(change.before)) return null;
+    return `reservation ${id}: checked bags reduced from ${str(change.before)} to ${str(change.after)}`;
+  },
+};
+
+const bagAllowance: RuleCheck = {
+  rule: 'bag-allowance',
+  description:
+    "Charged bags = checked bags beyond the free allowance of the booking user's membership and the cabin, per passenger.",
+  policy: 'Checked bag allowance:',
+  tools: ['book_reservation', 'update_reservation_baggages'],
+  async check(ctx) {
+    const ids = new Set(ctx.writes.filter((w) => w.table === 'reservations').map((w) => str(w.key.reservation_id)));
+    for (const id of ids) {
+      const r = await ctx.db.one(
+        `SELECT r.*, u.membership, (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
+         FROM reservations r JOIN users u ON u.user_id = r.user_id WHERE r.reservation_id = ?`,
+        [id],
+      );
+      if (!r) continue;
+      const perPassenger = FREE_BAGS[str(r.membership)]?.[str(r.cabin)];
+      if (perPassenger === undefined) continue;
+      const free = perPassenger * Number(r.pax);
+      const due = Math.max(0, Number(r.total_baggages) - free);
+      if (Number(r.nonfree_baggages) === due) continue;
+      return `reservation ${id}: ${str(r.total_baggages)} checked bags for ${str(r.pax)} passenger(s), ${str(r.membership)} member in ${str(r.cabin)} (${perPassenger} free each, ${free} in all): ${due} should be charged, not ${str(r.nonfree_baggages)}`;
+    }
+    return null;
+  },
+};
+
+const maxPassengers: RuleCheck = {
+  rule: 'max-five-passengers',
+  description: 'A reservation has at most five passengers.',
+  policy: 'Each reservation can have at most five passengers.',
+  tools: ['book_reservation'],
+  async check(ctx) {
+    for (const r of rowImages(ctx.writes, 'reservations', 'insert')) {
+      const n = await ctx.db.one('SELECT COUNT(*) AS n FROM reservation_passengers WHERE reservation_id = ?', [
+        str(r.reservation_id),
+      ]);
+      if (Number(n?.n) > 5) return `reservation ${str(r.reservation_id)} booked for ${str(n?.n)} passengers`;
+    }
+    return null;
+  },
+};
+
+/** The source of a payment id (tau2's ids start with it: `gift_card_…`, `credit_card_…`, `certificate_…`). */
+const sourceOf = (paymentId: string) => /^(certificate|credit_card|gift_card)_/.exec(paymentId)?.[1] ?? null;
+
+const paymentLimits: RuleCheck = {
+  rule: 'payment-method-limits',
+  description: 'A reservation uses at most one travel certificate, one credit card and three gift cards.',
+  policy:
+    'Each reservation can use at most one travel certificate, at most one credit card, and at most three gift cards.',
+  tools: ['book_reservation'],
+  async check(ctx) {
+    const added = rowImages(ctx.writes, 'reservation_payments', 'insert');
+    for (const id of new Set(added.map((p) => str(p.reservation_id)))) {
+      const rows = await ctx.db.all('SELECT position, payment_id FROM reservation_payments WHERE reservation_id = ?', [
+        id,
+      ]);
+      const fresh = new Set(added.filter((p) => p.reservation_id === id).map((p) => Number(p.position)));
+      const methods = (rs: readonly SqlRow[], source: string) =>
+        new Set(rs.map((p) => str(p.payment_id)).filter((p) => sourceOf(p) === source));
+      for (const [source, limit] of Object.entries(PAYMENT_LIMITS)) {
+        const used = methods(rows, source);
+        // Only a call that brought in another method of this source can have broken the limit.
+        const before = methods(
+          rows.filter((p) => !fresh.has(Number(p.position))),
+          source,
+        );
+        if (used.size > limit && used.size > before.size)
+          return `reservation ${id} uses ${used.size} ${source.replace('_', ' ')}s (${[...used].join(', ')}); at most ${limit} allowed`;
+      }
+    }
+    return null;
+  },
+};
+
+/** The user's reservations (as the user record lists them and by owner), with passenger counts. */
+async function userReservations(db: Db, userId: string): Promise<SqlRow[]> {
+  return db.all(
+    `SELECT r.*, (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
+     FROM reservations r WHERE r.user_id = ? OR r.reservation_id IN (SELECT reservation_id FROM user_reservation_ids WHERE user_id = ?)
+     ORDER BY r.position`,
+    [userId, userId],
+  );
+}
+
+/** The certificates a call added: `user_payment_methods` rows inserted with source `certificate`. */
+function newCertificates(ctx: RuleCheckContext): SqlRow[] {
+  return rowImages(ctx.writes, 'user_payment_methods', 'insert').filter((p) => p.source === 'certificate');
+}
+
+const compensationCase: RuleCheck = {
+  rule: 'compensation-case',
+  description:
+    'A certificate is sent only as the stated gestures: $100 × passengers for a reservation with a cancelled flight, $50 × passengers for one with a delayed flight that the agent changed or cancelled earlier in the conversation.',
+  policy: 'Do not offer compensation for any other reason than the ones listed above.',
+  tools: ['send_certificate'],
+  async check(ctx) {
+    for (const cert of newCertificates(ctx)) {
+      const userId = str(cert.user_id);
+      const allowed: string[] = [];
+      for (const r of await userReservations(ctx.db, userId)) {
+        const segs = await segments(ctx.db, str(r.reservation_id));
+        const touched = ctx.log.some((w) => w.actor === 'assistant' && w.key.reservation_id === r.reservation_id);
+        for (const [status, per] of Object.entries(COMPENSATION_PER_PASSENGER)) {
+          if (!segs.some((f) => f.status === status)) continue;
+          if (status === 'delayed' && !touched) continue;
+          const amount = per * Number(r.pax);
+          allowed.push(`${amount} (${status} flight, ${str(r.reservation_id)})`);
+          if (Number(cert.amount) === amount) return null;
+        }
+      }
+      return `certificate of ${str(cert.amount)} sent to ${userId}; the stated cases allow ${allowed.length ? allowed.join(', ') : 'none'}`;
+    }
+    return null;
+  },
+};
+
+const compensationEligible: RuleCheck = {
+  rule: 'compensation-eligible',
+  description:
+    'A certificate goes only to a silver or gold member, or for a reservation with travel insurance or in business.',
+  policy: 'Only compensate if the user is a silver/gold member or has travel insurance or flies business.',
+  tools: ['send_certificate'],
+  async check(ctx) {
+    for (const cert of newCertificates(ctx)) {
+      const userId = str(cert.user_id);
+      const u = await ctx.db.one('SELECT membership FROM users WHERE user_id = ?', [userId]);
+      if (u && u.membership !== 'regular') continue;
+      const covered = (await userReservations(ctx.db, userId)).filter(
+        (r) => r.insurance === 'yes' || r.cabin === 'business',
+      );
+      if (covered.length) continue;
+      return `certificate of ${str(cert.amount)} sent to ${userId}, a regular member with no reservation in business or with travel insurance`;
+    }
+    return null;
+  },
+};
+
+/** The airline policy's rule checks, in policy order. */
+export const airlineRuleChecks: readonly RuleCheck[] = [
+  maxPassengers,
+  paymentLimits,
+  bagAllowance,
+  basicEconomyUnchanged,
+  keepRoute,
+  cabinNotAfterFlown,
+  bagsNotRemoved,
+  cancelNotFlown,
+  cancelEligible,
+  compensationEligible,
+  compensationCase,
+];

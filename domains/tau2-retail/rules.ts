@@ -1,0 +1,214 @@
+/**
+ * tau2-bench's retail policy (policy.md at the data commit) as executable rule checks over the
+ * write log and the database. Each check quotes the policy text it encodes (`policy`); the gate
+ * reports a quote the loaded policy.md lacks. Which rules the tools already enforce, and which
+ * cannot be checked from state, is listed in README.md ("Executable policy").
+ */
+import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
+import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
+import { pyRound } from '../../src/core/tau2/py-json.ts';
+
+type Db = RuleCheckContext['db'];
+
+const str = (v: unknown) => String(v);
+
+/** The tools that swap items of an order for other variants. */
+const ITEM_SWAPS = ['modify_pending_order_items', 'exchange_delivered_order_items'];
+
+/** `item_ids` / `new_item_ids` of an item swap, paired by position (extra ids unpaired are the tool's error). */
+function swaps(args: Record<string, unknown>): [string, string][] {
+  const from = Array.isArray(args.item_ids) ? args.item_ids.map(str) : [];
+  const to = Array.isArray(args.new_item_ids) ? args.new_item_ids.map(str) : [];
+  return from.slice(0, to.length).map((id, i) => [id, to[i]!]);
+}
+
+/** A status precondition of the order a call names (`order_id`), checked before the call. */
+function statusRule(rule: string, policy: string, tools: readonly string[], status: string, verb: string): RuleCheck {
+  return {
+    rule,
+    description: `An order is ${verb} only when its status is exactly '${status}'.`,
+    policy,
+    tools,
+    when: 'before',
+    async check({ db, tool, args }) {
+      const o = await db.one('SELECT status FROM orders WHERE order_id = ?', [str(args.order_id)]);
+      if (!o || o.status === status) return null;
+      return `${tool} on order ${str(args.order_id)} with status '${str(o.status)}'`;
+    },
+  };
+}
+
+const cancelPendingOnly = statusRule(
+  'cancel-pending-only',
+  "An order can only be cancelled if its status is 'pending', and you should check its status before taking the action.",
+  ['cancel_pending_order'],
+  'pending',
+  'cancelled',
+);
+
+/** Also after an item modification ('pending (item modified)'): "The agent will not be able to modify or cancel the order anymore." */
+const modifyPendingOnly = statusRule(
+  'modify-pending-only',
+  "An order can only be modified if its status is 'pending', and you should check its status before taking the action.",
+  ['modify_pending_order_address', 'modify_pending_order_payment', 'modify_pending_order_items'],
+  'pending',
+  'modified',
+);
+
+const returnDeliveredOnly = statusRule(
+  'return-delivered-only',
+  "An order can only be returned if its status is 'delivered', and you should check its status before taking the action.",
+  ['return_delivered_order_items'],
+  'delivered',
+  'returned',
+);
+
+const exchangeDeliveredOnly = statusRule(
+  'exchange-delivered-only',
+  "An order can only be exchanged if its status is 'delivered', and you should check its status before taking the action.",
+  ['exchange_delivered_order_items'],
+  'delivered',
+  'exchanged',
+);
+
+/** A gift card named as `payment_method_id`, with its balance, or null for any other method. */
+async function giftCard(db: Db, orderId: string, paymentMethodId: string): Promise<number | null> {
+  const pm = await db.one(
+    `SELECT m.source, m.balance FROM user_payment_methods m JOIN orders o ON o.user_id = m.user_id
+     WHERE o.order_id = ? AND m.payment_method_id = ?`,
+    [orderId, paymentMethodId],
+  );
+  return pm?.source === 'gift_card' ? Number(pm.balance) : null;
+}
+
+const giftCardCoversDifference: RuleCheck = {
+  rule: 'gift-card-covers-difference',
+  description: 'A gift card that pays the price difference of an item modification or exchange has the balance for it.',
+  policy: 'If the user provides a gift card, it must have enough balance to cover the price difference.',
+  tools: ['modify_pending_order_items', 'exchange_delivered_order_items'],
+  when: 'before',
+  async check({ db, args }) {
+    const orderId = str(args.order_id);
+    const balance = await giftCard(db, orderId, str(args.payment_method_id));
+    if (balance === null) return null;
+    let diff = 0;
+    for (const [from, to] of swaps(args)) {
+      const old = await db.one('SELECT price FROM order_items WHERE order_id = ? AND item_id = ? ORDER BY position', [
+        orderId,
+        from,
+      ]);
+      const next = await db.one('SELECT price FROM product_variants WHERE item_id = ?', [to]);
+      if (!old || !next) return null;
+      diff += Number(next.price) - Number(old.price);
+    }
+    diff = pyRound(diff, 2);
+    if (balance >= diff) return null;
+    return `order ${orderId}: price difference ${diff} charged to ${str(args.payment_method_id)} with balance ${balance}`;
+  },
+};
+
+const giftCardCoversTotal: RuleCheck = {
+  rule: 'gift-card-covers-total',
+  description: 'A gift card that becomes the payment method of a pending order has the balance for its total.',
+  policy:
+    'If the user wants the modify the payment method to gift card, it must have enough balance to cover the total amount.',
+  tools: ['modify_pending_order_payment'],
+  when: 'before',
+  async check({ db, args }) {
+    const orderId = str(args.order_id);
+    const balance = await giftCard(db, orderId, str(args.payment_method_id));
+    if (balance === null) return null;
+    const paid = await db.one(
+      "SELECT SUM(amount) AS total FROM order_payment_history WHERE order_id = ? AND transaction_type = 'payment'",
+      [orderId],
+    );
+    const total = Number(paid?.total ?? 0);
+    if (balance >= total) return null;
+    return `order ${orderId}: total ${total} moved to ${str(args.payment_method_id)} with balance ${balance}`;
+  },
+};
+
+const sameProduct: RuleCheck = {
+  rule: 'same-product-type',
+  description: 'A modified or exchanged item becomes another variant of the same product, never another product.',
+  policy: 'There cannot be any change of product types, e.g. modify shirt to shoe.',
+  tools: ITEM_SWAPS,
+  when: 'before',
+  async check({ db, args }) {
+    const orderId = str(args.order_id);
+    for (const [from, to] of swaps(args)) {
+      const old = await db.one(
+        'SELECT i.product_id, p.name FROM order_items i JOIN products p ON p.product_id = i.product_id WHERE i.order_id = ? AND i.item_id = ? ORDER BY i.position',
+        [orderId, from],
+      );
+      const next = await db.one(
+        'SELECT v.product_id, p.name FROM product_variants v JOIN products p ON p.product_id = v.product_id WHERE v.item_id = ?',
+        [to],
+      );
+      if (old && next && old.product_id !== next.product_id)
+        return `order ${orderId}: item ${from} (${str(old.name)}) swapped for item ${to} (${str(next.name)}), another product`;
+    }
+    return null;
+  },
+};
+
+const differentOption: RuleCheck = {
+  rule: 'different-option',
+  description: 'A modified or exchanged item becomes a variant with other options, not the same item.',
+  policy: 'an available new item of the same product but of different product option',
+  tools: ITEM_SWAPS,
+  when: 'before',
+  async check({ args }) {
+    const same = swaps(args).filter(([from, to]) => from === to);
+    if (same.length === 0) return null;
+    return `order ${str(args.order_id)}: item ${same[0]![0]} swapped for itself`;
+  },
+};
+
+/** The user whose records a column write touched (the order's owner for order tables). */
+async function ownerOf(db: Db, w: WriteEntry, orders: Map<string, string | null>): Promise<string | null> {
+  if (typeof w.key.user_id === 'string') return w.key.user_id;
+  const orderId = w.key.order_id;
+  if (typeof orderId !== 'string') return null;
+  if (!orders.has(orderId)) {
+    const o = await db.one('SELECT user_id FROM orders WHERE order_id = ?', [orderId]);
+    orders.set(orderId, o ? str(o.user_id) : null);
+  }
+  return orders.get(orderId) ?? null;
+}
+
+const oneUser: RuleCheck = {
+  rule: 'one-user',
+  description: "Every write of a conversation concerns one user's profile and orders.",
+  policy:
+    'You can only help one user per conversation (but you can handle multiple requests from the same user), and must deny any requests for tasks related to any other user.',
+  async check({ db, tool, writes, log }) {
+    const orders = new Map<string, string | null>();
+    const earlier = new Set<string>();
+    for (const w of log) {
+      if (w.actor !== 'assistant') continue;
+      const u = await ownerOf(db, w, orders);
+      if (u) earlier.add(u);
+    }
+    if (earlier.size === 0) return null;
+    for (const w of writes) {
+      const u = await ownerOf(db, w, orders);
+      if (u && !earlier.has(u))
+        return `${tool} changed records of user ${u} after writes for ${[...earlier].join(', ')}`;
+    }
+    return null;
+  },
+};
+
+/** The retail policy's rule checks, in policy order. */
+export const retailRuleChecks: readonly RuleCheck[] = [
+  oneUser,
+  cancelPendingOnly,
+  modifyPendingOnly,
+  giftCardCoversTotal,
+  sameProduct,
+  differentOption,
+  giftCardCoversDifference,
+  returnDeliveredOnly,
+  exchangeDeliveredOnly,
+];

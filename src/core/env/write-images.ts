@@ -1,0 +1,54 @@
+/**
+ * Row images read back from column writes (the write log): what a rule check needs of the state a
+ * write replaced without keeping a copy of the database.
+ */
+import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
+import type { WriteEntry } from '../schema/trajectory.ts';
+
+/**
+ * The rows of `table` that `writes` touched with operation `op`, one image per primary key in
+ * first-write order: the values before the write for `delete` (complete: a delete logs every
+ * column), after it for `insert` (complete too); for `update` only the changed columns, with
+ * their values before (`side: 'before'`) or after (default for insert and update).
+ */
+export function rowImages(
+  writes: readonly WriteEntry[],
+  table: string,
+  op: WriteEntry['op'],
+  side: 'before' | 'after' = op === 'delete' ? 'before' : 'after',
+): SqlRow[] {
+  const rows = new Map<string, SqlRow>();
+  for (const w of writes) {
+    if (w.table !== table || w.op !== op) continue;
+    const k = JSON.stringify(w.key);
+    let row = rows.get(k);
+    if (!row) {
+      row = {};
+      rows.set(k, row);
+    }
+    // The first `before` and the last `after` of a column stand for the whole call.
+    if (side === 'before') {
+      if (!(w.column in row)) row[w.column] = w.before;
+    } else row[w.column] = w.after;
+  }
+  return [...rows.values()];
+}
+
+/**
+ * How `writes` changed `column` of the row of `table` whose key includes `key`: the value before
+ * the first write and after the last, or `null` when the column was not written.
+ */
+export function columnChange(
+  writes: readonly WriteEntry[],
+  table: string,
+  column: string,
+  key: Readonly<Record<string, SqlValue>>,
+): { before: SqlValue; after: SqlValue } | null {
+  let out: { before: SqlValue; after: SqlValue } | null = null;
+  for (const w of writes) {
+    if (w.table !== table || w.column !== column) continue;
+    if (!Object.entries(key).every(([c, v]) => w.key[c] === v)) continue;
+    out = out ? { before: out.before, after: w.after } : { before: w.before, after: w.after };
+  }
+  return out;
+}
