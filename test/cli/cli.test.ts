@@ -97,6 +97,7 @@ describe('switchboard CLI', () => {
       max_steps: 100,
       teacher_guidance: false,
       channel: null,
+      duplex: null,
     });
     expect(trajectories.every((t) => t.reward_info?.reward === 1 && t.termination === 'user_stop')).toBe(true);
   });
