@@ -12,6 +12,8 @@ import { loadTau2Domain, tasksInSplit, type Tau2Domain, type Tau2DomainName } fr
 import { UsageError } from './participants.ts';
 import { cachedTau2Part, tau2CacheDir } from '../adapters/node/tau2-data.ts';
 import { join } from 'node:path';
+import { tasksWithBank, type TaskBank } from '../core/evolution/bank.ts';
+import { readBank } from '../adapters/node/task-bank.ts';
 
 const TAU2: readonly string[] = ['tau2-airline', 'tau2-retail'];
 
@@ -77,6 +79,23 @@ export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
     );
   }
   return { domain, runtime };
+}
+
+/**
+ * The domain with a task bank's tasks ({@link tasksWithBank}: bank versions replace same-id
+ * tasks, new tasks follow), on the same database image. Without `dir`, the domain as it is and
+ * an empty bank.
+ * @throws DomainFileError naming the bank file and field of the first problem
+ */
+export async function withBankTasks(
+  open: OpenDomain,
+  dir: string | undefined,
+): Promise<OpenDomain & { bank: TaskBank }> {
+  if (!dir) return { ...open, bank: { domain: open.domain.name, tasks: [], versions: [] } };
+  const { bank } = await readBank(dir, open.domain.name);
+  const runtime = open.runtime.withTasks(tasksWithBank(open.domain.tasks, bank));
+  await runtime.checkTaskStates();
+  return { domain: runtime.domain, runtime, bank };
 }
 
 /**

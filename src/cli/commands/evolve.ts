@@ -8,10 +8,18 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { evolve, TASK_LABELS, type EvolveReport, type SamplingWeights } from '../../core/evolution/index.ts';
+import {
+  admitToBank,
+  evolve,
+  TASK_LABELS,
+  taskPatternIds,
+  type EvolveReport,
+  type SamplingWeights,
+} from '../../core/evolution/index.ts';
+import { writeBank } from '../../adapters/node/task-bank.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import { writeJsonlStream } from '../../adapters/node/jsonl.ts';
-import { openDomain, selectTasks } from '../domains.ts';
+import { openDomain, selectTasks, withBankTasks } from '../domains.ts';
 import { num, table } from '../format.ts';
 import type { CliIo } from '../io.ts';
 import { intOption, prepareOutFile, withDomainOptions } from '../options.ts';
@@ -34,6 +42,14 @@ export interface EvolveOpts {
   maxSteps?: number;
   /** A `weights.json` of an earlier run: the bandit continues from its Q values. */
   previous?: string;
+  /** Harden each round's always-passed tasks with the hard-pattern library. */
+  harden?: boolean;
+  /** Comma-separated task-axis pattern ids (default all). */
+  patterns?: string;
+  /** Variants admitted per always-passed task. */
+  perTask?: number;
+  /** A task-bank folder of an earlier run: its tasks join (or replace) the domain's. */
+  bank?: string;
   out: string;
   json?: boolean;
 }
@@ -49,9 +65,14 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   const agent = agentFactory(opts.agent);
   const user = userFactory(opts.user);
   const judge = judgeFromFlags(opts);
-  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const opened = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const { domain, runtime, bank } = await withBankTasks(opened, opts.bank);
   const tasks = selectTasks(domain, opts);
-  const { report, trajectories } = await evolve({
+  const patterns = opts.patterns?.split(',').filter(Boolean);
+  const known = taskPatternIds();
+  const unknown = patterns?.find((p) => !known.includes(p));
+  if (unknown) throw new UsageError(`--patterns: unknown task pattern "${unknown}" (known: ${known.join(', ')})`);
+  const { report, trajectories, variants } = await evolve({
     runtime,
     tasks,
     agent,
@@ -64,6 +85,9 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
     ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
     ...(judge ? { judge } : {}),
     ...(previous ? { previous } : {}),
+    ...(opts.harden
+      ? { harden: { ...(patterns ? { patterns } : {}), ...(opts.perTask ? { perTask: opts.perTask } : {}) } }
+      : {}),
   });
   const order = new Map(tasks.map((t, i) => [t.id, i]));
   const lines = trajectories.flatMap((round) =>
@@ -73,6 +97,7 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   await writeFile(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   const last = report.rounds[report.rounds.length - 1]!;
   await writeFile(join(outDir, 'weights.json'), `${JSON.stringify(last.weights, null, 2)}\n`);
+  if (opts.harden) await writeBank(join(outDir, 'bank'), opened.domain.tasks, admitToBank(bank, variants));
   return report;
 }
 
@@ -115,10 +140,23 @@ export function renderEvolve(report: EvolveReport): string {
         `  round ${r.round} ${a.task_id}: ${a.verdict}${a.findings.map((f) => `\n    ${f.kind}${f.rule ? ` ${f.rule}` : ''}${f.field ? ` ${f.field}` : ''} (evidence ${f.trajectory_ids[0] ?? '-'}): ${f.detail}`).join('')}`,
     ),
   );
+  const hardening = report.rounds.flatMap((r) =>
+    r.hardening
+      ? [
+          ...r.hardening.admitted.map((a) => `  round ${r.round} ${a.task_id}: admitted (${a.reason})`),
+          ...r.hardening.rejected.map(
+            (x) => `  round ${r.round} ${x.task_id}: rejected by the gate: ${x.gate_reasons.join('; ')}`,
+          ),
+        ]
+      : [],
+  );
   return [
     head,
     table(headers, rows, new Set(headers.slice(1))),
     ...(verdicts.length ? ['', 'always-failed tasks:', ...verdicts] : []),
+    ...(report.rounds.some((r) => r.hardening)
+      ? ['', 'hardened always-passed tasks:', ...(hardening.length ? hardening : ['  none'])]
+      : []),
     '',
     'sample next (weights.json, first five):',
     ...top,
@@ -148,12 +186,22 @@ export function registerEvolve(program: Command, io: CliIo, setCode: (code: numb
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option('--max-steps <n>', 'participant turns per episode (default 100)', intOption('--max-steps', 1))
     .option('--previous <weights.json>', 'continue the curriculum bandit from an earlier weights.json')
-    .requiredOption('--out <dir>', 'write report.json, weights.json and trajectories.jsonl here')
+    .option('--harden', 'harden always-passed tasks with the hard-pattern library (variants admitted by the gate)')
+    .option(
+      '--patterns <ids>',
+      `task patterns to try with --harden (comma-separated; default all: ${taskPatternIds().join(', ')})`,
+    )
+    .option('--per-task <n>', 'variants admitted per always-passed task', intOption('--per-task', 1), 1)
+    .option('--bank <dir>', 'a task bank folder (bank/ of an earlier evolve --harden): its tasks join the domain')
+    .requiredOption('--out <dir>', 'write report.json, weights.json, trajectories.jsonl (and bank/ with --harden) here')
     .option('--json', 'print the report as one JSON document')
     .action(async (opts: EvolveOpts) => {
       const report = await runEvolve(opts);
       io.out(opts.json ? JSON.stringify(report, null, 2) : renderEvolve(report));
-      if (!opts.json) io.err(`wrote report.json, weights.json and trajectories.jsonl to ${resolve(opts.out)}`);
+      if (!opts.json)
+        io.err(
+          `wrote report.json, weights.json, trajectories.jsonl${opts.harden ? ' and bank/' : ''} to ${resolve(opts.out)}`,
+        );
       setCode(0);
     });
 }

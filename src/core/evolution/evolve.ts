@@ -6,13 +6,16 @@
  * broken with evidence, or hard). Round r uses base seed `seed + r·K` (trial t: `seed + r·K + t`), so
  * rounds never reuse a seed and a run replays bit-for-bit with scripted participants.
  *
- * This is the foundation of issue 16's loop; repairs and hardening between rounds come later
- * (the gate stays their only door).
+ * With `harden`, each round's always-passed tasks are hardened with the hard-pattern library
+ * between rounds; every variant enters only through the gate. Repairs come later.
  */
 import { runBatch, type BatchOptions } from '../rollout/batch.ts';
+import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
 import { attributeTasks, taskIssues } from './attribution.ts';
 import type { Attribution, TaskIssue } from './findings.ts';
+import type { HardenReport } from './harden.ts';
+import { hardenRound, type HardenSettings } from './harden-round.ts';
 import { defaultThresholds, labelTasks, type LabelReport, type LabelThresholds } from './labels.ts';
 import { DEFAULT_BANDIT, samplingWeights, type BanditSettings, type SamplingWeights } from './weights.ts';
 
@@ -41,6 +44,11 @@ export interface EvolveOptions
   bandit?: BanditSettings;
   /** Sampling weights of an earlier run to continue the bandit from. */
   previous?: SamplingWeights;
+  /**
+   * Harden each round's `always_pass` tasks with the hard-pattern library ({@link hardenRound});
+   * the next round runs each admitted variant in place of its parent. Off when absent.
+   */
+  harden?: HardenSettings;
   /** Every finished trajectory, with its round. */
   onTrajectory?: (t: Trajectory, round: number) => void;
   signal?: AbortSignal;
@@ -61,6 +69,8 @@ export interface EvolveRound {
   attribution: Attribution[];
   /** One open task issue per finding. */
   issues: TaskIssue[];
+  /** With {@link EvolveOptions.harden}: the always-passed tasks hardened, variants admitted, rejected, skipped. */
+  hardening?: HardenReport;
 }
 
 /** The report of {@link evolve}. */
@@ -78,7 +88,9 @@ export interface EvolveReport {
  * Run the loop.
  * @throws RangeError when k or rounds is not a positive integer
  */
-export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveReport; trajectories: Trajectory[][] }> {
+export async function evolve(
+  opts: EvolveOptions,
+): Promise<{ report: EvolveReport; trajectories: Trajectory[][]; variants: Task[] }> {
   const rounds = opts.rounds ?? 1;
   if (!Number.isInteger(opts.k) || opts.k < 1) throw new RangeError(`evolve needs a positive integer k, got ${opts.k}`);
   if (!Number.isInteger(rounds) || rounds < 1)
@@ -90,11 +102,13 @@ export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveRepor
   let previous = opts.previous;
   let agentId = '';
   let userId = '';
+  let tasks: readonly Task[] = opts.tasks;
+  const variants: Task[] = [];
   for (let round = 0; round < rounds && !opts.signal?.aborted; round++) {
     const seed = opts.seed + round * opts.k;
     const { trajectories, summary } = await runBatch({
       runtime: opts.runtime,
-      tasks: opts.tasks,
+      tasks,
       agent: opts.agent,
       user: opts.user,
       trials: opts.k,
@@ -110,7 +124,7 @@ export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveRepor
     agentId = summary.agent;
     userId = summary.user;
     const labels = labelTasks(
-      opts.tasks.map((t) => t.id),
+      tasks.map((t) => t.id),
       trajectories,
       opts.k,
       thresholds,
@@ -119,11 +133,12 @@ export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveRepor
     const failed = new Set(labels.tasks.filter((t) => t.label === 'always_fail').map((t) => t.task_id));
     const attribution = await attributeTasks({
       runtime: opts.runtime,
-      tasks: opts.tasks.filter((t) => failed.has(t.id)),
+      tasks: tasks.filter((t) => failed.has(t.id)),
       policies: [{ agent: summary.agent, trajectories }],
       clock: opts.clock,
     });
     previous = weights;
+    const hardened = opts.harden ? await hardenRound(opts.runtime, tasks, labels, seed, opts.harden) : null;
     out.push({
       round,
       seed,
@@ -133,8 +148,13 @@ export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveRepor
       weights,
       attribution,
       issues: taskIssues(attribution),
+      ...(hardened ? { hardening: hardened.report } : {}),
     });
     all.push(trajectories);
+    if (hardened) {
+      variants.push(...hardened.variants);
+      tasks = hardened.next;
+    }
   }
   return {
     report: {
@@ -147,5 +167,6 @@ export async function evolve(opts: EvolveOptions): Promise<{ report: EvolveRepor
       rounds: out,
     },
     trajectories: all,
+    variants,
   };
 }

@@ -8,3 +8,5 @@ export * from './caller-checks.ts';
 export * from './db-brittleness.ts';
 export * from './patterns.ts';
 export * from './harden.ts';
+export * from './harden-round.ts';
+export * from './bank.ts';
