@@ -4,7 +4,13 @@
  */
 import type { Command } from 'commander';
 import type { EpisodeChannel } from '../core/rollout/channel-step.ts';
-import { SUBSET_NAMES, SUBSETS, type DuplexSettings, type SubsetName } from '../core/duplex/turn-taking.ts';
+import {
+  SUBSET_NAMES,
+  subsetChannel,
+  subsetSettings,
+  type DuplexSettings,
+  type SubsetName,
+} from '../core/duplex/turn-taking.ts';
 import { DEFAULT_WINDOWS } from '../core/duplex/interaction-events.ts';
 import {
   interactionBlock,
@@ -42,7 +48,7 @@ export function addDuplexOptions(cmd: Command): Command {
 /** The timeline settings for the flags, or undefined for a turn-based run. */
 export function duplexFromFlags(flags: DuplexFlags): DuplexSettings | undefined {
   if (!flags.duplex && flags.subset === undefined) return undefined;
-  return flags.subset ? { subset: flags.subset, overlaps: { ...SUBSETS[flags.subset].overlaps } } : {};
+  return flags.subset ? subsetSettings(flags.subset) : {};
 }
 
 /**
@@ -63,10 +69,7 @@ export function duplexChannel(
     dropout: 0,
     bargeIn: 0,
   };
-  if (!settings.subset) return base;
-  const s = SUBSETS[settings.subset];
-  const { mix: _mix, ...rest } = base;
-  return { ...rest, bargeIn: s.bargeIn, ...(s.mix ? { mix: s.mix } : {}) };
+  return settings.subset ? subsetChannel(base, settings.subset) : base;
 }
 
 /** Collects the duplex records of a run's valid trajectories for its metric block. */

@@ -3,11 +3,15 @@
  * `simulations/` folder beside it, or one results file with the simulations inline, or any
  * folder holding such experiments) read into metric calls per domain.
  */
+import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { InputError } from '../../core/errors.ts';
 import type { MetricCall } from '../../core/duplex/interaction-metrics.ts';
 import { tau2ResultsInfo, tau2Simulation } from '../../core/duplex/tau2-ticks.ts';
+import { DuplexRecord, spanTicks } from '../../core/duplex/record.ts';
+import { FileFieldError } from '../../core/errors.ts';
 
 /** One experiment (one domain) ready for the panel. */
 export interface LoadedExperiment {
@@ -29,6 +33,62 @@ async function findResults(dir: string): Promise<string[]> {
     if (entry.isFile() && entry.name === 'results.json') out.push(join(entry.parentPath, entry.name));
   }
   return out;
+}
+
+/** Our runs' trajectories of `--duplex` calls, per domain, with their tick length. */
+export interface LoadedRun {
+  file: string;
+  /** Domain → calls (valid trajectories with a timeline only). */
+  domains: Map<string, MetricCall[]>;
+  /** Tick length of the calls in ms (null when none had a timeline). */
+  tick_ms: number | null;
+}
+
+/**
+ * True for a path that names our run: a `.jsonl` file or a folder holding `trajectories.jsonl`.
+ */
+export async function isRunPath(path: string): Promise<boolean> {
+  const p = resolve(path);
+  if (p.endsWith('.jsonl')) return true;
+  return (await stat(join(p, 'trajectories.jsonl')).catch(() => null))?.isFile() ?? false;
+}
+
+/**
+ * Read a run's `trajectories.jsonl` (or the file itself) line by line, keeping the duplex
+ * records of valid trajectories.
+ *
+ * @throws FileFieldError naming the file, line and field of a malformed line or duplex record.
+ */
+export async function loadRun(path: string): Promise<LoadedRun> {
+  const p = resolve(path);
+  const file = p.endsWith('.jsonl') ? p : join(p, 'trajectories.jsonl');
+  if (!(await stat(file).catch(() => null))?.isFile()) throw new InputError(`${path}: no such file`);
+  const domains = new Map<string, MetricCall[]>();
+  let tickMs: number | null = null;
+  let n = 0;
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    n++;
+    if (!line.trim()) continue;
+    let t: { valid?: unknown; domain?: unknown; duplex?: unknown };
+    try {
+      t = JSON.parse(line);
+    } catch (e) {
+      throw new FileFieldError(file, `line ${n}`, `not JSON (${(e as Error).message})`);
+    }
+    if (t.duplex === undefined || t.valid !== true) continue;
+    const r = DuplexRecord.safeParse(t.duplex);
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      throw new FileFieldError(file, `line ${n}: duplex.${issue.path.join('.')}`, issue.message);
+    }
+    if (r.data.total_ticks === 0) continue;
+    const domain = typeof t.domain === 'string' ? t.domain : '';
+    const list = domains.get(domain) ?? [];
+    list.push({ ticks: spanTicks(r.data) });
+    domains.set(domain, list);
+    tickMs = r.data.turn_taking.tick_ms;
+  }
+  return { file, domains, tick_ms: tickMs };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * `switchboard metrics <paths…> [--json] [--out <file>]`: the interaction-metric panel (L_R, L_Y,
  * R_R, R_Y, I_A, S_BC, S_VT, S_ND; docs/duplex.md) of full-duplex calls: tau2-bench voice
- * experiments (results.json with simulations/, or a folder of them). Exit 0 on success, 2 on bad input (the
+ * experiments (results.json with simulations/, or a folder of them) and our `run --duplex` output
+ * (`trajectories.jsonl` or the run's `--out` folder). Exit 0 on success, 2 on bad input (the
  * message names file and field), a folder without experiments or calls without a tick timeline
  * included.
  */
@@ -16,8 +17,9 @@ import {
   PANEL_LABELS,
   type InteractionBlock,
   type InteractionPanel,
+  type MetricCall,
 } from '../../core/duplex/interaction-metrics.ts';
-import { discoverResults, loadExperiment } from '../../adapters/node/interaction-experiments.ts';
+import { discoverResults, isRunPath, loadExperiment, loadRun } from '../../adapters/node/interaction-experiments.ts';
 import { InputError } from '../../core/errors.ts';
 import type { CliIo } from '../io.ts';
 import { table } from '../format.ts';
@@ -48,15 +50,36 @@ export function renderPanels(
 }
 
 /**
- * The metrics document for tau2-bench experiment paths: one panel per domain with each
- * experiment's recorded tick length (tau2-bench's default 0.2 s when it recorded none).
+ * The metrics document for `paths`: tau2-bench experiments (one panel per domain with each
+ * experiment's recorded tick length, tau2-bench's default 0.2 s when it recorded none) and our
+ * runs (`trajectories.jsonl` or a run's `--out` folder: the valid `--duplex` calls, pooled per
+ * domain over the runs given).
  *
- * @throws InputError when two experiments cover the same domain or no call has ticks.
+ * @throws InputError when two experiments (or an experiment and a run) cover the same domain,
+ * or when no call has ticks.
  */
-export async function tau2MetricsBlock(paths: readonly string[]): Promise<InteractionBlock> {
+export async function metricsBlock(paths: readonly string[]): Promise<InteractionBlock> {
   const domains: Record<string, InteractionPanel> = {};
   const ticks = new Set<number>();
-  for (const file of await discoverResults(paths)) {
+  const runs: string[] = [];
+  const others: string[] = [];
+  for (const p of paths) ((await isRunPath(p)) ? runs : others).push(p);
+  const pooled = new Map<string, { calls: MetricCall[]; tickSec: number }>();
+  for (const p of runs) {
+    const run = await loadRun(p);
+    for (const [domain, calls] of run.domains) {
+      const entry = pooled.get(domain) ?? { calls: [], tickSec: (run.tick_ms ?? 200) / 1000 };
+      entry.calls.push(...calls);
+      pooled.set(domain, entry);
+    }
+  }
+  if (runs.length && pooled.size === 0)
+    throw new InputError(`${runs.join(', ')}: no valid call has a tick timeline (run with --duplex)`);
+  for (const [domain, { calls, tickSec }] of pooled) {
+    ticks.add(tickSec);
+    domains[domain] = interactionPanel(calls, { ...DEFAULT_WINDOWS, tick_duration_sec: tickSec });
+  }
+  for (const file of others.length ? await discoverResults(others) : []) {
     const exp = await loadExperiment(file);
     if (domains[exp.domain]) throw new InputError(`${file}: domain ${exp.domain} is in more than one experiment`);
     const windows = {
@@ -80,11 +103,14 @@ export function registerMetrics(program: Command, io: CliIo): Command {
   return program
     .command('metrics')
     .description("Interaction metrics (tau2-bench's τ-voice panel) of full-duplex calls: tau2-bench voice experiments.")
-    .argument('<paths...>', 'results.json files, experiment folders, or folders holding them')
+    .argument(
+      '<paths...>',
+      'tau2-bench results.json files, experiment folders or folders holding them; our trajectories.jsonl files or run --out folders',
+    )
     .option('--out <file>', 'also write the JSON document here')
     .option('--json', 'print one JSON document')
     .action(async (paths: string[], opts: MetricsOpts) => {
-      const block = await tau2MetricsBlock(paths);
+      const block = await metricsBlock(paths);
       if (opts.out) await writeFile(opts.out, `${JSON.stringify(block, null, 2)}\n`);
       io.out(opts.json ? JSON.stringify(block, null, 2) : renderPanels(block));
     });

@@ -219,7 +219,7 @@ export class DuplexTimeline {
         text: barge.caller.text,
         turn: null,
       });
-    } else if (!barge && mayOverlap && length > room + 1) {
+    } else if (!barge && mayOverlap) {
       await this.overSpeech(turn, start, end, room);
     }
     this.lastEnd = end;
@@ -228,31 +228,41 @@ export class DuplexTimeline {
     return null;
   }
 
-  /** A tic or an aside of the caller over the agent's reply `[start, end)`, by the overlap rates. */
+  /**
+   * A tic or an aside of the caller over the agent's reply `[start, end)`, by the overlap rates.
+   * It starts at least a tick into the reply, ends a tick before the reply does and leaves
+   * `room` ticks of the reply after its start (else none is said): so the agent is heard to
+   * talk through it, and it never reads as a caller turn.
+   */
   private async overSpeech(turn: number, start: number, end: number, room: number): Promise<void> {
-    const voice = callerVoice(this.ch, this.key);
-    const at = (r: Rng) => start + 1 + r.int(Math.max(1, end - room - start - 1));
+    const place = (r: Rng, sound: Float32Array): number | null => {
+      const last = Math.min(end - room, end - 1 - this.samplesToTicks(sound.length));
+      return last < start + 1 ? null : start + 1 + r.int(last - start);
+    };
     const tic = this.rng('tic', turn);
     if (this.overlaps.vocalTic > 0 && tic.next() < this.overlaps.vocalTic) {
       const kind = tic.pick(VOCAL_TIC_KINDS);
       const sound = vocalTic(kind, SPEECH_RATE_HZ, tic.fork('sound'));
-      const onset = at(tic);
-      this.caller.add(sound, onset * this.tickSamples, TIC_GAIN);
-      this.span({
-        who: 'caller',
-        kind: 'vocal_tic',
-        start_tick: onset,
-        end_tick: onset + this.samplesToTicks(sound.length),
-        text: `[${kind}]`,
-        turn: null,
-      });
-      return;
+      const onset = place(tic, sound);
+      if (onset !== null) {
+        this.caller.add(sound, onset * this.tickSamples, TIC_GAIN);
+        this.span({
+          who: 'caller',
+          kind: 'vocal_tic',
+          start_tick: onset,
+          end_tick: onset + this.samplesToTicks(sound.length),
+          text: `[${kind}]`,
+          turn: null,
+        });
+        return;
+      }
     }
     const aside = this.rng('aside', turn);
     if (this.overlaps.aside > 0 && aside.next() < this.overlaps.aside) {
       const words = aside.pick(asidePhrases(this.key.language));
-      const sound = await this.speak(words, voice);
-      const onset = at(aside);
+      const sound = await this.speak(words, callerVoice(this.ch, this.key));
+      const onset = place(aside, sound);
+      if (onset === null) return;
       this.caller.add(sound, onset * this.tickSamples, ASIDE_GAIN);
       this.span({
         who: 'caller',

@@ -3,6 +3,7 @@
  * caller does over the agent's speech, and the Full-Duplex-Bench-style subsets as presets.
  */
 import type { InterruptionType } from '../schema/trajectory.ts';
+import type { EpisodeChannel } from '../rollout/channel-step.ts';
 
 /**
  * Turn-taking parameters, in ms (rounded to whole ticks on the axis). Ours, chosen to sit near
@@ -74,8 +75,8 @@ export interface SubsetPreset {
 
 /**
  * The subsets. `backchannel`: a backchannel over every agent reply long enough for one (S_BC);
- * `user-interruption`: a real barge-in (urge, correction, question or stop) on every reply
- * (R_Y, L_Y, and R_R/L_R of the turns after it); `talking-to-others`: the caller speaks to
+ * `user-interruption`: a real barge-in (urge, correction, question or stop) on half the replies
+ * (every reply would never let the call move on; R_Y, L_Y, and R_R/L_R of the turns after it); `talking-to-others`: the caller speaks to
  * someone else during every reply (S_ND, caller speech); `background-speech`: another person
  * speaks near the phone after every reply (S_ND, not the caller's speech).
  */
@@ -87,7 +88,7 @@ export const SUBSETS: Readonly<Record<SubsetName, SubsetPreset>> = {
     fields: ['selectivity_backchannel', 'response_rate', 'response_latency_mean'],
   },
   'user-interruption': {
-    bargeIn: 1,
+    bargeIn: 0.5,
     mix: { urge: 0.25, correction: 0.25, question: 0.25, stop: 0.25 },
     overlaps: { ...NO_OVERLAPS },
     fields: ['yield_rate', 'yield_latency_mean', 'response_rate', 'response_latency_mean', 'agent_interruption_rate'],
@@ -105,3 +106,18 @@ export const SUBSETS: Readonly<Record<SubsetName, SubsetPreset>> = {
     fields: ['selectivity_non_directed', 'response_rate', 'response_latency_mean'],
   },
 };
+
+/**
+ * A channel set up for a subset: its barge-in rate and mix replace the channel's (`--barge-in`,
+ * `--barge-in-mix`); everything else (preset, TTS, store) is kept.
+ */
+export function subsetChannel(channel: EpisodeChannel, subset: SubsetName): EpisodeChannel {
+  const s = SUBSETS[subset];
+  const { mix: _mix, ...rest } = channel;
+  return { ...rest, bargeIn: s.bargeIn, ...(s.mix ? { mix: s.mix } : {}) };
+}
+
+/** The timeline settings of a subset (its overlaps, its name recorded). */
+export function subsetSettings(subset: SubsetName): DuplexSettings {
+  return { subset, overlaps: { ...SUBSETS[subset].overlaps } };
+}

@@ -10,7 +10,7 @@ import {
   type InteractionPanel,
 } from '../../../src/core/duplex/interaction-metrics.ts';
 import type { MetricEffect, MetricTick } from '../../../src/core/duplex/segments.ts';
-import { tau2MetricsBlock } from '../../../src/cli/commands/metrics.ts';
+import { metricsBlock } from '../../../src/cli/commands/metrics.ts';
 import { main } from '../../../src/cli/main.ts';
 import { capture } from '../../fixtures/cli-io.ts';
 
@@ -174,7 +174,7 @@ describe('interaction events (tau2-bench definitions, 200 ms ticks)', () => {
 describe("parity with tau2-bench's interaction-metrics test data", () => {
   it('reproduces expected_metrics.json to 1e-9 with exact counts', async () => {
     const expected = JSON.parse(await readFile(join(GOLDEN, 'expected_metrics.json'), 'utf8'));
-    const block = await tau2MetricsBlock([join(GOLDEN, 'experiment')]);
+    const block = await metricsBlock([join(GOLDEN, 'experiment')]);
     expect(Object.keys(block.domains)).toEqual(['retail']);
     const retail = block.domains.retail!;
     for (const [k, v] of Object.entries(expected)) {
