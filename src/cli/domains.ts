@@ -8,24 +8,35 @@ import { DomainRuntime } from '../core/env/environment.ts';
 import { taskDefects } from '../core/gate/gate.ts';
 import { sqlJsFactory } from '../adapters/shared/sqljs-db.ts';
 import { loadDomain } from '../adapters/node/load-domain.ts';
-import { loadTau2Domain, tasksInSplit, type Tau2Domain, type Tau2DomainName } from '../adapters/node/tau2-loader.ts';
+import {
+  TAU2_DOMAIN_NAMES,
+  loadTau2Domain,
+  tasksInSplit,
+  type Tau2Domain,
+  type Tau2DomainName,
+} from '../adapters/node/tau2-loader.ts';
 import { UsageError } from './participants.ts';
 import { cachedTau2Part, tau2CacheDir } from '../adapters/node/tau2-data.ts';
 import { join } from 'node:path';
 import { tasksWithBank, type TaskBank } from '../core/evolution/bank.ts';
 import { readBank } from '../adapters/node/task-bank.ts';
 
-const TAU2: readonly string[] = ['tau2-airline', 'tau2-retail'];
+const TAU2: readonly string[] = TAU2_DOMAIN_NAMES;
 
 /** Where a domain comes from on the command line. */
 export interface DomainSpec {
-  /** `carrier`, a domain folder path, or `tau2-airline` / `tau2-retail`. */
+  /** `carrier`, a domain folder path, or `tau2-airline` / `tau2-retail` / `tau2-telecom`. */
   domain: string;
   /**
    * tau2-bench data folder (`data/tau2/domains/<name>/` of a checkout); tau2 domains only.
    * Default: the cache filled by `switchboard data tau2`.
    */
   data?: string;
+  /**
+   * tau2-telecom only: the split whose tasks are loaded (default `base`); its 14 MB tasks.json is
+   * not validated whole. Other domains load every task.
+   */
+  split?: string;
 }
 
 /** A loaded domain ready for episodes. */
@@ -56,9 +67,11 @@ export function tau2DataFromCache(domain: string): string {
 export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
   const isTau2 = TAU2.includes(spec.domain);
   if (!isTau2 && spec.data)
-    throw new UsageError(`--data is only for tau2-airline and tau2-retail, not "${spec.domain}"`);
+    throw new UsageError(`--data is only for the tau2 domains (${TAU2.join(', ')}), not "${spec.domain}"`);
   const domain = await (isTau2
-    ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data ?? tau2DataFromCache(spec.domain))
+    ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data ?? tau2DataFromCache(spec.domain), undefined, {
+        split: spec.split,
+      })
     : loadDomain(spec.domain)
   ).catch((e: unknown) => {
     if (e instanceof DomainFileError) throw e;
@@ -125,7 +138,7 @@ export async function openTasks(
   spec: DomainSpec,
   select: { taskIds?: string; split?: string },
 ): Promise<OpenDomain & { tasks: Task[] }> {
-  const open = await openDomain(spec);
+  const open = await openDomain({ ...spec, split: spec.split ?? select.split });
   const tasks = selectTasks(open.domain, select);
   checkTaskDefects(open, tasks);
   return { ...open, tasks };
@@ -140,7 +153,7 @@ export function selectTasks(domain: Domain, opts: { taskIds?: string; split?: st
   if (opts.split !== undefined) {
     const splits = (domain as Partial<Tau2Domain>).splits;
     if (!splits)
-      throw new UsageError(`--split needs a domain with task splits (tau2-airline, tau2-retail), not ${domain.name}`);
+      throw new UsageError(`--split needs a domain with task splits (${TAU2.join(', ')}), not ${domain.name}`);
     try {
       tasks = tasksInSplit(tasks, splits, opts.split);
     } catch (e) {

@@ -7,7 +7,7 @@ import { num, table } from './format.ts';
 export function renderGate(report: GateReport): string {
   const rows = report.tasks.map((t) => [
     t.task_id,
-    t.accepted ? 'accepted' : 'REFUSED',
+    t.accepted ? (t.known_issues?.length ? 'accepted*' : 'accepted') : 'REFUSED',
     `${num(t.reference_reward)}${t.reference_partial ? ' (partial)' : ''}`,
     num(t.noop_reward),
   ]);
@@ -22,6 +22,12 @@ export function renderGate(report: GateReport): string {
   const infos = report.tasks.flatMap((t) => t.info.map((i) => `info ${t.task_id}: ${i}`));
   if (infos.length) out.push(...infos);
   out.push(...renderPolicy(report));
+  const known = report.tasks.filter((t) => t.known_issues?.length);
+  for (const t of known) for (const k of t.known_issues ?? []) out.push(`known issue ${t.task_id}: ${k}`);
+  if (known.length)
+    out.push(
+      `${known.length} of ${report.tasks.length} tasks have known issues of the benchmark (reported, not refused)`,
+    );
   const refused = report.tasks.filter((t) => !t.accepted).length;
   const n = report.tasks.length;
   const problems = report.domain_problems.length ? `; ${report.domain_problems.length} domain problem(s)` : '';

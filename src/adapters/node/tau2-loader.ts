@@ -9,17 +9,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   TAU2_DOMAINS,
+  TAU2_DOMAIN_NAMES,
   TAU2_FILES,
+  TELECOM_FILES,
   buildTau2Domain,
+  buildTau2TelecomDomain,
   parseSplits,
   tasksInSplit,
   type Tau2BuiltDomain,
   type Tau2DomainName,
+  type Tau2JsonDomainName,
   type Tau2LoadTimings,
   type Tau2Splits,
 } from '../shared/tau2-domain.ts';
 
-export { TAU2_FILES, tasksInSplit };
+export { TAU2_DOMAIN_NAMES, TAU2_FILES, tasksInSplit };
 export type { Tau2DomainName, Tau2LoadTimings, Tau2Splits };
 
 /** A loaded tau2 domain: our `Domain` plus the task splits of its data folder. */
@@ -55,6 +59,7 @@ async function checkDir(dataDir: string): Promise<void> {
  *   file and field when it is not valid JSON or a split is not a list of ids.
  */
 export async function taskSplits(dataDir: string): Promise<Tau2Splits> {
+  // airline, retail and telecom name it alike.
   await checkDir(dataDir);
   const path = join(dataDir, TAU2_FILES.splits);
   return parseSplits(path, await readText(path));
@@ -67,9 +72,9 @@ export function tau2SchemaPath(name: Tau2DomainName): string {
 
 /**
  * Load a tau2-bench domain: our code half and schema with the user's data folder. The seed is
- * db.json imported into the schema's tables.
+ * db.json (telecom: db.toml and user_db.toml) imported into the schema's tables.
  *
- * @param name `tau2-airline` or `tau2-retail`.
+ * @param name `tau2-airline`, `tau2-retail` or `tau2-telecom`.
  * @param dataDir the tau2-bench data folder of that domain (absolute, or relative to the working
  *   directory).
  * @param timings filled with how long each step took, when given.
@@ -82,11 +87,23 @@ export async function loadTau2Domain(
   name: Tau2DomainName,
   dataDir: string,
   timings?: Tau2LoadTimings,
+  options: { split?: string } = {},
 ): Promise<Tau2Domain> {
-  if (!Object.hasOwn(TAU2_DOMAINS, name))
-    throw new Error(`unknown tau2 domain "${String(name)}"; known: ${Object.keys(TAU2_DOMAINS).join(', ')}`);
+  if (!TAU2_DOMAIN_NAMES.includes(name))
+    throw new Error(`unknown tau2 domain "${String(name)}"; known: ${TAU2_DOMAIN_NAMES.join(', ')}`);
   const t0 = performance.now();
   await checkDir(dataDir);
+  if (name === 'tau2-telecom') {
+    const paths = Object.fromEntries([
+      ...Object.entries(TELECOM_FILES).map(([k, f]) => [k, join(dataDir, f)]),
+      ['schema', tau2SchemaPath(name)],
+    ]) as Record<keyof typeof TELECOM_FILES | 'schema', string>;
+    const entries = await Promise.all(Object.entries(paths).map(async ([k, p]) => [k, await readText(p)] as const));
+    const texts = Object.fromEntries(entries) as typeof paths;
+    if (timings) timings.readFiles = performance.now() - t0;
+    return { ...buildTau2TelecomDomain(texts, paths, options, timings), dataDir };
+  }
+  if (!Object.hasOwn(TAU2_DOMAINS, name)) throw new Error(`unknown tau2 domain "${String(name)}"`);
   const paths = {
     db: join(dataDir, TAU2_FILES.db),
     tasks: join(dataDir, TAU2_FILES.tasks),
@@ -102,5 +119,8 @@ export async function loadTau2Domain(
     readText(paths.schema),
   ]);
   if (timings) timings.readFiles = performance.now() - t0;
-  return { ...buildTau2Domain(name, { db, tasks, policy, splits, schema }, paths, timings), dataDir };
+  return {
+    ...buildTau2Domain(name as Tau2JsonDomainName, { db, tasks, policy, splits, schema }, paths, timings),
+    dataDir,
+  };
 }

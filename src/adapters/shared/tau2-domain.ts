@@ -1,8 +1,10 @@
 /**
  * The platform-neutral half of loading a tau2-bench data folder (db.json, tasks.json,
- * policy.md, split_tasks.json) into one of our tau2 domains: parsing, validation, db.json import
- * and the domain build. The Node loader (`src/adapters/node/tau2-loader.ts`) reads the files
- * from disk; the page reads them from a folder the user opens. Both call {@link buildTau2Domain}.
+ * policy.md, split_tasks.json; telecom: the files of {@link TELECOM_FILES}) into one of our tau2
+ * domains: parsing, validation, database import and the domain build. The Node loader
+ * (`src/adapters/node/tau2-loader.ts`) reads the files from disk; the page reads them from a
+ * folder the user opens or from its download store. Both call {@link buildTau2Domain} (telecom:
+ * {@link buildTau2TelecomDomain}).
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../core/ports/sql-db.ts';
@@ -19,9 +21,16 @@ import { tau2Airline } from '../../../domains/tau2-airline/domain.ts';
 import { importTau2Db as importAirlineDb } from '../../../domains/tau2-airline/db-json.ts';
 import { tau2Retail } from '../../../domains/tau2-retail/domain.ts';
 import { importTau2Db as importRetailDb } from '../../../domains/tau2-retail/db-json.ts';
+import { tau2Telecom } from '../../../domains/tau2-telecom/domain.ts';
+import { importTelecomDb } from '../../../domains/tau2-telecom/db-toml.ts';
+import { Task as TaskSchema } from '../../core/schema/task.ts';
 
 /** The tau2-bench domains we run. */
-export type Tau2DomainName = 'tau2-airline' | 'tau2-retail';
+export type Tau2DomainName = 'tau2-airline' | 'tau2-retail' | 'tau2-telecom';
+/** Every tau2 domain name, in the order we list them. */
+export const TAU2_DOMAIN_NAMES: readonly Tau2DomainName[] = ['tau2-airline', 'tau2-retail', 'tau2-telecom'];
+/** The tau2 domains whose data folder holds db.json, tasks.json, policy.md, split_tasks.json. */
+export type Tau2JsonDomainName = Exclude<Tau2DomainName, 'tau2-telecom'>;
 
 /** File names inside a tau2-bench domain data folder. */
 export const TAU2_FILES = {
@@ -31,8 +40,12 @@ export const TAU2_FILES = {
   splits: 'split_tasks.json',
 } as const;
 
+/** The airline and retail code halves and db.json importers. */
 export const TAU2_DOMAINS: Readonly<
-  Record<Tau2DomainName, { def: DomainDefinition; importDb: (doc: PyJson, file: string) => Record<string, SqlRow[]> }>
+  Record<
+    Tau2JsonDomainName,
+    { def: DomainDefinition; importDb: (doc: PyJson, file: string) => Record<string, SqlRow[]> }
+  >
 > = {
   'tau2-airline': { def: tau2Airline, importDb: importAirlineDb },
   'tau2-retail': { def: tau2Retail, importDb: importRetailDb },
@@ -120,7 +133,7 @@ export interface Tau2Texts {
  *   schema, a split naming an unknown task); Error for an unknown domain name.
  */
 export function buildTau2Domain(
-  name: Tau2DomainName,
+  name: Tau2JsonDomainName,
   texts: Tau2Texts,
   paths: Record<keyof Tau2Texts, string>,
   timings?: Partial<Tau2LoadTimings>,
@@ -149,5 +162,97 @@ export function buildTau2Domain(
       if (!known.has(id)) throw new DomainFileError(paths.splits, `${split}[${i}]`, `unknown task id "${id}"`);
     });
   }
+  return { ...domain, splits };
+}
+
+/**
+ * File names inside tau2-bench's telecom data folder (`data/tau2/domains/telecom/`). The agent's
+ * policy is `main_policy.md` joined with the tech support manual, as tau2 joins them.
+ */
+export const TELECOM_FILES = {
+  db: 'db.toml',
+  userDb: 'user_db.toml',
+  tasks: 'tasks.json',
+  splits: 'split_tasks.json',
+  policy: 'main_policy.md',
+  techSupport: 'tech_support_manual.md',
+} as const;
+
+/** tau2's default telecom split: `base` (114 tasks). */
+export const TELECOM_DEFAULT_SPLIT = 'base';
+
+/** The agent's policy as tau2 builds it from the main policy and the tech support manual. */
+export function telecomPolicy(main: string, techSupport: string): string {
+  return `<main_policy>\n${main}\n</main_policy>\n<tech_support_policy>\n${techSupport}\n</tech_support_policy>`;
+}
+
+/** The texts of a telecom data folder plus our schema. */
+export type TelecomTexts = Record<keyof typeof TELECOM_FILES | 'schema', string>;
+
+/**
+ * Build tau2-telecom from the texts of its data folder, keeping only the tasks of one split:
+ * tasks.json holds 2,285 tasks (14 MB), so it is parsed once and only the selected tasks are
+ * validated and kept. `splits` still lists every split.
+ *
+ * @param split `base` (default, tau2's), `small`, `full`, `train`, `test`, or any split the file has.
+ * @throws `DomainFileError` naming the file and field when a file is malformed (TOML that does not
+ *   fit tau2's data model, a task that does not fit our Task schema, a split naming a task that
+ *   tasks.json lacks); Error for an unknown split.
+ */
+export function buildTau2TelecomDomain(
+  texts: TelecomTexts,
+  paths: TelecomTexts,
+  options: { split?: string } = {},
+  timings?: Partial<Tau2LoadTimings>,
+): Tau2BuiltDomain {
+  let t0 = performance.now();
+  const seed = importTelecomDb({ db: texts.db, userDb: texts.userDb }, { db: paths.db, userDb: paths.userDb });
+  if (timings) timings.importDb = performance.now() - t0;
+  t0 = performance.now();
+  const splits = parseSplits(paths.splits, texts.splits);
+  const split = options.split ?? TELECOM_DEFAULT_SPLIT;
+  const wanted = Object.hasOwn(splits, split) ? new Set(splits[split]) : undefined;
+  if (!wanted) throw new Error(`unknown task split "${split}"; known splits: ${Object.keys(splits).join(', ')}`);
+  let all: unknown;
+  try {
+    all = JSON.parse(texts.tasks);
+  } catch (e) {
+    throw new DomainFileError(paths.tasks, '', `not valid JSON (${(e as Error).message})`);
+  }
+  if (!Array.isArray(all)) throw new DomainFileError(paths.tasks, '', 'expected a list of tasks');
+  const ids = new Set<string>();
+  const selected: unknown[] = [];
+  all.forEach((raw, i) => {
+    const id = (raw as { id?: unknown } | null)?.id;
+    if (typeof id !== 'string') throw new DomainFileError(paths.tasks, `[${i}].id`, 'expected a string task id');
+    ids.add(id);
+    if (!wanted.has(id)) return;
+    const parsed = TaskSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new DomainFileError(
+        paths.tasks,
+        `[${i}]${fieldPath(issue.path) ? `.${fieldPath(issue.path)}` : ''}`,
+        `${issue.message} (task ${id})`,
+      );
+    }
+    selected.push(raw);
+  });
+  for (const [name, list] of Object.entries(splits)) {
+    list.forEach((id, i) => {
+      if (!ids.has(id)) throw new DomainFileError(paths.splits, `${name}[${i}]`, `unknown task id "${id}"`);
+    });
+  }
+  const domain = buildDomain(
+    tau2Telecom,
+    {
+      policy: telecomPolicy(texts.policy, texts.techSupport),
+      schema: texts.schema,
+      seed: JSON.stringify(seed),
+      tasks: JSON.stringify(selected),
+    },
+    { policy: paths.policy, schema: paths.schema, seed: paths.db, tasks: paths.tasks },
+  );
+  if (timings) timings.buildDomain = performance.now() - t0;
   return { ...domain, splits };
 }

@@ -187,7 +187,7 @@ export class DomainRuntime {
    */
   async checkTaskStates(): Promise<void> {
     for (const task of this.domain.tasks) {
-      if (!task.initial_state?.rows) continue;
+      if (!task.initial_state?.rows && !this.domain.setupTask) continue;
       const env = await this.open(task);
       await env.close();
     }
@@ -208,18 +208,21 @@ export class DomainRuntime {
     }
     const env = new Environment(this, db, options.now ?? this.domain.now);
     const rows = task?.initial_state?.rows;
-    if (rows) {
+    const setup = task ? this.domain.setupTask : undefined;
+    if (rows || setup) {
       const file = this.domain.files?.tasks ?? 'tasks.json';
-      const at = this.domain.tasks.indexOf(task);
-      const prefix = `${at >= 0 ? `[${at}]` : `(task ${task.id})`}.initial_state.rows`;
+      const at = this.domain.tasks.indexOf(task!);
+      const taskField = at >= 0 ? `[${at}]` : `(task ${task!.id})`;
+      const prefix = `${taskField}.initial_state.rows`;
       try {
-        for (const [table, list] of Object.entries(rows)) {
+        for (const [table, list] of Object.entries(rows ?? {})) {
           const info = this.tables.find((t) => t.name === table);
           if (!info)
-            throw new DomainFileError(file, `${prefix}.${table}`, `unknown table "${table}" (task ${task.id})`);
+            throw new DomainFileError(file, `${prefix}.${table}`, `unknown table "${table}" (task ${task!.id})`);
           const where = { file, row: (i: number) => `${prefix}.${table}[${i}]` };
           await insertRows(db, info, list as SqlRow[], 'INSERT OR REPLACE', where, this.affinities.get(table));
         }
+        if (setup) await setup({ db: env.setupDb, now: () => env.now() }, task!, { file, field: taskField });
         await env.markSetupDone();
       } catch (e) {
         await env.close();
@@ -426,13 +429,24 @@ export class Environment {
    *
    * @param turn index of the tool turn in the trajectory, recorded on each write.
    */
-  async call(call: ToolCall, actor: Requestor = 'assistant', turn = -1): Promise<ToolOutcome> {
+  async call(
+    call: ToolCall,
+    actor: Requestor = 'assistant',
+    turn = -1,
+    options: { sync?: boolean } = {},
+  ): Promise<ToolOutcome> {
     const tool = toolsFor(this.domain, actor).find((t) => t.name === call.name);
     if (!tool) {
       const other = toolsFor(this.domain, actor === 'user' ? 'assistant' : 'user').some((t) => t.name === call.name);
       const who = actor === 'user' ? 'the caller' : 'the agent';
-      return failed(other ? `tool ${call.name} is not available to ${who}` : `unknown tool ${call.name}`, null);
+      const own = this.domain.unknownToolError?.(call.name);
+      return failed(
+        own ?? (other ? `tool ${call.name} is not available to ${who}` : `unknown tool ${call.name}`),
+        null,
+      );
     }
+    const argumentError = tool.argumentError?.(call.arguments ?? {});
+    if (argumentError) return failed(argumentError, tool.kind);
     const parsed = tool.params.safeParse(call.arguments ?? {});
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
@@ -463,6 +477,10 @@ export class Environment {
       const userSide = writes.find((w) => this.domain.tables?.[w.table]?.userSide);
       if (userSide)
         throw new Error(`agent tool ${tool.name} wrote the caller-side table ${userSide.table}: a bug in the domain`);
+    }
+    if (this.domain.syncState && options.sync !== false) {
+      await this.domain.syncState(this.toolDb);
+      writes.push(...(await this.collectWrites(turn, actor, tool.name)));
     }
     const violations =
       actor === 'assistant' && writes.length > 0
@@ -512,6 +530,11 @@ export class Environment {
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
     return out;
+  }
+
+  /** @internal The tools' database handle, for the domain's task setup ({@link DomainRuntime.open}). */
+  get setupDb(): ToolDb {
+    return this.toolDb;
   }
 
   /** Read-only query helpers (for env assertions and rule checks). */

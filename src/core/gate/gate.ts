@@ -5,6 +5,7 @@
 import type { DomainRuntime } from '../env/environment.ts';
 import { fixedClock } from '../ports/clock.ts';
 import type { Task } from '../schema/task.ts';
+import type { ComponentResult } from '../schema/trajectory.ts';
 import { toolsFor } from '../schema/domain.ts';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../participants/scripted.ts';
 import type { Agent } from '../participants/types.ts';
@@ -32,6 +33,12 @@ export interface TaskVerdict {
    * kept as they are) violations are findings only.
    */
   policy: PolicyCheck;
+  /**
+   * Imported tasks only, present when not empty: where the benchmark's own evaluation fails its
+   * reference solution in a check outside the task's reward basis (tau2-telecom: the DB check,
+   * whose gold replay skips tau2's state sync). Reported, not refused: the reward is tau2's.
+   */
+  known_issues?: string[];
 }
 
 /** One rule a reference write breaks. */
@@ -127,6 +134,7 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
     let partial = false;
     let policy: PolicyCheck = { status: 'unchecked', violations: [], unchecked: [] };
     let policyDone = false;
+    const knownIssues: string[] = [];
     for (const a of task.evaluation_criteria?.assertions ?? []) {
       cited.add(a.rule);
       if (ruleBinding && !ruleIds.has(a.rule)) reasons.push(`assertion ${a.id} cites unknown rule ${a.rule}`);
@@ -144,6 +152,11 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
         const ref = await score(runtime, task, new ReferenceAgent(), gold);
         reference = ref?.reward ?? null;
         partial = ref?.partial ?? false;
+        if (ref?.db && domain.taskOrigin === 'imported' && ref.db.score === 0 && !ref.basis.includes('DB')) {
+          knownIssues.push(
+            `the benchmark's DB check fails the reference solution itself (DB is not in this task's reward basis): ${ref.db.details.join('; ')}`,
+          );
+        }
         noop = (await score(runtime, task, new NoopAgent(), gold))?.reward ?? null;
         if (reference !== 1) reasons.push(`reference agent with scripted caller scores ${reference}, not 1`);
         if (noop !== 0) {
@@ -169,6 +182,7 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
       noop_reward: noop,
       reference_partial: partial,
       policy,
+      ...(knownIssues.length ? { known_issues: knownIssues } : {}),
     };
     verdicts.push(verdict);
     options.onTask?.(verdict);
@@ -336,7 +350,7 @@ async function score(
   task: Task,
   agent: Agent,
   gold: GoldResult,
-): Promise<{ reward: number; partial: boolean } | null> {
+): Promise<{ reward: number; partial: boolean; basis: readonly string[]; db: ComponentResult | undefined } | null> {
   const trajectory = await runEpisode({
     runtime,
     task,
@@ -347,5 +361,5 @@ async function score(
   });
   if (!trajectory.valid) return null;
   const info = await evaluate(runtime, task, trajectory.turns, { gold, termination: trajectory.termination });
-  return { reward: info.reward, partial: info.partial };
+  return { reward: info.reward, partial: info.partial, basis: info.basis, db: info.components.DB };
 }

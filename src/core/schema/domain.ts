@@ -61,6 +61,13 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
    * turn that contains one of them; absent, the operation's name is not checked.
    */
   operationCues?: readonly string[];
+  /**
+   * Checks the argument names before `params` parses them and returns the error text the caller
+   * of the tool sees (without `Error: `), or `null` to go on. For imported domains whose tools
+   * answer a missing or unexpected argument in their own words (tau2-bench's Python `TypeError`
+   * texts); without it the environment answers `invalid arguments for <tool>: …`.
+   */
+  argumentError?(args: Readonly<Record<string, unknown>>): string | null;
   /** Returns a string (shown as is) or a JSON-serializable value (shown as JSON). */
   run(ctx: ToolContext, args: z.infer<P>): Promise<unknown>;
 }
@@ -150,6 +157,12 @@ export interface RuleCheck {
 /** A function the evaluator may call on the final state (tau2 `env_assertions`). */
 export type EnvFunction = (db: Pick<ToolDb, 'one' | 'all'>, args: Record<string, unknown>) => Promise<unknown>;
 
+/** What a domain's task setup ({@link DomainDefinition.setupTask}) may use. */
+export interface TaskSetupContext {
+  db: ToolDb;
+  now(): number;
+}
+
 /** The code half of a domain, written in its `domain.ts`. */
 export interface DomainDefinition {
   name: string;
@@ -171,6 +184,31 @@ export interface DomainDefinition {
    */
   channelRules?: Readonly<{ dropout: string; bargeIn: string }>;
   envFunctions?: Readonly<Record<string, EnvFunction>>;
+  /**
+   * Brings the two sides of a dual-control domain into agreement (tau2-bench's `sync_tools`: the
+   * carrier's records → the caller's surroundings, a payment the caller made → the bill). Run by
+   * the environment after every successful tool call of either side, inside the same call (its
+   * writes are that call's writes). Throwing is a domain or task defect, never the caller's.
+   */
+  syncState?(db: ToolDb): Promise<void>;
+  /**
+   * Whether the gold replay of a reference solution runs {@link syncState} after each action.
+   * Default true. tau2-bench's evaluator makes its gold calls without syncing between them;
+   * tau2 domains that sync set `false` so the gold state is tau2's.
+   */
+  goldReplaySync?: boolean;
+  /**
+   * Puts an opened environment in the task's starting state beyond `initial_state.rows`
+   * (tau2-bench's `initialization_actions`). Its writes are setup, not episode writes.
+   * @throws DomainFileError naming the task's field when the task asks for something impossible.
+   */
+  setupTask?(ctx: TaskSetupContext, task: Task, where: { file: string; field: string }): Promise<void>;
+  /**
+   * The error text (without `Error: `) for a call of a tool the caller of it does not have, as an
+   * imported domain's own environment words it (tau2-bench: `Tool 'x' not found.`). Absent: ours,
+   * `unknown tool x` / `tool x is not available to the caller`.
+   */
+  unknownToolError?(name: string): string;
   /** The agent's first words on an inbound call. */
   greeting: string;
   /**

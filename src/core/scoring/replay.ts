@@ -117,9 +117,10 @@ async function replayActions(env: Environment, task: Task): Promise<Omit<GoldRes
   const errors: GoldResult['errors'] = [];
   const violations: GoldResult['violations'] = [];
   const actions = task.evaluation_criteria?.actions ?? [];
+  const sync = env.domain.goldReplaySync !== false;
   for (const [index, action] of actions.entries()) {
     const call = { id: action.action_id ?? `gold-${index}`, name: action.name, arguments: action.arguments };
-    const outcome = await env.call(call, action.requestor, index);
+    const outcome = await env.call(call, action.requestor, index, { sync });
     if (outcome.error) errors.push({ index, action, content: outcome.content });
     writes.push(...(await withRows(env, outcome.writes)));
     for (const v of outcome.violations) violations.push({ index, action, ...v });
