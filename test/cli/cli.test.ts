@@ -115,7 +115,7 @@ describe('switchboard CLI', () => {
     let io = capture();
     expect(await main(['gate', 'atlantis'], io)).toBe(2);
     expect(io.stderr).toBe(
-      'switchboard: unknown domain "atlantis"; known domains: carrier; tau2-bench domains: tau2-airline, tau2-retail\n',
+      'switchboard: unknown domain "atlantis"; known domains: carrier; tau2-bench domains: tau2-airline, tau2-retail, tau2-telecom\n',
     );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
@@ -159,7 +159,7 @@ describe('switchboard CLI', () => {
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--split', 'train'], io)).toBe(2);
     expect(io.stderr).toBe(
-      'switchboard: --split needs a domain with task splits (tau2-airline, tau2-retail), not carrier\n',
+      'switchboard: --split needs a domain with task splits (tau2-airline, tau2-retail, tau2-telecom), not carrier\n',
     );
   });
 
@@ -167,7 +167,8 @@ describe('switchboard CLI', () => {
     const io = capture();
     expect(await main(['run', '--domain', 'atlantis', '--json'], io)).toBe(2);
     expect(JSON.parse(io.stdout)).toEqual({
-      error: 'unknown domain "atlantis"; known domains: carrier; tau2-bench domains: tau2-airline, tau2-retail',
+      error:
+        'unknown domain "atlantis"; known domains: carrier; tau2-bench domains: tau2-airline, tau2-retail, tau2-telecom',
     });
   });
 

@@ -1,6 +1,6 @@
 /**
  * Issue 11, item 4: nothing the agent (or caller) puts in tool arguments makes a rollout invalid.
- * Every tool of every domain (carrier, tau2-airline, tau2-retail) is called with arguments shaped
+ * Every tool of every domain (carrier, tau2-airline, tau2-retail, tau2-telecom) is called with arguments shaped
  * by its own JSON schema but filled with edge values: 1e-9, -0, huge numbers, "NaN" strings,
  * empty, unicode and very long strings, wrong types, missing and extra fields, mixed with the
  * values its tasks' reference solutions use (so calls get past the lookups into the writes).
@@ -16,6 +16,7 @@ import { DomainRuntime } from '../../src/core/env/environment.ts';
 import { toolSchema, toolsFor, type Domain } from '../../src/core/schema/domain.ts';
 import type { Requestor } from '../../src/core/schema/task.ts';
 import { tau2DataDir } from '../domains/tau2-helpers.ts';
+import { testData } from '../fixtures/data.ts';
 
 type Json = Record<string, unknown>;
 
@@ -186,11 +187,12 @@ describe('tool argument fuzz (every tool of every domain)', () => {
 
   // tau2-bench's real data (test/fixtures/data.ts); skipped without it.
   describe('tau2 domains', { tags: ['tau2-data'] }, () => {
-    let tau2: { airline: Domain; retail: Domain };
+    let tau2: { airline: Domain; retail: Domain; telecom: Domain };
     beforeAll(async () => {
       tau2 = {
         airline: await loadTau2Domain('tau2-airline', tau2DataDir('airline')),
         retail: await loadTau2Domain('tau2-retail', tau2DataDir('retail')),
+        telecom: await loadTau2Domain('tau2-telecom', testData('telecom')),
       };
     });
 
@@ -205,6 +207,12 @@ describe('tool argument fuzz (every tool of every domain)', () => {
       const { calls, writes } = await fuzzDomain(tau2.retail, 300);
       expect(calls).toBeGreaterThan(3000);
       // Some fuzzed calls get through to real writes (the fuzz reaches the tools' write paths).
+      expect(writes).toBeGreaterThan(0);
+    });
+
+    it('tau2-telecom: no argument makes a tool of either side throw', async () => {
+      const { calls, writes } = await fuzzDomain(tau2.telecom, 100);
+      expect(calls).toBeGreaterThan(3000);
       expect(writes).toBeGreaterThan(0);
     });
   });
