@@ -15,7 +15,9 @@
  *   an episode id from `/reset`)
  * - `POST /rollout` a rollout request (../shared/rollout-service.ts) → NDJSON groups as they
  *   finish (token-faithful GRPO samples against the trainer's policy endpoints); only loopback
- *   endpoints and those of `allowEndpoints` are called (422 naming `base_urls[i]` otherwise)
+ *   endpoints and those of `allowEndpoints` are called (422 naming `base_urls[i]` otherwise);
+ *   with the phone channel on, each group line carries `audio` (path → base64 WAV) for the
+ *   caller audio its requests reference by path
  * - WebSocket `/ws`: one session per connection; send `{type: "reset", data}`,
  *   `{type: "step", data: action}`, `{type: "state"}`, `{type: "mcp", data: rpc}`,
  *   `{type: "close"}`; answers `{type: "observation" | "state" | "mcp", data}` or
@@ -42,7 +44,8 @@ import type { DomainRuntime } from '../../core/env/environment.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
-import { degradedAudioHook, MemoryAudioStore } from '../../core/channel/audio-store.ts';
+import { degradedAudioHook, MemoryAudioStore, toBase64 } from '../../core/channel/audio-store.ts';
+import type { RolloutGroup } from '../../core/training/policy-rollout.ts';
 import type { Task } from '../../core/schema/task.ts';
 import { EpisodeSession, SessionStateError, type Observation } from '../../core/training/session.ts';
 import {
@@ -168,6 +171,28 @@ function replyOf(action: Action): ParticipantReply {
     return { id: c.id ?? `call_${i}`, name: c.function.name, arguments: args as Record<string, unknown> };
   });
   return { text: action.content ?? '', ...(calls.length ? { tool_calls: calls } : {}) };
+}
+
+/**
+ * The caller audio a rollout group's requests reference, for a trainer that cannot read the
+ * server's store: path → base64 of the degraded 16 kHz WAV, each clip once. The clips are then
+ * dropped from the (in-memory, per request) store, so a long request does not accumulate them.
+ */
+function groupAudio(g: RolloutGroup, store: MemoryAudioStore): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of g.samples)
+    for (const m of s.messages)
+      if (m.role === 'user' && typeof m.content !== 'string')
+        for (const p of m.content)
+          if (p.type === 'audio' && !(p.audio in out)) {
+            const bytes = store.getSync(p.audio);
+            if (bytes) out[p.audio] = toBase64(bytes);
+          }
+  for (const path of Object.keys(out)) {
+    store.files.delete(path);
+    store.files.delete(path.replace(/\.degraded\.wav$/, '.clean.wav'));
+  }
+  return out;
 }
 
 /**
@@ -515,7 +540,7 @@ export async function startOpenEnvServer(
         ...(channel ? { channel, userAudio: degradedAudioHook(channel.store) } : {}),
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
         ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
-        onGroup: (g) => void line({ type: 'group', ...g }),
+        onGroup: (g) => void line({ type: 'group', ...g, ...(channel ? { audio: groupAudio(g, channel.store) } : {}) }),
         onFailed: (f) => void line({ type: 'failed', ...f }),
       });
       line({ type: 'summary', ...summary });
