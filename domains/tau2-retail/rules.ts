@@ -165,16 +165,26 @@ const differentOption: RuleCheck = {
   },
 };
 
-/** The user whose records a column write touched (the order's owner for order tables). */
-async function ownerOf(db: Db, w: WriteEntry, orders: Map<string, string | null>): Promise<string | null> {
-  if (typeof w.key.user_id === 'string') return w.key.user_id;
-  const orderId = w.key.order_id;
-  if (typeof orderId !== 'string') return null;
-  if (!orders.has(orderId)) {
-    const o = await db.one('SELECT user_id FROM orders WHERE order_id = ?', [orderId]);
-    orders.set(orderId, o ? str(o.user_id) : null);
+/**
+ * The users whose records `writes` touched: `user_id` keys, and the owners of the orders named by
+ * `order_id` keys (one query).
+ */
+async function owners(db: Db, writes: readonly WriteEntry[]): Promise<Set<string>> {
+  const users = new Set<string>();
+  const orders = new Set<string>();
+  for (const w of writes) {
+    if (typeof w.key.user_id === 'string') users.add(w.key.user_id);
+    else if (typeof w.key.order_id === 'string') orders.add(w.key.order_id);
   }
-  return orders.get(orderId) ?? null;
+  if (orders.size > 0) {
+    const ids = [...orders];
+    const rows = await db.all(
+      `SELECT DISTINCT user_id FROM orders WHERE order_id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
+    for (const r of rows) users.add(str(r.user_id));
+  }
+  return users;
 }
 
 const oneUser: RuleCheck = {
@@ -183,19 +193,12 @@ const oneUser: RuleCheck = {
   policy:
     'You can only help one user per conversation (but you can handle multiple requests from the same user), and must deny any requests for tasks related to any other user.',
   async check({ db, tool, writes, log }) {
-    const orders = new Map<string, string | null>();
-    const earlier = new Set<string>();
-    for (const w of log) {
-      if (w.actor !== 'assistant') continue;
-      const u = await ownerOf(db, w, orders);
-      if (u) earlier.add(u);
-    }
+    const before = log.filter((w) => w.actor === 'assistant');
+    if (before.length === 0) return null;
+    const earlier = await owners(db, before);
     if (earlier.size === 0) return null;
-    for (const w of writes) {
-      const u = await ownerOf(db, w, orders);
-      if (u && !earlier.has(u))
-        return `${tool} changed records of user ${u} after writes for ${[...earlier].join(', ')}`;
-    }
+    for (const u of await owners(db, writes))
+      if (!earlier.has(u)) return `${tool} changed records of user ${u} after writes for ${[...earlier].join(', ')}`;
     return null;
   },
 };

@@ -14,7 +14,9 @@ import type { DomainRuntime } from '../../src/core/env/environment.ts';
 import type { Action, Task } from '../../src/core/schema/task.ts';
 import type { Turn } from '../../src/core/schema/trajectory.ts';
 import { renderGate } from '../../src/cli/reports.ts';
-import { tau2File, tau2Runtime } from './tau2-helpers.ts';
+import { main } from '../../src/cli/main.ts';
+import { capture } from '../fixtures/cli-io.ts';
+import { tau2DataDir, tau2File, tau2Runtime } from './tau2-helpers.ts';
 
 type Finding = { task_id: string; action_index: number; tool: string; rule: string; refused: boolean; why: string };
 const golden = JSON.parse(readFileSync(new URL('../golden/tau2-policy-findings.json', import.meta.url), 'utf8')) as {
@@ -214,6 +216,37 @@ describe('tau2 executable policies', () => {
     ]);
   });
 
+  it("planted: an address change after the items were modified, and a write for another user's order", async () => {
+    const { runtime } = await tau2Runtime('tau2-retail');
+    const address = { address1: '1 Elm St', address2: '', city: 'Austin', state: 'TX', country: 'USA', zip: '78701' };
+    const v = await gatePlanted(runtime, '1', 'planted-modified', [
+      // #W5918442 (sofia_rossi_8776, pending): a perfume for another perfume, then its address.
+      act('modify_pending_order_items', {
+        order_id: '#W5918442',
+        item_ids: ['1725100896'],
+        new_item_ids: ['9007697085'],
+        payment_method_id: 'credit_card_5051208',
+      }),
+      act('modify_pending_order_address', { order_id: '#W5918442', ...address }),
+      // #W2974929 belongs to fatima_anderson_2157.
+      act('modify_pending_order_address', { order_id: '#W2974929', ...address }),
+    ]);
+    expect(v.policy.violations.map((x) => [x.action_index, x.rule, x.refused, x.message])).toEqual([
+      [
+        1,
+        'modify-pending-only',
+        false,
+        "modify_pending_order_address on order #W5918442 with status 'pending (item modified)'",
+      ],
+      [
+        2,
+        'one-user',
+        false,
+        'modify_pending_order_address changed records of user fatima_anderson_2157 after writes for sofia_rossi_8776',
+      ],
+    ]);
+  });
+
   it('on agent trajectories the checks appear beside the tau2 reward and never change it', async () => {
     const { runtime } = await tau2Runtime('tau2-airline');
     const task = runtime.domain.tasks.find((t) => t.id === '39')!;
@@ -246,5 +279,38 @@ describe('tau2 executable policies', () => {
     const failed = broken.assertions.filter((a) => a.status === 'failed');
     expect(failed.map((a) => a.id)).toEqual(['rule:cancel-not-flown']);
     expect(failed[0]!.turn).toBe(turns.length + 1);
+  });
+
+  it('`run` reports a pass that broke a rule: the reference of retail 64 repeats its refused exchange', async () => {
+    const io = capture();
+    const args = [
+      'run',
+      '--domain',
+      'tau2-retail',
+      '--data',
+      tau2DataDir('retail'),
+      '--task-ids',
+      '63,64',
+      '--trials',
+      '2',
+    ];
+    expect(await main([...args, '--json'], io)).toBe(0);
+    const summary = JSON.parse(io.stdout);
+    expect(summary.tasks.map((t: { rewards: number[]; rule_breaks: number[] }) => [t.rewards, t.rule_breaks])).toEqual([
+      [
+        [1, 1],
+        [0, 0],
+      ],
+      [
+        [1, 1],
+        [1, 1],
+      ],
+    ]);
+    expect(summary.totals).toMatchObject({ rule_breaking: 2, rule_breaking_passes: 2 });
+    const text = capture();
+    expect(await main(args, text)).toBe(0);
+    expect(text.stdout).toContain(
+      'policy: 2 episode(s) broke a rule check, 2 of them passed; rule breaks per trial: 64 (1 1)',
+    );
   });
 });
