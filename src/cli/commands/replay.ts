@@ -3,12 +3,16 @@
  * recorded episodes (a tau2-bench results file, or our trajectories) on fresh databases and report,
  * call by call, whether our output equals the recorded one, and whether our reward equals the
  * recorded reward. Exit code 0 when everything is equal, 1 when something differs, 2 on bad input.
+ * With `--bank`, a task bank's tasks and versions join the domain's; each episode is scored
+ * against the task version it recorded, or with `--fresh-tasks` against the current version.
  */
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { readRecording, type Recording, type RecordingFormat } from '../../adapters/node/tau2-results.ts';
 import { jsonDifferences, parseOutput } from '../../core/replay/compare.ts';
-import { ReplayInputError, checkEpisodes } from '../../core/replay/episode.ts';
+import { ReplayInputError, checkEpisodes, fieldAt, type RecordedEpisode } from '../../core/replay/episode.ts';
+import { lineageOf, taskVersion } from '../../core/evolution/bank.ts';
+import type { Task } from '../../core/schema/task.ts';
 import {
   replayEpisodes,
   type CallComparison,
@@ -16,7 +20,7 @@ import {
   type ReplaySummary,
   type RewardComparison,
 } from '../../core/replay/replay.ts';
-import { openDomain } from '../domains.ts';
+import { openDomain, withBankTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
 
@@ -25,6 +29,10 @@ export interface ReplayOpts {
   domain: string;
   data?: string;
   json?: boolean;
+  /** A task-bank folder: its tasks and versions join the domain's. */
+  bank?: string;
+  /** Score every episode against the current version of its task, not the version it recorded. */
+  freshTasks?: boolean;
 }
 
 /** The `--json` document: every call, every reward, and the totals with the file and its format. */
@@ -124,12 +132,25 @@ export async function runReplay(
   } catch (e) {
     throw e instanceof ReplayInputError ? new UsageError(e.message) : e;
   }
-  const { domain, runtime } = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const opened = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
+  const { domain, runtime, bank } = await withBankTasks(opened, opts.bank);
   try {
     checkEpisodes(domain, recording.episodes);
   } catch (e) {
     throw e instanceof ReplayInputError ? new UsageError(e.message) : e;
   }
+  // Each episode is scored against the task version it recorded, unless --fresh-tasks.
+  const recorded = new Map<RecordedEpisode, Task>();
+  if (!opts.freshTasks)
+    for (const ep of recording.episodes) {
+      const version = ep.task_version ?? lineageOf(domain.tasks.find((t) => t.id === ep.task_id)!).version;
+      const task = taskVersion(opened.domain.tasks, bank, ep.task_id, version);
+      if (!task)
+        throw new UsageError(
+          `${ep.file}: ${fieldAt(ep.where, 'task_version')}: episode ${ep.simulation_id} was scored with version ${version} of task ${ep.task_id}, which neither the domain nor ${opts.bank ? `the bank ${opts.bank}` : 'a bank (--bank)'} has; pass --fresh-tasks to re-score against the current version`,
+        );
+      recorded.set(ep, task);
+    }
   const bar =
     io.progress && !opts.json
       ? new cliProgress.SingleBar(
@@ -144,7 +165,10 @@ export async function runReplay(
   bar?.start(recording.episodes.length, 0);
   let report: ReplayReport;
   try {
-    report = await replayEpisodes(runtime, recording.episodes, { onEpisode: () => bar?.increment() });
+    report = await replayEpisodes(runtime, recording.episodes, {
+      onEpisode: () => bar?.increment(),
+      ...(opts.freshTasks ? {} : { taskFor: (ep) => recorded.get(ep) }),
+    });
   } finally {
     bar?.stop();
   }
@@ -178,6 +202,14 @@ export function registerReplay(program: Command, io: CliIo, setCode: (code: numb
     )
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--json', 'print one JSON document: calls, rewards, summary')
+    .option(
+      '--bank <dir>',
+      'a task bank folder (bank/ of evolve --harden): its tasks and task versions join the domain',
+    )
+    .option(
+      '--fresh-tasks',
+      'score every episode against the current version of its task (default: the version it recorded)',
+    )
     .action(async (file: string, opts: ReplayOpts) => {
       const { recording, doc } = await runReplay(io, file, opts);
       io.out(opts.json ? JSON.stringify(doc, null, 2) : renderReplay(recording, doc));

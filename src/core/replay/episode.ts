@@ -37,6 +37,8 @@ export interface RecordedEpisode {
   /** tau2 `SimulationRun.id`, or our `Trajectory.id`. */
   simulation_id: string;
   task_id: string;
+  /** The version of the task it was scored with (ours: `Trajectory.task_version`, default 1); absent for tau2 files. */
+  task_version?: number;
   /** Trial number when the file has one. */
   trial: number | null;
   /** The file the episode was read from (as named by the caller). */
@@ -91,6 +93,7 @@ export function trajectoryEpisode(t: Trajectory, file: string, where: string): R
   return {
     simulation_id: t.id,
     task_id: t.task_id,
+    task_version: t.task_version ?? 1,
     file,
     domain: { name: t.domain, file, field: fieldAt(where, 'domain') },
     trial: t.trial,

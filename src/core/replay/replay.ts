@@ -95,6 +95,11 @@ export interface ReplayReport {
 export interface ReplayOptions {
   /** Called after each episode with the number done and the total (progress). */
   onEpisode?: (done: number, total: number) => void;
+  /**
+   * The task to score an episode against (e.g. the version it recorded, from a task bank);
+   * default: the domain's task of that id (the current version).
+   */
+  taskFor?: (episode: RecordedEpisode) => Task | undefined;
 }
 
 /** Detail lines kept per failing component in `ours_notes`. */
@@ -201,12 +206,14 @@ export async function replayEpisodes(
   const calls: CallComparison[] = [];
   const rewards: RewardComparison[] = [];
   for (const [i, episode] of episodes.entries()) {
-    const task = tasks.get(episode.task_id);
+    const task = options.taskFor ? options.taskFor(episode) : tasks.get(episode.task_id);
     if (!task) throw new Error(`replay: episode ${episode.simulation_id} names unknown task "${episode.task_id}"`);
-    let gold = golds.get(task.id);
+    // One gold replay per task version.
+    const key = `${task.id}@${task.lineage?.version ?? 1}`;
+    let gold = golds.get(key);
     if (!gold) {
       gold = await replayGold(runtime, task);
-      golds.set(task.id, gold);
+      golds.set(key, gold);
     }
     const one = await replayEpisode(runtime, task, episode, gold);
     calls.push(...one.calls);

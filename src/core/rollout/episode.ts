@@ -365,6 +365,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     id: `${runtime.domain.name}/${task.id}/${opts.trial ?? 0}/${seed}`,
     domain: runtime.domain.name,
     task_id: task.id,
+    ...(task.lineage ? { task_version: task.lineage.version } : {}),
     trial: opts.trial ?? 0,
     seed,
     participants: {

@@ -310,6 +310,8 @@ export const Trajectory = z.object({
   id: z.string(),
   domain: z.string(),
   task_id: z.string(),
+  /** Ours: the version of the task the episode ran (`Task.lineage.version`); absent: 1. */
+  task_version: z.number().int().min(1).optional(),
   trial: z.number().int(),
   seed: z.number().int(),
   participants: z.object({
