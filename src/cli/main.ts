@@ -12,14 +12,7 @@ import type { Trajectory } from '../core/schema/trajectory.ts';
 import { gateDomain, type GateReport } from '../core/gate/gate.ts';
 import { runBatch, type BatchSummary } from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
-import {
-  agentFactory,
-  judgeFromFlags,
-  userFactory,
-  UsageError,
-  withJudgeOptions,
-  type ModelSettings,
-} from './participants.ts';
+import { agentFactory, judgeFromFlags, userFactory, UsageError, withJudgeOptions } from './participants.ts';
 import { openTasks } from './domains.ts';
 import { renderGate, renderSummary } from './reports.ts';
 import { registerReplay } from './commands/replay.ts';
@@ -33,7 +26,7 @@ import { registerMetrics, renderPanels } from './commands/metrics.ts';
 import { addDuplexOptions, duplexChannel, duplexFromFlags, RunMetrics, type DuplexFlags } from './duplex.ts';
 import type { InteractionBlock } from '../core/duplex/interaction-metrics.ts';
 import { SUBSETS } from '../core/duplex/turn-taking.ts';
-import { intOption, samplingFromFlags, withSamplingOptions, type SamplingFlags } from './options.ts';
+import { intOption, modelSettingsFromFlags, withSamplingOptions, type SamplingFlags } from './options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from './channel.ts';
 import { degradedAudioHook } from '../core/channel/audio-store.ts';
 import { redactText } from '../adapters/shared/endpoint-secrets.ts';
@@ -92,16 +85,6 @@ interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags {
   teacherGuidance?: boolean;
 }
 
-/** Model settings from the run options (sampling flags, timeouts, teacher guidance). */
-function modelSettings(opts: RunOpts): ModelSettings {
-  return {
-    sampling: samplingFromFlags(opts),
-    ...(opts.teacherGuidance ? { teacherGuidance: true } : {}),
-    ...(opts.modelTimeout !== undefined ? { timeoutMs: opts.modelTimeout } : {}),
-    ...(opts.modelRetries !== undefined ? { retries: opts.modelRetries } : {}),
-  };
-}
-
 /** The summary as written: the batch summary plus the settings that produced it. */
 export type RunReport = BatchSummary & {
   settings: {
@@ -153,7 +136,7 @@ const DEFAULT_MAX_STEPS = 100;
  * `--out` as it finishes; none is kept in memory, so a run of any size fits).
  */
 async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; invalid: string[] }> {
-  const models = modelSettings(opts);
+  const models = modelSettingsFromFlags(opts);
   const outDir = opts.out ? resolve(opts.out) : undefined;
   // Issue 5: the phone channel; a model agent hears each caller turn's degraded WAV.
   const duplex = duplexFromFlags(opts);

@@ -2,7 +2,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { numberOption, UsageError } from './participants.ts';
+import { numberOption, UsageError, type ModelSettings } from './participants.ts';
 
 /** Parse a decimal whole-number option in [min, 2^31). */
 export function intOption(name: string, min: number) {
@@ -111,5 +111,18 @@ export function samplingFromFlags(opts: SamplingFlags): {
     ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
     ...(opts.topK !== undefined ? { top_k: opts.topK } : {}),
     ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}),
+  };
+}
+
+/**
+ * The model settings of the flags (sampling, timeout, retries) for the participant factories;
+ * `teacherGuidance` gives a model agent the reference solution (`run --teacher-guidance`).
+ */
+export function modelSettingsFromFlags(opts: SamplingFlags & { teacherGuidance?: boolean }): ModelSettings {
+  return {
+    sampling: samplingFromFlags(opts),
+    ...(opts.teacherGuidance ? { teacherGuidance: true } : {}),
+    ...(opts.modelTimeout !== undefined ? { timeoutMs: opts.modelTimeout } : {}),
+    ...(opts.modelRetries !== undefined ? { retries: opts.modelRetries } : {}),
   };
 }

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import type { EvolveReport, SamplingWeights } from '../../src/core/evolution/index.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { scriptedModels, startOpenAiServer } from '../fixtures/openai-server.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -78,6 +79,58 @@ describe('switchboard evolve', () => {
       { task_id: 'carrier-pay-balance-1', verdict: 'hard', findings: [] },
     ]);
     expect(report.rounds[0]!.issues).toEqual([]);
+  });
+
+  it('--cross-policy runs other agents on the always-failed tasks (agreement found); sampling flags reach a model agent', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(dir);
+    // A model that hangs up at once: it fails carrier-dispute-recent-1 another way than the noisy agents.
+    const server = await startOpenAiServer(scriptedModels({ m: ['再见。###STOP###'] }));
+    try {
+      const io = capture();
+      const args = [
+        ...['evolve', '--domain', 'carrier', '--task-ids', 'carrier-dispute-recent-1', '--agent', 'noisy:1'],
+        ...['--cross-policy', 'noisy:1', '--k', '2', '--seed', '5', '--out', dir, '--json'],
+      ];
+      expect(await main(args, io)).toBe(0);
+      const report = JSON.parse(io.stdout) as EvolveReport;
+      expect(report.cross_policies).toEqual(['noisy:1']);
+      // carrier-dispute-recent-1's write has no numeric argument: both noisy agents always skip it.
+      expect(report.rounds[0]!.attribution.map((a) => [a.verdict, a.findings.map((f) => f.kind)])).toEqual([
+        ['broken', ['cross_policy_agreement']],
+      ]);
+      expect(report.rounds[0]!.attribution[0]!.findings[0]!.trajectory_ids).toEqual([
+        'carrier/carrier-dispute-recent-1/0/5',
+        'carrier/carrier-dispute-recent-1/1/6',
+        'carrier/carrier-dispute-recent-1/0/5@noisy:1',
+        'carrier/carrier-dispute-recent-1/1/6@noisy:1',
+      ]);
+      const lines = (await readFile(join(dir, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
+      expect(lines.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([
+        'carrier/carrier-dispute-recent-1/0/5',
+        'carrier/carrier-dispute-recent-1/0/5@noisy:1',
+        'carrier/carrier-dispute-recent-1/1/6',
+        'carrier/carrier-dispute-recent-1/1/6@noisy:1',
+      ]);
+
+      // A model cross-policy gets the sampling flags and the rollout seeds; it fails another way.
+      const io2 = capture();
+      const model = `vllm:m@${server.url}`;
+      const flags = ['--temperature', '0.3', '--top-p', '0.9', '--max-tokens', '64'];
+      expect(await main([...args.slice(0, 7), '--cross-policy', model, ...args.slice(9), ...flags], io2)).toBe(0);
+      const again = JSON.parse(io2.stdout) as EvolveReport;
+      expect(again.cross_policies).toEqual(['vllm:m']);
+      expect(again.rounds[0]!.attribution.map((a) => [a.verdict, a.findings.map((f) => f.kind)])).toEqual([
+        ['hard', []],
+      ]);
+      const sent = server.requests.map((r) => [r.body.temperature, r.body.top_p, r.body.max_tokens, r.body.seed]);
+      expect(sent.sort((a, b) => a[3] - b[3])).toEqual([
+        [0.3, 0.9, 64, 5],
+        [0.3, 0.9, 64, 6],
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a bad noisy spec and a --previous that is not a weights file (exit 2)', async () => {

@@ -22,11 +22,18 @@ import { writeJsonlStream } from '../../adapters/node/jsonl.ts';
 import { openDomain, selectTasks, withBankTasks } from '../domains.ts';
 import { num, table } from '../format.ts';
 import type { CliIo } from '../io.ts';
-import { intOption, prepareOutFile, withDomainOptions } from '../options.ts';
+import {
+  intOption,
+  modelSettingsFromFlags,
+  prepareOutFile,
+  withDomainOptions,
+  withSamplingOptions,
+  type SamplingFlags,
+} from '../options.ts';
 import { agentFactory, judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
 
 /** Options of the command. */
-export interface EvolveOpts {
+export interface EvolveOpts extends SamplingFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -35,6 +42,8 @@ export interface EvolveOpts {
   user: string;
   judge?: string;
   judgeN?: number;
+  /** Other policies run on each round's always-failed tasks (cross-policy agreement). */
+  crossPolicy: string[];
   k: number;
   rounds: number;
   seed: number;
@@ -62,9 +71,11 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   const outDir = resolve(opts.out);
   await prepareOutFile(join(outDir, 'report.json'));
   const previous = opts.previous ? await readWeights(opts.previous) : undefined;
-  const agent = agentFactory(opts.agent);
-  const user = userFactory(opts.user);
-  const judge = judgeFromFlags(opts);
+  const models = modelSettingsFromFlags(opts);
+  const agent = agentFactory(opts.agent, models);
+  const user = userFactory(opts.user, models);
+  const judge = judgeFromFlags(opts, models);
+  const crossPolicies = (opts.crossPolicy ?? []).map((spec) => agentFactory(spec, models));
   const opened = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const { domain, runtime, bank } = await withBankTasks(opened, opts.bank);
   const tasks = selectTasks(domain, opts);
@@ -88,6 +99,7 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
     ...(opts.harden
       ? { harden: { ...(patterns ? { patterns } : {}), ...(opts.perTask ? { perTask: opts.perTask } : {}) } }
       : {}),
+    ...(crossPolicies.length ? { crossPolicies } : {}),
   });
   const order = new Map(tasks.map((t, i) => [t.id, i]));
   const lines = trajectories.flatMap((round) =>
@@ -118,7 +130,8 @@ const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 
 /** The per-round table: label histogram, mean reward, gradient supply, rollouts. */
 export function renderEvolve(report: EvolveReport): string {
-  const head = `evolve ${report.domain} · agent ${report.agent} · user ${report.user} · K=${report.k} · thresholds: always_pass ≥ ${report.thresholds.always_pass}, always_fail ≤ ${report.thresholds.always_fail}, min valid ${report.thresholds.min_valid}`;
+  const cross = report.cross_policies.length ? ` · cross-policy ${report.cross_policies.join(', ')}` : '';
+  const head = `evolve ${report.domain} · agent ${report.agent}${cross} · user ${report.user} · K=${report.k} · thresholds: always_pass ≥ ${report.thresholds.always_pass}, always_fail ≤ ${report.thresholds.always_fail}, min valid ${report.thresholds.min_valid}`;
   const headers = ['round', 'seed', ...TASK_LABELS, 'mean reward', 'supply σ>0', 'episodes', 'invalid'];
   const rows = report.rounds.map((r) => [
     String(r.round),
@@ -165,13 +178,16 @@ export function renderEvolve(report: EvolveReport): string {
 
 /** Add the `evolve` command. */
 export function registerEvolve(program: Command, io: CliIo, setCode: (code: number) => void): Command {
-  return withDomainOptions(
-    withJudgeOptions(
-      program
-        .command('evolve')
-        .description(
-          'Self-evolving task bank: K rollouts per task per round, labels, pass^k, gradient supply, sampling weights.',
-        ),
+  const collect = (value: string, previous: string[]) => [...previous, value];
+  return withSamplingOptions(
+    withDomainOptions(
+      withJudgeOptions(
+        program
+          .command('evolve')
+          .description(
+            'Self-evolving task bank: K rollouts per task per round, labels, pass^k, gradient supply, sampling weights.',
+          ),
+      ),
     ),
   )
     .option(
@@ -180,6 +196,12 @@ export function registerEvolve(program: Command, io: CliIo, setCode: (code: numb
       'reference',
     )
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
+    .option(
+      '--cross-policy <spec>',
+      'another agent run K times on each always-failed task, for cross-policy agreement (repeatable)',
+      collect,
+      [],
+    )
     .option('--k <n>', 'rollouts per task per round', intOption('--k', 1), 8)
     .option('--rounds <n>', 'rounds of the loop', intOption('--rounds', 1), 1)
     .option('--seed <n>', 'base seed; round r, trial t uses seed + r·K + t', intOption('--seed', 0), 0)

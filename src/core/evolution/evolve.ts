@@ -9,10 +9,12 @@
  * With `harden`, each round's always-passed tasks are hardened with the hard-pattern library
  * between rounds; every variant enters only through the gate. Repairs come later.
  */
+import type { Agent } from '../participants/types.ts';
 import { runBatch, type BatchOptions } from '../rollout/batch.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
 import { attributeTasks, taskIssues } from './attribution.ts';
+import { crossPolicyRollouts, optionalBatchSettings } from './cross-policy.ts';
 import type { Attribution, TaskIssue } from './findings.ts';
 import type { HardenReport } from './harden.ts';
 import { hardenRound, type HardenSettings } from './harden-round.ts';
@@ -49,6 +51,13 @@ export interface EvolveOptions
    * the next round runs each admitted variant in place of its parent. Off when absent.
    */
   harden?: HardenSettings;
+  /**
+   * Other policies for attribution: each runs K rollouts of every always-failed task of a round
+   * ({@link crossPolicyRollouts}), so that `cross_policy_agreement` can compare them with the
+   * main policy. Their rollouts are in the round's trajectories (ids end `@<agent id>`) but not
+   * in the labels.
+   */
+  crossPolicies?: readonly (() => Agent)[];
   /** Every finished trajectory, with its round. */
   onTrajectory?: (t: Trajectory, round: number) => void;
   signal?: AbortSignal;
@@ -81,6 +90,8 @@ export interface EvolveReport {
   k: number;
   thresholds: LabelThresholds;
   bandit: BanditSettings;
+  /** Ids of the other policies that ran on the always-failed tasks (empty when none). */
+  cross_policies: string[];
   rounds: EvolveRound[];
 }
 
@@ -115,10 +126,7 @@ export async function evolve(
       seed,
       concurrency: opts.concurrency,
       clock: opts.clock,
-      ...(opts.judge ? { judge: opts.judge } : {}),
-      ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
-      ...(opts.channel ? { channel: opts.channel } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...optionalBatchSettings(opts),
       onTrajectory: (t) => opts.onTrajectory?.(t, round),
     });
     agentId = summary.agent;
@@ -131,10 +139,18 @@ export async function evolve(
     );
     const weights = samplingWeights(labels, round, previous, bandit);
     const failed = new Set(labels.tasks.filter((t) => t.label === 'always_fail').map((t) => t.task_id));
+    const failedTasks = tasks.filter((t) => failed.has(t.id));
+    const others = await crossPolicyRollouts({
+      ...opts,
+      agents: opts.crossPolicies ?? [],
+      tasks: failedTasks,
+      seed,
+      onTrajectory: (t) => opts.onTrajectory?.(t, round),
+    });
     const attribution = await attributeTasks({
       runtime: opts.runtime,
-      tasks: tasks.filter((t) => failed.has(t.id)),
-      policies: [{ agent: summary.agent, trajectories }],
+      tasks: failedTasks,
+      policies: [{ agent: summary.agent, trajectories }, ...others],
       clock: opts.clock,
     });
     previous = weights;
@@ -150,7 +166,7 @@ export async function evolve(
       issues: taskIssues(attribution),
       ...(hardened ? { hardening: hardened.report } : {}),
     });
-    all.push(trajectories);
+    all.push([...trajectories, ...others.flatMap((p) => p.trajectories)]);
     if (hardened) {
       variants.push(...hardened.variants);
       tasks = hardened.next;
@@ -164,6 +180,7 @@ export async function evolve(
       k: opts.k,
       thresholds,
       bandit,
+      cross_policies: (opts.crossPolicies ?? []).map((f) => f().id),
       rounds: out,
     },
     trajectories: all,

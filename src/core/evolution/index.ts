@@ -6,6 +6,7 @@ export * from './attribution.ts';
 export * from './findings.ts';
 export * from './caller-checks.ts';
 export * from './db-brittleness.ts';
+export * from './cross-policy.ts';
 export * from './patterns.ts';
 export * from './harden.ts';
 export * from './harden-round.ts';
