@@ -36,6 +36,11 @@ const api: LocalModelService = {
     device = await offered;
     return service.load(manifest, id, modelsPath, hub, onProgress);
   },
+  async loadRecognizer(manifest, id, modelsPath, hub, onProgress) {
+    device = await offered;
+    return service.loadRecognizer(manifest, id, modelsPath, hub, onProgress);
+  },
+  transcribe: (audio) => service.transcribe(audio),
   generate: (request) => service.generate(request),
   dispose: () => service.dispose(),
 };

@@ -6,6 +6,7 @@
 import { startRolloutWorker, type RolloutWorker } from '../adapters/browser/rollout-client.ts';
 import { markInterrupted, openTrajectoryStore, type TrajectoryStore } from '../adapters/browser/trajectory-store.ts';
 import type { EndpointSettings, NoiseFile } from '../adapters/browser/rollout-types.ts';
+import type { BrowserRecognizer } from '../adapters/browser/local-model.ts';
 import { redactText } from '../adapters/shared/endpoint-secrets.ts';
 import { keyFor, withKey, type KeyRing } from './endpoint-keys.ts';
 
@@ -14,6 +15,45 @@ let main: RolloutWorker | undefined;
 /** The page's main rollout worker, started on first use. */
 export function mainWorker(): RolloutWorker {
   return (main ??= startRolloutWorker());
+}
+
+/** The speech recognizer loaded for the microphone (one at a time), and its id. */
+let recognizer: { id: string; loaded: Promise<BrowserRecognizer> } | undefined;
+
+/**
+ * Load speech recognizer `id` of the bundled manifest in its own model worker (downloaded from
+ * the Hub on first use, then cached); replaces another loaded recognizer. Resolves with the
+ * device it runs on.
+ */
+export async function loadRecognizer(
+  id: string,
+  onProgress?: (p: { file: string; loaded: number; total: number }) => void,
+): Promise<{ device: string }> {
+  if (recognizer?.id !== id) {
+    const previous = recognizer?.loaded;
+    const loaded = Promise.all([
+      import('../adapters/browser/local-model.ts'),
+      import('../adapters/browser/model-hub.ts'),
+    ]).then(([{ browserRecognizer }, { MODEL_HUB, MODEL_MANIFEST }]) =>
+      browserRecognizer(id, {
+        host: new URL(MODEL_HUB, location.href).href,
+        manifest: MODEL_MANIFEST,
+        ...(onProgress ? { onProgress } : {}),
+      }),
+    );
+    recognizer = { id, loaded };
+    loaded.catch(() => {
+      if (recognizer?.loaded === loaded) recognizer = undefined;
+    });
+    void previous?.then((r) => r.dispose()).catch(() => undefined);
+  }
+  const { device } = await recognizer!.loaded;
+  return { device };
+}
+
+/** The loaded speech recognizer, if one has finished loading. */
+export async function loadedRecognizer(): Promise<BrowserRecognizer | undefined> {
+  return recognizer?.loaded.catch(() => undefined);
 }
 
 /** The user's noise recordings for channel-audio calls: kept for this tab's session only. */

@@ -13,7 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext } from 'playwright-core';
-import { writeTinyModel } from '../models/tiny-model.ts';
+import {
+  TINY_ASR_RATE,
+  TINY_ASR_TEXT,
+  tinyAsrSpeech,
+  writeTinyAsrModel,
+  writeTinyModel,
+} from '../models/tiny-model.ts';
+import { encodeWav } from '../../src/core/audio/wav.ts';
 import { chromiumSession } from './harness.ts';
 
 let url = '';
@@ -24,37 +31,44 @@ const offsite: string[] = [];
 /** Requests to the Hub-layout host. */
 const hubRequests: string[] = [];
 let totalBytes = 0;
+let asrBytes = 0;
+/** The tiny recognizer's synthetic speech as a 16 kHz WAV file (what the caller opens). */
+let voiceWav = '';
 
 beforeAll(async () => {
   const models = await mkdtemp(join(tmpdir(), 'switchboard-e2e-models-'));
   cleanup.push(() => rm(models, { recursive: true, force: true }));
-  const files = writeTinyModel(models, 'tiny-llama');
-  const sha = async (f: string) =>
-    createHash('sha256')
-      .update(await readFile(join(models, 'tiny-llama', f)))
-      .digest('hex');
-  const manifest = {
-    version: 1,
-    models: [
-      {
-        id: 'tiny-llama',
-        repo: 'switchboard/tiny-llama',
-        revision: 'test',
-        task: 'text-generation',
-        dtype: 'fp32',
-        license: 'Apache-2.0',
-        files: await Promise.all(
-          files.map(async (f) => ({
-            path: f,
-            sha256: await sha(f),
-            size: (await readFile(join(models, 'tiny-llama', f))).length,
-          })),
-        ),
-      },
-    ],
-    agents: [],
-  };
-  totalBytes = manifest.models[0]!.files.reduce((n, f) => n + f.size, 0);
+  /** A manifest entry with every file's size and sha256 pinned, as `models:fetch --pin` writes them. */
+  const entry = async (id: string, task: string, files: string[], folder = id, revision = 'test') => ({
+    id,
+    repo: `switchboard/${folder}`,
+    revision,
+    task,
+    dtype: 'fp32',
+    license: 'Apache-2.0',
+    files: await Promise.all(
+      files.map(async (f) => {
+        const bytes = await readFile(join(models, folder, f));
+        return { path: f, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+      }),
+    ),
+  });
+  const llm = await entry('tiny-llama', 'text-generation', writeTinyModel(models, 'tiny-llama'));
+  // The same files at another revision, with the manifest pinning another sha256 for the weights.
+  const tampered = await entry(
+    'tiny-llama-tampered',
+    'text-generation',
+    llm.files.map((f) => f.path),
+    'tiny-llama',
+    'tampered',
+  );
+  tampered.files = tampered.files.map((f) => (f.path === 'onnx/model.onnx' ? { ...f, sha256: '0'.repeat(64) } : f));
+  const asr = await entry('tiny-ctc', 'automatic-speech-recognition', writeTinyAsrModel(models, 'tiny-ctc'));
+  const manifest = { version: 1, models: [llm, tampered, asr], agents: [] };
+  totalBytes = llm.files.reduce((n, f) => n + f.size, 0);
+  asrBytes = asr.files.reduce((n, f) => n + f.size, 0);
+  voiceWav = join(models, 'caller.wav');
+  await writeFile(voiceWav, encodeWav(tinyAsrSpeech(), TINY_ASR_RATE));
   const hub = join(models, 'model-hub.ts');
   await writeFile(
     hub,
@@ -62,7 +76,11 @@ beforeAll(async () => {
   );
   const session = await chromiumSession({
     replace: { 'src/adapters/browser/model-hub.ts': hub },
-    mounts: { '/hub/switchboard/tiny-llama/resolve/test/': join(models, 'tiny-llama') },
+    mounts: {
+      '/hub/switchboard/tiny-llama/resolve/test/': join(models, 'tiny-llama'),
+      '/hub/switchboard/tiny-llama/resolve/tampered/': join(models, 'tiny-llama'),
+      '/hub/switchboard/tiny-ctc/resolve/test/': join(models, 'tiny-ctc'),
+    },
   });
   cleanup.push(session.close);
   ({ url, context } = session);
@@ -93,7 +111,10 @@ describe('the on-device agent in chromium', () => {
     await page.selectOption('#pace', '0');
     await page.selectOption('#agent', 'local');
     await page.waitForSelector('#local-id');
-    expect(await page.$$eval('#local-id option', (o) => o.map((x) => x.textContent))).toEqual(['tiny-llama']);
+    expect(await page.$$eval('#local-id option', (o) => o.map((x) => x.textContent))).toEqual([
+      'tiny-llama',
+      'tiny-llama-tampered',
+    ]);
     await expect.poll(() => page.textContent('#local-device')).toBe('Device: WASM (CPU) (this browser)');
     // The exact download size and the pinned revision, before anything is fetched.
     expect(await page.textContent('#local-size')).toBe(
@@ -151,5 +172,92 @@ describe('the on-device agent in chromium', () => {
     );
     expect(hubRequests.filter((u) => u.endsWith('.onnx')).length).toBe(before);
     await again.close();
+  }, 180_000);
+
+  it('refuses a downloaded file whose sha256 is not the manifest’s, naming it', async () => {
+    const page = await context.newPage();
+    await page.goto(`${url}#/watch?domain=carrier&agent=local&local=tiny-llama-tampered`);
+    await page.click('#local-load');
+    await page.waitForSelector('#local-error', { timeout: 60_000 });
+    const text = (await page.textContent('#local-error')) ?? '';
+    expect(text).toContain(
+      'on-device agent "tiny-llama-tampered": could not download switchboard/tiny-llama@tampered from',
+    );
+    expect(text).toContain(
+      `switchboard/tiny-llama@tampered/onnx/model.onnx: sha256 ${createHash('sha256')
+        .update(await readFile(voiceWav.replace(/caller\.wav$/, 'tiny-llama/onnx/model.onnx')))
+        .digest('hex')} does not match the manifest's ${'0'.repeat(64)}; file not loaded`,
+    );
+    expect(await page.textContent('#local-device')).not.toContain('(loaded)');
+    await page.close();
+  }, 120_000);
+
+  it('a person calls by voice: the tiny recognizer’s words become the caller turn, and the agent’s replies are spoken', async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(
+      `${url}#/call?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&audio=1`,
+    );
+    await page.waitForSelector('#asr-id');
+    expect(await page.$$eval('#asr-id option', (o) => o.map((x) => x.textContent))).toEqual(['tiny-ctc']);
+    expect(await page.textContent('#asr-size')).toBe(
+      `${(asrBytes / 1e6).toFixed(1)} MB from switchboard/tiny-ctc@test`,
+    );
+    await page.click('#asr-load');
+    await page.waitForFunction(
+      () =>
+        document.querySelector('#asr-device')?.textContent?.includes('(loaded)') ||
+        document.querySelector('#asr-error'),
+      null,
+      { timeout: 90_000 },
+    );
+    expect(await page.locator('#asr-error').count(), (await page.textContent('#asr-error').catch(() => '')) ?? '').toBe(
+      0,
+    );
+    expect(await page.textContent('#asr-device')).toBe('Device: WASM (CPU) (loaded)');
+    expect(hubRequests.some((u) => u.endsWith('/hub/switchboard/tiny-ctc/resolve/test/onnx/model.onnx'))).toBe(true);
+
+    await page.check('#speak-agent');
+    await page.click('#run');
+    await page.waitForSelector('#voice-file:not([disabled])');
+    await page.setInputFiles('#voice-file', voiceWav);
+    // The recognizer's exact words, in the draft the person sends.
+    await page.waitForSelector('#heard-text', { timeout: 30_000 });
+    expect(await page.textContent('#heard-text')).toBe(TINY_ASR_TEXT);
+    expect(await page.inputValue('#say')).toBe(TINY_ASR_TEXT);
+    await page.click('#send');
+    const caller = page.locator('#transcript li[data-role="user"]').first();
+    await caller.locator('.turn-audio audio').waitFor();
+    expect(await caller.locator('p.text').textContent()).toBe(TINY_ASR_TEXT);
+    expect(await caller.locator('.audio-meta .muted').textContent()).toContain('microphone');
+
+    // The agent's greeting and its reply to the caller, each spoken: WAVs of measured length.
+    await page.waitForFunction(
+      () => document.querySelectorAll('#transcript li[data-role="assistant"] .agent-speech').length >= 2,
+      null,
+      {
+        timeout: 30_000,
+      },
+    );
+    const spoken = await page.$$eval('#transcript li[data-role="assistant"] .agent-speech', (ps) =>
+      ps.map((p) => Number(p.getAttribute('data-ms'))),
+    );
+    for (const ms of spoken) expect(ms).toBeGreaterThan(300);
+    const greeting = page.locator('#transcript li[data-role="assistant"] .agent-speech audio').first();
+    const seconds = await greeting.evaluate(
+      (a) =>
+        new Promise<number>((r) => {
+          const el = a as HTMLAudioElement;
+          if (Number.isFinite(el.duration) && el.duration > 0) r(el.duration);
+          else el.addEventListener('loadedmetadata', () => r(el.duration), { once: true });
+        }),
+    );
+    expect(Math.abs(seconds * 1000 - spoken[0]!)).toBeLessThan(20);
+    await page.click('#stop');
+    await page.waitForSelector('#termination', { timeout: 20_000 });
+    expect(errors).toEqual([]);
+    expect(offsite).toEqual([]);
+    await page.close();
   }, 180_000);
 });

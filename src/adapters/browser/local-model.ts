@@ -10,7 +10,13 @@ import type { DownloadProgress } from '../shared/local-model-engine.ts';
 import { LocalModelClient } from '../shared/local-model-client.ts';
 import type { LocalDevice } from '../shared/local-model-engine.ts';
 import type { LocalModelService } from '../shared/local-model-service.ts';
-import { agentModels, parseManifest, resolveLocalAgent } from '../shared/local-model-manifest.ts';
+import {
+  agentModels,
+  parseManifest,
+  resolveLocalAgent,
+  resolveLocalAsr,
+  type ManifestModel,
+} from '../shared/local-model-manifest.ts';
 
 /**
  * Files the agent `id` needs that this site does not serve under `<modelsUrl><model id>/`
@@ -73,11 +79,7 @@ export async function browserLocalModel(
         'Run npm run models:fetch on a machine with internet and serve the models folder beside the page.',
     );
   }
-  const worker = new Worker(new URL('../../../workers/model.worker.ts', import.meta.url), {
-    type: 'module',
-    name: 'switchboard-model',
-  });
-  const service: Remote<LocalModelService> = wrap<LocalModelService>(worker);
+  const { worker, service } = startModelWorker();
   try {
     const { device } = await service.load(
       manifest,
@@ -89,18 +91,74 @@ export async function browserLocalModel(
     return {
       client: new LocalModelClient(id, { generate: (r) => service.generate(r) }),
       device,
-      async dispose() {
-        await service.dispose();
-        worker.terminate();
-      },
+      dispose: () => stopModelWorker(worker, service),
     };
   } catch (e) {
     worker.terminate();
     if (!hub) throw e;
-    // Name what was being fetched from where: a bare "Failed to fetch" says neither.
     const models = agentModels(resolveLocalAgent(parseManifest(manifest), id));
-    throw new Error(
-      `on-device agent "${id}": could not download ${models.map((m) => `${m.repo}@${m.revision}`).join(', ')} from ${hub.host} (${e instanceof Error ? e.message : String(e)})`,
+    throw downloadError(`on-device agent "${id}"`, models, hub.host, e);
+  }
+}
+
+/** A model worker and its comlink proxy. */
+function startModelWorker(): { worker: Worker; service: Remote<LocalModelService> } {
+  const worker = new Worker(new URL('../../../workers/model.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'switchboard-model',
+  });
+  return { worker, service: wrap<LocalModelService>(worker) };
+}
+
+/** Free a model worker's models and stop it. */
+async function stopModelWorker(worker: Worker, service: Remote<LocalModelService>): Promise<void> {
+  await service.dispose();
+  worker.terminate();
+}
+
+/** Name what was being fetched from where: a bare "Failed to fetch" says neither. */
+function downloadError(what: string, models: readonly ManifestModel[], host: string, e: unknown): Error {
+  return new Error(
+    `${what}: could not download ${models.map((m) => `${m.repo}@${m.revision}`).join(', ')} from ${host} (${e instanceof Error ? e.message : String(e)})`,
+  );
+}
+
+/** A loaded speech recognizer in the page (the microphone's words as text). */
+export interface BrowserRecognizer {
+  /** What it hears in 16 kHz mono samples. */
+  transcribe(audio: Float32Array): Promise<string>;
+  /** `webgpu` or `wasm`. */
+  device: LocalDevice;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Start a model worker and load speech recognizer `id` (an `automatic-speech-recognition` model
+ * of `hub.manifest`) from the Hub-layout host `hub.host` (transformers.js' own loading, browser
+ * cache, pinned files checked as they download).
+ * @throws (rejects) naming the id, the repo at its revision and the host when it cannot be loaded.
+ */
+export async function browserRecognizer(
+  id: string,
+  hub: NonNullable<BrowserLocalModelOptions['hub']>,
+): Promise<BrowserRecognizer> {
+  const model = resolveLocalAsr(parseManifest(hub.manifest), id);
+  const { worker, service } = startModelWorker();
+  try {
+    const { device } = await service.loadRecognizer(
+      hub.manifest,
+      id,
+      '/models/',
+      hub.host,
+      hub.onProgress ? proxy(hub.onProgress) : undefined,
     );
+    return {
+      transcribe: (audio) => service.transcribe(audio),
+      device,
+      dispose: () => stopModelWorker(worker, service),
+    };
+  } catch (e) {
+    worker.terminate();
+    throw downloadError(`speech recognizer "${id}"`, [model], hub.host, e);
   }
 }

@@ -25,19 +25,20 @@ import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
 import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
 import { liveScore } from './live-score.ts';
-import type {
-  AgentSpec,
-  BatchJob,
-  EndpointSettings,
-  CallEvent,
-  CallSpec,
-  CallerAnswer,
-  CallerPrompt,
-  ChannelHost,
-  DomainInfo,
-  NoiseFile,
-  TableRows,
-  ToolInfo,
+import {
+  agentSpeechName,
+  type AgentSpec,
+  type BatchJob,
+  type EndpointSettings,
+  type CallEvent,
+  type CallSpec,
+  type CallerAnswer,
+  type CallerPrompt,
+  type ChannelHost,
+  type DomainInfo,
+  type NoiseFile,
+  type TableRows,
+  type ToolInfo,
 } from './rollout-types.ts';
 import { noiseName, noiseRecording, splitNoiseBank } from '../../core/channel/noise-bank.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
@@ -282,6 +283,25 @@ async function episodeChannel(
 }
 
 /**
+ * Speaks agent replies: espeak-ng in this worker (the same separately loaded chunk as the
+ * channel's), each reply kept through `host` as a 16 kHz WAV under {@link agentSpeechName}.
+ */
+async function agentSpeaker(
+  language: string,
+  host: ChannelHost,
+): Promise<(index: number, text: string) => Promise<void>> {
+  const [{ browserEspeakTts }, { encodeWav }] = await Promise.all([
+    import('./audio/espeak-tts.ts'),
+    import('../../core/audio/wav.ts'),
+  ]);
+  const tts = browserEspeakTts();
+  return async (index, text) => {
+    const { samples, sampleRate } = await tts.synthesize(text, { language });
+    await host.put(agentSpeechName(index), encodeWav(samples, sampleRate));
+  };
+}
+
+/**
  * Build the service.
  * @param sqlFactory resolves to the {@link SqlDbFactory} for the domains' databases (sql.js in
  *   this thread); called once.
@@ -453,6 +473,8 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
           await onEvent({ type: 'turn', index, turn, live: await liveScore(runtime, task, turns, gold) });
         });
       };
+      // The agent's replies spoken (espeak-ng, the domain's language), in turn order.
+      const speaker = spec.speakAgent && host ? await agentSpeaker(runtime.domain.language, host) : undefined;
       const seen: Turn[] = [];
       const channel =
         spec.channel && host
@@ -470,6 +492,13 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
         onTurn: (turn, index) => {
           seen.push(structuredClone(turn));
           emit(index, seen[index]!, seen.slice());
+          if (speaker && turn.role === 'assistant' && turn.text.trim()) {
+            const text = turn.text;
+            // A reply that cannot be spoken stays text: the call goes on.
+            chain = chain.then(() =>
+              speaker(index, text).catch((e: unknown) => console.warn(`agent speech of turn ${index}: ${String(e)}`)),
+            );
+          }
         },
       });
       await chain;

@@ -65,6 +65,17 @@ export interface CallSpec {
    * the graphs and keeps the WAVs ({@link ChannelHost}). Absent: text only.
    */
   channel?: ChannelSettings;
+  /**
+   * Speak every agent reply with espeak-ng in the domain's language and keep it as a 16 kHz WAV
+   * named {@link agentSpeechName} through the {@link ChannelHost} (the page plays it). What the
+   * agent says is unchanged; not part of a share link.
+   */
+  speakAgent?: boolean;
+}
+
+/** The stored name of the agent's spoken reply at trajectory turn `index`. */
+export function agentSpeechName(index: number): string {
+  return `agent-speech/turn-${index}.wav`;
 }
 
 /** Channel settings of a call beyond the preset (CLI `--dropout`, `--barge-in`). */

@@ -10,12 +10,15 @@
  * {@link LocalModelClient} takes `<tool_call>` blocks out of it with our parser.
  */
 import {
+  AutoConfig,
+  AutoModelForCTC,
+  AutoModelForSpeechSeq2Seq,
+  AutomaticSpeechRecognitionPipeline,
   AutoModelForAudioTextToText,
   AutoModelForCausalLM,
   AutoProcessor,
   AutoTokenizer,
   env,
-  pipeline,
   type PreTrainedModel,
   type PreTrainedTokenizer,
   type Tensor,
@@ -216,15 +219,27 @@ function ids(t: Tensor): number[] {
  * The ASR model as a transcriber: transformers.js's `automatic-speech-recognition` pipeline,
  * which picks the decoding by `config.json`'s `model_type` (whisper / moonshine: encoder-decoder
  * generation; wav2vec2 / hubert / … CTC: one encoder pass, greedy labels collapsed by the
- * tokenizer's CTC decoder).
+ * tokenizer's CTC decoder). Assembled from its parts rather than with `pipeline()`, which in
+ * transformers.js 4.3.2 reads `config.json` at `main` to list the files whatever `revision` says
+ * (a pinned revision must be the only one read).
  */
-async function loadTranscriber(
-  m: ManifestModel,
-  device: LocalDevice,
-  hub?: HubSource,
-): Promise<{ transcribe: Transcriber; dispose(): Promise<void> }> {
+async function loadTranscriber(m: ManifestModel, device: LocalDevice, hub?: HubSource): Promise<LocalTranscriber> {
   const { name, opts } = source(m, hub);
-  const asr = await pipeline('automatic-speech-recognition', name, { device, dtype: m.dtype as never, ...opts });
+  const config = await AutoConfig.from_pretrained(name, opts);
+  const type = config.model_type ?? '';
+  const model = [AutoModelForSpeechSeq2Seq, AutoModelForCTC].find((c) => c.supports(type));
+  if (!model) throw new Error(`${m.id}: transformers.js has no speech recognition model of type "${type}"`);
+  const [tokenizer, processor, loaded] = await Promise.all([
+    AutoTokenizer.from_pretrained(name, opts),
+    AutoProcessor.from_pretrained(name, opts),
+    model.from_pretrained(name, { ...opts, config, device, dtype: m.dtype as never }),
+  ]);
+  const asr = new AutomaticSpeechRecognitionPipeline({
+    task: 'automatic-speech-recognition',
+    model: loaded,
+    tokenizer,
+    processor,
+  } as never);
   return {
     async transcribe(audio) {
       const r = (await asr(audio)) as { text: string } | { text: string }[];
@@ -232,6 +247,23 @@ async function loadTranscriber(
     },
     dispose: () => asr.dispose(),
   };
+}
+
+/** A loaded speech recognizer: 16 kHz mono samples in, text out. */
+export interface LocalTranscriber {
+  transcribe(audio: Float32Array): Promise<string>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Load speech recognizer `m` alone (the page's microphone turns) from the models folder or, with
+ * `runtime.hub`, from a Hub-layout host (pinned files checked as they download).
+ * @throws (rejects) when a file is missing, refused or the model cannot be loaded.
+ */
+export async function loadLocalTranscriber(m: ManifestModel, runtime: LocalRuntime): Promise<LocalTranscriber> {
+  if (runtime.hub) useHub(runtime.hub.host, [m]);
+  else useLocalModelsOnly(runtime.modelsPath);
+  return loadTranscriber(m, runtime.device, runtime.hub);
 }
 
 /**

@@ -164,6 +164,20 @@ export function resolveLocalTts(manifest: ModelManifest, id: string): ManifestMo
   throw new LocalModelError(`unknown on-device TTS model "${id}" (manifest has: ${usable.join(', ') || 'nothing'})`);
 }
 
+/**
+ * Resolve a speech recognizer's id (the page's microphone): an `automatic-speech-recognition`
+ * model of the manifest.
+ * @throws LocalModelError naming the manifest's recognizers.
+ */
+export function resolveLocalAsr(manifest: ModelManifest, id: string): ManifestModel {
+  const model = manifest.models.find((m) => m.id === id);
+  if (model?.task === 'automatic-speech-recognition') return model;
+  const usable = manifest.models.filter((m) => m.task === 'automatic-speech-recognition').map((m) => m.id);
+  throw new LocalModelError(
+    `unknown on-device speech recognizer "${id}" (manifest has: ${usable.join(', ') || 'nothing'})`,
+  );
+}
+
 /** The models an agent needs, each once. */
 export function agentModels(agent: ResolvedLocalAgent): ManifestModel[] {
   return [agent.asr, agent.llm, agent.audio].filter((m): m is ManifestModel => m !== null);

@@ -5,13 +5,16 @@
  */
 import {
   loadLocalEngine,
+  loadLocalTranscriber,
+  type LocalRuntime,
+  type LocalTranscriber,
   type DownloadProgress,
   type LocalDevice,
   type LocalEngine,
   type LocalGenerateRequest,
   type LocalGeneration,
 } from './local-model-engine.ts';
-import { parseManifest, resolveLocalAgent } from './local-model-manifest.ts';
+import { parseManifest, resolveLocalAgent, resolveLocalAsr } from './local-model-manifest.ts';
 
 /**
  * The device a page or worker runs models on: WebGPU when `navigator.gpu` exists, WASM
@@ -36,6 +39,20 @@ export interface LocalModelService {
     onProgress?: (p: DownloadProgress) => void,
   ): Promise<{ device: LocalDevice }>;
   generate(request: LocalGenerateRequest): Promise<LocalGeneration>;
+  /**
+   * Load speech recognizer `id` (an `automatic-speech-recognition` model of `manifest`) as
+   * {@link load} loads an agent; replaces a loaded recognizer. Resolves to the device used.
+   */
+  loadRecognizer(
+    manifest: unknown,
+    id: string,
+    modelsPath: string,
+    hub?: string,
+    onProgress?: (p: DownloadProgress) => void,
+  ): Promise<{ device: LocalDevice }>;
+  /** What the loaded recognizer hears in `audio` (16 kHz mono samples), trimmed. */
+  transcribe(audio: Float32Array): Promise<string>;
+  /** Free the agent's and the recognizer's models. */
   dispose(): Promise<void>;
 }
 
@@ -45,18 +62,37 @@ export interface LocalModelService {
  */
 export function createLocalModelService(device: () => LocalDevice): LocalModelService {
   let engine: LocalEngine | null = null;
+  let recognizer: LocalTranscriber | null = null;
+  /** Where the models of one load come from and run. */
+  const runtime = (
+    modelsPath: string,
+    hub: string | undefined,
+    onProgress: ((p: DownloadProgress) => void) | undefined,
+  ): LocalRuntime => ({
+    modelsPath,
+    device: device(),
+    ...(hub ? { hub: { host: hub, ...(onProgress ? { onProgress } : {}) } } : {}),
+  });
   return {
+    async loadRecognizer(manifest, id, modelsPath, hub, onProgress) {
+      const model = resolveLocalAsr(parseManifest(manifest), id);
+      await recognizer?.dispose();
+      recognizer = null;
+      const r = runtime(modelsPath, hub, onProgress);
+      recognizer = await loadLocalTranscriber(model, r);
+      return { device: r.device };
+    },
+    async transcribe(audio) {
+      if (!recognizer) throw new Error('no speech recognizer loaded: call loadRecognizer() first');
+      return recognizer.transcribe(audio);
+    },
     async load(manifest, id, modelsPath, hub, onProgress) {
       const agent = resolveLocalAgent(parseManifest(manifest), id);
       await engine?.dispose();
       engine = null;
-      const d = device();
-      engine = await loadLocalEngine(agent, {
-        modelsPath,
-        device: d,
-        ...(hub ? { hub: { host: hub, ...(onProgress ? { onProgress } : {}) } } : {}),
-      });
-      return { device: d };
+      const r = runtime(modelsPath, hub, onProgress);
+      engine = await loadLocalEngine(agent, r);
+      return { device: r.device };
     },
     async generate(request) {
       if (!engine) throw new Error('no on-device model loaded: call load() first');
@@ -65,6 +101,8 @@ export function createLocalModelService(device: () => LocalDevice): LocalModelSe
     async dispose() {
       await engine?.dispose();
       engine = null;
+      await recognizer?.dispose();
+      recognizer = null;
     },
   };
 }

@@ -16,6 +16,8 @@ export function CallerTurn({
   record,
   take,
   dropTake,
+  openTake,
+  heard,
 }: {
   /** The pending caller prompt, when it is the caller's turn. */
   prompt: { p: CallerPrompt } | undefined;
@@ -31,6 +33,10 @@ export function CallerTurn({
   /** The recorded take (16 kHz samples) and its object URL. */
   take: { samples: Float32Array; url: string } | undefined;
   dropTake(): void;
+  /** Use a WAV file as the take instead of the microphone. */
+  openTake(file: File | undefined): Promise<void>;
+  /** What the speech recognizer heard in the take (when one is loaded). */
+  heard: { text?: string; busy?: boolean; error?: string } | undefined;
 }) {
   return (
     <form
@@ -83,6 +89,21 @@ export function CallerTurn({
         >
           {recording ? '■ Stop recording' : '● Record voice'}
         </button>
+        <label class="file-take">
+          or a WAV file{' '}
+          <input
+            type="file"
+            id="voice-file"
+            accept=".wav,audio/wav"
+            disabled={!channel || !prompt}
+            onChange={(e) => {
+              const input = e.currentTarget;
+              void openTake(input.files?.[0]).finally(() => {
+                input.value = '';
+              });
+            }}
+          />
+        </label>
       </div>
       {!channel && <p class="muted">Switch “Channel audio” on to speak by microphone.</p>}
       {take && (
@@ -93,6 +114,20 @@ export function CallerTurn({
             Discard
           </button>{' '}
           <span class="muted">sent with your next words; the transcript then plays what the agent heard</span>
+        </p>
+      )}
+      {heard && (
+        <p class="heard" id="heard" aria-live="polite">
+          {heard.busy ? (
+            'Recognizing your words…'
+          ) : heard.error ? (
+            <span class="error">Speech recognition failed: {heard.error}</span>
+          ) : (
+            <>
+              Recognized: <q id="heard-text">{heard.text}</q>{' '}
+              <span class="muted">(in your words above; edit them before sending)</span>
+            </>
+          )}
         </p>
       )}
     </form>

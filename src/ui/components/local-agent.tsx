@@ -1,14 +1,14 @@
 /**
- * The on-device agent option: the agents of the bundled manifest (`models/manifest.json`), each
- * with its download size and pinned revision before anything is fetched, the device this browser
- * offers (WebGPU or WASM), and loading the chosen agent into a model worker — files downloaded
- * from the Hugging Face Hub on first use with a progress bar, then cached by the browser — which
- * reports the device it really runs on.
+ * On-device model pickers: the agents (and, for the microphone, the speech recognizers) of the
+ * bundled manifest (`models/manifest.json`), each with its download size and pinned revision
+ * before anything is fetched, the device this browser offers (WebGPU or WASM), and loading the
+ * chosen one into a model worker — files downloaded from the Hugging Face Hub on first use with a
+ * progress bar, then cached by the browser — which reports the device it really runs on.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { proxy } from '../../adapters/browser/rollout-client.ts';
 import { MODEL_MANIFEST } from '../../adapters/browser/model-hub.ts';
-import { errorText, mainWorker } from '../runtime.ts';
+import { errorText, loadRecognizer, mainWorker } from '../runtime.ts';
 
 type RawModel = { id?: string; repo?: string; revision?: string; files?: { size?: number | null }[] };
 type RawAgent = { id?: string; llm?: string; asr?: string; audio?: string };
@@ -46,6 +46,14 @@ function agentIds(json: unknown): string[] {
   return ids;
 }
 
+/** Speech recognizer ids of a manifest (its `automatic-speech-recognition` models). */
+function asrIds(json: unknown): string[] {
+  const m = json as { models?: { id?: unknown; task?: unknown }[] } | null;
+  return (m?.models ?? [])
+    .filter((x) => x.task === 'automatic-speech-recognition' && typeof x.id === 'string')
+    .map((x) => x.id as string);
+}
+
 /** What this browser offers before anything loads: WebGPU when it gives an adapter, else WASM. */
 async function browserDevice(): Promise<'webgpu' | 'wasm'> {
   const gpu = (navigator as { gpu?: { requestAdapter(): Promise<unknown> } }).gpu;
@@ -59,12 +67,28 @@ async function browserDevice(): Promise<'webgpu' | 'wasm'> {
 
 const DEVICE_TEXT = { webgpu: 'WebGPU', wasm: 'WASM (CPU)' } as const;
 
-/** Picker and loader of an on-device agent. */
-export function LocalAgentPicker({
+/** Bytes of one file so far, as the model worker reports them. */
+type FileProgress = { file: string; loaded: number; total: number };
+
+/**
+ * Picker and loader of one kind of on-device model. Element ids start with `prefix`
+ * (`<prefix>-id`, `-load`, `-size`, `-progress`, `-device`, `-error`, `-none`).
+ */
+function LocalModelPicker({
+  prefix,
+  legend,
+  ids: listIds,
+  load: loadModel,
   value,
   onChange,
   disabled,
 }: {
+  prefix: string;
+  legend: string;
+  /** The ids this picker offers, from the manifest. */
+  ids(manifest: unknown): string[];
+  /** Load `id`, reporting each file's bytes; resolves with the device it runs on. */
+  load(id: string, onProgress: (p: FileProgress) => void): Promise<{ device: string }>;
   value: string;
   onChange(id: string): void;
   disabled?: boolean;
@@ -75,7 +99,7 @@ export function LocalAgentPicker({
   const [progress, setProgress] = useState<{ loaded: number; total: number }>();
   useEffect(() => {
     void browserDevice().then(setOffered);
-    const list = agentIds(MODEL_MANIFEST);
+    const list = listIds(MODEL_MANIFEST);
     setIds(list.length ? list : null);
     if (list.length && !list.includes(value)) onChange(list[0]!);
   }, []);
@@ -85,40 +109,35 @@ export function LocalAgentPicker({
     setProgress(undefined);
     const files = new Map<string, { loaded: number; total: number }>();
     try {
-      const { device } = await mainWorker().service.loadLocal(
-        value,
-        proxy((p: { file: string; loaded: number; total: number }) => {
-          files.set(p.file, p);
-          let loaded = 0;
-          let total = 0;
-          for (const f of files.values()) {
-            loaded += f.loaded;
-            total += f.total;
-          }
-          setProgress({ loaded, total });
-        }),
-      );
+      const { device } = await loadModel(value, (p) => {
+        files.set(p.file, p);
+        let loaded = 0;
+        let total = 0;
+        for (const f of files.values()) {
+          loaded += f.loaded;
+          total += f.total;
+        }
+        setProgress({ loaded, total });
+      });
       setState({ device });
     } catch (e) {
       setState({ error: errorText(e) });
     }
   };
   return (
-    <fieldset class="endpoint" id="local-agent">
-      <legend>
-        On-device agent (runs in this tab; downloaded from the Hugging Face Hub on first use, then cached)
-      </legend>
+    <fieldset class="endpoint" id={`${prefix}-picker`}>
+      <legend>{legend}</legend>
       {ids === null && (
-        <span class="muted" id="local-none">
-          The page's model manifest lists no agent.
+        <span class="muted" id={`${prefix}-none`}>
+          The page's model manifest lists none.
         </span>
       )}
       {ids && ids.length > 0 && (
         <>
           <label>
-            Agent{' '}
+            Model{' '}
             <select
-              id="local-id"
+              id={`${prefix}-id`}
               value={value}
               disabled={disabled || state.busy}
               onChange={(e) => {
@@ -133,11 +152,16 @@ export function LocalAgentPicker({
               ))}
             </select>
           </label>{' '}
-          <button type="button" id="local-load" disabled={disabled || state.busy || !value} onClick={() => void load()}>
+          <button
+            type="button"
+            id={`${prefix}-load`}
+            disabled={disabled || state.busy || !value}
+            onClick={() => void load()}
+          >
             {state.busy ? 'Loading…' : 'Download and load'}
           </button>{' '}
           {size && (
-            <span class="muted" id="local-size">
+            <span class="muted" id={`${prefix}-size`}>
               {size.exact ? mb(size.bytes) : `${mb(size.bytes)} + files of unpinned size`} from{' '}
               {size.models
                 .map((m) => `${m.repo}@${m.revision.length === 40 ? m.revision.slice(0, 12) : m.revision}`)
@@ -147,7 +171,7 @@ export function LocalAgentPicker({
           {state.busy && progress && (
             <>
               {' '}
-              <progress id="local-progress" max={progress.total || undefined} value={progress.loaded} />{' '}
+              <progress id={`${prefix}-progress`} max={progress.total || undefined} value={progress.loaded} />{' '}
               <span class="muted">
                 {mb(progress.loaded)} of {mb(progress.total)}
               </span>
@@ -155,7 +179,7 @@ export function LocalAgentPicker({
           )}
         </>
       )}{' '}
-      <span id="local-device" aria-live="polite">
+      <span id={`${prefix}-device`} aria-live="polite">
         Device:{' '}
         <strong>
           {state.device
@@ -166,10 +190,39 @@ export function LocalAgentPicker({
         </strong>
       </span>
       {state.error && (
-        <p role="alert" class="error" id="local-error">
+        <p role="alert" class="error" id={`${prefix}-error`}>
           {state.error}
         </p>
       )}
     </fieldset>
+  );
+}
+
+/** Picker and loader of an on-device agent (loaded into the rollout worker's model worker). */
+export function LocalAgentPicker(props: { value: string; onChange(id: string): void; disabled?: boolean }) {
+  return (
+    <LocalModelPicker
+      prefix="local"
+      legend="On-device agent (runs in this tab; downloaded from the Hugging Face Hub on first use, then cached)"
+      ids={agentIds}
+      load={(id, onProgress) => mainWorker().service.loadLocal(id, proxy(onProgress))}
+      {...props}
+    />
+  );
+}
+
+/**
+ * Picker and loader of the speech recognizer that turns the caller's recorded voice into the
+ * words of their turn (runs in its own model worker in this tab).
+ */
+export function RecognizerPicker(props: { value: string; onChange(id: string): void; disabled?: boolean }) {
+  return (
+    <LocalModelPicker
+      prefix="asr"
+      legend="Speech recognition of your voice (runs in this tab; downloaded from the Hugging Face Hub on first use, then cached)"
+      ids={asrIds}
+      load={loadRecognizer}
+      {...props}
+    />
   );
 }

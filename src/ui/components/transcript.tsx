@@ -2,7 +2,8 @@
  * A call's turns. Every text — the agent's, the caller's, tool results — is rendered as a text
  * node (never as HTML), so whatever a model writes shows literally.
  */
-import type { Turn } from '../../adapters/browser/rollout-types.ts';
+import { useEffect, useState } from 'preact/hooks';
+import { agentSpeechName, type Turn } from '../../adapters/browser/rollout-types.ts';
 import { TurnAudio } from './waveform.tsx';
 
 const WHO: Record<Turn['role'], string> = { assistant: 'Agent', user: 'Caller', tool: 'Tool' };
@@ -11,19 +12,50 @@ function args(a: Record<string, unknown>): string {
   return JSON.stringify(a);
 }
 
+/** Length in ms of a 16-bit mono WAV as the page stores them (44-byte header, 2 bytes a sample). */
+function wavMs(wav: Uint8Array): number {
+  const v = new DataView(wav.buffer, wav.byteOffset, wav.byteLength);
+  const rate = v.getUint32(24, true);
+  return rate > 0 ? Math.round(((wav.byteLength - 44) / 2 / rate) * 1000) : 0;
+}
+
+/** Playback of the agent's spoken reply (a WAV kept with the call). */
+function AgentSpeech({ wav, autoplay }: { wav: Uint8Array; autoplay: boolean }) {
+  const [url, setUrl] = useState<string>();
+  useEffect(() => {
+    const u = URL.createObjectURL(new Blob([wav as BlobPart], { type: 'audio/wav' }));
+    setUrl(u);
+    return () => URL.revokeObjectURL(u);
+  }, [wav]);
+  const ms = wavMs(wav);
+  return (
+    <p class="agent-speech" data-ms={ms}>
+      {url && <audio controls autoPlay={autoplay} src={url} aria-label="the agent's reply, spoken" />}{' '}
+      <span class="muted">{ms} ms spoken</span>
+    </p>
+  );
+}
+
 /** The transcript of `turns`; `live` adds a polite live region for screen readers. */
 export function Transcript({
   turns,
   id = 'transcript',
   live = false,
   audio,
+  autoplay = false,
 }: {
   turns: readonly Turn[];
   id?: string;
   live?: boolean;
   /** Stored WAVs by reference: caller turns with channel audio get playback and a waveform. */
   audio?: ReadonlyMap<string, Uint8Array>;
+  /** Play the latest spoken agent reply as it arrives. */
+  autoplay?: boolean;
 }) {
+  let lastSpoken = -1;
+  turns.forEach((t, i) => {
+    if (t.role === 'assistant' && audio?.has(agentSpeechName(i))) lastSpoken = i;
+  });
   if (turns.length === 0) return <p class="muted">No turns yet.</p>;
   return (
     <ol class="transcript" id={id} aria-live={live ? 'polite' : undefined}>
@@ -64,6 +96,9 @@ export function Transcript({
                 </p>
               ))}
               {!t.text && t.tool_calls.length === 0 && <p class="text muted">(silence)</p>}
+              {t.role === 'assistant' && audio?.get(agentSpeechName(i)) && (
+                <AgentSpeech wav={audio.get(agentSpeechName(i))!} autoplay={autoplay && i === lastSpoken} />
+              )}
               {t.role === 'user' && t.audio && (
                 <TurnAudio
                   turn={t}

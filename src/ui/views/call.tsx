@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { proxy } from '../../adapters/browser/rollout-client.ts';
 import { browserGraphRenderer } from '../../adapters/browser/audio/renderer.ts';
-import { startMicRecording, wavBytes, type MicRecording } from '../../adapters/browser/audio/mic.ts';
+import { startMicRecording, takeFromWavFile, wavBytes, type MicRecording } from '../../adapters/browser/audio/mic.ts';
 import type { StoredRecord } from '../../adapters/browser/trajectory-store.ts';
 import type {
   AgentSpec,
@@ -29,7 +29,7 @@ import { EndpointForm, endpointSpec, storedEndpoint } from '../components/endpoi
 import { openLink, type RemoteEndpoint } from '../endpoint-keys.ts';
 import { redactUrl } from '../../adapters/shared/endpoint-secrets.ts';
 import { ScorePanel } from '../components/score-panel.tsx';
-import { LocalAgentPicker } from '../components/local-agent.tsx';
+import { LocalAgentPicker, RecognizerPicker } from '../components/local-agent.tsx';
 import { Transcript } from '../components/transcript.tsx';
 import {
   CALLER_ENDPOINT_KEY,
@@ -37,6 +37,7 @@ import {
   DEFAULT_ENDPOINT,
   PAGE_ID,
   loadEndpoint,
+  loadedRecognizer,
   savedEndpoint,
   mainWorker,
   newId,
@@ -105,6 +106,10 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   }>();
   const [recording, setRecording] = useState<MicRecording>();
   const [take, setTake] = useState<{ samples: Float32Array; url: string }>();
+  // The speech recognizer for the caller's voice, and what it heard in the take.
+  const [asrId, setAsrId] = useState('');
+  const [speakAgent, setSpeakAgent] = useState(false);
+  const [heard, setHeard] = useState<{ text?: string; busy?: boolean; error?: string }>();
   const [draft, setDraft] = useState('');
   const [copied, setCopied] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement>(null);
@@ -136,6 +141,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     paceMs: mode === 'call' ? 0 : pace,
     ...(initial.maxSteps ? { maxSteps: initial.maxSteps } : {}),
     ...(channel ? { channel: noise.length ? { ...channel, noise: noise.map((f) => f.name) } : channel } : {}),
+    ...(speakAgent ? { speakAgent: true } : {}),
   };
   // After a call made here, its link replays the person's words.
   const link = shareLink(
@@ -227,17 +233,18 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     const wavs = new Map<string, Uint8Array>();
     // The worker speaks; the page renders the channel graphs (OfflineAudioContext exists only
     // here) and keeps every WAV in IndexedDB beside the record as it arrives.
-    const host: ChannelHost | undefined = spec.channel
-      ? proxy({
-          render: (graph) => browserGraphRenderer.render(graph),
-          async put(name, bytes) {
-            wavs.set(name, bytes);
-            setAudio(new Map(wavs));
-            saving = saving.then(() => store.putAudio(record.key, name, bytes)).catch(() => undefined);
-            return name;
-          },
-        } satisfies ChannelHost)
-      : undefined;
+    const host: ChannelHost | undefined =
+      spec.channel || spec.speakAgent
+        ? proxy({
+            render: (graph) => browserGraphRenderer.render(graph),
+            async put(name, bytes) {
+              wavs.set(name, bytes);
+              setAudio(new Map(wavs));
+              saving = saving.then(() => store.putAudio(record.key, name, bytes)).catch(() => undefined);
+              return name;
+            },
+          } satisfies ChannelHost)
+        : undefined;
     const ask =
       mode === 'call'
         ? proxy(
@@ -286,7 +293,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
 
   const send = (hangUp: boolean) => {
     if (!prompt) return;
-    // Without speech recognition, a recorded turn's words are what was typed (or a placeholder).
+    // A recorded turn's words: what was typed or, with speech recognition, what it heard (the
+    // draft holds it, editable); without either a placeholder.
     const text = draft.trim() || (take ? '(spoken)' : '');
     if (!text && !hangUp) return;
     const words = hangUp ? `${text}${STOP}` : text;
@@ -298,10 +306,40 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   };
 
   const dropTake = () => {
+    setHeard(undefined);
     setTake((t) => {
       if (t) URL.revokeObjectURL(t.url);
       return undefined;
     });
+  };
+
+  /** Keep a take; with a loaded recognizer, its words become the draft (unless one was typed). */
+  const keepTake = async (samples: Float32Array) => {
+    dropTake();
+    setTake({
+      samples,
+      url: URL.createObjectURL(new Blob([wavBytes(samples) as BlobPart], { type: 'audio/wav' })),
+    });
+    const recognizer = await loadedRecognizer();
+    if (!recognizer) return;
+    setHeard({ busy: true });
+    try {
+      const text = await recognizer.transcribe(samples);
+      setHeard({ text });
+      setDraft((d) => (d.trim() ? d : text));
+    } catch (e) {
+      setHeard({ error: errorText(e) });
+    }
+  };
+
+  const openTake = async (file: File | undefined) => {
+    if (!file) return;
+    setError(undefined);
+    try {
+      await keepTake(await takeFromWavFile(new Uint8Array(await file.arrayBuffer())));
+    } catch (e) {
+      setError(`${file.name}: not a readable WAV file (${errorText(e)})`);
+    }
   };
 
   const record = async () => {
@@ -309,12 +347,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     if (recording) {
       setRecording(undefined);
       try {
-        const samples = await recording.stop();
-        dropTake();
-        setTake({
-          samples,
-          url: URL.createObjectURL(new Blob([wavBytes(samples) as BlobPart], { type: 'audio/wav' })),
-        });
+        await keepTake(await recording.stop());
       } catch (e) {
         setError(`recording failed: ${errorText(e)}`);
       }
@@ -398,6 +431,16 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           pickNoise={pickNoise}
           running={running}
         />
+        <label class="check">
+          <input
+            type="checkbox"
+            id="speak-agent"
+            checked={speakAgent}
+            disabled={running}
+            onChange={(e) => setSpeakAgent(e.currentTarget.checked)}
+          />{' '}
+          Speak the agent's replies
+        </label>
         {mode === 'watch' && (
           <label>
             Caller{' '}
@@ -508,6 +551,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         />
       )}
       {agentKind === 'local' && <LocalAgentPicker value={localId} onChange={setLocalId} disabled={running} />}
+      {mode === 'call' && channel && <RecognizerPicker value={asrId} onChange={setAsrId} />}
       {task && (
         <p class="scenario">
           <span class="badge">{task.role}</span> {reasonOf(task)}
@@ -573,7 +617,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
                     : 'not started'}
             </span>
           </h2>
-          <Transcript turns={turns} live audio={audio} />
+          <Transcript turns={turns} live audio={audio} autoplay={mode === 'call' && speakAgent} />
           {mode === 'call' && (
             <CallerTurn
               prompt={prompt}
@@ -587,6 +631,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
               record={record}
               take={take}
               dropTake={dropTake}
+              openTake={openTake}
+              heard={heard}
             />
           )}
         </section>

@@ -72,6 +72,17 @@ export async function startMicRecording(): Promise<MicRecording> {
   };
 }
 
+/**
+ * A WAV file the caller opened instead of recording: its samples, channels mixed, resampled to
+ * 16 kHz (the core's WAV reader and resampler, so the same file always gives the same take).
+ * @throws when the bytes are not a readable WAV file.
+ */
+export async function takeFromWavFile(bytes: Uint8Array): Promise<Float32Array> {
+  const { decodeWav, resample } = await import('../../../core/audio/wav.ts');
+  const wav = decodeWav(bytes);
+  return wav.sampleRate === SPEECH_RATE_HZ ? wav.samples : resample(wav.samples, wav.sampleRate, SPEECH_RATE_HZ);
+}
+
 /** 16-bit mono PCM WAV of `samples` (for playing a take back in the page). */
 export function wavBytes(samples: Float32Array, sampleRate = SPEECH_RATE_HZ): Uint8Array {
   const out = new Uint8Array(44 + samples.length * 2);
