@@ -1,7 +1,7 @@
 /**
- * tau2-bench domains the page can download in one click (airline, retail): the pinned files from
- * GitHub (cached in IndexedDB), loaded into the main rollout worker and remembered for batch
- * workers. Telecom is not offered: the page has no loader for it yet.
+ * tau2-bench domains the page can download in one click (airline, retail, telecom): the pinned
+ * files from GitHub (cached in IndexedDB), loaded into the main rollout worker and remembered for
+ * batch workers. Telecom loads its base split (114 tasks).
  */
 import { indexedDbTau2Cache, tau2Cached } from '../adapters/browser/tau2-cache.ts';
 import { loadTau2Part, tau2CacheKey, tau2PartBytes } from '../adapters/browser/tau2-download.ts';
@@ -23,6 +23,11 @@ export interface Tau2Download {
 export const TAU2_DOWNLOADS: readonly Tau2Download[] = [
   { name: 'tau2-airline', folder: 'airline', about: 'flight reservations: book, change, cancel, baggage' },
   { name: 'tau2-retail', folder: 'retail', about: 'online shop orders: returns, exchanges, addresses' },
+  {
+    name: 'tau2-telecom',
+    folder: 'telecom',
+    about: 'phone troubleshooting: the caller works their own phone as the agent guides them (dual control)',
+  },
 ];
 
 /** The downloadable domain called `name`, if any. */

@@ -13,9 +13,18 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { testData } from '../fixtures/data.ts';
 import { chromiumSession, openPage } from './harness.ts';
 
-const dataOf = (folder: 'airline' | 'retail') => testData(folder);
+const dataOf = (folder: 'airline' | 'retail' | 'telecom') => testData(folder);
 const COMMIT = 'a2c024725189473d2d7cea3a5cfdbcc67478e41f';
 const FILES = ['db.json', 'tasks.json', 'policy.md', 'split_tasks.json'];
+/** The telecom files the page's loader reads (tau2-bench's folder has a few more). */
+const TELECOM_FILES = [
+  'db.toml',
+  'user_db.toml',
+  'tasks.json',
+  'split_tasks.json',
+  'main_policy.md',
+  'tech_support_manual.md',
+];
 
 let url = '';
 let context: BrowserContext;
@@ -29,9 +38,9 @@ beforeAll(async () => {
   cleanup.push(() => rm(work, { recursive: true, force: true }));
   // A manifest of the local copies (same commit and URL layout as the real one).
   const files = [];
-  for (const folder of ['airline', 'retail']) {
-    for (const f of FILES) {
-      const bytes = await readFile(join(dataOf(folder as 'airline' | 'retail'), f)).catch(() => Buffer.alloc(0));
+  for (const folder of ['airline', 'retail', 'telecom'] as const) {
+    for (const f of folder === 'telecom' ? TELECOM_FILES : FILES) {
+      const bytes = await readFile(join(dataOf(folder), f)).catch(() => Buffer.alloc(0));
       files.push({
         path: `${folder}/${f}`,
         source: `data/tau2/domains/${folder}/${f}`,
@@ -53,7 +62,7 @@ beforeAll(async () => {
     const path = new URL(route.request().url()).pathname;
     fetched.push(path);
     const m = /^\/sierra-research\/tau2-bench\/([0-9a-f]{40})\/data\/tau2\/domains\/(\w+)\/([\w.]+)$/.exec(path);
-    const part = m?.[2] === 'airline' || m?.[2] === 'retail' ? m[2] : undefined;
+    const part = m?.[2] === 'airline' || m?.[2] === 'retail' || m?.[2] === 'telecom' ? m[2] : undefined;
     const body = m && part && m[1] === COMMIT ? await readFile(join(dataOf(part), m[3]!)).catch(() => null) : null;
     await route.fulfill(
       body
@@ -85,6 +94,7 @@ describe('the start view', () => {
       'carrier',
       'tau2-airline',
       'tau2-retail',
+      'tau2-telecom',
     ]);
     await page.click('#start-watch');
     await page.waitForSelector('#run');
@@ -229,6 +239,14 @@ describe('tau2-bench data on demand', { tags: ['tau2-data'] }, () => {
       { timeout: 90_000 },
     );
     expect(fetched.filter((p) => p.includes('/retail/'))).toHaveLength(4);
+    // And telecom, whose page loader keeps its base split.
+    await again.click('#load-tau2-telecom');
+    await again.waitForFunction(
+      () => document.querySelector('#domain-status')?.textContent?.startsWith('tau2-telecom: 114 tasks'),
+      undefined,
+      { timeout: 90_000 },
+    );
+    expect(fetched.filter((p) => p.includes('/telecom/'))).toHaveLength(6);
     await again.close();
     expect(pageErrors).toEqual([]);
   }, 180_000);

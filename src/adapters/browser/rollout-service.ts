@@ -362,7 +362,28 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
     },
 
     async openTau2(files, folder) {
-      const { TAU2_FILES, buildTau2Domain } = await import('../shared/tau2-domain.ts');
+      const { TAU2_FILES, TELECOM_FILES, buildTau2Domain, buildTau2TelecomDomain } = await import(
+        '../shared/tau2-domain.ts'
+      );
+      if (typeof files[TELECOM_FILES.db] === 'string' || folder.toLowerCase().includes('telecom')) {
+        // tau2-bench's telecom folder: its base split (tau2's default) is loaded.
+        const missing = Object.values(TELECOM_FILES).filter((f) => typeof files[f] !== 'string');
+        if (missing.length)
+          throw new Error(`${folder}: not tau2-bench's telecom data folder (missing ${missing.join(', ')})`);
+        const keys = Object.keys(TELECOM_FILES) as (keyof typeof TELECOM_FILES)[];
+        const name = 'tau2-telecom';
+        const texts = Object.fromEntries(keys.map((k) => [k, files[TELECOM_FILES[k]]!.replace(/^\uFEFF/, '')]));
+        const paths = Object.fromEntries(keys.map((k) => [k, `${folder}/${TELECOM_FILES[k]}`]));
+        const domain = buildTau2TelecomDomain(
+          { ...texts, schema: await tau2SchemaText(name) } as Parameters<typeof buildTau2TelecomDomain>[0],
+          { ...paths, schema: `domains/${name}/schema.sql` } as Parameters<typeof buildTau2TelecomDomain>[1],
+        );
+        const runtime = DomainRuntime.create(domain, await (factory ??= sqlFactory()));
+        await runtime;
+        runtimes.set(name, runtime);
+        opened.add(name);
+        return { name, tasks: domain.tasks.length };
+      }
       const missing = Object.values(TAU2_FILES).filter((f) => typeof files[f] !== 'string');
       if (missing.length) throw new Error(`${folder}: not a tau2-bench data folder (missing ${missing.join(', ')})`);
       const text = (f: string) => files[f]!.replace(/^\uFEFF/, '');

@@ -93,8 +93,17 @@ function Tables({ info }: Pick<ViewProps, 'info'>) {
 }
 
 /** The Browse view. */
-/** Names of the files of a tau2-bench data folder (kept in step with `TAU2_FILES`). */
-const TAU2_FILE_NAMES = ['db.json', 'tasks.json', 'policy.md', 'split_tasks.json'];
+/** Names of the files of a tau2-bench data folder (kept in step with `TAU2_FILES` and `TELECOM_FILES`). */
+const TAU2_FILE_NAMES = [
+  'db.json',
+  'tasks.json',
+  'policy.md',
+  'split_tasks.json',
+  'db.toml',
+  'user_db.toml',
+  'main_policy.md',
+  'tech_support_manual.md',
+];
 
 /**
  * Open a tau2-bench data folder from disk (`data/tau2/domains/airline/` of a checkout): its four
@@ -142,7 +151,8 @@ function OpenTau2({ onOpened }: { onOpened?: (name: string) => void }) {
       <span class="muted" id="tau2-status" aria-live="polite">
         {state.busy
           ? 'loading…'
-          : (state.done ?? 'airline or retail: db.json, tasks.json, policy.md, split_tasks.json; it stays in this tab')}
+          : (state.done ??
+            'airline or retail: db.json, tasks.json, policy.md, split_tasks.json; telecom: db.toml, user_db.toml, tasks.json, split_tasks.json, main_policy.md, tech_support_manual.md; it stays in this tab')}
       </span>
       {state.error && (
         <span role="alert" class="error" id="tau2-error">
