@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -147,4 +147,166 @@ describe('exports trainers read as they are', () => {
     ).toBe(2);
     expect(io.stderr).toContain('name it .parquet for --format verl');
   });
+});
+
+/** The rows of a Parquet file as hyparquet reads them, BigInts as numbers (for JSON). */
+async function parquetRows(path: string): Promise<any[]> {
+  const buf = readFileSync(path);
+  const file = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
+  const rows = (await parquetReadObjects({ file })) as any[];
+  return JSON.parse(JSON.stringify(rows, (_k, v) => (typeof v === 'bigint' ? Number(v) : v)));
+}
+
+/** verl's prompt building redone in Python (stdlib + numpy) on rows dumped as JSON. */
+async function verlRead(rows: any[], parquetDir: string, name: string) {
+  const json = join(dir, `${name}.rows.json`);
+  writeFileSync(json, JSON.stringify(rows));
+  const { stdout } = await run('python3', ['test/fixtures/verl_read.py', json, parquetDir]);
+  return JSON.parse(stdout);
+}
+
+describe('verl rows with tool calls and caller audio', () => {
+  it('milestone prompts keep their tool calls and results (typed Parquet), read as verl builds them', async () => {
+    const rowsFile = join(dir, 'milestone.jsonl');
+    await cli([
+      'groups',
+      '--domain',
+      'carrier',
+      '--task-ids',
+      'carrier-pay-balance-1',
+      '--granularity',
+      'milestone',
+      '--k',
+      '2',
+      '--out',
+      rowsFile,
+    ]);
+    const grpo = readFileSync(rowsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.sample_index === 0);
+    const out = join(dir, 'verl-tools.parquet');
+    const io = await cli(['export', 'grpo', rowsFile, '--format', 'verl', '--out', out]);
+    expect(io.stdout).toContain(`wrote ${grpo.length} verl prompts`);
+    const buf = readFileSync(out);
+    const meta = parquetMetadata(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+    const names = (n: any): any => (n.children.length ? { [n.element.name]: n.children.map(names) } : n.element.name);
+    expect(parquetSchema(meta).children.map(names)[1]).toEqual({
+      prompt: [
+        {
+          list: [
+            {
+              element: [
+                'role',
+                'content',
+                { tool_calls: [{ list: [{ element: ['id', 'type', { function: ['name', 'arguments'] }] }] }] },
+                'tool_call_id',
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const rows = await parquetRows(out);
+    // Each prompt is the group's shared prefix: same roles, contents, calls and results.
+    rows.forEach((row, i) => {
+      const prefix = grpo[i].messages.slice(0, grpo[i].prefix_messages);
+      expect(row.prompt.map((m: any) => [m.role, m.content, m.tool_calls ?? null, m.tool_call_id ?? null])).toEqual(
+        prefix.map((m: any) => [
+          m.role,
+          m.content ?? '',
+          m.role === 'assistant' && m.tool_calls?.length ? m.tool_calls : null,
+          m.role === 'tool' ? m.tool_call_id : null,
+        ]),
+      );
+    });
+    const read = await verlRead(rows, dir, 'tools');
+    // The last milestone's prompt holds every matched reference call, arguments decoded.
+    const calls = read.at(-1).messages.flatMap((m: any) => m.tool_calls ?? []);
+    const expected = grpo
+      .at(-1)
+      .messages.slice(0, grpo.at(-1).prefix_messages)
+      .flatMap((m: any) => (m.tool_calls ?? []).map((c: any) => [c.function.name, JSON.parse(c.function.arguments)]));
+    expect(calls.map((c: any) => [c.name, c.arguments])).toEqual(expected);
+    expect(expected.length).toBeGreaterThan(1);
+    expect(read.every((r: any) => r.audios === 0)).toBe(true);
+  }, 120_000);
+
+  it('caller audio becomes <audio> placeholders and an audios column of paths from the parquet file; verl reads 16 kHz clips', async () => {
+    const runDir = join(dir, 'voice-verl');
+    await cli([
+      'run',
+      '--domain',
+      'carrier',
+      '--task-ids',
+      'carrier-bill-inquiry-1',
+      '--preset',
+      'clean',
+      '--out',
+      runDir,
+    ]);
+    await cli([
+      'export',
+      'sft',
+      join(runDir, 'trajectories.jsonl'),
+      '--domain',
+      'carrier',
+      '--out',
+      join(runDir, 'sft.jsonl'),
+    ]);
+    const sft = JSON.parse(readFileSync(join(runDir, 'sft.jsonl'), 'utf8'));
+    // A group whose shared prefix runs to the caller's second turn (audio), as a milestone's does.
+    const users = sft.messages.flatMap((m: any, i: number) => (m.role === 'user' ? [i] : []));
+    const prefix = users[1] + 1;
+    const row = (i: number) => ({
+      group_id: 'milestone:voice#m1',
+      sample_index: i,
+      group_size: 2,
+      granularity: 'milestone',
+      prefix_ref: 'voice#m1',
+      prefix_messages: prefix,
+      domain: 'carrier',
+      task_id: sft.task_id,
+      messages: sft.messages,
+      tools: sft.tools,
+      step_rewards: [0],
+      returns: [0],
+      final_reward: i,
+      outcome: i,
+      partial: false,
+      reward_choice: 'final',
+      advantage: i ? 0.7 : -0.7,
+      policy: 'p',
+      sampling_seed: i,
+      sampling: null,
+      token_ids: null,
+      logprobs: null,
+    });
+    writeFileSync(join(runDir, 'rows.jsonl'), `${JSON.stringify(row(0))}\n${JSON.stringify(row(1))}\n`);
+    const out = join(runDir, 'verl', 'train.parquet');
+    await cli(['export', 'grpo', join(runDir, 'rows.jsonl'), '--format', 'verl', '--out', out]);
+    const [got] = await parquetRows(out);
+    const clips = sft.messages
+      .slice(0, prefix)
+      .flatMap((m: any) => (m.role === 'user' ? m.content.map((p: any) => p.audio) : []));
+    expect(clips.length).toBeGreaterThan(1);
+    // Paths are rewritten to resolve from the Parquet file's folder.
+    expect(got.audios).toEqual(clips.map((c: string) => `../${c}`));
+    expect(got.prompt.filter((m: any) => m.role === 'user').map((m: any) => m.content)).toEqual(
+      sft.messages
+        .slice(0, prefix)
+        .filter((m: any) => m.role === 'user')
+        .map((m: any) => m.content.map(() => '<audio>').join('')),
+    );
+    const [read] = await verlRead([got], join(runDir, 'verl'), 'audio');
+    const heard = read.messages.flatMap((m: any) => m.parts.filter((p: any) => p.type === 'audio'));
+    expect(heard.map((p: any) => p.audio)).toEqual(got.audios);
+    for (const p of heard) {
+      const wav = readFileSync(join(runDir, 'verl', p.audio));
+      // 16-bit mono: the data chunk after the 44-byte header holds two bytes per sample.
+      expect([p.rate, p.channels, p.samples]).toEqual([16_000, 1, (wav.length - 44) / 2]);
+      expect(p.peak).toBeGreaterThan(0.01);
+    }
+  }, 120_000);
 });

@@ -64,44 +64,75 @@ const str = (name: string) =>
 const req = (name: string, type: 'INT64' | 'INT32' | 'DOUBLE') =>
   ({ name, type, repetition_type: 'REQUIRED' }) as const;
 
-/**
- * The Parquet schema of a verl file: `prompt` is LIST<STRUCT<role, content>>, `reward_model`
- * and `extra_info` are STRUCTs; every leaf is typed and required.
- */
-export const VERL_PARQUET_SCHEMA = [
-  { name: 'root', num_children: 5 },
-  str('data_source'),
-  { name: 'prompt', repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 },
+const optStr = (name: string) =>
+  ({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' }) as const;
+/** A LIST column (Parquet's three-level list) of `element` children. */
+const list = (name: string, repetition: 'REQUIRED' | 'OPTIONAL', element: readonly object[]) => [
+  { name, repetition_type: repetition, converted_type: 'LIST', num_children: 1 },
   { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-  { name: 'element', repetition_type: 'REQUIRED', num_children: 2 },
-  str('role'),
-  str('content'),
-  str('ability'),
-  { name: 'reward_model', repetition_type: 'REQUIRED', num_children: 2 },
-  str('style'),
-  str('ground_truth'),
-  { name: 'extra_info', repetition_type: 'REQUIRED', num_children: 7 },
-  req('index', 'INT64'),
-  str('split'),
-  str('group_id'),
-  str('task_id'),
-  str('prefix_ref'),
-  req('group_size', 'INT32'),
-  req('mean_reward', 'DOUBLE'),
-] as const;
+  ...element,
+];
 
-/** verl rows as a Parquet file image (nested columns typed, see {@link VERL_PARQUET_SCHEMA}). */
+/**
+ * The Parquet schema of a verl file: `prompt` is LIST<STRUCT<role, content>> (plus, in a file
+ * whose prompts hold tool calls, `tool_calls`: OPTIONAL LIST<STRUCT<id, type, function:
+ * STRUCT<name, arguments>>> and `tool_call_id`: OPTIONAL STRING), `audios` (in a file with caller
+ * audio) LIST<STRING>, `reward_model` and `extra_info` STRUCTs; every other leaf typed and required.
+ */
+export function verlParquetSchema(opts: { tools: boolean; audio: boolean }) {
+  const message = [
+    { name: 'element', repetition_type: 'REQUIRED', num_children: opts.tools ? 4 : 2 },
+    str('role'),
+    str('content'),
+    ...(opts.tools
+      ? [
+          ...list('tool_calls', 'OPTIONAL', [
+            { name: 'element', repetition_type: 'REQUIRED', num_children: 3 },
+            str('id'),
+            str('type'),
+            { name: 'function', repetition_type: 'REQUIRED', num_children: 2 },
+            str('name'),
+            str('arguments'),
+          ]),
+          optStr('tool_call_id'),
+        ]
+      : []),
+  ];
+  return [
+    { name: 'root', num_children: opts.audio ? 6 : 5 },
+    str('data_source'),
+    ...list('prompt', 'REQUIRED', message),
+    ...(opts.audio ? list('audios', 'REQUIRED', [str('element')]) : []),
+    str('ability'),
+    { name: 'reward_model', repetition_type: 'REQUIRED', num_children: 2 },
+    str('style'),
+    str('ground_truth'),
+    { name: 'extra_info', repetition_type: 'REQUIRED', num_children: 7 },
+    req('index', 'INT64'),
+    str('split'),
+    str('group_id'),
+    str('task_id'),
+    str('prefix_ref'),
+    req('group_size', 'INT32'),
+    req('mean_reward', 'DOUBLE'),
+  ];
+}
+
+/** verl rows as a Parquet file image (nested columns typed, see {@link verlParquetSchema}). */
 export function verlParquet(rows: readonly VerlRow[]): ArrayBuffer {
   if (rows.length === 0) throw new Error('no verl rows to write');
+  const tools = rows[0]!.prompt.some((m) => 'tool_calls' in m);
+  const audio = rows[0]!.audios !== undefined;
   return parquetWriteBuffer({
     columnData: [
       { name: 'data_source', data: rows.map((r) => r.data_source) },
       { name: 'prompt', data: rows.map((r) => r.prompt) },
+      ...(audio ? [{ name: 'audios', data: rows.map((r) => r.audios ?? []) }] : []),
       { name: 'ability', data: rows.map((r) => r.ability) },
       { name: 'reward_model', data: rows.map((r) => r.reward_model) },
       { name: 'extra_info', data: rows.map((r) => ({ ...r.extra_info, index: BigInt(r.extra_info.index) })) },
     ],
-    schema: VERL_PARQUET_SCHEMA.map((e) => ({ ...e })),
+    schema: verlParquetSchema({ tools, audio }).map((e) => ({ ...e })) as never,
     kvMetadata: [{ key: 'switchboard.format', value: 'verl/1' }],
     createdBy: 'switchboard',
   });

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { RewardComponent } from '../../core/schema/task.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
-import { GrpoRow, sftRecords } from '../../core/training/export.ts';
+import { GrpoRow, sftRecords, withAudioPaths } from '../../core/training/export.ts';
 import { RolloutGroupLine, rolloutGrpoRows } from '../../core/training/policy-rollout.ts';
 import { readJsonl, verlParquet, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
 import {
@@ -197,36 +197,48 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
       choiceOption('--format', ['switchboard', 'trl', 'verl'] as const),
       'switchboard',
     )
+    .option(
+      '--audio-root <dir>',
+      "folder the rows' caller-audio paths are relative to (default: the rows file's folder); written relative to --out",
+    )
     .option('--json', 'print the report as one JSON document')
-    .action(async (file: string, opts: { out: string; format: 'switchboard' | 'trl' | 'verl'; json?: boolean }) => {
-      const rows = (await read(file, GrpoInputLine)).flat();
-      if (rows.length === 0) throw new UsageError(`${file}: no GRPO rows`);
-      const ext = { switchboard: /\.(parquet|jsonl)$/, trl: /\.jsonl$/, verl: /\.parquet$/ }[opts.format];
-      if (!ext.test(opts.out))
-        throw new UsageError(
-          `--out ${opts.out}: name it ${{ switchboard: '.parquet or .jsonl', trl: '.jsonl', verl: '.parquet' }[opts.format]} for --format ${opts.format}`,
+    .action(
+      async (
+        file: string,
+        opts: { out: string; format: 'switchboard' | 'trl' | 'verl'; audioRoot?: string; json?: boolean },
+      ) => {
+        const audioPath = audioPathFrom(opts.audioRoot ?? dirname(resolve(file)), opts.out);
+        const rows = (await read(file, GrpoInputLine))
+          .flat()
+          .map((r) => ({ ...r, messages: withAudioPaths(r.messages, audioPath) }));
+        if (rows.length === 0) throw new UsageError(`${file}: no GRPO rows`);
+        const ext = { switchboard: /\.(parquet|jsonl)$/, trl: /\.jsonl$/, verl: /\.parquet$/ }[opts.format];
+        if (!ext.test(opts.out))
+          throw new UsageError(
+            `--out ${opts.out}: name it ${{ switchboard: '.parquet or .jsonl', trl: '.jsonl', verl: '.parquet' }[opts.format]} for --format ${opts.format}`,
+          );
+        const out = await prepareOutFile(opts.out);
+        let written = rows.length;
+        if (opts.format === 'trl') await writeJsonl(out, trlGrpoRows(rows));
+        else if (opts.format === 'verl') {
+          let verl: VerlRow[];
+          try {
+            verl = verlRows(rows);
+          } catch (e) {
+            if (e instanceof TrainerFormatError) throw new UsageError(`${file}: ${e.message}`);
+            throw e;
+          }
+          await writeFile(out, new Uint8Array(verlParquet(verl)));
+          written = verl.length;
+        } else if (out.endsWith('.parquet')) await writeGrpoParquet(out, rows);
+        else await writeJsonl(out, rows);
+        io.out(
+          opts.json
+            ? JSON.stringify({ out, rows: written, format: opts.format }, null, 2)
+            : `wrote ${written} ${opts.format === 'verl' ? 'verl prompts (one per group)' : 'GRPO rows'} to ${out}`,
         );
-      const out = await prepareOutFile(opts.out);
-      let written = rows.length;
-      if (opts.format === 'trl') await writeJsonl(out, trlGrpoRows(rows));
-      else if (opts.format === 'verl') {
-        let verl: VerlRow[];
-        try {
-          verl = verlRows(rows);
-        } catch (e) {
-          if (e instanceof TrainerFormatError) throw new UsageError(`${file}: ${e.message}`);
-          throw e;
-        }
-        await writeFile(out, new Uint8Array(verlParquet(verl)));
-        written = verl.length;
-      } else if (out.endsWith('.parquet')) await writeGrpoParquet(out, rows);
-      else await writeJsonl(out, rows);
-      io.out(
-        opts.json
-          ? JSON.stringify({ out, rows: written, format: opts.format }, null, 2)
-          : `wrote ${written} ${opts.format === 'verl' ? 'verl prompts (one per group)' : 'GRPO rows'} to ${out}`,
-      );
-      setCode(0);
-    });
+        setCode(0);
+      },
+    );
   return cmd;
 }

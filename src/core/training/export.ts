@@ -95,7 +95,8 @@ function sentAudio(r: ModelRequestRecord): boolean {
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-function withAudioPaths(messages: ChatMessage[], audioPath?: (ref: string) => string): ChatMessage[] {
+/** `messages` with each caller-audio part's path mapped by `audioPath` (unchanged without one). */
+export function withAudioPaths(messages: ChatMessage[], audioPath?: (ref: string) => string): ChatMessage[] {
   if (!audioPath) return messages;
   return messages.map((m) =>
     m.role === 'user' && typeof m.content !== 'string'

@@ -11,8 +11,14 @@
  * message of the file carries caller audio, and a list of parts (`{type, text, audio}`, the unused
  * one null) in every message when any does; an assistant turn with only tool calls has content
  * `""`. Tool-call `arguments` stay JSON text (OpenAI's shape): argument objects differ per tool, and
- * one typed column cannot hold them without inventing nulls. verl's `prompt` content is always a
- * string (verl renders it with the chat template); rows with caller audio are refused.
+ * one typed column cannot hold them without inventing nulls.
+ *
+ * verl's `prompt` content is always a string, as its `RLHFDataset` reads it: caller audio is a
+ * `<audio>` placeholder in the text and the clip's path goes, in placeholder order, into the row's
+ * `audios` list (verl's media-column convention, as `images` / `<image>`: the n-th placeholder
+ * takes the n-th item). When a prompt of the file holds tool calls or results, every message has
+ * `tool_calls` (a list, or null) and `tool_call_id` (a string, or null); when one holds audio,
+ * every row has `audios` (maybe empty). Files without either keep the plain `{role, content}` shape.
  */
 import type { ChatMessage, ChatTool } from '../schema/chat.ts';
 import type { GrpoRow, SftRecord } from './export.ts';
@@ -52,10 +58,30 @@ export interface TrlGrpoRow {
   advantage: number;
 }
 
+/** A tool call in a verl prompt message (OpenAI's shape, `arguments` as JSON text). */
+export interface VerlToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A message of a verl prompt (see the module note for when the tool fields are there). */
+export interface VerlMessage {
+  role: string;
+  content: string;
+  tool_calls?: VerlToolCall[] | null;
+  tool_call_id?: string | null;
+}
+
+/** The `<audio>` placeholder of a caller clip in a verl prompt's text. */
+export const VERL_AUDIO_PLACEHOLDER = '<audio>';
+
 /** A verl row (one per group). */
 export interface VerlRow {
   data_source: string;
-  prompt: { role: string; content: string }[];
+  prompt: VerlMessage[];
+  /** Caller clips (WAV paths), one per `<audio>` placeholder of `prompt` in order; only in files with audio. */
+  audios?: string[];
   ability: string;
   reward_model: { style: string; ground_truth: string };
   extra_info: {
@@ -129,28 +155,56 @@ export function trlGrpoRows(rows: readonly GrpoRow[]): TrlGrpoRow[] {
 
 /**
  * verl rows: one per group (its shared prompt), `reward_model.ground_truth` = the task id (a
- * reward function scores a response by playing it in Switchboard), `extra_info` typed.
- * @throws TrainerFormatError for a prompt with caller audio or with non-text turns verl cannot render.
+ * reward function scores a response by playing it in Switchboard), `extra_info` typed. Caller
+ * audio becomes `<audio>` placeholders and `audios` paths; tool calls and results are kept (see
+ * the module note). Rows are uniform over the file.
+ * @throws TrainerFormatError for a prompt whose text already holds a `<audio>` placeholder of its own.
  */
 export function verlRows(rows: readonly GrpoRow[], opts: { split?: string } = {}): VerlRow[] {
   const byGroup = new Map<string, GrpoRow[]>();
   for (const r of rows) byGroup.set(r.group_id, [...(byGroup.get(r.group_id) ?? []), r]);
-  return [...byGroup.values()].map((group, index) => {
+  const groups = [...byGroup.values()];
+  const prompts = groups.map((g) => g[0]!.messages.slice(0, g[0]!.prefix_messages));
+  const tools = prompts.some((p) =>
+    p.some((m) => (m.role === 'assistant' && m.tool_calls?.length) || m.role === 'tool'),
+  );
+  const audio = prompts.some(hasParts);
+  return groups.map((group, index) => {
     const first = group[0]!;
-    const prompt = first.messages.slice(0, first.prefix_messages).map((m, i) => {
-      if (m.role === 'user' && typeof m.content !== 'string')
-        throw new TrainerFormatError(
-          `group ${first.group_id}: message ${i} carries caller audio; the verl export is text-only (use the TRL export)`,
-        );
-      if ((m.role === 'assistant' && m.tool_calls?.length) || m.role === 'tool')
-        throw new TrainerFormatError(
-          `group ${first.group_id}: message ${i} is a tool call or result; verl prompts here are conversation starts (use --granularity conversation)`,
-        );
-      return { role: m.role, content: (m.content as string | null) ?? '' };
+    const audios: string[] = [];
+    const prompt = prompts[index]!.map((m, i): VerlMessage => {
+      const said = (text: string) => {
+        if (text.includes(VERL_AUDIO_PLACEHOLDER))
+          throw new TrainerFormatError(
+            `group ${first.group_id}: message ${i} says "${VERL_AUDIO_PLACEHOLDER}" in its text, which verl would read as a caller clip`,
+          );
+        return text;
+      };
+      const content =
+        m.role === 'user' && typeof m.content !== 'string'
+          ? m.content
+              .map((p) => {
+                if (p.type === 'text') return said(p.text);
+                audios.push(p.audio);
+                return VERL_AUDIO_PLACEHOLDER;
+              })
+              .join('')
+          : said((m.content as string | null) ?? '');
+      return {
+        role: m.role,
+        content,
+        ...(tools
+          ? {
+              tool_calls: m.role === 'assistant' && m.tool_calls?.length ? m.tool_calls : null,
+              tool_call_id: m.role === 'tool' ? m.tool_call_id : null,
+            }
+          : {}),
+      };
     });
     return {
       data_source: `switchboard/${first.domain}`,
       prompt,
+      ...(audio ? { audios } : {}),
       ability: 'voice-agent-tool-use',
       reward_model: { style: 'rule', ground_truth: first.task_id },
       extra_info: {
