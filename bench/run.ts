@@ -23,5 +23,7 @@ await runCases(
   'Audio (phone channel chain alone, median of 10 s turns; espeak-ng)',
   await (await import('./audio.ts')).audioCases(),
 );
+console.log('\nFull duplex: one 3-minute --duplex call, espeak-ng on both sides, regular preset, barge-in 0.3');
+console.log((await (await import('./duplex.ts')).duplexBenchLines()).join('\n'));
 console.log('\nThe page in chromium (production build, --disable-gpu)');
 console.log((await (await import('./page.ts')).pageBenchLines()).join('\n'));

@@ -80,3 +80,33 @@ describe('switchboard run --duplex / --subset and switchboard metrics on our run
     expect(broken.stderr).toMatch(/trajectories\.jsonl: line 1: duplex\.subset: /);
   }, 60_000);
 });
+
+describe('GRPO rows of duplex calls', () => {
+  it('groups --subset backchannel: each row carries its call’s interaction metrics beside an unchanged reward', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-duplex-'));
+    dirs.push(dir);
+    const args = ['groups', '--domain', 'carrier', '--granularity', 'conversation', '--k', '2'];
+    const ids = ['--task-ids', 'carrier-pay-balance-1'];
+    expect(await main([...args, ...ids, '--subset', 'backchannel', '--out', join(dir, 'd.jsonl')], capture())).toBe(0);
+    expect(await main([...args, ...ids, '--out', join(dir, 't.jsonl')], capture())).toBe(0);
+    const read = async (f: string) =>
+      (await readFile(join(dir, f), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+    const duplex = await read('d.jsonl');
+    const turnBased = await read('t.jsonl');
+    expect(duplex.map((r) => r.final_reward)).toEqual(turnBased.map((r) => r.final_reward));
+    expect(duplex.map((r) => r.final_reward)).toEqual([1, 1]);
+    expect(turnBased.map((r) => r.interaction_metrics)).toEqual([null, null]);
+    for (const r of duplex) {
+      expect(r.interaction_metrics).toMatchObject({ selectivity_backchannel: 1, response_rate: 1 });
+      expect(r.interaction_metrics.counts).toMatchObject({ response_total: 3, backchannel_total: 4 });
+    }
+    const bad = capture();
+    expect(
+      await main([...args.slice(0, 3), '--granularity', 'turn', '--duplex', '--out', join(dir, 'x.jsonl')], bad),
+    ).toBe(2);
+    expect(bad.stderr).toMatch(/--duplex and --subset need --granularity conversation/);
+  }, 120_000);
+});

@@ -25,9 +25,11 @@ import type { CliIo } from '../io.ts';
 import { agentFactory, judgeFromFlags, userFactory, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption, prepareOutFile, withDomainOptions } from '../options.ts';
 import { appendFile, writeFile } from 'node:fs/promises';
+import { addDuplexOptions, duplexChannel, duplexFromFlags, type DuplexFlags } from '../duplex.ts';
+import { UsageError } from '../participants.ts';
 
 /** Options of the command. */
-export interface GroupsOpts {
+export interface GroupsOpts extends DuplexFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -106,7 +108,19 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
     opts,
   );
   const clock = (_seed: number, fromMs?: number) => steppingClock(fromMs ?? domain.now, 1000);
-  const base = { runtime, agent, user, clock, ...(judge ? { judge } : {}) };
+  // Issue 17: conversation-level samples may run on the full-duplex timeline (audio not kept);
+  // each row then carries the call's interaction metrics.
+  const duplex = duplexFromFlags(opts);
+  if (duplex && opts.granularity !== 'conversation')
+    throw new UsageError('--duplex and --subset need --granularity conversation');
+  const base = {
+    runtime,
+    agent,
+    user,
+    clock,
+    ...(judge ? { judge } : {}),
+    ...(duplex ? { duplex, channel: duplexChannel(undefined, duplex, undefined) } : {}),
+  };
   const scoring = { reward: opts.reward, filter: opts.filter, flat: opts.flat };
   let supply: GradientSupply = { groups: 0, outcome: 0, final: 0, shaped: 0, kept: 0, partial_rows: 0 };
   const dropped: string[] = [];
@@ -202,11 +216,9 @@ const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 export function registerGroups(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   return withDomainOptions(
     withJudgeOptions(
-      program
-        .command('groups')
-        .description(
-          'Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.',
-        ),
+      addDuplexOptions(program.command('groups')).description(
+        'Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.',
+      ),
       'NL and unchecked assertions and the turn rubric (without one such rewards are partial)',
     ),
   )

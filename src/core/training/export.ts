@@ -76,6 +76,12 @@ export const GrpoRow = z.object({
   token_ids: z.array(z.array(z.number().int())).nullable(),
   /** Log-probabilities per assistant turn, when the endpoint returned them; else null. */
   logprobs: z.array(z.array(z.number())).nullable(),
+  /**
+   * Ours (issue 17): the sample's interaction metrics (L_R, L_Y, R_R, R_Y, I_A, S_BC, S_VT,
+   * S_ND with their counts; docs/duplex.md) when its call ran on the full-duplex timeline; null
+   * otherwise. Beside the reward, never part of it.
+   */
+  interaction_metrics: z.record(z.string(), z.unknown()).nullable().default(null),
 });
 export type GrpoRow = z.infer<typeof GrpoRow>;
 
@@ -355,6 +361,7 @@ export function grpoRows(
           sampling_seed: sent?.sampling.seed ?? s.seed,
           sampling: sent?.sampling ?? null,
           ...generated(turns),
+          interaction_metrics: g.granularity === 'turn' ? null : ((s.item as Trajectory).duplex?.metrics ?? null),
         }),
       );
     });

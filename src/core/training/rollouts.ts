@@ -3,6 +3,8 @@
  * forked from each milestone of an episode. Built on the episode loop and the batch runner
  * ({@link runEpisode}, {@link runBatch}); nothing here runs turns itself.
  */
+import type { EpisodeChannel } from '../rollout/channel-step.ts';
+import type { DuplexSettings } from '../duplex/turn-taking.ts';
 import type { DomainRuntime } from '../env/environment.ts';
 import type { Clock } from '../ports/clock.ts';
 import { hash32 } from '../ports/rng.ts';
@@ -58,6 +60,9 @@ export interface SamplerOptions {
   maxSteps?: number;
   /** Extra attempts for a sample broken by infrastructure (resampled, never scored). Default 2. */
   resamples?: number;
+  /** Issue 17: phone channel and full-duplex timeline of conversation-level samples (see `runBatch`). */
+  channel?: EpisodeChannel;
+  duplex?: DuplexSettings;
 }
 
 /**
@@ -96,6 +101,8 @@ export async function conversationGroups(
     clock: (seed) => opts.clock(seed),
     ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
     ...(opts.resamples !== undefined ? { resamples: opts.resamples } : {}),
+    ...(opts.channel ? { channel: opts.channel } : {}),
+    ...(opts.duplex ? { duplex: opts.duplex } : {}),
   });
   refuseTeacherGuidance(trajectories);
   const groups: Group<Trajectory>[] = [];
