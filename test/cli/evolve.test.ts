@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import type { EvolveReport, SamplingWeights } from '../../src/core/evolution/index.ts';
+import type { EvolveReport, SamplingWeights, TaskIssuesFile } from '../../src/core/evolution/index.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import { scriptedModels, startOpenAiServer } from '../fixtures/openai-server.ts';
 
@@ -131,6 +131,62 @@ describe('switchboard evolve', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('stores task issues beside the bank and carries them on with --previous (resolved when the task passes)', async () => {
+    const first = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    const second = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(first, second);
+    const base = ['evolve', '--domain', 'carrier', '--task-ids', 'carrier-dispute-recent-1', '--k', '2'];
+    expect(await main([...base, '--agent', 'noisy:1', '--cross-policy', 'noisy:1', '--out', first], capture())).toBe(0);
+    const stored = JSON.parse(await readFile(join(first, 'bank', 'issues.json'), 'utf8')) as TaskIssuesFile;
+    expect(stored).toEqual({
+      format: 'switchboard.task-issues',
+      version: 1,
+      domain: 'carrier',
+      issues: [
+        {
+          id: 'carrier-dispute-recent-1#1',
+          task_id: 'carrier-dispute-recent-1',
+          finding: 'cross_policy_agreement',
+          field: null,
+          detail: expect.stringMatching(/^2 policies \(noisy:1, noisy:1\) fail every rollout the same way: /),
+          status: 'open',
+          resolution: null,
+          evidence_trajectory: 'carrier/carrier-dispute-recent-1/0/0',
+          evidence_trajectories: [
+            'carrier/carrier-dispute-recent-1/0/0',
+            'carrier/carrier-dispute-recent-1/1/1',
+            'carrier/carrier-dispute-recent-1/0/0@noisy:1',
+            'carrier/carrier-dispute-recent-1/1/1@noisy:1',
+          ],
+        },
+      ],
+    });
+    // The next run (the run folder as --previous) passes the task with the reference agent: resolved.
+    const io = capture();
+    expect(await main([...base, '--agent', 'reference', '--previous', first, '--out', second, '--json'], io)).toBe(0);
+    const report = JSON.parse(io.stdout) as EvolveReport;
+    const carried = JSON.parse(await readFile(join(second, 'bank', 'issues.json'), 'utf8')) as TaskIssuesFile;
+    expect(carried.issues).toEqual(report.rounds[0]!.issues);
+    expect(carried.issues.map((i) => [i.id, i.status, i.resolution, i.evidence_trajectory])).toEqual([
+      [
+        'carrier-dispute-recent-1#1',
+        'resolved',
+        'round 0: the task is always_pass (pass rate 1)',
+        'carrier/carrier-dispute-recent-1/0/0',
+      ],
+    ]);
+    // A broken issues file: exit 2 naming the file and the field.
+    await writeFile(
+      join(second, 'bank', 'issues.json'),
+      JSON.stringify({ ...carried, issues: [{ ...carried.issues[0], status: 'closed' }] }),
+    );
+    const bad = capture();
+    expect(await main([...base, '--previous', join(second, 'weights.json'), '--out', first], bad)).toBe(2);
+    expect(bad.stderr).toBe(
+      `switchboard: ${join(second, 'bank', 'issues.json')}: issues[0].status: Invalid option: expected one of "open"|"resolved"\n`,
+    );
   });
 
   it('refuses a bad noisy spec and a --previous that is not a weights file (exit 2)', async () => {

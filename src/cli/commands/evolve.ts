@@ -5,8 +5,8 @@
  * curriculum's sampling weights. Prints a per-round table (or the JSON report with `--json`) and
  * writes `report.json`, `weights.json` (the last round's) and `trajectories.jsonl` to `--out`.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   admitToBank,
@@ -17,6 +17,7 @@ import {
   type SamplingWeights,
 } from '../../core/evolution/index.ts';
 import { writeBank } from '../../adapters/node/task-bank.ts';
+import { readTaskIssues, writeTaskIssues } from '../../adapters/node/task-issues.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import { writeJsonlStream } from '../../adapters/node/jsonl.ts';
 import { openDomain, selectTasks, withBankTasks } from '../domains.ts';
@@ -70,7 +71,8 @@ export interface EvolveOpts extends SamplingFlags {
 export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   const outDir = resolve(opts.out);
   await prepareOutFile(join(outDir, 'report.json'));
-  const previous = opts.previous ? await readWeights(opts.previous) : undefined;
+  const earlier = opts.previous ? await previousRun(opts.previous) : undefined;
+  const previous = earlier?.weights;
   const models = modelSettingsFromFlags(opts);
   const agent = agentFactory(opts.agent, models);
   const user = userFactory(opts.user, models);
@@ -79,6 +81,7 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   const opened = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const { domain, runtime, bank } = await withBankTasks(opened, opts.bank);
   const tasks = selectTasks(domain, opts);
+  const issues = earlier ? await readTaskIssues(earlier.bank, domain.name) : null;
   const patterns = opts.patterns?.split(',').filter(Boolean);
   const known = taskPatternIds();
   const unknown = patterns?.find((p) => !known.includes(p));
@@ -96,6 +99,7 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
     ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
     ...(judge ? { judge } : {}),
     ...(previous ? { previous } : {}),
+    ...(issues ? { issues } : {}),
     ...(opts.harden
       ? { harden: { ...(patterns ? { patterns } : {}), ...(opts.perTask ? { perTask: opts.perTask } : {}) } }
       : {}),
@@ -110,7 +114,18 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   const last = report.rounds[report.rounds.length - 1]!;
   await writeFile(join(outDir, 'weights.json'), `${JSON.stringify(last.weights, null, 2)}\n`);
   if (opts.harden) await writeBank(join(outDir, 'bank'), opened.domain.tasks, admitToBank(bank, variants));
+  await writeTaskIssues(join(outDir, 'bank'), domain.name, last.issues);
   return report;
+}
+
+/**
+ * An earlier run named by `--previous`: its folder (or its `weights.json`). Returns the weights
+ * and the bank folder whose `issues.json` holds its task issues.
+ */
+async function previousRun(path: string): Promise<{ weights: SamplingWeights; bank: string }> {
+  const folder = (await stat(path).catch(() => null))?.isDirectory() ?? false;
+  const weights = await readWeights(folder ? join(path, 'weights.json') : path);
+  return { weights, bank: join(folder ? path : dirname(path), 'bank') };
 }
 
 async function readWeights(path: string): Promise<SamplingWeights> {
@@ -207,7 +222,10 @@ export function registerEvolve(program: Command, io: CliIo, setCode: (code: numb
     .option('--seed <n>', 'base seed; round r, trial t uses seed + r·K + t', intOption('--seed', 0), 0)
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option('--max-steps <n>', 'participant turns per episode (default 100)', intOption('--max-steps', 1))
-    .option('--previous <weights.json>', 'continue the curriculum bandit from an earlier weights.json')
+    .option(
+      '--previous <run>',
+      "an earlier run's --out folder (or its weights.json): the bandit continues from its weights, its task issues (bank/issues.json) carry on",
+    )
     .option('--harden', 'harden always-passed tasks with the hard-pattern library (variants admitted by the gate)')
     .option(
       '--patterns <ids>',
@@ -215,15 +233,15 @@ export function registerEvolve(program: Command, io: CliIo, setCode: (code: numb
     )
     .option('--per-task <n>', 'variants admitted per always-passed task', intOption('--per-task', 1), 1)
     .option('--bank <dir>', 'a task bank folder (bank/ of an earlier evolve --harden): its tasks join the domain')
-    .requiredOption('--out <dir>', 'write report.json, weights.json, trajectories.jsonl (and bank/ with --harden) here')
+    .requiredOption(
+      '--out <dir>',
+      'write report.json, weights.json, trajectories.jsonl and bank/issues.json (and the bank with --harden) here',
+    )
     .option('--json', 'print the report as one JSON document')
     .action(async (opts: EvolveOpts) => {
       const report = await runEvolve(opts);
       io.out(opts.json ? JSON.stringify(report, null, 2) : renderEvolve(report));
-      if (!opts.json)
-        io.err(
-          `wrote report.json, weights.json, trajectories.jsonl${opts.harden ? ' and bank/' : ''} to ${resolve(opts.out)}`,
-        );
+      if (!opts.json) io.err(`wrote report.json, weights.json, trajectories.jsonl and bank/ to ${resolve(opts.out)}`);
       setCode(0);
     });
 }

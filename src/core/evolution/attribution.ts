@@ -34,7 +34,7 @@ import type { Trajectory } from '../schema/trajectory.ts';
 import { evaluate, isSuccess, replayGold, type GoldResult } from '../scoring/index.ts';
 import { callerFindings, databaseValues } from './caller-checks.ts';
 import { dbBrittlenessFindings } from './db-brittleness.ts';
-import type { Attribution, Finding, TaskIssue } from './findings.ts';
+import type { Attribution, Finding } from './findings.ts';
 
 /** The rollouts of one policy. */
 export interface PolicyRollouts {
@@ -78,21 +78,6 @@ export async function attributeTasks(opts: AttributionOptions): Promise<Attribut
     out.push({ task_id: task.id, verdict: findings.length ? 'broken' : 'hard', findings });
   }
   return out;
-}
-
-/** One open issue per finding. */
-export function taskIssues(attributions: readonly Attribution[]): TaskIssue[] {
-  return attributions.flatMap((a) =>
-    a.findings.map((f, i) => ({
-      id: `${a.task_id}#${i + 1}`,
-      task_id: a.task_id,
-      finding: f.kind,
-      detail: f.detail,
-      status: 'open' as const,
-      resolution: null,
-      evidence_trajectory: f.trajectory_ids[0] ?? null,
-    })),
-  );
 }
 
 async function goldFindings(

@@ -13,9 +13,10 @@ import type { Agent } from '../participants/types.ts';
 import { runBatch, type BatchOptions } from '../rollout/batch.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
-import { attributeTasks, taskIssues } from './attribution.ts';
+import { attributeTasks } from './attribution.ts';
 import { crossPolicyRollouts, optionalBatchSettings } from './cross-policy.ts';
-import type { Attribution, TaskIssue } from './findings.ts';
+import type { Attribution } from './findings.ts';
+import { updateIssues, type TaskIssue } from './issues.ts';
 import type { HardenReport } from './harden.ts';
 import { hardenRound, type HardenSettings } from './harden-round.ts';
 import { defaultThresholds, labelTasks, type LabelReport, type LabelThresholds } from './labels.ts';
@@ -46,6 +47,8 @@ export interface EvolveOptions
   bandit?: BanditSettings;
   /** Sampling weights of an earlier run to continue the bandit from. */
   previous?: SamplingWeights;
+  /** Task issues of an earlier run (its `bank/issues.json`), carried on by {@link updateIssues}. */
+  issues?: readonly TaskIssue[];
   /**
    * Harden each round's `always_pass` tasks with the hard-pattern library ({@link hardenRound});
    * the next round runs each admitted variant in place of its parent. Off when absent.
@@ -76,7 +79,10 @@ export interface EvolveRound {
   weights: SamplingWeights;
   /** Verdict (broken or hard, with evidence) on each `always_fail` task, from this round's rollouts. */
   attribution: Attribution[];
-  /** One open task issue per finding. */
+  /**
+   * The task issues after this round: the earlier issues carried on ({@link updateIssues}: still
+   * found, resolved, or untouched) and one new open issue per new finding.
+   */
   issues: TaskIssue[];
   /** With {@link EvolveOptions.harden}: the always-passed tasks hardened, variants admitted, rejected, skipped. */
   hardening?: HardenReport;
@@ -111,6 +117,7 @@ export async function evolve(
   const out: EvolveRound[] = [];
   const all: Trajectory[][] = [];
   let previous = opts.previous;
+  let issues: readonly TaskIssue[] = opts.issues ?? [];
   let agentId = '';
   let userId = '';
   let tasks: readonly Task[] = opts.tasks;
@@ -154,6 +161,7 @@ export async function evolve(
       clock: opts.clock,
     });
     previous = weights;
+    issues = updateIssues(issues, round, labels, attribution);
     const hardened = opts.harden ? await hardenRound(opts.runtime, tasks, labels, seed, opts.harden) : null;
     out.push({
       round,
@@ -163,7 +171,7 @@ export async function evolve(
       labels,
       weights,
       attribution,
-      issues: taskIssues(attribution),
+      issues: [...issues],
       ...(hardened ? { hardening: hardened.report } : {}),
     });
     all.push([...trajectories, ...others.flatMap((p) => p.trajectories)]);

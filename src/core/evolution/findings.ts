@@ -14,7 +14,7 @@ export type FindingKind =
   | 'cross_policy_agreement';
 
 /** Every finding kind, in check order. */
-export const FINDING_KINDS: readonly FindingKind[] = [
+export const FINDING_KINDS = [
   'gold_breaks_rule',
   'gold_replay_fails',
   'gate_refuses',
@@ -25,7 +25,7 @@ export const FINDING_KINDS: readonly FindingKind[] = [
   'caller_hung_up_early',
   'db_brittle',
   'cross_policy_agreement',
-];
+] as const satisfies readonly FindingKind[];
 
 /** One piece of evidence that a task is broken. */
 export interface Finding {
@@ -50,16 +50,4 @@ export interface Attribution {
   task_id: string;
   verdict: 'broken' | 'hard';
   findings: Finding[];
-}
-
-/** A task issue, stored with the task bank: one per finding, open until a repair resolves it. */
-export interface TaskIssue {
-  id: string;
-  task_id: string;
-  finding: FindingKind;
-  detail: string;
-  status: 'open' | 'resolved';
-  resolution: string | null;
-  /** The first trajectory of the evidence, or null. */
-  evidence_trajectory: string | null;
 }

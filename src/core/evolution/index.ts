@@ -4,6 +4,7 @@ export * from './weights.ts';
 export * from './evolve.ts';
 export * from './attribution.ts';
 export * from './findings.ts';
+export * from './issues.ts';
 export * from './caller-checks.ts';
 export * from './db-brittleness.ts';
 export * from './cross-policy.ts';
