@@ -15,7 +15,7 @@
  *   reference and do-nothing episodes, each scored), wall time.
  * - **executable policy overhead** (issue 20): the same gate with the domain's rule checks and on
  *   a runtime of the same domain without them (`ruleChecks: []`), `policyRounds` rounds each,
- *   interleaved; the median of each and their ratio, over all tasks of both domains (target: the
+ *   interleaved (which goes first alternates); the median of each and their ratio, over all tasks of both domains (target: the
  *   checks add at most 20%, ratio ≤ {@link POLICY_OVERHEAD_TARGET}).
  *
  * The data is read from `<dataRoot>/airline/` and `<dataRoot>/retail/` (default the cache of
@@ -90,7 +90,7 @@ export interface Tau2BenchOptions {
   rounds?: number;
   /** Runtime builds to take the median of. Default 3. */
   runtimeRuns?: number;
-  /** Gate rounds with and without rule checks (interleaved) for the policy overhead. Default 3. */
+  /** Gate rounds with and without rule checks (interleaved) for the policy overhead. Default 5. */
   policyRounds?: number;
 }
 
@@ -183,9 +183,13 @@ export async function measureTau2Domain(
   const bare = await DomainRuntime.create({ ...domain, ruleChecks: [] }, factory);
   const gatePolicyRoundsMs: number[] = [];
   const gateNoPolicyRoundsMs: number[] = [];
-  for (let i = 0; i < (options.policyRounds ?? 3); i++) {
-    gateNoPolicyRoundsMs.push((await timed(() => gateDomain(bare, { episodes: true })))[1]);
-    gatePolicyRoundsMs.push((await timed(() => gateDomain(rt, { episodes: true })))[1]);
+  for (let i = 0; i < (options.policyRounds ?? 5); i++) {
+    // Alternate which runs first, so warm-up and drift do not favour one side.
+    const order = i % 2 ? ([rt, bare] as const) : ([bare, rt] as const);
+    for (const r of order) {
+      const ms = (await timed(() => gateDomain(r, { episodes: true })))[1];
+      (r === rt ? gatePolicyRoundsMs : gateNoPolicyRoundsMs).push(ms);
+    }
   }
   await bare.close();
   await rt.close();
