@@ -320,7 +320,11 @@ describe('change_plan', () => {
     const out = await call(env, 'change_plan', { customer_id: 'C1009', plan_id: 'PL88' });
     expect(out.error).toBe(false);
     expect(out.violations).toEqual([
-      { rule: 'R5', message: 'plan change scheduled for customer C1009 while bills B10035 are overdue' },
+      {
+        rule: 'R5',
+        message: 'plan change scheduled for customer C1009 while bills B10035 are overdue',
+        policy: '客户有逾期账单时不得办理套餐变更',
+      },
     ]);
   });
 });
@@ -426,6 +430,7 @@ describe('pay_bill_from_balance', () => {
         rule: 'R3',
         message:
           'bill B10012 received 200.01 yuan from the prepaid balance on 2025-03-15, above the 200 yuan daily limit',
+        policy: '同一张账单每天从话费余额缴纳的合计金额不得超过200元',
       },
     ]);
   });
@@ -479,6 +484,7 @@ describe('file_dispute', () => {
       {
         rule: 'R4',
         message: 'charge CH00022 dated 2024-11-20 is outside the 60-day dispute window (earliest 2025-01-14)',
+        policy: '只能对费用发生日期在60天以内（含第60天）的单笔费用提交申诉',
       },
     ]);
   });
@@ -495,7 +501,11 @@ describe('file_dispute', () => {
       'disputes.created_at',
     ]);
     expect(out.violations).toEqual([
-      { rule: 'R4', message: 'charge CH00029 now has 2 disputes; at most one is allowed' },
+      {
+        rule: 'R4',
+        message: 'charge CH00029 now has 2 disputes; at most one is allowed',
+        policy: '每笔费用最多申诉一次',
+      },
     ]);
   });
 
@@ -532,6 +542,7 @@ describe('file_dispute', () => {
       {
         rule: 'R4',
         message: 'charge CH90002 dated 2025-01-13 is outside the 60-day dispute window (earliest 2025-01-14)',
+        policy: '只能对费用发生日期在60天以内（含第60天）的单笔费用提交申诉',
       },
     ]);
   });
