@@ -25,6 +25,9 @@ import { modelsDir, nodeLocalModel } from '../adapters/node/local-model.ts';
 import { LocalModelError } from '../adapters/shared/local-model-manifest.ts';
 import { InputError } from '../core/errors.ts';
 import { NoisyAgent } from '../core/participants/noisy.ts';
+import { RealtimeAgent, type RealtimeDialect } from '../core/participants/realtime-agent.ts';
+import { nodeRealtimeConnect } from '../adapters/node/realtime-ws.ts';
+import { redactText, redactUrl } from '../adapters/shared/endpoint-secrets.ts';
 
 const AGENTS: Record<string, () => Agent> = {
   reference: () => new ReferenceAgent(),
@@ -117,6 +120,8 @@ export function agentFactory(spec: string, settings: ModelSettings = {}): () => 
     const c = local.client;
     return () => new ModelAgent(c, agentOptions(settings));
   }
+  const realtime = /^(realtime|realtime-beta):(.*)$/s.exec(spec);
+  if (realtime) return realtimeAgentFactory(realtime[1] === 'realtime' ? 'ga' : 'beta', realtime[2]!, settings);
   const model = parseModelSpec(spec);
   if (model) {
     const c = client(model, settings);
@@ -133,8 +138,42 @@ export function agentFactory(spec: string, settings: ModelSettings = {}): () => 
   if (settings.teacherGuidance)
     throw new UsageError('--teacher-guidance needs a model agent (<flavor>:<model>@<url> or local:<id>)');
   const f = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
-  if (!f) throw new UsageError(`unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')}, noisy:<p>)`);
+  if (!f)
+    throw new UsageError(
+      `unknown agent "${spec}" (known: ${Object.keys(AGENTS).join(', ')}, noisy:<p>, <flavor>:<model>@<url>, local:<id>, realtime:<ws-url>)`,
+    );
   return f;
+}
+
+/**
+ * `realtime:<ws(s)-url>` / `realtime-beta:<ws(s)-url>`: a voice agent behind an
+ * OpenAI-Realtime-compatible WebSocket server ({@link RealtimeAgent}), one session per rollout.
+ * The API key (SWITCHBOARD_API_KEY, else OPENAI_API_KEY) goes in `Authorization: Bearer`; with
+ * the phone channel on it hears each caller turn's degraded audio. `--model-timeout` is its idle
+ * timeout while a reply is awaited, `--model-retries` its reconnects.
+ * @throws UsageError for a URL that is not ws: or wss:, or with --teacher-guidance.
+ */
+function realtimeAgentFactory(dialect: RealtimeDialect, url: string, settings: ModelSettings): () => Agent {
+  if (!/^wss?:\/\/[^/\s]/i.test(url))
+    throw new UsageError(
+      `agent "realtime:${redactText(url)}": needs a ws:// or wss:// URL, e.g. realtime:wss://host/v1/realtime?model=<m>`,
+    );
+  if (settings.teacherGuidance) throw new UsageError('--teacher-guidance needs a chat model agent, not a realtime one');
+  const env = settings.env ?? process.env;
+  const apiKey = env.SWITCHBOARD_API_KEY || env.OPENAI_API_KEY || undefined;
+  const connect = nodeRealtimeConnect({
+    ...(apiKey ? { apiKey } : {}),
+    ...(settings.timeoutMs !== undefined ? { idleTimeoutMs: settings.timeoutMs } : {}),
+  });
+  return () =>
+    new RealtimeAgent({
+      url,
+      connect,
+      endpoint: redactUrl(url),
+      dialect,
+      ...(settings.userAudio ? { userAudio: settings.userAudio } : {}),
+      ...(settings.retries !== undefined ? { retries: settings.retries } : {}),
+    });
 }
 
 /** A factory for the simulated caller named by `spec`. */

@@ -119,7 +119,9 @@ describe('switchboard CLI', () => {
     );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: unknown agent "gpt-9" (known: reference, noop, noisy:<p>)\n');
+    expect(io.stderr).toBe(
+      'switchboard: unknown agent "gpt-9" (known: reference, noop, noisy:<p>, <flavor>:<model>@<url>, local:<id>, realtime:<ws-url>)\n',
+    );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--task-ids', 'nope'], io)).toBe(2);
     expect(io.stderr).toBe('switchboard: unknown task id(s) in carrier: nope\n');
@@ -136,7 +138,9 @@ describe('switchboard CLI', () => {
     }
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'toString'], io)).toBe(2);
-    expect(io.stderr).toBe('switchboard: unknown agent "toString" (known: reference, noop, noisy:<p>)\n');
+    expect(io.stderr).toBe(
+      'switchboard: unknown agent "toString" (known: reference, noop, noisy:<p>, <flavor>:<model>@<url>, local:<id>, realtime:<ws-url>)\n',
+    );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--user', '__proto__'], io)).toBe(2);
     io = capture();

@@ -189,6 +189,16 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
       return () => new ReferenceAgent();
     case 'noop':
       return () => new NoopAgent();
+    case 'realtime': {
+      const [{ RealtimeAgent }, { webSocketConnect }, { redactUrl }] = await Promise.all([
+        import('../../core/participants/realtime-agent.ts'),
+        import('../shared/realtime-socket.ts'),
+        import('../shared/endpoint-secrets.ts'),
+      ]);
+      const connect = webSocketConnect((url) => new WebSocket(url));
+      return () =>
+        new RealtimeAgent({ url: spec.url, connect, endpoint: redactUrl(spec.url), dialect: spec.dialect ?? 'ga' });
+    }
     case 'remote': {
       const [{ OpenAiModelClient }, { ModelAgent }] = await Promise.all([
         import('../shared/openai-client.ts'),

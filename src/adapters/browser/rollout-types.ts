@@ -29,7 +29,13 @@ export type AgentSpec =
   | { kind: 'noop' }
   | ({ kind: 'remote' } & EndpointSettings)
   /** An on-device agent of the models folder's manifest (`models/manifest.json`), run in a model worker. */
-  | { kind: 'local'; id: string };
+  | { kind: 'local'; id: string }
+  /**
+   * A voice agent behind an OpenAI-Realtime-compatible WebSocket server (`ws:`/`wss:` URL), over
+   * the browser's WebSocket (which sends no `Authorization` header: a server needing a key takes
+   * it another way, e.g. in the URL).
+   */
+  | { kind: 'realtime'; url: string; dialect?: 'ga' | 'beta' };
 
 /**
  * Who the caller is: the scripted simulator, the person at the keyboard, a model behind a

@@ -69,6 +69,36 @@ export function toBase64(bytes: Uint8Array): string {
 }
 
 /**
+ * Bytes of standard base64 text (RFC 4648; padding optional), without platform helpers.
+ * @throws RangeError naming the first character that is not base64.
+ */
+export function fromBase64(text: string): Uint8Array {
+  const clean = text.replace(/=+$/, '');
+  const out = new Uint8Array(Math.floor((clean.length * 3) / 4));
+  let acc = 0;
+  let bits = 0;
+  let o = 0;
+  for (let i = 0; i < clean.length; i++) {
+    const v = B64_INDEX[clean.charCodeAt(i)] ?? -1;
+    if (v < 0) throw new RangeError(`not base64: character ${JSON.stringify(clean[i])} at ${i}`);
+    acc = ((acc << 6) | v) & 0xffffff;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (acc >> bits) & 0xff;
+    }
+  }
+  return out.subarray(0, o);
+}
+
+/** Base64 alphabet index by character code (−1 elsewhere). */
+const B64_INDEX = (() => {
+  const t = new Int8Array(128).fill(-1);
+  for (let i = 0; i < B64.length; i++) t[B64.charCodeAt(i)] = i;
+  return t;
+})();
+
+/**
  * A `userAudio` hook for {@link ModelAgent}: the degraded WAV of a caller turn (base64) when the
  * turn has channel audio and `store` can read it synchronously; otherwise null (the text is sent).
  */

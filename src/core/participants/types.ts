@@ -55,6 +55,11 @@ export interface Agent {
    * calls. Throw {@link InfrastructureError} when the model endpoint fails.
    */
   respond(view: EpisodeView): Promise<ParticipantReply>;
+  /**
+   * Release what the agent holds for its episode (a realtime agent's WebSocket session). Called
+   * once when the episode ends, however it ends; errors are ignored. Optional.
+   */
+  close?(): Promise<void>;
 }
 
 /** The simulated caller (or callee on an outbound call). */

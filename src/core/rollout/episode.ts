@@ -349,6 +349,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     invalidReason = e instanceof InfrastructureError ? e.message : thrownReason(e);
   } finally {
     await env?.close().catch(() => undefined);
+    await agent.close?.().catch(() => undefined);
   }
   let duplex: Trajectory['duplex'];
   if (timeline) {

@@ -12,7 +12,7 @@ import { num } from '../components/score-panel.tsx';
 import { errorText, loadEndpoint, newId, openedTau2, trajectoryStore } from '../runtime.ts';
 import { EndpointForm, endpointSpec } from '../components/endpoint-form.tsx';
 
-type AgentKind = Exclude<AgentSpec['kind'], 'local'>;
+type AgentKind = Exclude<AgentSpec['kind'], 'local' | 'realtime'>;
 
 /** Per-task tallies from the trajectories received so far. */
 interface Tally {

@@ -48,7 +48,7 @@ import {
 import { formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
 import { reasonOf } from '../task-reason.ts';
 
-type AgentKind = AgentSpec['kind'];
+type AgentKind = Exclude<AgentSpec['kind'], 'realtime'>;
 /**
  * Callers of the Watch view (the Call view's caller is the person at the keyboard); `replay` is a
  * person's recorded call opened from its link.
@@ -65,7 +65,9 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [taskId, setTaskId] = useState(() => initial.taskId ?? info.tasks[0]?.id ?? '');
   const [seed, setSeed] = useState(initial.seed ?? 0);
   const [preset, setPreset] = useState<PresetName>(initial.preset ?? 'clean');
-  const [agentKind, setAgentKind] = useState<AgentKind>(initial.agent?.kind ?? 'reference');
+  // Links never name a realtime agent (its URL may hold a key); the form does not offer one yet.
+  const linked = initial.agent?.kind;
+  const [agentKind, setAgentKind] = useState<AgentKind>(linked && linked !== 'realtime' ? linked : 'reference');
   const [localId, setLocalId] = useState(initial.agent?.kind === 'local' ? initial.agent.id : '');
   // The link's remote endpoints over the saved ones; those it names that this browser has not
   // saved must be confirmed before anything is sent (and never get a saved key: keys go by origin).

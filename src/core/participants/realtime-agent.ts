@@ -1,0 +1,507 @@
+/**
+ * {@link RealtimeAgent}: bring your own voice agent. The agent under test is an
+ * OpenAI-Realtime-compatible WebSocket server (gpt-realtime, open speech-to-speech servers,
+ * Pipecat / LiveKit shims); it takes our calls, runs our tools and is scored like any agent.
+ *
+ * Per episode one session: `session.update` (instructions = the agent prompt, tools, PCM 24 kHz
+ * audio both ways, no server turn detection: the episode decides turns), then per agent turn the
+ * new caller turns (`input_audio_buffer.append` + `commit` of the degraded caller audio, or a
+ * `conversation.item.create` text message without audio), the results of its tool calls
+ * (`function_call_output` items) and `response.create`; the reply is collected from the
+ * `response.*` events until `response.done`: the audio transcript (or text), the audio itself
+ * (returned as a 16 kHz WAV part) and function calls. An interrupted reply (barge-in) is cut
+ * back on the server too (`conversation.item.truncate` at the cut, dropped calls deleted).
+ *
+ * Event names of both dialects are read: the GA API (`response.output_audio.delta`,
+ * `response.output_audio_transcript.*`, `response.output_text.*`) and the beta one many servers
+ * still speak (`response.audio.delta`, `response.audio_transcript.*`, `response.text.*`); what is
+ * sent follows {@link RealtimeAgentOptions.dialect}.
+ *
+ * Errors, by whose fault they are:
+ * - the model's output (unknown tool names, argument text that is not a JSON object, missing
+ *   names, a reply over the text limit) goes back as given; the episode loop turns it into an
+ *   `Error: …` tool message, which is sent to the server as the call's output, and goes on;
+ * - frames that are not JSON events (no `type`) and events of unknown types are skipped, as a
+ *   client of an evolving protocol must; audio past {@link DEFAULT_MAX_AUDIO_S} is not kept;
+ * - transport faults (cannot connect, the socket drops, the adapter's idle timeout, an `error`
+ *   event, a response with status `failed`) reconnect and replay the conversation so far in a
+ *   fresh session, `retries` times; then {@link ModelEndpointError}: the rollout is invalid and
+ *   resampled, never the agent's 0.
+ */
+import { decodeWav, encodeWav, resample } from '../audio/wav.ts';
+import { fromBase64, toBase64 } from '../channel/audio-store.ts';
+import type { RealtimeConnect, RealtimeSocket } from '../ports/realtime.ts';
+import { AGENT_PROMPT_VERSION, renderAgentPrompt } from '../prompts/agent.ts';
+import type { OpenAiToolSchema } from '../schema/domain.ts';
+import type { AssistantTurn, ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
+import type { TurnAudio } from './model-messages.ts';
+import { ModelEndpointError } from './model-errors.ts';
+import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
+
+/** Which shape of `session.update` and history items to send. */
+export type RealtimeDialect = 'ga' | 'beta';
+
+/** The realtime API's PCM rate: 24 kHz, 16-bit little-endian mono. */
+export const REALTIME_RATE_HZ = 24_000;
+/** Agent audio kept per reply: 120 s (longer replies keep their transcript; the audio is cut). */
+export const DEFAULT_MAX_AUDIO_S = 120;
+/** Caller audio per `input_audio_buffer.append`: 500 ms (24 kB of PCM). */
+export const APPEND_CHUNK_MS = 500;
+
+/** Options of {@link RealtimeAgent}. */
+export interface RealtimeAgentOptions {
+  /** ws: or wss: URL of the server, e.g. `wss://host/v1/realtime?model=gpt-realtime`. */
+  url: string;
+  /** Opens connections (platform adapter). */
+  connect: RealtimeConnect;
+  /** The URL as it may be written down (credentials redacted); default `url`. */
+  endpoint?: string;
+  /** Default `ga`. */
+  dialect?: RealtimeDialect;
+  /** Output voice, when the server should use a particular one. */
+  voice?: string;
+  /** Caller audio (base64 WAV) for a caller turn; null or absent: its text is sent. */
+  userAudio?: TurnAudio;
+  /** Reconnects after a transport fault before the rollout is invalid. Default 2. */
+  retries?: number;
+  /** Agent audio kept per reply, s. Default {@link DEFAULT_MAX_AUDIO_S}. */
+  maxAudioSeconds?: number;
+}
+
+/** A fault of the connection or the server (not of the model's output): reconnect, then invalid. */
+class TransportFault extends Error {}
+
+/** A loosely typed server event. */
+type ServerEvent = { type: string } & Record<string, unknown>;
+
+/** Events of one connection, in arrival order. */
+class Inbox {
+  private items: ServerEvent[] = [];
+  private wake: (() => void) | null = null;
+  closed: string | null = null;
+  /** Frames skipped: not JSON, or no string `type`. */
+  skipped = 0;
+
+  push(data: string): void {
+    let e: unknown;
+    try {
+      e = JSON.parse(data);
+    } catch {
+      this.skipped++;
+      return;
+    }
+    if (typeof e !== 'object' || e === null || typeof (e as { type?: unknown }).type !== 'string') {
+      this.skipped++;
+      return;
+    }
+    this.items.push(e as ServerEvent);
+    this.wake?.();
+  }
+
+  end(reason: string): void {
+    this.closed ??= reason;
+    this.wake?.();
+  }
+
+  /** The next event; throws {@link TransportFault} once the connection has ended and nothing is left. */
+  async next(): Promise<ServerEvent> {
+    for (;;) {
+      const e = this.items.shift();
+      if (e) return e;
+      if (this.closed !== null) throw new TransportFault(`connection closed: ${this.closed}`);
+      await new Promise<void>((r) => {
+        this.wake = r;
+      });
+      this.wake = null;
+    }
+  }
+}
+
+interface Session {
+  socket: RealtimeSocket;
+  inbox: Inbox;
+  /** Turns of the episode the server's conversation already holds. */
+  held: number;
+  /** Server item ids of the last reply: its message, and its function calls by call id. */
+  lastReply: { messageId: string | null; calls: Map<string, string>; audioMs: number } | null;
+}
+
+/** One function call as the server sent it. */
+interface WireCall {
+  name: unknown;
+  arguments: unknown;
+}
+
+const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
+
+/** The model's argument text as arguments: a JSON object when it parses to one, else the text itself (refused by the episode loop). */
+function callArguments(raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw;
+  try {
+    const v: unknown = JSON.parse(raw);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : raw;
+  } catch {
+    return raw;
+  }
+}
+
+/** 16-bit little-endian PCM bytes of float samples (rounded, clipped). */
+function pcm16Bytes(x: Float32Array): Uint8Array {
+  const out = new Uint8Array(x.length * 2);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < x.length; i++) {
+    const v = Math.round((x[i] as number) * 32768);
+    view.setInt16(2 * i, Math.min(32767, Math.max(-32768, v)), true);
+  }
+  return out;
+}
+
+/** Float samples of 16-bit little-endian PCM bytes (an odd last byte is dropped). */
+function pcm16Samples(bytes: Uint8Array): Float32Array {
+  const n = bytes.length >> 1;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, n * 2);
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = view.getInt16(2 * i, true) / 32768;
+  return out;
+}
+
+/**
+ * An agent behind an OpenAI-Realtime-compatible WebSocket server (see the module comment). One
+ * instance per rollout; {@link close} ends its session.
+ */
+export class RealtimeAgent implements Agent {
+  readonly id: string;
+  private session: Session | null = null;
+  private readonly dialect: RealtimeDialect;
+  private readonly retries: number;
+  private readonly maxAudioBytes: number;
+  private readonly model: string | null;
+
+  constructor(private readonly options: RealtimeAgentOptions) {
+    this.dialect = options.dialect ?? 'ga';
+    this.retries = options.retries ?? 2;
+    this.maxAudioBytes = Math.round((options.maxAudioSeconds ?? DEFAULT_MAX_AUDIO_S) * REALTIME_RATE_HZ) * 2;
+    // The `model` query parameter, as realtime URLs name the model.
+    const m = /[?&]model=([^&#]*)/.exec(options.url)?.[1];
+    let model: string | null = null;
+    try {
+      model = m ? decodeURIComponent(m.replace(/\+/g, ' ')) : null;
+    } catch {
+      model = m ?? null;
+    }
+    this.model = model || null;
+    this.id = `realtime:${model ?? options.endpoint ?? options.url}`;
+  }
+
+  /** Setup recorded in the trajectory (no sampling parameters: realtime servers choose their own). */
+  get card(): ParticipantCard {
+    return {
+      kind: 'remote',
+      flavor: this.dialect === 'ga' ? 'realtime' : 'realtime-beta',
+      model: this.model,
+      base_url: this.options.endpoint ?? this.options.url,
+      sampling: null,
+      prompt_version: AGENT_PROMPT_VERSION,
+      teacher_guidance: null,
+    };
+  }
+
+  async respond(view: EpisodeView): Promise<ParticipantReply> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(view);
+      } catch (e) {
+        if (!(e instanceof TransportFault)) throw e;
+        this.drop();
+        if (attempt > this.retries)
+          throw new ModelEndpointError(
+            `realtime agent at ${this.options.endpoint ?? this.options.url}: ${e.message} (${attempt} attempts)`,
+            null,
+            true,
+            attempt,
+          );
+      }
+    }
+  }
+
+  /** End the session (the episode is over). */
+  async close(): Promise<void> {
+    this.drop();
+  }
+
+  private drop(): void {
+    const s = this.session;
+    this.session = null;
+    if (s) {
+      s.inbox.end('closed by the agent');
+      try {
+        s.socket.close();
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  private async open(view: EpisodeView): Promise<Session> {
+    const inbox = new Inbox();
+    let socket: RealtimeSocket;
+    try {
+      socket = await this.options.connect(this.options.url, {
+        message: (d) => inbox.push(d),
+        close: (r) => inbox.end(r),
+      });
+    } catch (e) {
+      throw new TransportFault(`cannot connect: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const session: Session = { socket, inbox, held: 0, lastReply: null };
+    const instructions = renderAgentPrompt({ domain: view.domain, task: view.task, tools: view.tools, guidance: null });
+    this.send(session, { type: 'session.update', session: this.sessionConfig(instructions, view.tools) });
+    return session;
+  }
+
+  private sessionConfig(instructions: string, tools: readonly OpenAiToolSchema[]): Record<string, unknown> {
+    const wire = tools.map((t) => ({
+      type: 'function',
+      name: t.function.name,
+      description: t.function.description,
+      parameters: t.function.parameters,
+    }));
+    const voice = this.options.voice;
+    if (this.dialect === 'beta') {
+      return {
+        modalities: ['text', 'audio'],
+        instructions,
+        ...(voice ? { voice } : {}),
+        input_audio_format: 'pcm16',
+        output_audio_format: 'pcm16',
+        turn_detection: null,
+        tools: wire,
+        tool_choice: 'auto',
+      };
+    }
+    const format = { type: 'audio/pcm', rate: REALTIME_RATE_HZ };
+    return {
+      type: 'realtime',
+      output_modalities: ['audio'],
+      instructions,
+      audio: { input: { format, turn_detection: null }, output: { format, ...(voice ? { voice } : {}) } },
+      tools: wire,
+      tool_choice: 'auto',
+    };
+  }
+
+  private send(s: Session, event: Record<string, unknown>): void {
+    if (s.inbox.closed !== null) throw new TransportFault(`connection closed: ${s.inbox.closed}`);
+    try {
+      s.socket.send(JSON.stringify(event));
+    } catch (e) {
+      throw new TransportFault(`send failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private async attempt(view: EpisodeView): Promise<ParticipantReply> {
+    this.session ??= await this.open(view);
+    const s = this.session;
+    const turns = view.turns;
+    // The reply the server made last time, as the episode kept it: cut back when interrupted.
+    const mine = s.lastReply && s.held > 0 ? turns[s.held - 1] : undefined;
+    if (mine?.role === 'assistant' && mine.interrupted && s.lastReply) this.cutBack(s, mine, s.lastReply);
+    for (let i = s.held; i < turns.length; i++) this.sendTurn(s, turns[i]!, i);
+    s.held = turns.length;
+    s.lastReply = null;
+    this.send(s, { type: 'response.create' });
+    s.socket.waiting(true);
+    const reply = await this.collect(s);
+    s.socket.waiting(false);
+    // The server holds its own reply: the next turn of the episode.
+    s.held = turns.length + 1;
+    return reply;
+  }
+
+  /** Truncate the interrupted reply's message at the cut and delete its dropped calls. */
+  private cutBack(s: Session, turn: AssistantTurn, last: NonNullable<Session['lastReply']>): void {
+    const cut = turn.interrupted!;
+    if (last.messageId && last.audioMs > 0)
+      this.send(s, {
+        type: 'conversation.item.truncate',
+        item_id: last.messageId,
+        content_index: 0,
+        audio_end_ms: Math.max(0, Math.min(Math.round(cut.cut_ms ?? 0), Math.floor(last.audioMs))),
+      });
+    for (const call of cut.dropped_tool_calls) {
+      const item = last.calls.get(call.id);
+      if (item) this.send(s, { type: 'conversation.item.delete', item_id: item });
+    }
+  }
+
+  private sendTurn(s: Session, t: Turn, index: number): void {
+    if (t.role === 'user') {
+      const wav = t.text ? (this.options.userAudio?.(t, index) ?? null) : null;
+      if (wav !== null) this.sendAudio(s, wav);
+      else if (t.text)
+        this.send(s, {
+          type: 'conversation.item.create',
+          item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: t.text }] },
+        });
+    } else if (t.role === 'assistant') {
+      // A turn the server did not make itself (a replayed history): its words and calls.
+      if (t.text)
+        this.send(s, {
+          type: 'conversation.item.create',
+          item: {
+            type: 'message',
+            role: 'assistant',
+            content: [{ type: this.dialect === 'ga' ? 'output_text' : 'text', text: t.text }],
+          },
+        });
+      for (const c of t.tool_calls)
+        this.send(s, {
+          type: 'conversation.item.create',
+          item: {
+            type: 'function_call',
+            call_id: c.id,
+            name: c.name,
+            arguments: c.raw_arguments ?? JSON.stringify(c.arguments),
+          },
+        });
+    } else if (t.requestor === 'assistant') {
+      this.send(s, {
+        type: 'conversation.item.create',
+        item: { type: 'function_call_output', call_id: t.tool_call_id, output: t.content },
+      });
+    }
+  }
+
+  /** The caller's degraded WAV as 24 kHz PCM appends, then a commit. */
+  private sendAudio(s: Session, wavBase64: string): void {
+    const { samples, sampleRate } = decodeWav(fromBase64(wavBase64));
+    const pcm = pcm16Bytes(sampleRate === REALTIME_RATE_HZ ? samples : resample(samples, sampleRate, REALTIME_RATE_HZ));
+    const chunk = ((APPEND_CHUNK_MS * REALTIME_RATE_HZ) / 1000) * 2;
+    for (let at = 0; at < pcm.length; at += chunk)
+      this.send(s, { type: 'input_audio_buffer.append', audio: toBase64(pcm.subarray(at, at + chunk)) });
+    this.send(s, { type: 'input_audio_buffer.commit' });
+  }
+
+  /** Read events until `response.done`; the reply in our shape. */
+  private async collect(s: Session): Promise<ParticipantReply> {
+    const skippedBefore = s.inbox.skipped;
+    let transcript = '';
+    let transcriptDone: string | null = null;
+    let text = '';
+    let textDone: string | null = null;
+    const audio: Uint8Array[] = [];
+    let audioBytes = 0;
+    let audioCut = false;
+    const calls = new Map<string, WireCall>();
+    const order: string[] = [];
+    const reply = { messageId: null as string | null, calls: new Map<string, string>(), audioMs: 0 };
+    const addCall = (callId: unknown, c: WireCall, itemId: unknown) => {
+      const id = str(callId) ?? `call_${order.length}`;
+      if (!calls.has(id)) order.push(id);
+      calls.set(id, { name: c.name ?? calls.get(id)?.name, arguments: c.arguments ?? calls.get(id)?.arguments });
+      const item = str(itemId);
+      if (item) reply.calls.set(id, item);
+    };
+    for (;;) {
+      const e = await s.inbox.next();
+      switch (e.type) {
+        case 'error': {
+          const err = e.error as { message?: unknown; code?: unknown } | undefined;
+          throw new TransportFault(`server error: ${str(err?.message) ?? str(err?.code) ?? 'no message'}`);
+        }
+        case 'response.output_audio.delta':
+        case 'response.audio.delta': {
+          const delta = str(e.delta);
+          if (!delta) break;
+          let bytes: Uint8Array;
+          try {
+            bytes = fromBase64(delta);
+          } catch {
+            s.inbox.skipped++;
+            break;
+          }
+          if (audioBytes + bytes.length > this.maxAudioBytes) {
+            audioCut = true;
+            bytes = bytes.subarray(0, Math.max(0, this.maxAudioBytes - audioBytes));
+          }
+          if (bytes.length) {
+            audio.push(bytes);
+            audioBytes += bytes.length;
+          }
+          break;
+        }
+        case 'response.output_audio_transcript.delta':
+        case 'response.audio_transcript.delta':
+          transcript += str(e.delta) ?? '';
+          break;
+        case 'response.output_audio_transcript.done':
+        case 'response.audio_transcript.done':
+          transcriptDone = str(e.transcript) ?? transcriptDone;
+          break;
+        case 'response.output_text.delta':
+        case 'response.text.delta':
+          text += str(e.delta) ?? '';
+          break;
+        case 'response.output_text.done':
+        case 'response.text.done':
+          textDone = str(e.text) ?? textDone;
+          break;
+        case 'response.function_call_arguments.done':
+          addCall(e.call_id, { name: e.name, arguments: e.arguments }, e.item_id);
+          break;
+        case 'response.output_item.added':
+        case 'response.output_item.done': {
+          const item = e.item as Record<string, unknown> | undefined;
+          if (item?.type === 'message' && str(item.id)) reply.messageId = str(item.id);
+          if (item?.type === 'function_call' && e.type === 'response.output_item.done')
+            addCall(item.call_id, { name: item.name, arguments: item.arguments }, item.id);
+          break;
+        }
+        case 'response.done': {
+          const r = e.response as { status?: unknown; status_details?: unknown; output?: unknown } | undefined;
+          if (r?.status === 'failed')
+            throw new TransportFault(`response failed: ${JSON.stringify(r.status_details ?? null).slice(0, 300)}`);
+          // Calls only listed in the final response (servers that send no per-call events).
+          if (Array.isArray(r?.output))
+            for (const item of r.output as Record<string, unknown>[])
+              if (item?.type === 'function_call' && !calls.has(str(item.call_id) ?? ''))
+                addCall(item.call_id, { name: item.name, arguments: item.arguments }, item.id);
+          reply.audioMs = (audioBytes / 2 / REALTIME_RATE_HZ) * 1000;
+          const skipped = s.inbox.skipped - skippedBefore;
+          s.lastReply = reply;
+          const spoken = transcriptDone ?? (transcript || (textDone ?? text));
+          const toolCalls = order.map((id) => {
+            const c = calls.get(id)!;
+            return { id, name: c.name, arguments: callArguments(c.arguments) };
+          });
+          const pcm = new Uint8Array(audioBytes);
+          let at = 0;
+          for (const a of audio) {
+            pcm.set(a, at);
+            at += a.length;
+          }
+          const wav =
+            audioBytes >= 2 ? toBase64(encodeWav(resample(pcm16Samples(pcm), REALTIME_RATE_HZ, 16_000), 16_000)) : null;
+          return {
+            text: spoken,
+            // Names and arguments as the model sent them: the episode loop refuses bad ones.
+            tool_calls: toolCalls as unknown as ToolCall[],
+            ...(wav
+              ? { parts: [{ type: 'audio' as const, base64: wav, ...(spoken ? { transcript: spoken } : {}) }] }
+              : {}),
+            generation: {
+              model: this.model ?? 'realtime',
+              token_ids: null,
+              prompt_token_ids: null,
+              logprobs: null,
+              finish_reason: `${str(r?.status) ?? 'unknown'}${audioCut ? '; audio cut' : ''}${skipped ? `; ${skipped} malformed frames skipped` : ''}`,
+              tool_call_source: toolCalls.length ? 'server' : 'none',
+            },
+          };
+        }
+        default:
+          break;
+      }
+    }
+  }
+}

@@ -1,0 +1,335 @@
+/**
+ * Issue 17 item 4: a voice agent behind an OpenAI-Realtime-compatible WebSocket server, against
+ * a fake server of our own (test/fixtures/realtime-server.ts) that plays the reference plan and
+ * misbehaves on purpose.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
+import { nodeRealtimeConnect } from '../../src/adapters/node/realtime-ws.ts';
+import { webSocketConnect, type WebSocketLike } from '../../src/adapters/shared/realtime-socket.ts';
+import { main } from '../../src/cli/main.ts';
+import { decodeWav } from '../../src/core/audio/wav.ts';
+import { fromBase64 } from '../../src/core/channel/audio-store.ts';
+import { referencePlan } from '../../src/core/participants/reference-plan.ts';
+import { RealtimeAgent } from '../../src/core/participants/realtime-agent.ts';
+import { ScriptedUser } from '../../src/core/participants/scripted.ts';
+import { steppingClock } from '../../src/core/ports/clock.ts';
+import { runEpisode } from '../../src/core/rollout/episode.ts';
+import type { Domain } from '../../src/core/schema/domain.ts';
+import { Trajectory } from '../../src/core/schema/trajectory.ts';
+import { evaluate } from '../../src/core/scoring/evaluate.ts';
+import { DomainRuntime } from '../../src/core/env/environment.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { seededRng } from '../../src/core/ports/rng.ts';
+import { capture } from '../fixtures/cli-io.ts';
+import {
+  startRealtimeServer,
+  type RealtimeTestServer,
+  type ScriptContext,
+  type ScriptedResponse,
+} from '../fixtures/realtime-server.ts';
+
+const SECRET = 'sk-realtime-never-recorded';
+const TASK = 'carrier-pay-balance-1';
+let domain: Domain;
+let server: RealtimeTestServer | undefined;
+/** Every run's --out folder sits in here (removed at the end). */
+let base: string;
+let runs = 0;
+
+beforeAll(async () => {
+  [domain, base] = await Promise.all([loadBuiltinDomain('carrier'), mkdtemp(join(tmpdir(), 'sb-realtime-'))]);
+  vi.stubEnv('SWITCHBOARD_API_KEY', SECRET);
+});
+afterEach(() => server?.close().finally(() => (server = undefined)));
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await rm(base, { recursive: true, force: true });
+});
+
+/**
+ * The reference plan of `taskId` as realtime replies, one per assistant turn, with `extra`
+ * replies inserted before plan step `at` (each an extra assistant turn).
+ */
+function planScript(
+  taskId: string,
+  extra: { at: number; reply: ScriptedResponse }[] = [],
+  tweak: (r: ScriptedResponse, ctx: ScriptContext) => ScriptedResponse = (r) => r,
+) {
+  const task = domain.tasks.find((t) => t.id === taskId)!;
+  const replies: ScriptedResponse[] = [];
+  for (const [i, step] of referencePlan(domain, task).entries()) {
+    for (const e of extra.filter((x) => x.at === i)) replies.push(e.reply);
+    replies.push(
+      'say' in step
+        ? { text: step.say }
+        : { calls: [{ name: step.call.name, arguments: JSON.stringify(step.call.arguments) }] },
+    );
+  }
+  return (ctx: ScriptContext): ScriptedResponse =>
+    tweak(replies[ctx.assistantTurns] ?? { text: '再见。###STOP###' }, ctx);
+}
+
+async function runCli(agent: string, more: string[] = []) {
+  const out = join(base, `run-${runs++}`);
+  const io = capture();
+  const code = await main(
+    ['run', '--domain', 'carrier', '--agent', agent, '--task-ids', TASK, '--out', out, '--json', ...more],
+    io,
+  );
+  const lines = (await readFile(join(out, 'trajectories.jsonl'), 'utf8').catch(() => ''))
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => Trajectory.parse(JSON.parse(l)));
+  return { code, io, summary: JSON.parse(io.stdout), trajectories: lines, out };
+}
+
+describe('realtime agent (fake OpenAI-Realtime server)', () => {
+  it('plays a carrier call end to end through our tools and scoring: reward 1 like the reference, despite unknown tools, bad JSON arguments and junk frames', async () => {
+    server = await startRealtimeServer(
+      planScript(
+        TASK,
+        [
+          { at: 4, reply: { calls: [{ name: 'teleport_money', arguments: '{"amount": 5}' }] } },
+          { at: 4, reply: { calls: [{ name: 'get_bills', arguments: '{"customer_id": "C1002"' }] } },
+        ],
+        (r, ctx) =>
+          ctx.assistantTurns === 0
+            ? { ...r, junk: ['not json at all', '{"no_type": 1}', '{"type": "rate_limits.updated"}'] }
+            : r,
+      ),
+    );
+    const { code, summary, trajectories } = await runCli(`realtime:${server.url}`);
+    expect(code).toBe(0);
+    expect(summary.totals.mean_reward).toBe(1);
+    const [t] = trajectories;
+    expect(t!.valid).toBe(true);
+    expect(t!.participants.agent).toBe('realtime:fake-realtime');
+    expect(t!.participants.agent_card).toEqual({
+      kind: 'remote',
+      flavor: 'realtime',
+      model: 'fake-realtime',
+      base_url: server.url,
+      sampling: null,
+      prompt_version: 'agent-v1',
+      teacher_guidance: null,
+    });
+    // The bad calls became error tool messages and the episode went on.
+    const errors = t!.turns
+      .filter((x) => x.role === 'tool' && x.error)
+      .map((x) => (x.role === 'tool' ? x.content : ''));
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatch(/^Error: .*teleport_money/);
+    expect(errors[1]).toBe(
+      'Error: invalid arguments for get_bills: expected an object, got a string: {"customer_id": "C1002"',
+    );
+    // The server got those errors back as the calls' outputs, and every real result too.
+    const outputs = server.received[0]!.filter(
+      (e) => e.type === 'conversation.item.create' && (e.item as { type: string }).type === 'function_call_output',
+    );
+    expect(outputs.map((e) => (e.item as { output: string }).output)).toEqual(
+      t!.turns
+        .filter((x) => x.role === 'tool' && x.requestor === 'assistant')
+        .map((x) => (x.role === 'tool' ? x.content : '')),
+    );
+    // One session: session.update with the agent prompt, the domain's tools, PCM 24 kHz, no server VAD.
+    expect(server.received).toHaveLength(1);
+    const update = server.received[0]![0] as { type: string; session: Record<string, unknown> };
+    expect(update.type).toBe('session.update');
+    expect(update.session).toMatchObject({
+      type: 'realtime',
+      output_modalities: ['audio'],
+      audio: {
+        input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: null },
+        output: { format: { type: 'audio/pcm', rate: 24000 } },
+      },
+      tool_choice: 'auto',
+    });
+    expect(String(update.session.instructions)).toContain('R1');
+    expect((update.session.tools as { name: string }[]).map((x) => x.name)).toEqual(domain.tools.map((x) => x.name));
+    // The API key went as a bearer token and is written nowhere.
+    expect(server.headers[0]!.authorization).toBe(`Bearer ${SECRET}`);
+    expect(JSON.stringify(trajectories)).not.toContain(SECRET);
+    // Junk frames were skipped and noted on the turn they came with.
+    const greeting = t!.turns.find((x) => x.role === 'assistant');
+    expect(greeting!.role === 'assistant' && greeting!.generation?.finish_reason).toBe(
+      'completed; 2 malformed frames skipped',
+    );
+  });
+
+  it('a dropped socket mid-reply reconnects and replays the call so far: the rollout stays valid with reward 1', async () => {
+    let dropped = false;
+    server = await startRealtimeServer(
+      planScript(TASK, [], (r, ctx) => {
+        if (ctx.assistantTurns === 3 && !dropped) {
+          dropped = true;
+          return { ...r, dropAfter: 2 };
+        }
+        return r;
+      }),
+    );
+    const { code, summary, trajectories } = await runCli(`realtime:${server.url}`);
+    expect(code).toBe(0);
+    expect(summary.totals.mean_reward).toBe(1);
+    expect(trajectories[0]!.valid).toBe(true);
+    expect(server.received).toHaveLength(2);
+    // The second session got the conversation as items: the caller's words and the agent's own turns.
+    const replayed = server.conversations[1]!.slice(0, 6).map((i) => [i.type, i.role ?? null]);
+    expect(replayed[0]).toEqual(['message', 'assistant']);
+    expect(replayed[1]).toEqual(['message', 'user']);
+    const firstCaller = trajectories[0]!.turns.find((x) => x.role === 'user');
+    expect(server.conversations[1]![1]!.text).toBe(firstCaller!.text);
+  });
+
+  it('transport faults that persist (socket drops, error events, failed responses) make the rollout invalid, resampled, never a 0', async () => {
+    for (const fault of [{ dropAfter: 1 }, { error: 'overloaded' }, { status: 'failed' as const }]) {
+      server = await startRealtimeServer(
+        planScript(TASK, [], (r, ctx) => (ctx.assistantTurns >= 1 ? { ...r, ...fault } : r)),
+      );
+      const { summary, trajectories } = await runCli(`realtime:${server.url}`, ['--model-retries', '1']);
+      // Three attempts (two resamples), each invalid: no reward, no 0 in the mean.
+      expect(summary.totals).toMatchObject({
+        episodes: 3,
+        valid: 0,
+        invalid: 1,
+        invalid_attempts: 3,
+        mean_reward: null,
+      });
+      expect(trajectories.map((t) => [t.valid, t.termination, t.reward_info])).toEqual(
+        Array(3).fill([false, 'infrastructure_error', null]),
+      );
+      expect(trajectories[0]!.invalid_reason).toMatch(
+        /^realtime agent at ws:\/\/127\.0\.0\.1:\d+\/v1\/realtime\?model=fake-realtime: .* \(2 attempts\)$/,
+      );
+      // Each attempt reconnected once (retries 1): two sessions per attempt.
+      expect(server.received).toHaveLength(6);
+      await server.close();
+      server = undefined;
+    }
+  });
+
+  it('a server that goes quiet mid-reply hits the idle timeout: invalid, not a 0', async () => {
+    server = await startRealtimeServer(
+      planScript(TASK, [], (r, ctx) => (ctx.assistantTurns >= 1 ? { hang: true } : r)),
+    );
+    const { summary, trajectories } = await runCli(`realtime:${server.url}`, [
+      '--model-retries',
+      '0',
+      '--model-timeout',
+      '300',
+    ]);
+    expect(summary.totals).toMatchObject({ episodes: 3, valid: 0, invalid_attempts: 3, mean_reward: null });
+    expect(trajectories[0]!.invalid_reason).toContain('no event for 300 ms');
+  });
+
+  it('with the phone channel on it hears the degraded caller audio (24 kHz appends, then a commit), and an interrupted reply is cut back on the server', {
+    timeout: 60_000,
+  }, async () => {
+    server = await startRealtimeServer(planScript(TASK));
+    const { trajectories, out } = await runCli(`realtime:${server.url}`, [
+      '--preset',
+      'control',
+      '--barge-in',
+      '0.5',
+      '--seed',
+      '2',
+    ]);
+    const t = trajectories[0]!;
+    expect(t.valid).toBe(true);
+    const events = server.received.flat();
+    // Every spoken caller turn the agent answered went as audio: its degraded WAV, resampled to 24 kHz PCM.
+    const lastReply = t.turns.map((x) => x.role).lastIndexOf('assistant');
+    const spoken = t.turns.filter((x, i) => x.role === 'user' && x.audio && i < lastReply);
+    expect(spoken.length).toBeGreaterThan(1);
+    const commits = events.filter((e) => e.type === 'input_audio_buffer.commit');
+    expect(commits).toHaveLength(spoken.length);
+    const userTexts = events.filter(
+      (e) => e.type === 'conversation.item.create' && (e.item as { role?: string }).role === 'user',
+    );
+    expect(userTexts).toHaveLength(0);
+    const bytes = server.conversations[0]!.filter((i) => i.audioBytes !== undefined).map((i) => i.audioBytes);
+    const expected = await Promise.all(
+      spoken.map(async (x) => {
+        const wav = decodeWav(new Uint8Array(await readFile(join(out, x.role === 'user' ? x.audio!.degraded : ''))));
+        return Math.round((wav.samples.length * 24000) / 16000) * 2;
+      }),
+    );
+    expect(bytes).toEqual(expected);
+    // Barge-in: the reply the caller cut off is truncated where the caller stopped hearing it.
+    const cut = t.turns.filter((x) => x.role === 'assistant' && x.interrupted);
+    expect(cut.length).toBeGreaterThan(0);
+    const truncates = events.filter((e) => e.type === 'conversation.item.truncate');
+    expect(truncates.map((e) => e.audio_end_ms)).toEqual(
+      cut.map((x) => (x.role === 'assistant' ? Math.min(Math.round(x.interrupted!.cut_ms ?? 0), 500) : 0)),
+    );
+  });
+
+  it('refuses a URL that is not ws(s) and redacts credentials in the message', async () => {
+    const io = capture();
+    expect(
+      await main(['run', '--domain', 'carrier', '--agent', 'realtime:http://u:pw@h/v1?api_key=k', '--json'], io),
+    ).toBe(2);
+    expect(io.stdout).toContain('needs a ws:// or wss:// URL');
+    expect(io.stdout).not.toContain('pw@');
+  });
+});
+
+describe('realtime agent in an episode (library)', () => {
+  const episode = async (agent: RealtimeAgent) => {
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const task = domain.tasks.find((t) => t.id === TASK)!;
+    const t = await runEpisode({
+      runtime,
+      task,
+      agent,
+      user: new ScriptedUser(),
+      clock: steppingClock(domain.now, 1000),
+      seed: 3,
+    });
+    return { t, info: await evaluate(runtime, task, t.turns, { termination: t.termination }) };
+  };
+
+  it('beta servers: the beta session shape and event names; the reply audio (capped) comes back as a 16 kHz WAV part', async () => {
+    server = await startRealtimeServer(
+      planScript(TASK, [], (r, ctx) => (ctx.assistantTurns === 0 ? { ...r, audioS: 6 } : r)),
+      { dialect: 'beta' },
+    );
+    const agent = new RealtimeAgent({
+      url: server.url,
+      connect: nodeRealtimeConnect(),
+      dialect: 'beta',
+      maxAudioSeconds: 2,
+    });
+    // The greeting alone, straight from respond().
+    const task = domain.tasks.find((t) => t.id === TASK)!;
+    const reply = await agent.respond({ domain, task, turns: [], tools: [], rng: seededRng(0) });
+    await agent.close();
+    expect(reply.text).toBe(domain.greeting);
+    const part = reply.parts?.[0];
+    expect(part?.type).toBe('audio');
+    const wav = decodeWav(fromBase64(part!.type === 'audio' ? part!.base64! : ''));
+    expect(wav.sampleRate).toBe(16000);
+    expect(wav.samples.length).toBe(2 * 16000);
+    expect(reply.generation?.finish_reason).toBe('completed; audio cut');
+    const update = server.received[0]![0] as { session: Record<string, unknown> };
+    expect(update.session).toMatchObject({
+      modalities: ['text', 'audio'],
+      input_audio_format: 'pcm16',
+      output_audio_format: 'pcm16',
+      turn_detection: null,
+    });
+  });
+
+  it('the same core agent over the page transport (a WHATWG WebSocket) scores 1 on the beta server', async () => {
+    server = await startRealtimeServer(planScript(TASK), { dialect: 'beta' });
+    const connect = webSocketConnect((url) => new WebSocket(url) as unknown as WebSocketLike);
+    const { t, info } = await episode(new RealtimeAgent({ url: server.url, connect, dialect: 'beta' }));
+    expect(t.valid).toBe(true);
+    expect(info.reward).toBe(1);
+  });
+});
