@@ -126,7 +126,7 @@ describe('realtime agent (fake OpenAI-Realtime server)', () => {
     expect(errors).toHaveLength(2);
     expect(errors[0]).toMatch(/^Error: .*teleport_money/);
     expect(errors[1]).toBe(
-      'Error: invalid arguments for get_bills: expected an object, got a string: {"customer_id": "C1002"',
+      'Error: invalid arguments for get_bills: not valid JSON: {"customer_id": "C1002"',
     );
     // The server got those errors back as the calls' outputs, and every real result too.
     const outputs = server.received[0]!.filter(
