@@ -125,9 +125,7 @@ describe('realtime agent (fake OpenAI-Realtime server)', () => {
       .map((x) => (x.role === 'tool' ? x.content : ''));
     expect(errors).toHaveLength(2);
     expect(errors[0]).toMatch(/^Error: .*teleport_money/);
-    expect(errors[1]).toBe(
-      'Error: invalid arguments for get_bills: not valid JSON: {"customer_id": "C1002"',
-    );
+    expect(errors[1]).toBe('Error: invalid arguments for get_bills: not valid JSON: {"customer_id": "C1002"');
     // The server got those errors back as the calls' outputs, and every real result too.
     const outputs = server.received[0]!.filter(
       (e) => e.type === 'conversation.item.create' && (e.item as { type: string }).type === 'function_call_output',
