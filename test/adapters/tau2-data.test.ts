@@ -244,7 +244,7 @@ describe('switchboard data tau2 against the real files', { tags: ['tau2-data', '
     else process.env.SWITCHBOARD_DATA = env.SWITCHBOARD_DATA;
   });
 
-  it('downloads retail, telecom and noise; tau2-retail then runs without --data', async () => {
+  it('downloads retail, telecom and noise; tau2-retail and tau2-telecom then run without --data', async () => {
     let io = capture();
     const code = await main(['data', 'tau2', '--only', 'retail,telecom,noise', '--base-url', server.baseUrl], io);
     expect(io.stderr.split('\n')[0]).toBe(`tau2-bench a2c024725189 → ${root}/tau2/${commit}`);
@@ -265,6 +265,12 @@ describe('switchboard data tau2 against the real files', { tags: ['tau2-data', '
     expect(await main(['run', '--domain', 'tau2-retail', '--task-ids', '0', '--json'], io)).toBe(0);
     const summary = JSON.parse(io.stdout) as { tasks: { task_id: string; mean: number }[] };
     expect(summary.tasks.map((t) => [t.task_id, t.mean])).toEqual([['0', 1]]);
+    // tau2-telecom from the cache too (its base split).
+    io = capture();
+    const telecomTask = '[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]';
+    expect(await main(['run', '--domain', 'tau2-telecom', '--task-ids', telecomTask, '--json'], io)).toBe(0);
+    const telecom = JSON.parse(io.stdout) as { tasks: { task_id: string; mean: number }[] };
+    expect(telecom.tasks.map((t) => [t.task_id, t.mean])).toEqual([[telecomTask, 1]]);
   });
 
   it('airline/db.json is accepted only when it is the pinned commit file', async () => {

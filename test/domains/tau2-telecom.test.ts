@@ -13,6 +13,7 @@
 import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
@@ -215,6 +216,25 @@ describe('tau2-telecom in the gate and in runs', () => {
       /^the benchmark's DB check fails the reference solution itself \(DB is not in this task's reward basis\): user_/,
     );
   }, 180_000);
+
+  it('replays a tau2-bench results file: every tool message of both sides and every reward equal', async () => {
+    const io = capture();
+    const file = fileURLToPath(new URL('../fixtures/tau2-results-telecom.json', import.meta.url));
+    expect(await main(['replay', file, '--domain', 'tau2-telecom', '--data', DIR, '--json'], io)).toBe(0);
+    const report = JSON.parse(io.stdout) as {
+      summary: { calls: { total: number; equal: number }; rewards: { compared: number; equal: number } };
+      rewards: { simulation_id: string; recorded: number; ours: number }[];
+    };
+    expect([report.summary.calls, report.summary.rewards]).toEqual([
+      expect.objectContaining({ total: 11, equal: 11 }),
+      expect.objectContaining({ compared: 3, equal: 3 }),
+    ]);
+    expect(report.rewards.map((r) => [r.simulation_id, r.recorded, r.ours])).toEqual([
+      ['sim-a-fixed', 1, 1],
+      ['sim-b-half-fixed', 0, 0],
+      ['sim-c-reference-db-mismatch', 1, 1],
+    ]);
+  }, 60_000);
 
   it('runs a task from the command line: the scripted caller works the phone for the reference agent', async () => {
     const id = '[mobile_data_issue]airplane_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]';
