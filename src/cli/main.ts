@@ -22,6 +22,7 @@ import { registerServe } from './commands/serve.ts';
 import { registerRollout } from './commands/rollout.ts';
 import { registerData } from './commands/data.ts';
 import { registerEvolve } from './commands/evolve.ts';
+import { registerPropose } from './commands/propose.ts';
 import { registerMetrics, renderPanels } from './commands/metrics.ts';
 import { addDuplexOptions, duplexChannel, duplexFromFlags, RunMetrics, type DuplexFlags } from './duplex.ts';
 import type { InteractionBlock } from '../core/duplex/interaction-metrics.ts';
@@ -338,6 +339,7 @@ function program(io: CliIo, setCode: (c: number) => void, version: string): Comm
   registerRollout(cmd, io, setCode);
   registerData(cmd, io, setCode);
   registerEvolve(cmd, io, setCode);
+  registerPropose(cmd, io, setCode);
   registerMetrics(cmd, io);
   return cmd;
 }

@@ -19,7 +19,7 @@ import { ModelAgent } from '../core/participants/model-agent.ts';
 import type { TurnAudio } from '../core/participants/model-messages.ts';
 import { ModelUser } from '../core/participants/model-user.ts';
 import { ModelJudge } from '../core/participants/model-judge.ts';
-import { MODEL_FLAVORS, type RemoteFlavor, type SamplingParams } from '../core/ports/model-client.ts';
+import { MODEL_FLAVORS, type ModelClient, type RemoteFlavor, type SamplingParams } from '../core/ports/model-client.ts';
 import { OpenAiModelClient } from '../adapters/shared/openai-client.ts';
 import { modelsDir, nodeLocalModel } from '../adapters/node/local-model.ts';
 import { LocalModelError } from '../adapters/shared/local-model-manifest.ts';
@@ -187,6 +187,19 @@ export function userFactory(spec: string, settings: ModelSettings = {}): () => U
   const f = Object.hasOwn(USERS, spec) ? USERS[spec] : undefined;
   if (!f) throw new UsageError(`unknown user "${spec}" (known: ${Object.keys(USERS).join(', ')})`);
   return f;
+}
+
+/**
+ * A remote model client for a role that needs one (`<flavor>:<model>@<base-url>`; the task
+ * editor of `propose`). `role` names the option in the error.
+ * @throws UsageError for anything but a remote model spec
+ */
+export function modelClientFor(spec: string, role: string, settings: ModelSettings = {}): ModelClient {
+  refuseLocal(spec);
+  const model = parseModelSpec(spec);
+  if (!model)
+    throw new UsageError(`${role} "${spec}": expected <flavor>:<model>@<url> with flavor ${MODEL_FLAVORS.join(', ')}`);
+  return client(model, settings);
 }
 
 /**

@@ -12,3 +12,4 @@ export * from './patterns.ts';
 export * from './harden.ts';
 export * from './harden-round.ts';
 export * from './bank.ts';
+export * from './proposals.ts';

@@ -249,6 +249,8 @@ export const TaskChange = z.object({
   pattern: z.string().optional(),
   params: z.record(z.string(), z.unknown()).optional(),
   seed: z.number().int().optional(),
+  /** The prompt version of a model-proposed change (e.g. `task-editor-v1`). */
+  prompt: z.string().optional(),
 });
 export type TaskChange = z.infer<typeof TaskChange>;
 
