@@ -91,6 +91,7 @@ export function specParams(spec: CallSpec): URLSearchParams {
     p.set('audio', '1');
     if (spec.channel.dropout) p.set('dropout', String(spec.channel.dropout));
     if (spec.channel.bargeIn) p.set('barge_in', String(spec.channel.bargeIn));
+    if (spec.channel.duplex) p.set('duplex', '1');
     // The user's noise files stay in their tab: the link only says a custom bank was used.
     if (spec.channel.noise?.length) p.set('noise', 'custom');
   }
@@ -148,7 +149,14 @@ export function paramsSpec(
       const v = Number(p.get(name) ?? 0);
       return Number.isFinite(v) ? Math.min(1, Math.max(0, v)) : 0;
     };
-    out.channel = p.get('audio') === '1' ? { dropout: prob('dropout'), bargeIn: prob('barge_in') } : undefined;
+    out.channel =
+      p.get('audio') === '1'
+        ? {
+            dropout: prob('dropout'),
+            bargeIn: prob('barge_in'),
+            ...(p.get('duplex') === '1' ? { duplex: true } : {}),
+          }
+        : undefined;
   }
   return out;
 }

@@ -66,6 +66,22 @@ describe('share links', () => {
     expect(paramsSpec(new URLSearchParams('agent=local&local=../x')).agent).toBeUndefined();
   });
 
+  it('a full-duplex call (issue 17) round-trips as duplex=1', () => {
+    const spec: CallSpec = {
+      domain: 'carrier',
+      taskId: 't',
+      seed: 3,
+      preset: 'clean',
+      agent: { kind: 'reference' },
+      user: { kind: 'scripted' },
+      channel: { dropout: 0, bargeIn: 0.5, duplex: true },
+    };
+    const p = specParams(spec);
+    expect(p.get('duplex')).toBe('1');
+    expect(paramsSpec(p).channel).toEqual({ dropout: 0, bargeIn: 0.5, duplex: true });
+    expect(paramsSpec(new URLSearchParams('audio=1&duplex=0')).channel).toEqual({ dropout: 0, bargeIn: 0 });
+  });
+
   it('never carries a key or endpoint credentials', () => {
     const spec: CallSpec = {
       domain: 'carrier',

@@ -513,6 +513,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
           : undefined;
       const trajectory = await runEpisode({
         ...(channel ? { channel } : {}),
+        ...(channel && spec.channel?.duplex ? { duplex: {} } : {}),
         runtime,
         task,
         agent: paced(agent, pace, stopped),

@@ -95,6 +95,11 @@ export interface ChannelSettings {
    * recordings go to `runCall` apart from the spec, and never into a share link).
    */
   noise?: string[];
+  /**
+   * Issue 17: run the call on the full-duplex timeline (the CLI's `--duplex`): the trajectory
+   * gains `duplex` with the call's interaction metrics.
+   */
+  duplex?: boolean;
 }
 
 /** A noise recording the user chose (a WAV file's name and bytes); see `noise-bank.ts` in the core. */

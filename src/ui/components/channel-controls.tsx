@@ -87,6 +87,19 @@ export function ChannelControls({
               }
             />
           </label>
+          <label title="Caller and agent on one 200 ms tick axis: backchannels overlap without becoming turns, a real barge-in makes the agent yield; the call gets interaction metrics (the CLI's --duplex)">
+            <input
+              id="duplex"
+              type="checkbox"
+              checked={!!channel.duplex}
+              disabled={running}
+              onChange={(e) => {
+                const { duplex: _d, ...rest } = channel;
+                setChannel(e.currentTarget.checked ? { ...rest, duplex: true } : rest);
+              }}
+            />{' '}
+            Full duplex
+          </label>
           <label title="WAV files: 10 s or longer are background beds, shorter ones are bursts (as the CLI's --noise-dir); kept in this tab only, never in a link">
             Noise files{' '}
             <input

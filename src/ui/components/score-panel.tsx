@@ -3,6 +3,7 @@
  * whitelist), the database diff so far, assertion states, QUALITY veto hits, and — once the call
  * ended — the reward by component. All numbers come from the core (`evaluate`, run in the worker).
  */
+import { InteractionPanel } from './interaction-panel.tsx';
 import type { AssertionVerdict, LiveScore, RewardInfo, Trajectory } from '../../adapters/browser/rollout-types.ts';
 
 /** A number with at most 3 decimals, trailing zeros dropped; signed when `sign`. */
@@ -231,6 +232,7 @@ export function ScorePanel({
             )}
           </p>
           {trajectory.reward_info && <RewardBreakdown info={trajectory.reward_info} />}
+          <InteractionPanel trajectory={trajectory} />
         </>
       )}
     </section>
