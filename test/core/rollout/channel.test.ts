@@ -132,6 +132,12 @@ describe('episode loop with the phone channel', () => {
       expect(samplesToMs(degraded.samples.length, 16000)).toBeCloseTo(d.cut_ms!, 6);
       expect(samplesToMs(clean.samples.length, 16000)).toBeCloseTo(d.cut_ms!, 6);
       expect(d.cut_ms!).toBeLessThan(fullMs);
+      // What is audible is the transcript: the clean audio is the heard words' own speech up to
+      // its end (16-bit rounding only), nothing of the next word.
+      const own = heard.samples.subarray(0, clean.samples.length);
+      expect(Math.max(...Array.from(clean.samples, (v, i) => Math.abs(v - (own[i] as number))))).toBeLessThanOrEqual(
+        0.51 / 32768,
+      );
     }
     // The reaction checks ran and were recorded (the reference agent ignores cuts: they fail).
     const info = await evaluate(rt, task, t.turns);
