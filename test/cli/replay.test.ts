@@ -121,6 +121,7 @@ describe('switchboard replay: tau2-bench results', () => {
           calls: 3,
           calls_equal: 3,
           unanswered: 0,
+          rule_breaks: [],
         },
         {
           simulation_id: 'sim-b-task6',
@@ -137,6 +138,7 @@ describe('switchboard replay: tau2-bench results', () => {
           calls: 3,
           calls_equal: 2,
           unanswered: 0,
+          rule_breaks: [],
         },
         {
           simulation_id: 'sim-c-task13',
@@ -153,6 +155,7 @@ describe('switchboard replay: tau2-bench results', () => {
           calls: 1,
           calls_equal: 1,
           unanswered: 0,
+          rule_breaks: [],
         },
       ],
       summary: {
@@ -162,6 +165,7 @@ describe('switchboard replay: tau2-bench results', () => {
         simulations: 3,
         calls: { total: 7, equal: 6, different: 1, percent_equal: 85.71, unanswered: 0 },
         rewards: { compared: 3, equal: 2, different: 1, not_recorded: 0, partial: 0, percent_equal: 66.67 },
+        policy: { breaking: 0, breaking_passes: 0 },
         all_equal: false,
       },
     });
@@ -281,6 +285,7 @@ describe('switchboard replay: our trajectories', () => {
       simulations: 2,
       calls: { total: 8, equal: 8, different: 0, percent_equal: 100, unanswered: 0 },
       rewards: { compared: 2, equal: 2, different: 0, not_recorded: 0, partial: 0, percent_equal: 100 },
+      policy: { breaking: 0, breaking_passes: 0 },
       all_equal: true,
     });
     // The reference solutions, in order; the caller pays from the wallet with user tools.

@@ -6,7 +6,9 @@
  * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
  * @module-tag tau2-data
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gateDomain, type GateReport } from '../../src/core/gate/gate.ts';
 import { evaluate } from '../../src/core/scoring/index.ts';
@@ -312,5 +314,29 @@ describe('tau2 executable policies', () => {
     expect(text.stdout).toContain(
       'policy: 2 episode(s) broke a rule check, 2 of them passed; rule breaks per trial: 64 (1 1)',
     );
+  });
+
+  it('`replay` of tau2-bench results reports the rule an agent broke beside the reward', async () => {
+    // The results fixture with sim-a's cancellation (the tool message at index 9) pointed at I6M8JQ,
+    // whose segments were flown.
+    const results = JSON.parse(readFileSync(new URL('../fixtures/tau2-results-airline.json', import.meta.url), 'utf8'));
+    for (const m of results.simulations[0].messages)
+      for (const c of m.tool_calls ?? []) if (c.name === 'cancel_reservation') c.arguments.reservation_id = 'I6M8JQ';
+    const file = join(mkdtempSync(join(tmpdir(), 'sb-policy-')), 'results.json');
+    writeFileSync(file, JSON.stringify(results));
+    const io = capture();
+    await main(['replay', file, '--domain', 'tau2-airline', '--data', tau2DataDir('airline'), '--json'], io);
+    const doc = JSON.parse(io.stdout);
+    expect(doc.rewards.map((r: { task_id: string; rule_breaks: string[] }) => [r.task_id, r.rule_breaks])).toEqual([
+      [
+        '19',
+        [
+          'cancel-not-flown: reservation I6M8JQ cancelled with HAT115 on 2024-05-09 (landed), HAT192 on 2024-05-09 (landed) already flown (cancel_reservation at turn 9)',
+        ],
+      ],
+      ['6', []],
+      ['13', []],
+    ]);
+    expect(doc.summary.policy).toEqual({ breaking: 1, breaking_passes: 0 });
   });
 });

@@ -97,6 +97,13 @@ export function renderReplay(recording: Recording, doc: ReplayDocument): string 
       (s.rewards.partial ? ` · ${s.rewards.partial} partial (no judge)` : '') +
       (s.rewards.not_recorded ? ` · ${s.rewards.not_recorded} not recorded` : ''),
   ];
+  if (s.policy.breaking) {
+    out.push(
+      `Policy:     ${s.policy.breaking} episode${s.policy.breaking === 1 ? '' : 's'} broke a rule check (${s.policy.breaking_passes} of them scored 1; rule checks never change the reward)`,
+    );
+    for (const r of doc.rewards.filter((x) => x.rule_breaks.length).slice(0, SHOWN_DIFFERENCES))
+      out.push(...r.rule_breaks.map((b) => `  ${r.simulation_id} (task ${r.task_id}): ${b}`));
+  }
   const diffs: string[][] = [];
   let next = 0;
   for (const r of doc.rewards) {

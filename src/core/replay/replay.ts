@@ -7,7 +7,9 @@
  * call, and that our scorer agrees with the recorded one.
  */
 import type { DomainRuntime } from '../env/environment.ts';
+import { ruleBreaks } from '../scoring/behaviour-checks.ts';
 import { evaluate } from '../scoring/evaluate.ts';
+import { isSuccessfulReward } from '../scoring/pass-hat-k.ts';
 import { replayGold, type GoldResult } from '../scoring/replay.ts';
 import type { Requestor, Task } from '../schema/task.ts';
 import type { RewardInfo, Turn } from '../schema/trajectory.ts';
@@ -62,6 +64,11 @@ export interface RewardComparison {
   calls_equal: number;
   /** Recorded calls that no tool message answered (not replayed). */
   unanswered: number;
+  /**
+   * The domain's rule checks the replayed agent writes broke (`<rule>: <why> (<tool> at turn <n>)`),
+   * reported beside the reward: for imported domains they never change it.
+   */
+  rule_breaks: string[];
 }
 
 /** Totals of a replay. Percentages are rounded to 2 decimals; `null` when there is nothing to count. */
@@ -80,6 +87,8 @@ export interface ReplaySummary {
     partial: number;
     percent_equal: number | null;
   };
+  /** Episodes whose agent broke a rule check, and how many of them still scored 1 (ours). */
+  policy: { breaking: number; breaking_passes: number };
   /** Every call and every compared reward is equal. */
   all_equal: boolean;
 }
@@ -185,6 +194,7 @@ export async function replayEpisode(
     calls: calls.length,
     calls_equal: calls.filter((c) => c.equal).length,
     unanswered: episode.unanswered.length,
+    rule_breaks: ruleBreaks(info).map((v) => `${v.rule}: ${v.reason}`),
   };
   return { calls, reward };
 }
@@ -249,6 +259,11 @@ export function summarize(
       not_recorded: rewards.length - compared.length,
       partial: compared.filter((r) => r.partial).length,
       percent_equal: percent(rewardsEqual, compared.length),
+    },
+    policy: {
+      breaking: rewards.filter((r) => r.rule_breaks.length > 0).length,
+      breaking_passes: rewards.filter((r) => r.rule_breaks.length > 0 && isSuccessfulReward(r.ours) && !r.partial)
+        .length,
     },
     all_equal: callsEqual === calls.length && rewardsEqual === compared.length,
   };

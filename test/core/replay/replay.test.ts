@@ -223,6 +223,7 @@ describe('replayEpisodes', () => {
       simulations: 3,
       calls: { total: 5, equal: 4, different: 1, percent_equal: 80, unanswered: 0 },
       rewards: { compared: 2, equal: 1, different: 1, not_recorded: 1, partial: 2, percent_equal: 50 },
+      policy: { breaking: 0, breaking_passes: 0 },
       all_equal: false,
     });
   });
