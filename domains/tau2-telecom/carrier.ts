@@ -33,8 +33,9 @@ function nextMonthStart(date: string): string {
   return m === 12 ? `${y + 1}-01-01` : `${y}-${String(m + 1).padStart(2, '0')}-01`;
 }
 
-/** Python's `f"{x:.2f}"` for a float (correctly rounded, ties to even on the exact value). */
+/** Python's `f"{x:.2f}"` for a float (correctly rounded, ties to even on the exact value; `inf`, `nan`). */
 export function pyFixed2(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
   return pyRound(x, 2).toFixed(2);
 }
 

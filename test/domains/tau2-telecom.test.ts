@@ -60,6 +60,10 @@ interface Golden {
 const golden = JSON.parse(
   await readFile(new URL('../golden/tau2-telecom-parity.json', import.meta.url), 'utf8'),
 ) as Golden;
+const edges = JSON.parse(await readFile(new URL('../golden/tau2-telecom-edges.json', import.meta.url), 'utf8')) as Pick<
+  Golden,
+  'probes'
+>;
 const DIR = testData('telecom');
 
 let domain: Tau2Domain;
@@ -176,7 +180,7 @@ describe('tau2-telecom parity with tau2-bench', () => {
   it("replays tau2-recorded tool calls of both sides with tau2's outputs, errors and final states", async () => {
     const mismatches: string[] = [];
     let calls = 0;
-    for (const p of golden.probes) {
+    for (const p of [...golden.probes, ...edges.probes]) {
       const env = await runtime.open(task(p.task_id));
       try {
         for (const c of p.calls) {
@@ -192,7 +196,14 @@ describe('tau2-telecom parity with tau2-bench', () => {
       }
     }
     expect(mismatches).toEqual([]);
-    expect(calls).toBe(1330);
+    expect(calls).toBe(1330 + 9);
+    // Numeric edges: Python's rounding of "$2.675" and its inf.
+    expect(
+      edges.probes[0]!.calls.slice(0, 2).map((c) => (JSON.parse(c.content) as { message: string }).message),
+    ).toEqual([
+      'Successfully added 0.125 GB of data for line L1002 for $0.25',
+      'Successfully added 1.3375 GB of data for line L1002 for $2.67',
+    ]);
     const probe = golden.probes[0]!.calls;
     // Spot checks of Python-shaped outputs: numbers as strings in dicts, float repr, TypeError texts.
     expect(probe.find((c) => c.name === 'refuel_data')!.content).toBe(

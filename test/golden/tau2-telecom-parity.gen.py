@@ -258,5 +258,34 @@ def main():
     sys.stdout.write("\n")
 
 
+# Numeric edge cases, written to tau2-telecom-edges.json by `... tau2-telecom-parity.gen.py edges`.
+EDGES = [
+    (0, [
+        (A, "refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 0.125}),
+        (A, "refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 1.3375}),
+        (A, "get_data_usage", {"customer_id": "C1001", "line_id": "L1002"}),
+        (A, "get_bills_for_customer", {"customer_id": "C1001", "limit": -1}),
+        (A, "get_bills_for_customer", {"customer_id": "C1001", "limit": 0}),
+        (A, "refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 1e308}),
+        (A, "refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 1e308}),
+        (A, "get_details_by_id", {"id": "L1002"}),
+        (U, "check_payment_request", {}),
+    ]),
+]
+
+
+def edges():
+    base = get_tasks("base")
+    doc = {"data": "as tau2-telecom-parity.json: numeric edge cases", "probes": []}
+    for index, calls in EDGES:
+        task = base[index]
+        env = fresh_env()
+        init(env, task)
+        recorded = [respond(env, r, n, a) for r, n, a in calls]
+        doc["probes"].append({"task_id": task.id, "calls": recorded, "final": hashes(env)})
+    json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
 if __name__ == "__main__":
-    main()
+    edges() if sys.argv[1:] == ["edges"] else main()
