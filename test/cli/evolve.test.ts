@@ -201,6 +201,8 @@ describe('switchboard evolve', () => {
     const io2 = capture();
     const args = ['evolve', '--domain', 'carrier', '--previous', join(dir, 'w.json'), '--out', dir];
     expect(await main(args, io2)).toBe(2);
-    expect(io2.stderr).toContain('field "format" is not "switchboard.sampling-weights"');
+    expect(io2.stderr).toBe(
+      `switchboard: ${join(dir, 'w.json')}: format: Invalid input: expected "switchboard.sampling-weights"\n`,
+    );
   });
 });

@@ -12,6 +12,7 @@
  * - `GET /state?episode_id=…` → `{episode_id, task_id, seed, done, turns}`
  * - `POST /close {episode_id}` → `{closed: true}`
  * - `GET /tasks` → `{domain, tasks: [id…], tools}`; `GET /health` → `{ok: true, episodes}`
+ * - `GET /curriculum[?top=n]` → the sampling weights of `serve --weights` (./curriculum.ts)
  * WebSocket at `/ws`: send `{op: "reset"|"step"|"state"|"close", id?, …same fields}`, receive the
  * same answers (plus `op` and the `id` sent), or `{op, id?, error, status}`; messages of one
  * socket are answered in order. A malformed frame closes that socket only.
@@ -34,6 +35,7 @@ import { steppingClock } from '../../core/ports/clock.ts';
 import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
 import { EpisodeSession, SessionStateError } from '../../core/training/session.ts';
 import { createServerGuard, routeUpgrades, sendRefusal, type ServerGuardOptions } from './server-guard.ts';
+import { curriculumRoute } from './curriculum.ts';
 
 /** Settings of the server. */
 export interface EnvServerOptions {
@@ -50,6 +52,8 @@ export interface EnvServerOptions {
   maxSteps?: number;
   /** Who may connect and how many episodes each client may hold (default: loopback origins, no token, no per-client limit). */
   guard?: ServerGuardOptions;
+  /** A sampling-weights file for `GET /curriculum` (./curriculum.ts); absent: the route answers 404. */
+  weights?: string;
 }
 
 /** A running server. */
@@ -212,6 +216,7 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
     });
   const send = sendJson;
 
+  const curriculum = curriculumRoute(opts.weights);
   const server = createServer((req, res) => {
     void (async () => {
       try {
@@ -226,6 +231,10 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
             tasks: domain.tasks.map((t) => t.id),
             tools: domain.tools.map(toolSchema),
           });
+        }
+        if (route === 'GET /curriculum') {
+          const a = await curriculum(url);
+          return a.status === 200 ? send(res, 200, a.weights) : send(res, a.status, { error: a.error });
         }
         if (route === 'GET /state') {
           const id = url.searchParams.get('episode_id');

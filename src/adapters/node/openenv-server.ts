@@ -8,6 +8,8 @@
  * - `GET /health` → `{status: "healthy", active_sessions, max_sessions}`
  * - `GET /metadata` → `{name, description, readme_content, version, author, documentation_url}`
  * - `GET /schema` → `{action, observation, state}` (JSON Schemas)
+ * - `GET /curriculum[?top=n]` → the sampling weights of `serve --weights` (./curriculum.ts): which
+ *   tasks to sample next
  * - `POST /reset {seed?, episode_id?, task_id?}` → `{observation, reward, done}`
  * - `POST /step {action, episode_id}` → `{observation, reward, done}`
  * - `GET /state?episode_id=…` → state (`episode_id`, `step_count`, …)
@@ -71,6 +73,7 @@ import {
   type GuardRefusal,
   type ServerGuardOptions,
 } from './server-guard.ts';
+import { curriculumRoute } from './curriculum.ts';
 
 /** Settings of {@link startOpenEnvServer}. */
 export interface OpenEnvServerOptions {
@@ -106,6 +109,8 @@ export interface OpenEnvServerOptions {
   allowEndpoints?: readonly string[];
   /** `readme_content` of `/metadata` (default null). */
   readme?: string;
+  /** A sampling-weights file for `GET /curriculum` (./curriculum.ts); absent: the route answers 404. */
+  weights?: string;
 }
 
 /** A running server. */
@@ -439,6 +444,7 @@ export async function startOpenEnvServer(
   const send = sendJson;
   const refuse = (res: ServerResponse, r: GuardRefusal) => send(res, r.status, { detail: r.error }, r.headers);
 
+  const curriculum = curriculumRoute(opts.weights);
   const routes: Record<string, (req: IncomingMessage, url: URL) => Promise<[number, unknown]>> = {
     'GET /health': async () => [200, { status: 'healthy', active_sessions: slots.size, max_sessions: maxSessions }],
     'GET /metadata': async () => [
@@ -453,6 +459,10 @@ export async function startOpenEnvServer(
       },
     ],
     'GET /schema': async () => [200, openEnvSchemas()],
+    'GET /curriculum': async (_req, url) => {
+      const a = await curriculum(url);
+      return a.status === 200 ? [200, a.weights] : [a.status, { detail: a.error }];
+    },
     'GET /state': async (_req, url) => {
       const id = url.searchParams.get('episode_id');
       if (!id) throw invalid([{ type: 'missing', loc: ['query', 'episode_id'], msg: 'Field required', input: null }]);

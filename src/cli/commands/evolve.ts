@@ -5,7 +5,7 @@
  * curriculum's sampling weights. Prints a per-round table (or the JSON report with `--json`) and
  * writes `report.json`, `weights.json` (the last round's) and `trajectories.jsonl` to `--out`.
  */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
@@ -18,6 +18,7 @@ import {
 } from '../../core/evolution/index.ts';
 import { writeBank } from '../../adapters/node/task-bank.ts';
 import { readTaskIssues, writeTaskIssues } from '../../adapters/node/task-issues.ts';
+import { readWeightsFile, weightsFilePath } from '../../adapters/node/curriculum.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import { writeJsonlStream } from '../../adapters/node/jsonl.ts';
 import { openDomain, selectTasks, withBankTasks } from '../domains.ts';
@@ -123,22 +124,8 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
  * and the bank folder whose `issues.json` holds its task issues.
  */
 async function previousRun(path: string): Promise<{ weights: SamplingWeights; bank: string }> {
-  const folder = (await stat(path).catch(() => null))?.isDirectory() ?? false;
-  const weights = await readWeights(folder ? join(path, 'weights.json') : path);
-  return { weights, bank: join(folder ? path : dirname(path), 'bank') };
-}
-
-async function readWeights(path: string): Promise<SamplingWeights> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await readFile(path, 'utf8'));
-  } catch (e) {
-    throw new UsageError(`--previous ${path}: cannot read a JSON weights file (${(e as Error).message})`);
-  }
-  const w = parsed as Partial<SamplingWeights>;
-  if (w?.format !== 'switchboard.sampling-weights' || !Array.isArray(w.bins))
-    throw new UsageError(`--previous ${path}: field "format" is not "switchboard.sampling-weights"`);
-  return w as SamplingWeights;
+  const file = await weightsFilePath(path);
+  return { weights: await readWeightsFile(file), bank: join(dirname(file), 'bank') };
 }
 
 const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;

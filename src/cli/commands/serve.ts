@@ -11,6 +11,7 @@ import { type OpenEnvServer, startOpenEnvServer } from '../../adapters/node/open
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import { checkAllowedEndpoint, createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { checkTaskDefects, openDomain } from '../domains.ts';
+import { readWeightsFile, weightsFilePath } from '../../adapters/node/curriculum.ts';
 import type { CliIo } from '../io.ts';
 import { judgeFromFlags, parseModelSpec, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption } from '../options.ts';
@@ -39,6 +40,8 @@ interface ServeOpts extends ChannelFlags {
   allowHost: string[];
   allowEndpoint: string[];
   token: string[];
+  /** A sampling-weights file (or an evolve run folder) served at `GET /curriculum`. */
+  weights?: string;
 }
 
 /** Environment variable holding the bearer token when `--token` is not given (keeps it out of `ps`). */
@@ -91,6 +94,10 @@ export function registerServe(program: Command, io: CliIo): Command {
       [],
     )
     .option(
+      '--weights <file>',
+      'serve this weights.json (or an evolve --out folder) at GET /curriculum, read afresh on each request',
+    )
+    .option(
       '--token <token>',
       `require Authorization: Bearer <token> (repeatable; or env ${SERVE_TOKEN_ENV})`,
       collect,
@@ -115,6 +122,9 @@ export function registerServe(program: Command, io: CliIo): Command {
       } catch (e) {
         throw new UsageError(`serve: ${(e as Error).message}`);
       }
+      // The weights file is checked now (exit 2 naming file and field) and read again per request.
+      const weights = opts.weights ? await weightsFilePath(opts.weights) : undefined;
+      if (weights) await readWeightsFile(weights);
       const user = userFactory(opts.user);
       const judge = judgeFromFlags(opts);
       const open = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
@@ -133,6 +143,7 @@ export function registerServe(program: Command, io: CliIo): Command {
           maxSessionsPerClient: opts.maxEpisodesPerClient ?? opts.maxEpisodes,
         },
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+        ...(weights ? { weights } : {}),
       };
       // The channel renders caller audio per episode; observations carry it (no files written).
       const channel = await channelFromFlags(opts, undefined);
@@ -152,6 +163,7 @@ export function registerServe(program: Command, io: CliIo): Command {
                   guard: settings.guard,
                   ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
                   ...(channel ? { channel } : {}),
+                  ...(weights ? { weights } : {}),
                   allowEndpoints,
                   ...(process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY
                     ? { apiKey: (process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY)! }
