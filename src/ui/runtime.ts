@@ -64,9 +64,13 @@ export function sessionNoise(): readonly NoiseFile[] {
   return noiseFiles;
 }
 
-/** Replace the session's noise files. */
-export function setSessionNoise(files: readonly NoiseFile[]): void {
-  noiseFiles = files;
+/** Replace the session's noise files with the WAV files of `list` (null clears them); resolves with them. */
+export async function pickSessionNoise(list: FileList | null): Promise<readonly NoiseFile[]> {
+  const wavs = [...(list ?? [])].filter((f) => /\.wav$/i.test(f.name));
+  noiseFiles = await Promise.all(
+    wavs.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })),
+  );
+  return noiseFiles;
 }
 
 /** The files of tau2-bench folders opened in Browse, by domain name, for the batch workers. */

@@ -144,6 +144,51 @@ describe('rollout service (the page worker, driven in Node)', () => {
   });
 });
 
+describe('rollout service batches with a model caller', () => {
+  it('gives every rollout of a batch its own model caller at the endpoint', async () => {
+    // Each rollout's caller opens, then hangs up after the agent's reply: two requests per rollout.
+    const server = await startOpenAiServer((body) => {
+      const heard = (body.messages as { role: string }[]).filter((m) => m.role === 'user').length;
+      return {
+        json: completion({
+          model: 'u',
+          content: heard > 1 ? '好的，谢谢，再见。###STOP###' : '你好，我想用话费余额交二月份的账单。',
+        }),
+      };
+    });
+    try {
+      const got: Trajectory[] = [];
+      const s = await service.runTask(
+        {
+          domain: 'carrier',
+          taskId: 'carrier-pay-balance-1',
+          trials: 2,
+          seed: 0,
+          agent: { kind: 'noop' },
+          user: { kind: 'remote', flavor: 'openai', baseURL: server.url, model: 'u', apiKey: 'sk-caller-key' },
+        },
+        (t) => void got.push(t),
+      );
+      expect(s.rewards).toEqual([0, 0]);
+      expect(server.requests).toHaveLength(4);
+      // A fresh caller per rollout: each rollout's first request carries no earlier call.
+      expect(server.requests.map((r) => (r.body.messages as unknown[]).length)).toEqual([
+        server.requests[0]!.body.messages.length,
+        server.requests[1]!.body.messages.length,
+        server.requests[0]!.body.messages.length,
+        server.requests[1]!.body.messages.length,
+      ]);
+      expect(got.map((t) => [t.seed, t.participants.user, t.termination, t.turns.length])).toEqual([
+        [0, 'openai:u', 'user_stop', 4],
+        [1, 'openai:u', 'user_stop', 4],
+      ]);
+      expect(JSON.stringify(got)).not.toContain('sk-caller-key');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('rollout service with a remote agent', () => {
   it('calls the endpoint with the key, runs its tool calls, and records no key', async () => {
     const replies = [

@@ -15,6 +15,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
 import { chromiumSession, openPage } from './harness.ts';
+import { main } from '../../src/cli/main.ts';
+import { capture } from '../fixtures/cli-io.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -171,4 +173,56 @@ describe('channel audio in chromium', () => {
     await page.screenshot({ path: join(shots, 'local-agent.png') });
     await page.close();
   }, 60_000);
+
+  it('a batch shows the channel hurting the calls: clean passes every rollout, harsh with dropout and barge-in scores as the CLI does', async () => {
+    const tasks = ['carrier-pay-balance-1', 'carrier-wallet-pay-1', 'carrier-pay-split-limit-1'];
+    const page = await open('#/batch');
+    await page.waitForSelector('#batch-run');
+    await page.click('text=none');
+    for (const id of tasks) await page.check(`input[value="${id}"]`);
+    await page.fill('#trials', '2');
+    await page.fill('#workers', '2');
+    await page.check('#channel-audio');
+    const rows = () =>
+      page.$$eval('#batch-results tbody tr', (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('th,td')].map((c) => c.textContent)),
+      );
+    const runBatch = async () => {
+      await page.click('#batch-run');
+      await page.waitForFunction(
+        () => document.querySelector('#batch-status')?.textContent === '6 / 6 rollouts · done',
+        undefined,
+        { timeout: 120_000 },
+      );
+      return rows();
+    };
+    expect(await page.inputValue('#preset')).toBe('clean');
+    expect(await runBatch()).toEqual(tasks.map((id) => [id, '2', '2', '1', '1', '1', 'always passed']));
+
+    await page.selectOption('#preset', 'harsh');
+    await page.fill('#dropout', '0.3');
+    await page.fill('#barge-in', '0.3');
+    const harsh = await runBatch();
+    // The CLI's scores of the same batch (same seeds, preset, dropout and barge-in).
+    const io = capture();
+    const args = ['run', '--domain', 'carrier', '--task-ids', tasks.join(','), '--trials', '2'];
+    expect(await main([...args, '--preset', 'harsh', '--dropout', '0.3', '--barge-in', '0.3', '--json'], io)).toBe(0);
+    const cli = (
+      JSON.parse(io.stdout) as { tasks: { task_id: string; rewards: number[]; pass_hat: Record<string, number> }[] }
+    ).tasks;
+    const num = (x: number) => String(Math.round(x * 1000) / 1000);
+    const difficulty = (ok: number) => (ok === 2 ? 'always passed' : ok === 0 ? 'always failed' : 'boundary');
+    expect(harsh).toEqual(
+      cli.map((t) => {
+        const ok = t.rewards.filter((r) => r === 1).length;
+        const mean = t.rewards.reduce((a, b) => a + b, 0) / t.rewards.length;
+        return [t.task_id, '2', String(ok), num(mean), num(t.pass_hat['1']!), num(t.pass_hat['2']!), difficulty(ok)];
+      }),
+    );
+    // The channel hurt: not every harsh rollout passed.
+    expect(harsh.map((r) => r[2])).not.toEqual(['2', '2', '2']);
+    await page.screenshot({ path: join(shots, 'batch-harsh.png'), fullPage: true });
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  }, 300_000);
 });

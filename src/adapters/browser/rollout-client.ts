@@ -3,7 +3,7 @@
  */
 import { proxy, wrap, type Remote } from 'comlink';
 import type { RolloutService } from './rollout-service.ts';
-import type { BatchJob, Trajectory } from './rollout-types.ts';
+import type { BatchJob, ChannelHost, NoiseFile, Trajectory } from './rollout-types.ts';
 import type { TaskSummary } from '../../core/rollout/batch.ts';
 
 export { proxy };
@@ -45,6 +45,10 @@ export interface PoolOptions {
    * given to `openTau2`): every worker loads it once before its first job.
    */
   tau2?: { files: Record<string, string>; folder: string };
+  /** What renders the channel's graphs for jobs with channel audio (the page's OfflineAudioContext). */
+  host?: ChannelHost;
+  /** The user's noise recordings, the noise bank of jobs with channel audio. */
+  noise?: readonly NoiseFile[];
 }
 
 /** A running batch. */
@@ -67,11 +71,15 @@ export function runBatchPool(opts: PoolOptions): PoolRun {
   let cancelled = false;
   const onTrajectory = proxy((t: Trajectory) => opts.onTrajectory(t));
   const tau2 = opts.tau2;
+  const host = opts.host ? proxy(opts.host) : undefined;
   const loop = async (w: RolloutWorker) => {
     if (tau2) await Promise.race([w.service.openTau2(tau2.files, tau2.folder), w.failed]);
     while (!cancelled && next < opts.jobs.length) {
       const index = next++;
-      const summary = await Promise.race([w.service.runTask(opts.jobs[index]!, onTrajectory), w.failed]);
+      const summary = await Promise.race([
+        w.service.runTask(opts.jobs[index]!, onTrajectory, host, opts.noise?.length ? opts.noise : undefined),
+        w.failed,
+      ]);
       results.set(index, summary);
       opts.onTask?.(summary);
     }

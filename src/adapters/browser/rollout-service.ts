@@ -73,10 +73,17 @@ export interface RolloutService {
     noise?: readonly NoiseFile[],
   ): Promise<Trajectory>;
   /**
-   * K rollouts of one task with the core's `runBatch` (scripted caller). `onTrajectory` gets
-   * each scored (or invalid) trajectory as it finishes. Resolves with the task's summary.
+   * K rollouts of one task with the core's `runBatch` (scripted or remote model caller).
+   * `onTrajectory` gets each scored (or invalid) trajectory as it finishes. With `job.channel`,
+   * caller turns go through the channel: `host` renders the graphs (its `put` gets the WAVs) and
+   * `noise` files are the noise bank, as in {@link runCall}. Resolves with the task's summary.
    */
-  runTask(job: BatchJob, onTrajectory: (t: Trajectory) => void | Promise<void>): Promise<TaskSummary>;
+  runTask(
+    job: BatchJob,
+    onTrajectory: (t: Trajectory) => void | Promise<void>,
+    host?: ChannelHost,
+    noise?: readonly NoiseFile[],
+  ): Promise<TaskSummary>;
   /** Stop what runs: a call ends invalid at its next turn; a batch starts no new rollout. */
   cancel(): Promise<void>;
   /**
@@ -217,8 +224,11 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
   }
 }
 
-/** A model-backed caller ({@link ModelUser}) over a remote endpoint; the OpenAI client code loads on first use. */
-async function remoteCaller(spec: EndpointSettings): Promise<UserSimulator> {
+/**
+ * Model-backed callers ({@link ModelUser}) over a remote endpoint, a new one per rollout; the
+ * OpenAI client code loads on first use.
+ */
+async function remoteCallers(spec: EndpointSettings): Promise<() => UserSimulator> {
   const [{ OpenAiModelClient }, { ModelUser }] = await Promise.all([
     import('../shared/openai-client.ts'),
     import('../../core/participants/model-user.ts'),
@@ -230,7 +240,8 @@ async function remoteCaller(spec: EndpointSettings): Promise<UserSimulator> {
     ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
     maxRetries: 1,
   });
-  return new ModelUser(client, spec.temperature !== undefined ? { sampling: { temperature: spec.temperature } } : {});
+  const options = spec.temperature !== undefined ? { sampling: { temperature: spec.temperature } } : {};
+  return () => new ModelUser(client, options);
 }
 
 /** The noise bank of the user's WAV files (decoded and split like the CLI's `--noise-dir`). */
@@ -251,7 +262,7 @@ function noiseBankOf(files: readonly NoiseFile[]): EpisodeChannel['bank'] {
  * imported only here), graphs rendered and WAVs kept by the page; `noise` files as its noise bank.
  */
 async function episodeChannel(
-  spec: CallSpec,
+  spec: Pick<CallSpec, 'preset' | 'channel'>,
   host: ChannelHost,
   human?: HumanCaller,
   noise?: readonly NoiseFile[],
@@ -490,7 +501,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       } else if (spec.user.kind === 'replay') {
         user = new ReplayCaller(spec.user.turns);
       } else if (spec.user.kind === 'remote') {
-        user = await remoteCaller(spec.user);
+        user = (await remoteCallers(spec.user))();
       } else {
         user = new ScriptedUser();
       }
@@ -544,11 +555,16 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       return trajectory;
     },
 
-    async runTask(job, onTrajectory) {
+    async runTask(job, onTrajectory, host, noise) {
       const runtime = await runtimeOf(job.domain);
       const task = taskOf(runtime.domain, job.taskId);
       const signal = freshSignal();
       const agent = await agentFactory(job.agent, local);
+      const user = job.user.kind === 'remote' ? await remoteCallers(job.user) : () => new ScriptedUser();
+      const channel =
+        job.channel && host
+          ? await episodeChannel({ preset: job.preset ?? 'clean', channel: job.channel }, host, undefined, noise)
+          : undefined;
       // The page's callback runs on another message channel than this method's reply: wait until
       // it has taken every trajectory before resolving.
       const delivered: Promise<unknown>[] = [];
@@ -556,7 +572,8 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
         runtime,
         tasks: [task],
         agent,
-        user: () => new ScriptedUser(),
+        user,
+        ...(channel ? { channel } : {}),
         trials: job.trials,
         seed: job.seed,
         concurrency: job.concurrency ?? 1,

@@ -210,7 +210,15 @@ export interface BatchJob {
   trials: number;
   seed: number;
   agent: AgentSpec;
-  user: { kind: 'scripted' };
+  /** The scripted caller, or a model caller at a remote endpoint (a new `ModelUser` per rollout). */
+  user: { kind: 'scripted' } | ({ kind: 'remote' } & EndpointSettings);
+  /** Channel preset of the caller's audio when `channel` is set. Default `clean`. */
+  preset?: PresetName;
+  /**
+   * Speak caller turns and put them through the preset's channel, as a call does; the page
+   * renders the graphs ({@link ChannelHost}). Absent: text only.
+   */
+  channel?: ChannelSettings;
   maxSteps?: number;
   /** Rollouts of this task in flight at once inside the worker. Default 1. */
   concurrency?: number;

@@ -1,18 +1,42 @@
 /**
  * Batch: K rollouts per task over a set of tasks in a pool of rollout workers (the core's
  * `runBatch` per task inside each worker), with progress, cancel, pass^k, a pass-rate chart,
- * the reward components and the difficulty of each task.
+ * the reward components and the difficulty of each task. The agent is the reference, do-nothing,
+ * a remote endpoint or an on-device model; the caller scripted or a model at a remote endpoint;
+ * with channel audio on, every caller turn goes through the preset's channel (dropout, barge-in,
+ * noise files) as in a call, so a batch shows what the channel does to the calls.
  */
 import { useRef, useState } from 'preact/hooks';
 import { runBatchPool, type PoolRun, type TaskSummary } from '../../adapters/browser/rollout-client.ts';
-import type { AgentSpec, BatchJob, EndpointSettings, Trajectory } from '../../adapters/browser/rollout-types.ts';
+import type {
+  AgentSpec,
+  BatchJob,
+  ChannelHost,
+  ChannelSettings,
+  EndpointSettings,
+  NoiseFile,
+  PresetName,
+  Trajectory,
+} from '../../adapters/browser/rollout-types.ts';
+import { browserGraphRenderer } from '../../adapters/browser/audio/renderer.ts';
 import { isSuccess, passHatK } from '../../core/scoring/pass-hat-k.ts';
 import type { ViewProps } from '../view-props.ts';
 import { num } from '../components/score-panel.tsx';
-import { errorText, loadEndpoint, newId, openedTau2, trajectoryStore } from '../runtime.ts';
-import { EndpointForm, endpointSpec } from '../components/endpoint-form.tsx';
+import {
+  CALLER_ENDPOINT_KEY,
+  errorText,
+  loadEndpoint,
+  newId,
+  openedTau2,
+  pickSessionNoise,
+  sessionNoise,
+  trajectoryStore,
+} from '../runtime.ts';
+import { endpointSpec } from '../components/endpoint-form.tsx';
+import { ChannelControls } from '../components/channel-controls.tsx';
+import { AgentSelect, CallerSelect, ParticipantForms, type AgentKind } from '../components/participant-select.tsx';
 
-type AgentKind = Exclude<AgentSpec['kind'], 'local' | 'realtime'>;
+type CallerKind = BatchJob['user']['kind'];
 
 /** Per-task tallies from the trajectories received so far. */
 interface Tally {
@@ -84,6 +108,12 @@ export function BatchView({ info }: ViewProps) {
   const [seed, setSeed] = useState(0);
   const [agentKind, setAgentKind] = useState<AgentKind>('reference');
   const [endpoint, setEndpoint] = useState<EndpointSettings>(loadEndpoint);
+  const [localId, setLocalId] = useState('');
+  const [callerKind, setCallerKind] = useState<CallerKind>('scripted');
+  const [callerEndpoint, setCallerEndpoint] = useState<EndpointSettings>(() => loadEndpoint(CALLER_ENDPOINT_KEY));
+  const [preset, setPreset] = useState<PresetName>('clean');
+  const [channel, setChannel] = useState<ChannelSettings>();
+  const [noise, setNoise] = useState<readonly NoiseFile[]>(sessionNoise);
   const [workers, setWorkers] = useState(() => Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2)));
   const [running, setRunning] = useState(false);
   const [cancelled, setCancelled] = useState(false);
@@ -100,15 +130,27 @@ export function BatchView({ info }: ViewProps) {
     const tasks = info.tasks.filter((t) => selected.has(t.id)).map((t) => t.id);
     if (tasks.length === 0 || running) return;
     const agent: AgentSpec =
-      agentKind === 'remote' ? { kind: 'remote', ...endpointSpec(endpoint) } : { kind: agentKind };
+      agentKind === 'remote'
+        ? { kind: 'remote', ...endpointSpec(endpoint) }
+        : agentKind === 'local'
+          ? { kind: 'local', id: localId }
+          : { kind: agentKind };
+    const user: BatchJob['user'] =
+      callerKind === 'remote' ? { kind: 'remote', ...endpointSpec(callerEndpoint) } : { kind: 'scripted' };
     const jobs: BatchJob[] = tasks.map((taskId) => ({
       domain: info.name,
       taskId,
       trials,
       seed,
       agent,
-      user: { kind: 'scripted' },
+      user,
+      ...(channel ? { preset, channel: noise.length ? { ...channel, noise: noise.map((f) => f.name) } : channel } : {}),
     }));
+    // The page renders the channel's graphs (OfflineAudioContext exists only here); a batch's
+    // WAVs are heard by the agent and not kept.
+    const host: ChannelHost | undefined = channel
+      ? { render: (graph) => browserGraphRenderer.render(graph), put: async (name) => name }
+      : undefined;
     const batch = newId();
     const store = trajectoryStore();
     const state = { tasks, trials, trajectories: [] as Trajectory[], summaries: new Map<string, TaskSummary>() };
@@ -130,6 +172,7 @@ export function BatchView({ info }: ViewProps) {
       jobs,
       size: workers,
       ...(tau2 ? { tau2 } : {}),
+      ...(host ? { host, ...(noise.length ? { noise } : {}) } : {}),
       onTrajectory(t) {
         state.trajectories.push(t);
         const agentName = t.participants.agent;
@@ -272,19 +315,17 @@ export function BatchView({ info }: ViewProps) {
             size={6}
           />
         </label>
-        <label>
-          Agent{' '}
-          <select
-            id="batch-agent"
-            value={agentKind}
-            disabled={running}
-            onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}
-          >
-            <option value="reference">reference</option>
-            <option value="noop">do-nothing</option>
-            <option value="remote">remote endpoint</option>
-          </select>
-        </label>
+        <AgentSelect id="batch-agent" value={agentKind} onChange={setAgentKind} disabled={running} />
+        <CallerSelect id="batch-caller" value={callerKind} onChange={setCallerKind} disabled={running} />
+        <ChannelControls
+          preset={preset}
+          setPreset={setPreset}
+          channel={channel}
+          setChannel={setChannel}
+          noise={noise}
+          pickNoise={async (list) => setNoise(await pickSessionNoise(list))}
+          running={running}
+        />
         <label>
           Workers{' '}
           <input
@@ -302,7 +343,13 @@ export function BatchView({ info }: ViewProps) {
           <button
             type="submit"
             id="batch-run"
-            disabled={running || selected.size === 0 || (agentKind === 'remote' && !endpoint.model)}
+            disabled={
+              running ||
+              selected.size === 0 ||
+              (agentKind === 'remote' && !endpoint.model) ||
+              (agentKind === 'local' && !localId) ||
+              (callerKind === 'remote' && !callerEndpoint.model)
+            }
           >
             Run batch
           </button>
@@ -311,7 +358,10 @@ export function BatchView({ info }: ViewProps) {
           </button>
         </div>
       </form>
-      {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
+      <ParticipantForms
+        {...{ agentKind, endpoint, setEndpoint, localId, setLocalId, callerEndpoint, setCallerEndpoint, running }}
+        callerRemote={callerKind === 'remote'}
+      />
       {error && (
         <p role="alert" class="error">
           {error}

@@ -25,11 +25,12 @@ import type {
 import type { ViewProps } from '../view-props.ts';
 import { CallerTurn } from '../components/caller-turn.tsx';
 import { ChannelControls } from '../components/channel-controls.tsx';
-import { EndpointForm, endpointSpec, storedEndpoint } from '../components/endpoint-form.tsx';
+import { endpointSpec, storedEndpoint } from '../components/endpoint-form.tsx';
 import { openLink, type RemoteEndpoint } from '../endpoint-keys.ts';
 import { redactUrl } from '../../adapters/shared/endpoint-secrets.ts';
 import { ScorePanel } from '../components/score-panel.tsx';
-import { LocalAgentPicker, RecognizerPicker } from '../components/local-agent.tsx';
+import { RecognizerPicker } from '../components/local-agent.tsx';
+import { AgentSelect, CallerSelect, ParticipantForms, type AgentKind } from '../components/participant-select.tsx';
 import { Transcript } from '../components/transcript.tsx';
 import {
   CALLER_ENDPOINT_KEY,
@@ -42,13 +43,12 @@ import {
   mainWorker,
   newId,
   sessionNoise,
-  setSessionNoise,
+  pickSessionNoise,
   trajectoryStore,
 } from '../runtime.ts';
 import { formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
 import { reasonOf } from '../task-reason.ts';
 
-type AgentKind = Exclude<AgentSpec['kind'], 'realtime'>;
 /**
  * Callers of the Watch view (the Call view's caller is the person at the keyboard); `replay` is a
  * person's recorded call opened from its link.
@@ -276,14 +276,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     }
   };
 
-  const pickNoise = async (list: FileList | null) => {
-    const wavs = [...(list ?? [])].filter((f) => /\.wav$/i.test(f.name));
-    const files = await Promise.all(
-      wavs.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })),
-    );
-    setSessionNoise(files);
-    setNoise(files);
-  };
+  const pickNoise = async (list: FileList | null) => setNoise(await pickSessionNoise(list));
 
   const stop = () => {
     stopping.current?.();
@@ -410,20 +403,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
             size={6}
           />
         </label>
-        <label>
-          Agent{' '}
-          <select
-            id="agent"
-            value={agentKind}
-            disabled={running}
-            onChange={(e) => setAgentKind(e.currentTarget.value as AgentKind)}
-          >
-            <option value="reference">reference (replays the gold solution; does not listen)</option>
-            <option value="noop">do-nothing</option>
-            <option value="remote">remote endpoint</option>
-            <option value="local">on-device model</option>
-          </select>
-        </label>
+        <AgentSelect id="agent" value={agentKind} onChange={setAgentKind} disabled={running} />
         <ChannelControls
           preset={preset}
           setPreset={setPreset}
@@ -444,21 +424,17 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           Speak the agent's replies
         </label>
         {mode === 'watch' && (
-          <label>
-            Caller{' '}
-            <select
-              id="caller"
-              value={callerKind}
-              disabled={running}
-              onChange={(e) => setCallerKind(e.currentTarget.value as CallerKind)}
-            >
-              <option value="scripted">scripted (replays the task's script)</option>
-              <option value="remote">model at a remote endpoint</option>
-              {replayed.length > 0 && (
+          <CallerSelect
+            id="caller"
+            value={callerKind}
+            onChange={setCallerKind}
+            disabled={running}
+            more={
+              replayed.length > 0 && (
                 <option value="replay">a person's recorded call ({replayed.length} turns, from the link)</option>
-              )}
-            </select>
-          </label>
+              )
+            }
+          />
         )}
         {mode === 'watch' && (
           <label>
@@ -543,16 +519,10 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
           </button>
         </div>
       )}
-      {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
-      {mode === 'watch' && callerKind === 'remote' && (
-        <EndpointForm
-          value={callerEndpoint}
-          onChange={setCallerEndpoint}
-          storageKey={CALLER_ENDPOINT_KEY}
-          who="caller"
-        />
-      )}
-      {agentKind === 'local' && <LocalAgentPicker value={localId} onChange={setLocalId} disabled={running} />}
+      <ParticipantForms
+        {...{ agentKind, endpoint, setEndpoint, localId, setLocalId, callerEndpoint, setCallerEndpoint, running }}
+        callerRemote={mode === 'watch' && callerKind === 'remote'}
+      />
       {mode === 'call' && channel && <RecognizerPicker value={asrId} onChange={setAsrId} />}
       {task && (
         <p class="scenario">

@@ -1,0 +1,102 @@
+/** The agent and caller choosers, and their settings forms, shared by the Watch / Call and Batch views. */
+import type { ComponentChildren } from 'preact';
+import type { AgentSpec, EndpointSettings } from '../../adapters/browser/rollout-types.ts';
+import { CALLER_ENDPOINT_KEY } from '../runtime.ts';
+import { EndpointForm } from './endpoint-form.tsx';
+import { LocalAgentPicker } from './local-agent.tsx';
+
+/** Who the page's forms offer as the agent (a realtime agent is not offered: its URL may hold a key). */
+export type AgentKind = Exclude<AgentSpec['kind'], 'realtime'>;
+
+/** The agent chooser (element id `id`). */
+export function AgentSelect({
+  id,
+  value,
+  onChange,
+  disabled,
+}: {
+  id: string;
+  value: AgentKind;
+  onChange(kind: AgentKind): void;
+  disabled: boolean;
+}) {
+  return (
+    <label>
+      Agent{' '}
+      <select id={id} value={value} disabled={disabled} onChange={(e) => onChange(e.currentTarget.value as AgentKind)}>
+        <option value="reference">reference (replays the gold solution; does not listen)</option>
+        <option value="noop">do-nothing</option>
+        <option value="remote">remote endpoint</option>
+        <option value="local">on-device model</option>
+      </select>
+    </label>
+  );
+}
+
+/** The caller chooser (element id `id`): scripted or a model at a remote endpoint, plus `more` options. */
+export function CallerSelect<K extends string>({
+  id,
+  value,
+  onChange,
+  disabled,
+  more,
+}: {
+  id: string;
+  value: K;
+  onChange(kind: NoInfer<K>): void;
+  disabled: boolean;
+  more?: ComponentChildren;
+}) {
+  return (
+    <label>
+      Caller{' '}
+      <select id={id} value={value} disabled={disabled} onChange={(e) => onChange(e.currentTarget.value as K)}>
+        <option value="scripted">scripted (replays the task's script)</option>
+        <option value="remote">model at a remote endpoint</option>
+        {more}
+      </select>
+    </label>
+  );
+}
+
+/**
+ * The settings forms of the chosen participants: the agent's endpoint or on-device model, and the
+ * model caller's endpoint (its key saved under the caller's storage key).
+ */
+export function ParticipantForms({
+  agentKind,
+  endpoint,
+  setEndpoint,
+  localId,
+  setLocalId,
+  callerRemote,
+  callerEndpoint,
+  setCallerEndpoint,
+  running,
+}: {
+  agentKind: AgentKind;
+  endpoint: EndpointSettings;
+  setEndpoint(e: EndpointSettings): void;
+  localId: string;
+  setLocalId(id: string): void;
+  /** The caller is a model at a remote endpoint. */
+  callerRemote: boolean;
+  callerEndpoint: EndpointSettings;
+  setCallerEndpoint(e: EndpointSettings): void;
+  running: boolean;
+}) {
+  return (
+    <>
+      {agentKind === 'remote' && <EndpointForm value={endpoint} onChange={setEndpoint} />}
+      {callerRemote && (
+        <EndpointForm
+          value={callerEndpoint}
+          onChange={setCallerEndpoint}
+          storageKey={CALLER_ENDPOINT_KEY}
+          who="caller"
+        />
+      )}
+      {agentKind === 'local' && <LocalAgentPicker value={localId} onChange={setLocalId} disabled={running} />}
+    </>
+  );
+}
