@@ -19,13 +19,18 @@ export function normalizeRms(x: Float32Array, target = 1): Float32Array {
   return x;
 }
 
+let uniformScratch = new Float64Array(0);
+let pinkScratch = new Float64Array(0);
+
 /**
  * `n` independent uniform samples in [−1, 1), seeded by one draw of `rng`: the same mulberry32
  * mixer as {@link rngFromState}, inlined in one loop (a generator call per sample cost more than
- * the noise filters themselves).
+ * the noise filters themselves). The array is a scratch buffer, valid until the next call.
  */
-export function uniformNoise(n: number, rng: Rng): Float64Array {
-  const out = new Float64Array(n);
+function uniformNoise(n: number, rng: Rng): Float64Array {
+  // A scratch buffer reused across calls (the generators are synchronous and only read it).
+  if (uniformScratch.length < n) uniformScratch = new Float64Array(n);
+  const out = uniformScratch.length === n ? uniformScratch : uniformScratch.subarray(0, n);
   let s = rng.int(2 ** 32) >>> 0;
   for (let i = 0; i < n; i++) {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -69,7 +74,8 @@ export function pinkNoise(n: number, rateHz: number, rng: Rng): Float32Array {
   // Four sections per pass over the signal, their states in locals (sections past the last are
   // zero-weighted), summed into `white` in place: a tight loop per group of four.
   const k = corners.length;
-  const acc = new Float64Array(n);
+  if (pinkScratch.length < n) pinkScratch = new Float64Array(n);
+  const acc = pinkScratch.length === n ? pinkScratch.fill(0) : pinkScratch.subarray(0, n).fill(0);
   for (let j = 0; j < k; j += 4) {
     const [p0, p1, p2, p3] = [0, 1, 2, 3].map((d) => (j + d < k ? (poles[j + d] as number) : 0));
     const [w0, w1, w2, w3] = [0, 1, 2, 3].map((d) => (j + d < k ? (weights[j + d] as number) : 0));

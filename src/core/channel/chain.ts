@@ -110,9 +110,19 @@ export function muffleLowPass(cutoffHz: number, rateHz: number): BiquadCascade4 
   return [a, b, a, b];
 }
 
-/** What the agent hears of a component: a copy in the plan's telephony band, or `x` itself without telephony. */
+/** Scratch of {@link heardBand}, reused across calls (grown on demand). */
+let bandScratch = new Float32Array(0);
+
+/**
+ * What the agent hears of a component: `x` filtered to the plan's telephony band (in a scratch
+ * buffer, valid until the next call: read it at once), or `x` itself without telephony.
+ */
 function heardBand(x: Float32Array, plan: ChannelPlan): Float32Array {
-  return plan.telephony ? biquadCascadeInPlace(x.slice(), telephonyBandPass(plan.telephony, plan.sampleRate)) : x;
+  if (!plan.telephony) return x;
+  if (bandScratch.length < x.length) bandScratch = new Float32Array(x.length);
+  const out = bandScratch.subarray(0, x.length);
+  out.set(x);
+  return biquadCascadeInPlace(out, telephonyBandPass(plan.telephony, plan.sampleRate));
 }
 
 /** The levels the mixer measured for one turn (recorded on the `background_noise` event). */
