@@ -47,7 +47,8 @@ export function activeRms(x: Float32Array, rateHz: number): number {
   const frame = Math.max(1, Math.round((rateHz * ACTIVE_FRAME_MS) / 1000));
   const powers: number[] = [];
   for (let s = 0; s < x.length; s += frame) powers.push(meanPower(x, s, Math.min(x.length, s + frame)));
-  const max = Math.max(0, ...powers);
+  // A loop, not Math.max(...powers): minutes of speech are more frames than a call's arguments allow.
+  const max = powers.reduce((m, p) => (p > m ? p : m), 0);
   if (max === 0) return 0;
   const floor = max * 10 ** (-ACTIVE_GATE_DB / 10);
   let sum = 0;

@@ -301,10 +301,8 @@ export class DuplexTimeline {
     const start =
       bargeIn && this.bargeOnset !== null
         ? this.bargeOnset
-        : Math.max(
-            this.callerNotBefore,
-            this.lastWho === 'agent' ? this.lastEnd + this.ticks(this.tt.callerWaitMs) : this.lastEnd,
-          );
+        : // After the agent, or after its own turn when the agent said nothing (the caller speaks again).
+          Math.max(this.callerNotBefore, this.lastEnd + (this.lastWho === null ? 0 : this.ticks(this.tt.callerWaitMs)));
     this.bargeOnset = null;
     if (!fields.audio) return fields;
     const samples = wav ? decodeWav(wav).samples : await this.speak(fields.text, callerVoice(this.ch, this.key));
@@ -323,7 +321,7 @@ export class DuplexTimeline {
     return fields;
   }
 
-  /** A tool call by `who`: it takes `toolCallMs` after that side's wait. */
+  /** A tool call by `who`: it takes `toolCallMs`, after that side's wait when the other side spoke last. */
   toolCall(who: 'assistant' | 'user'): void {
     const side = who === 'assistant' ? 'agent' : 'caller';
     const wait = who === 'assistant' ? this.tt.agentWaitMs : this.tt.callerWaitMs;

@@ -171,4 +171,28 @@ describe('full-duplex timeline (--duplex)', () => {
     const ev = callEvents(spanTicks(d)).events.filter((e) => e.category === 'yield');
     expect(ev.map((e) => [e.type, e.latency_sec])).toEqual(yielded.map(() => ['yield', 0.4]));
   }, 60_000);
+
+  it('a huge agent reply is spoken whole and the call stays valid (nothing the agent says makes it invalid)', async () => {
+    const rt = await DomainRuntime.create(miniDomain(), await sqlJsFactory());
+    const text = 'Hello there, thanks for calling. '.repeat(120);
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: { id: 'huge', respond: async () => ({ text: `${text}###STOP###` }) },
+      user: new ScriptedUser(),
+      seed: 1,
+      clock: steppingClock(MINI_NOW, 1000),
+      channel: { tts, renderer: nodeGraphRenderer, preset: 'clean', bargeIn: 1 },
+      duplex: {},
+    });
+    expect([t.valid, t.termination]).toEqual([true, 'agent_stop']);
+    const [agent] = t.duplex!.spans;
+    // About 4,000 characters of speech: over two minutes on the axis.
+    expect(agent!.end_tick - agent!.start_tick).toBeGreaterThan(2 * 60 * 5);
+    // A 16,000-character reply is about 26 minutes of speech: its end of speech is found without
+    // spreading 150,000 frame powers into Math.max (which overflowed the stack).
+    const long = new Float32Array(16000 * 60 * 26);
+    long.fill(0.1, 0, 16000 * 60 * 20);
+    expect(speechEndSample(long)).toBe(16000 * 60 * 20);
+  }, 120_000);
 });
