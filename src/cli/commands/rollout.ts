@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { degradedAudioHook } from '../../core/channel/audio-store.ts';
 import type { RolloutGroup } from '../../core/training/policy-rollout.ts';
+import { DEFAULT_RESAMPLES, RESAMPLE_STRIDE } from '../../core/rollout/batch.ts';
 import { RolloutRequest, runRolloutRequest, type RolloutSummary } from '../../adapters/shared/rollout-service.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import { openTasks } from '../domains.ts';
@@ -115,8 +116,13 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
       : {}),
     skip,
     onEpisode: (t) => {
-      if (!t.valid)
-        io.err(`  ${t.task_id} sample ${t.trial} (seed ${t.seed}) invalid: ${t.invalid_reason}; resampling`);
+      if (!t.valid) {
+        // Attempt a of trial t runs with seed + t + a × RESAMPLE_STRIDE; the batch runner makes 2 resamples.
+        const last = Math.floor((t.seed - opts.seed - t.trial) / RESAMPLE_STRIDE) >= DEFAULT_RESAMPLES;
+        io.err(
+          `  ${t.task_id} sample ${t.trial} (seed ${t.seed}) invalid: ${t.invalid_reason}; ${last ? 'no attempts left' : 'resampling'}`,
+        );
+      }
     },
     onGroup: async (g: RolloutGroup) => {
       await appendFile(out, `${JSON.stringify(g)}\n`);
@@ -132,7 +138,8 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
       io.err(`[${finished}/${total}] ${f.group_id}: FAILED (${f.valid} valid samples): ${f.reasons.join('; ')}`);
     },
   });
-  if (summary.token_ids !== 'all')
+  // Only when some completion came back: with none, the failures above say why.
+  if (summary.token_ids !== 'all' && summary.endpoints.some((e) => e.requests > e.failures))
     io.err(
       summary.token_ids === 'none'
         ? 'note: the endpoints returned no token ids (vLLM gives them with return_token_ids; other servers cannot): prompt_token_ids, completion_token_ids and loss_mask are null'

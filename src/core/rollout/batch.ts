@@ -96,6 +96,9 @@ export interface BatchSummary {
  */
 export const RESAMPLE_STRIDE = 1_000_003;
 
+/** Extra attempts for a rollout broken by infrastructure when none are set ({@link BatchOptions} `resamples`). */
+export const DEFAULT_RESAMPLES = 2;
+
 /** What the summary reads of a task's final trajectory. */
 type Final = Pick<Trajectory, 'task_id' | 'trial' | 'valid' | 'reward_info'>;
 
@@ -116,7 +119,7 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
   const worker = async () => {
     while (cursor < jobs.length && !opts.signal?.aborted) {
       const { task, trial } = jobs[cursor++]!;
-      for (let attempt = 0; attempt <= (opts.resamples ?? 2); attempt++) {
+      for (let attempt = 0; attempt <= (opts.resamples ?? DEFAULT_RESAMPLES); attempt++) {
         const seed = opts.seed + trial + attempt * RESAMPLE_STRIDE;
         const agent = opts.agent();
         const user = opts.user();
