@@ -48,6 +48,23 @@ describe('a tau2-bench folder opened in chromium', () => {
     await page.waitForFunction(() => document.querySelector('.lede strong')?.textContent === 'tau2-airline');
     expect(await page.inputValue('#domain')).toBe('tau2-airline');
     expect(await page.textContent('.lede')).toContain('50 tasks');
+    // The executable policy (domains/tau2-airline/rules.ts), each check with the policy text it quotes.
+    expect(await page.$$eval('#rule-checks dt', (d) => d.map((x) => x.textContent))).toEqual([
+      'max-five-passengers',
+      'payment-method-limits',
+      'bag-allowance',
+      'basic-economy-no-flight-change',
+      'modify-keep-route',
+      'cabin-not-after-flown',
+      'bags-add-not-remove',
+      'cancel-not-flown',
+      'cancel-eligible',
+      'compensation-eligible',
+      'compensation-case',
+    ]);
+    expect(await page.textContent('#rule-checks .rule:nth-child(8) q')).toBe(
+      'If any portion of the flight has already been flown, the agent cannot help and transfer is needed.',
+    );
     await page.selectOption('#db-table', { index: 0 });
     await page.waitForSelector('#db-rows tbody tr');
     await page.screenshot({ path: join(shots, 'tau2-browse.png') });

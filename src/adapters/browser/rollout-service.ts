@@ -462,6 +462,11 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
           greeting: d.greeting,
           policy: d.policy,
           rules: d.rules,
+          checks: (d.ruleChecks ?? []).map((c) => ({
+            rule: c.rule,
+            description: c.description,
+            policy: c.policy ?? null,
+          })),
           tools: [...d.tools.map((t) => toolInfo(t, 'agent')), ...(d.userTools ?? []).map((t) => toolInfo(t, 'user'))],
           tasks: d.tasks,
           tables,

@@ -134,6 +134,8 @@ export interface DomainInfo {
   greeting: string;
   policy: string;
   rules: PolicyRule[];
+  /** The policy's executable rule checks (`domains/<name>/rules.ts`): id, what it checks, the policy text it quotes. */
+  checks: { rule: string; description: string; policy: string | null }[];
   tools: ToolInfo[];
   tasks: Task[];
   /** Table name → columns and primary key. */

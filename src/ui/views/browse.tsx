@@ -170,7 +170,8 @@ export function BrowseView({ info, onDomainOpened }: ViewProps) {
       <OpenTau2 {...(onDomainOpened ? { onOpened: onDomainOpened } : {})} />
       <p class="lede">
         <strong>{info.name}</strong> · language {info.language} · calls {info.roles.join(' and ')} · {info.rules.length}{' '}
-        rules · {info.tools.length} tools · {info.tasks.length} tasks · {info.tables.length} tables
+        rules · {info.checks.length} rule checks · {info.tools.length} tools · {info.tasks.length} tasks ·{' '}
+        {info.tables.length} tables
       </p>
       <nav aria-label="Sections" class="toc">
         {/* biome-ignore lint/a11y/useValidAnchor: a real link to the section; onClick scrolls without changing the view's hash route */}
@@ -203,6 +204,30 @@ export function BrowseView({ info, onDomainOpened }: ViewProps) {
             </div>
           ))}
         </dl>
+        {info.checks.length > 0 && (
+          <>
+            <h3>Executable rule checks</h3>
+            <p class="muted">
+              Run on every write of the reference solutions (the gate) and of the agent (reported beside the reward).
+            </p>
+            <dl class="rules" id="rule-checks">
+              {info.checks.map((c, i) => (
+                <div key={`${c.rule}-${i}`} class="rule">
+                  <dt>{c.rule}</dt>
+                  <dd>
+                    {c.description}
+                    {c.policy && (
+                      <>
+                        {' '}
+                        <q>{c.policy}</q>
+                      </>
+                    )}
+                  </dd>
+                </div>
+              ))}
+            </dl>
+          </>
+        )}
         <details>
           <summary>Full policy text</summary>
           <pre class="policy">{info.policy}</pre>
