@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import type { BankManifest, EvolveReport } from '../../src/core/evolution/index.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { testData } from '../fixtures/data.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -70,5 +71,22 @@ describe('switchboard evolve --harden', () => {
     const io5 = capture();
     expect(await main([...args, '--harden', '--patterns', 'nope', '--out', again], io5)).toBe(2);
     expect(io5.stderr).toMatch(/^switchboard: --patterns: unknown task pattern "nope" \(known: db_contradicts_claim, /);
+  });
+});
+
+describe('switchboard evolve --harden on tau2-retail: a derived bank', { tags: ['tau2-data'] }, () => {
+  it('writes variants of tau2 tasks to the bank and leaves the tau2 task file alone', async () => {
+    const dir = await tmp();
+    const data = testData('retail');
+    const before = await readFile(join(data, 'tasks.json'), 'utf8');
+    const args = ['evolve', '--domain', 'tau2-retail', '--data', data, '--task-ids', '0,1', '--k', '2'];
+    expect(await main([...args, '--harden', '--out', dir], capture())).toBe(0);
+    const manifest = JSON.parse(await readFile(join(dir, 'bank', 'manifest.json'), 'utf8')) as BankManifest;
+    expect(manifest.domain).toBe('tau2-retail');
+    expect(manifest.tasks.filter((t) => t.origin === 'bank').map((t) => [t.task_id, t.parent])).toEqual([
+      ['0~db_contradicts_claim.0', { task_id: '0', version: 1 }],
+      ['1~misremembered_value.0', { task_id: '1', version: 1 }],
+    ]);
+    expect(await readFile(join(data, 'tasks.json'), 'utf8')).toBe(before);
   });
 });
