@@ -1,8 +1,8 @@
 /**
- * Load tau2-bench's airline and retail domains from a tau2-bench data folder (Node). The folder
- * is the user's — a tau2-bench checkout's `data/tau2/domains/<airline|retail>/` — and holds
- * `db.json`, `tasks.json`, `policy.md` and `split_tasks.json`; the code half and `schema.sql` come
- * from `domains/tau2-airline/` and `domains/tau2-retail/`.
+ * Load tau2-bench's airline, retail and telecom domains from a tau2-bench data folder (Node). The
+ * folder is the user's — a tau2-bench checkout's `data/tau2/domains/<airline|retail|telecom>/` —
+ * and holds `db.json`, `tasks.json`, `policy.md` and `split_tasks.json` (telecom: the files of
+ * `TELECOM_FILES`); the code half and `schema.sql` come from `domains/tau2-<name>/`.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';

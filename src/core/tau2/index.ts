@@ -1,4 +1,4 @@
-/** tau2-bench compatibility helpers shared by the tau2-airline and tau2-retail domains. */
+/** tau2-bench compatibility helpers shared by the tau2-airline, tau2-retail and tau2-telecom domains. */
 export * from './py-json.ts';
 export * from './py-calc.ts';
 export * from './common-tools.ts';
