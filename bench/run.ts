@@ -7,6 +7,7 @@ import { formatTextChecks, measureTextChecks } from './text-checks.ts';
 import { largeRunLines } from './large-run.ts';
 import { openEnvLines } from './openenv.ts';
 import { milestoneMemoryLines } from './milestone-memory.ts';
+import { evolveBenchLines } from './evolve.ts';
 
 await runCases('Core (carrier domain, sql.js in-process)', await coreCases());
 console.log(`\nText checks on 1 MB adversarial strings (${ADVERSARIAL_STRINGS.length} kinds; slowest per check)`);
@@ -15,6 +16,8 @@ console.log('\nLarge run: run --out of carrier, scripted participants (RSS of th
 console.log(await largeRunLines());
 console.log('\nOpenEnv server: environment overhead per agent turn (carrier, scripted caller, no-op policy)');
 console.log((await openEnvLines()).join('\n'));
+console.log('\nEvolve: one round over carrier, K=8, scripted policy (environment vs gate)');
+console.log((await evolveBenchLines()).join('\n'));
 console.log('\nMilestone groups on tau2-airline: peak RSS of this process (snapshots freed per task)');
 console.log((await milestoneMemoryLines()).join('\n'));
 console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');

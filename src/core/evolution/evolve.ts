@@ -61,6 +61,11 @@ export interface EvolveOptions
    * in the labels.
    */
   crossPolicies?: readonly (() => Agent)[];
+  /**
+   * A monotonic clock in ms (e.g. `performance.now`): with it each round reports where its time
+   * went ({@link EvolveRound.timing_ms}). Absent: no timings (a report then replays bit-for-bit).
+   */
+  now?: () => number;
   /** Every finished trajectory, with its round. */
   onTrajectory?: (t: Trajectory, round: number) => void;
   signal?: AbortSignal;
@@ -84,6 +89,13 @@ export interface EvolveRound {
    * found, resolved, or untouched) and one new open issue per new finding.
    */
   issues: TaskIssue[];
+  /**
+   * With {@link EvolveOptions.now}: wall time of the round's phases, ms — `environment` (the
+   * rollouts, the other policies' included: episodes and their scoring), `labels` (labels and
+   * weights), `attribution` (the gate and the checks on always-failed tasks), `hardening` (the
+   * gate on hardened variants).
+   */
+  timing_ms?: { environment: number; labels: number; attribution: number; hardening: number };
   /** With {@link EvolveOptions.harden}: the always-passed tasks hardened, variants admitted, rejected, skipped. */
   hardening?: HardenReport;
 }
@@ -124,6 +136,7 @@ export async function evolve(
   const variants: Task[] = [];
   for (let round = 0; round < rounds && !opts.signal?.aborted; round++) {
     const seed = opts.seed + round * opts.k;
+    const t0 = opts.now?.() ?? 0;
     const { trajectories, summary } = await runBatch({
       runtime: opts.runtime,
       tasks,
@@ -138,6 +151,7 @@ export async function evolve(
     });
     agentId = summary.agent;
     userId = summary.user;
+    const t1 = opts.now?.() ?? 0;
     const labels = labelTasks(
       tasks.map((t) => t.id),
       trajectories,
@@ -147,6 +161,7 @@ export async function evolve(
     const weights = samplingWeights(labels, round, previous, bandit);
     const failed = new Set(labels.tasks.filter((t) => t.label === 'always_fail').map((t) => t.task_id));
     const failedTasks = tasks.filter((t) => failed.has(t.id));
+    const t2 = opts.now?.() ?? 0;
     const others = await crossPolicyRollouts({
       ...opts,
       agents: opts.crossPolicies ?? [],
@@ -154,6 +169,7 @@ export async function evolve(
       seed,
       onTrajectory: (t) => opts.onTrajectory?.(t, round),
     });
+    const t3 = opts.now?.() ?? 0;
     const attribution = await attributeTasks({
       runtime: opts.runtime,
       tasks: failedTasks,
@@ -162,7 +178,9 @@ export async function evolve(
     });
     previous = weights;
     issues = updateIssues(issues, round, labels, attribution);
+    const t4 = opts.now?.() ?? 0;
     const hardened = opts.harden ? await hardenRound(opts.runtime, tasks, labels, seed, opts.harden) : null;
+    const t5 = opts.now?.() ?? 0;
     out.push({
       round,
       seed,
@@ -172,6 +190,9 @@ export async function evolve(
       weights,
       attribution,
       issues: [...issues],
+      ...(opts.now
+        ? { timing_ms: { environment: t1 - t0 + (t3 - t2), labels: t2 - t1, attribution: t4 - t3, hardening: t5 - t4 } }
+        : {}),
       ...(hardened ? { hardening: hardened.report } : {}),
     });
     all.push([...trajectories, ...others.flatMap((p) => p.trajectories)]);
