@@ -168,6 +168,7 @@ export function renderEvolve(report: EvolveReport): string {
   return [
     head,
     table(headers, rows, new Set(headers.slice(1))),
+    `labels before → after: ${TASK_LABELS.map((l) => `${l} ${report.summary.labels_before[l]} → ${report.summary.labels_after[l]}`).join(', ')}`,
     ...(verdicts.length ? ['', 'always-failed tasks:', ...verdicts] : []),
     ...(report.rounds.some((r) => r.hardening)
       ? ['', 'hardened always-passed tasks:', ...(hardening.length ? hardening : ['  none'])]

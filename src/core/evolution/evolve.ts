@@ -17,6 +17,7 @@ import { attributeTasks } from './attribution.ts';
 import { crossPolicyRollouts, optionalBatchSettings } from './cross-policy.ts';
 import type { Attribution } from './findings.ts';
 import { updateIssues, type TaskIssue } from './issues.ts';
+import { summarizeEvolve, type EvolveSummary } from './report-summary.ts';
 import type { HardenReport } from './harden.ts';
 import { hardenRound, type HardenSettings } from './harden-round.ts';
 import { defaultThresholds, labelTasks, type LabelReport, type LabelThresholds } from './labels.ts';
@@ -111,6 +112,8 @@ export interface EvolveReport {
   /** Ids of the other policies that ran on the always-failed tasks (empty when none). */
   cross_policies: string[];
   rounds: EvolveRound[];
+  /** Labels before and after, each task's lineage, the tasks hardened, rejected and repaired ({@link summarizeEvolve}). */
+  summary: EvolveSummary;
 }
 
 /**
@@ -201,17 +204,18 @@ export async function evolve(
       tasks = hardened.next;
     }
   }
+  const report: Omit<EvolveReport, 'summary'> = {
+    domain: opts.runtime.domain.name,
+    agent: agentId,
+    user: userId,
+    k: opts.k,
+    thresholds,
+    bandit,
+    cross_policies: (opts.crossPolicies ?? []).map((f) => f().id),
+    rounds: out,
+  };
   return {
-    report: {
-      domain: opts.runtime.domain.name,
-      agent: agentId,
-      user: userId,
-      k: opts.k,
-      thresholds,
-      bandit,
-      cross_policies: (opts.crossPolicies ?? []).map((f) => f().id),
-      rounds: out,
-    },
+    report: { ...report, summary: summarizeEvolve(report) },
     trajectories: all,
     variants,
   };

@@ -5,6 +5,7 @@ export * from './evolve.ts';
 export * from './attribution.ts';
 export * from './findings.ts';
 export * from './issues.ts';
+export * from './report-summary.ts';
 export * from './caller-checks.ts';
 export * from './db-brittleness.ts';
 export * from './cross-policy.ts';
