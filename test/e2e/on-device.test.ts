@@ -221,6 +221,14 @@ describe('the on-device agent in chromium', () => {
     await page.check('#speak-agent');
     await page.click('#run');
     await page.waitForSelector('#voice-file:not([disabled])');
+    // A file that is not a WAV is refused by name; the turn waits for a good one.
+    await page.setInputFiles('#voice-file', {
+      name: 'notes.wav',
+      mimeType: 'audio/wav',
+      buffer: Buffer.from('not audio'),
+    });
+    await page.waitForSelector('#call-error');
+    expect(await page.textContent('#call-error')).toMatch(/^notes\.wav: not a readable WAV file \(.+\)$/);
     await page.setInputFiles('#voice-file', voiceWav);
     // The recognizer's exact words, in the draft the person sends.
     await page.waitForSelector('#heard-text', { timeout: 30_000 });
@@ -258,6 +266,38 @@ describe('the on-device agent in chromium', () => {
     await page.waitForSelector('#termination', { timeout: 20_000 });
     expect(errors).toEqual([]);
     expect(offsite).toEqual([]);
+    await page.close();
+  }, 180_000);
+
+  it('runs a batch with the on-device agent, its workers loading the model from the browser cache', async () => {
+    const page = await context.newPage();
+    await page.goto(`${url}#/batch`);
+    await page.waitForSelector('#batch-run');
+    await page.click('text=none');
+    await page.check('input[value="carrier-pay-balance-1"]');
+    await page.fill('#trials', '2');
+    await page.fill('#workers', '1');
+    await page.selectOption('#batch-agent', 'local');
+    await page.selectOption('#local-id', 'tiny-llama');
+    await page.click('#local-load');
+    await page.waitForFunction(() => document.querySelector('#local-device')?.textContent?.includes('(loaded)'), null, {
+      timeout: 60_000,
+    });
+    const before = hubRequests.filter((u) => u.endsWith('.onnx')).length;
+    await page.click('#batch-run');
+    await page.waitForFunction(
+      () => document.querySelector('#batch-status')?.textContent === '2 / 2 rollouts · done',
+      undefined,
+      { timeout: 120_000 },
+    );
+    // The tiny model reads the bills and says they are paid: nothing is paid, so both rollouts fail.
+    expect(
+      await page.$$eval('#batch-results tbody tr', (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('th,td')].map((c) => c.textContent)),
+      ),
+    ).toEqual([['carrier-pay-balance-1', '2', '0', '0', '0', '0', 'always failed']]);
+    expect(await page.locator('#batch-invalid').count()).toBe(0);
+    expect(hubRequests.filter((u) => u.endsWith('.onnx')).length).toBe(before);
     await page.close();
   }, 180_000);
 });
