@@ -323,6 +323,16 @@ describe('realtime agent in an episode (library)', () => {
     });
   });
 
+  it('a reply that never ends (events past the budget without response.done) is a transport fault: invalid after the retries', async () => {
+    server = await startRealtimeServer(planScript(TASK, [], (r) => ({ ...r, audioS: 10 })));
+    const { t } = await episode(
+      new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect(), retries: 1, maxEventsPerReply: 50 }),
+    );
+    expect(t.valid).toBe(false);
+    expect(t.invalid_reason).toMatch(/no response\.done after 50 events \(2 attempts\)$/);
+    expect(server.received).toHaveLength(2);
+  });
+
   it('the same core agent over the page transport (a WHATWG WebSocket) scores 1 on the beta server', async () => {
     server = await startRealtimeServer(planScript(TASK), { dialect: 'beta' });
     const connect = webSocketConnect((url) => new WebSocket(url) as unknown as WebSocketLike);

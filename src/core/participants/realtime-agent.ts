@@ -36,6 +36,7 @@ import type { OpenAiToolSchema } from '../schema/domain.ts';
 import type { AssistantTurn, ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
 import type { TurnAudio } from './model-messages.ts';
 import { ModelEndpointError } from './model-errors.ts';
+import { MAX_REPLY_CHARS } from '../rollout/limits.ts';
 import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
 
 /** Which shape of `session.update` and history items to send. */
@@ -66,7 +67,12 @@ export interface RealtimeAgentOptions {
   retries?: number;
   /** Agent audio kept per reply, s. Default {@link DEFAULT_MAX_AUDIO_S}. */
   maxAudioSeconds?: number;
+  /** Events one reply may take before `response.done`: past it the reply never ends (a fault). Default {@link MAX_EVENTS_PER_REPLY}. */
+  maxEventsPerReply?: number;
 }
+
+/** Events one reply may take: 200,000 (a 120 s reply in 20 ms audio deltas is 6,000). */
+export const MAX_EVENTS_PER_REPLY = 200_000;
 
 /** A fault of the connection or the server (not of the model's output): reconnect, then invalid. */
 class TransportFault extends Error {}
@@ -402,7 +408,11 @@ export class RealtimeAgent implements Agent {
       const item = str(itemId);
       if (item) reply.calls.set(id, item);
     };
-    for (;;) {
+    const budget = this.options.maxEventsPerReply ?? MAX_EVENTS_PER_REPLY;
+    // Text kept per reply: one past the reply limit, so the episode loop still sees it as oversize.
+    const keep = (acc: string, more: string) => (acc.length > MAX_REPLY_CHARS ? acc : acc + more);
+    for (let events = 0; ; events++) {
+      if (events >= budget) throw new TransportFault(`no response.done after ${budget} events`);
       const e = await s.inbox.next();
       switch (e.type) {
         case 'error': {
@@ -432,7 +442,7 @@ export class RealtimeAgent implements Agent {
         }
         case 'response.output_audio_transcript.delta':
         case 'response.audio_transcript.delta':
-          transcript += str(e.delta) ?? '';
+          transcript = keep(transcript, str(e.delta) ?? '');
           break;
         case 'response.output_audio_transcript.done':
         case 'response.audio_transcript.done':
@@ -440,7 +450,7 @@ export class RealtimeAgent implements Agent {
           break;
         case 'response.output_text.delta':
         case 'response.text.delta':
-          text += str(e.delta) ?? '';
+          text = keep(text, str(e.delta) ?? '');
           break;
         case 'response.output_text.done':
         case 'response.text.done':
