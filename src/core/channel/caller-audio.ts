@@ -60,7 +60,7 @@ export function speechEndSample(x: Float32Array, rateHz = SPEECH_RATE_HZ): numbe
   const powers: number[] = [];
   for (let s = 0; s < x.length; s += frame) powers.push(meanPower(x, s, Math.min(x.length, s + frame)));
   // A loop, not Math.max(...powers): minutes of speech are more frames than a call's arguments allow.
-  const max = powers.reduce((m, p) => (p > m ? p : m), 0);
+  const max = powers.reduce((m, p) => Math.max(m, p), 0);
   if (max === 0) return 0;
   const floor = max * 10 ** (-SPEECH_END_GATE_DB / 10);
   for (let i = powers.length - 1; i >= 0; i--)
