@@ -8,6 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildDomain, type Domain, type DomainDefinition, type DomainSources } from '../../core/schema/domain.ts';
+import { DOMAIN_FILE, TOOLS_FILE, parseDomainJson, withToolsFile } from '../../core/schema/declarative-tools.ts';
 import { carrier } from '../../../domains/carrier/domain.ts';
 
 /** File name of each data half of a domain folder. */
@@ -30,7 +31,8 @@ async function readText(path: string): Promise<string> {
 }
 
 /**
- * Read a domain folder's data files and join them with the code half `def`.
+ * Read a domain folder's data files and join them with the code half `def`. A `tools.json` in the
+ * folder adds declarative tools (src/core/schema/declarative-tools.ts) after `def`'s own.
  *
  * @param dir the domain folder (absolute, or relative to the working directory)
  * @throws Error naming the file path when a file is missing, and `DomainFileError` (whose
@@ -47,7 +49,9 @@ export async function loadDomainDir(dir: string, def: DomainDefinition): Promise
   if (failed) throw failed.reason;
   const texts = settled.map((r) => (r as PromiseFulfilledResult<string>).value);
   const sources = Object.fromEntries(KEYS.map((k, i) => [k, texts[i]!])) as unknown as DomainSources;
-  return buildDomain(def, sources, paths);
+  const toolsPath = join(dir, TOOLS_FILE);
+  const full = existsSync(toolsPath) ? withToolsFile(def, toolsPath, await readText(toolsPath)) : def;
+  return buildDomain(full, sources, paths);
 }
 
 /** The domains shipped in `domains/`, by name: their code halves. */
@@ -83,14 +87,17 @@ function isDomainDefinition(x: unknown): x is DomainDefinition {
 
 /**
  * Load a domain from any folder laid out like `domains/<name>/`: its `domain.ts` (or
- * `domain.js`) must export one {@link DomainDefinition} (default or named export).
+ * `domain.js`) must export one {@link DomainDefinition} (default or named export). A code-free
+ * folder has `domain.json` and `tools.json` instead (see `parseDomainJson`).
  *
  * @throws Error naming the folder when it has no domain module or the module exports no domain.
  */
 export async function loadDomainFolder(dir: string): Promise<Domain> {
   const abs = resolve(dir);
   const file = ['domain.ts', 'domain.js'].map((f) => join(abs, f)).find((f) => existsSync(f));
-  if (!file) throw new Error(`${abs}: not a domain folder (no domain.ts)`);
+  const json = join(abs, DOMAIN_FILE);
+  if (!file && existsSync(json)) return loadDomainDir(abs, parseDomainJson(json, await readText(json)));
+  if (!file) throw new Error(`${abs}: not a domain folder (no domain.ts or ${DOMAIN_FILE})`);
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;

@@ -253,7 +253,11 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
 }
 
-function parseJson(file: string, text: string): unknown {
+/**
+ * `JSON.parse` for a domain file.
+ * @throws DomainFileError naming `file` when `text` is not JSON.
+ */
+export function parseJson(file: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
