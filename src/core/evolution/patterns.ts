@@ -348,6 +348,77 @@ const nearDuplicateMutator: Mutator = async (base, ctx) => {
   return { skip: `no table row holds the looked-up value ${value}` };
 };
 
+/** One entry of `value_past_threshold`'s per-domain table (`params.limits[<domain name>]`). */
+const DateWindowLimit = z.object({
+  kind: z.literal('date_window'),
+  /** Policy rule the limit comes from (cited by the new assertion). */
+  rule: z.string().min(1),
+  /** The write tool the limit governs. */
+  tool: z.string().min(1),
+  /** Argument of the write naming the record (its value is looked up in `table`). */
+  key_arg: z.string().min(1),
+  table: z.string().min(1),
+  /** Date column (`YYYY-MM-DD`) the window applies to. */
+  column: z.string().min(1),
+  /** Window length, days: a date `days` days before the policy date is still inside (inclusive). */
+  days: z.number().int().positive(),
+  /** Offset of the domain's local calendar from UTC, hours. */
+  utc_offset_hours: z.number(),
+  /** What the agent must say when refusing (becomes communicate_info). */
+  refusal: z.string().min(1),
+  /** Text of the new assertion. */
+  text: z.string().min(1),
+});
+const ThresholdLimits = z.record(z.string(), z.array(DateWindowLimit));
+
+const DAY_MS = 86_400_000;
+
+const thresholdMutator: Mutator = async (base, ctx) => {
+  const limits = ThresholdLimits.parse(ctx.params.limits ?? {})[ctx.domain.name] ?? [];
+  if (limits.length === 0) return { skip: `no policy limit listed for domain ${ctx.domain.name}` };
+  const actions = base.evaluation_criteria?.actions ?? [];
+  for (const limit of limits) {
+    const at = actions.findIndex((a) => a.requestor === 'assistant' && a.name === limit.tool);
+    const key = at < 0 ? undefined : actions[at]!.arguments[limit.key_arg];
+    if (typeof key !== 'string') continue;
+    const pk = ctx.runtime.tables.find((t) => t.name === limit.table)?.primaryKey;
+    if (pk?.length !== 1) continue;
+    const env = await ctx.runtime.open(base);
+    const row = await env
+      .query(`SELECT * FROM "${limit.table}" WHERE "${pk[0]}" = ? LIMIT 1`, [key] as never)
+      .finally(() => env.close());
+    if (!row[0]) continue;
+    // One day before the window's first day (the first day is `days` days before the policy date).
+    const past = new Date(ctx.domain.now + limit.utc_offset_hours * 3_600_000 - (limit.days + 1) * DAY_MS)
+      .toISOString()
+      .slice(0, 10);
+    const task = structuredClone(base);
+    const init = task.initial_state ?? {};
+    const rows = init.rows ?? {};
+    rows[limit.table] = [...(rows[limit.table] ?? []), { ...row[0], [limit.column]: past }];
+    task.initial_state = { ...init, rows };
+    const ec = task.evaluation_criteria!;
+    ec.actions = actions.slice(0, at).map((a) => structuredClone(a));
+    ec.communicate_info = [limit.refusal];
+    if (!ec.reward_basis.includes('COMMUNICATE')) ec.reward_basis = [...ec.reward_basis, 'COMMUNICATE'];
+    ec.assertions = [
+      ...(ec.assertions ?? []).filter((a) => !(a.check && 'tool' in a.check && a.check.tool === limit.tool)),
+      {
+        id: 'past-threshold',
+        rule: limit.rule,
+        text: limit.text,
+        check: { kind: 'tool_not_called', tool: limit.tool },
+      },
+    ];
+    ec.write_whitelist = [];
+    return {
+      task,
+      reason: `${limit.table} ${key}: ${limit.column} ${String(row[0][limit.column])} → ${past}, one day past the ${limit.days}-day window (${limit.rule}); the agent must refuse ${limit.tool} and say "${limit.refusal}"`,
+    };
+  }
+  return { skip: `no agent write governed by a ${ctx.domain.name} limit` };
+};
+
 const notBuilt =
   (what: string): Mutator =>
   async () => ({ skip: `${what} is not built yet` });
@@ -359,7 +430,7 @@ export const MUTATORS: Readonly<Record<string, Mutator>> = {
   misremembered_value: misrememberMutator,
   withhold_until_asked_twice: withholdMutator,
   near_duplicate_record: nearDuplicateMutator,
-  value_past_threshold: notBuilt('value_past_threshold'),
+  value_past_threshold: thresholdMutator,
   mid_call_change_of_mind: notBuilt('mid_call_change_of_mind'),
 };
 

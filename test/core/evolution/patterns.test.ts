@@ -3,6 +3,7 @@ import { loadBuiltinDomain } from '../../../src/adapters/node/load-domain.ts';
 import { loadTau2Domain } from '../../../src/adapters/node/tau2-loader.ts';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { DomainRuntime } from '../../../src/core/env/index.ts';
+import { gateDomain } from '../../../src/core/gate/index.ts';
 import {
   applyPattern,
   HARD_PATTERNS,
@@ -152,6 +153,64 @@ describe('task mutators on carrier (seed 0)', () => {
     });
     expect(reason).toBe('a near-duplicate of customers C1002 (phone 15867452301 → 15867452305, customer_id C1000)');
     expect(await rewardOf(runtime, task)).toBe(1);
+  });
+
+  it('value_past_threshold: the disputed charge dated one day past the 60-day window, the gold is the refusal', async () => {
+    const { task, reason, runtime, base } = await variant('carrier-dispute-recent-1', 'value_past_threshold');
+    expect(task.id).toBe('carrier-dispute-recent-1~value_past_threshold.0');
+    expect(reason).toBe(
+      'charges CH00020: charge_date 2025-02-03 → 2025-01-13, one day past the 60-day window (R4); the agent must refuse file_dispute and say "60天"',
+    );
+    expect(task.initial_state?.rows).toEqual({
+      charges: [
+        {
+          charge_id: 'CH00020',
+          bill_id: 'B10016',
+          description: '视频彩铃包月费',
+          amount_fen: 1000,
+          charge_date: '2025-01-13',
+          disputed: 0,
+        },
+      ],
+    });
+    const ec = task.evaluation_criteria!;
+    expect(ec.actions?.map((a) => a.name)).toEqual(['find_customer_by_phone', 'get_bills', 'get_bill_details']);
+    expect(ec.communicate_info).toEqual(['60天']);
+    expect(ec.write_whitelist).toEqual([]);
+    expect(ec.assertions?.map((a) => [a.id, a.rule, a.check?.kind])).toEqual([
+      ['identify-first', 'R1', 'read_before_write'],
+      ['confirm-first', 'R2', 'confirm_before_write'],
+      ['past-threshold', 'R4', 'tool_not_called'],
+    ]);
+    expect(await rewardOf(runtime, task)).toBe(1);
+    expect(await rewardOf(runtime, task, new NoopAgent())).toBe(0);
+    // The base's reference (which files the dispute) now breaks the policy.
+    const filing = { ...task, evaluation_criteria: { ...ec, actions: base.evaluation_criteria!.actions } };
+    expect(await rewardOf(runtime, filing)).toBe(0);
+    // The domain's executable R4 check agrees with the limit table: filing on the moved charge
+    // (the base's reference and whitelist) breaks the rule at exactly this date.
+    const gate = await gateDomain(runtime.withTasks([{ ...filing, evaluation_criteria: base.evaluation_criteria }]));
+    expect(gate.tasks[0]!.reasons).toEqual([
+      'reference action #3 file_dispute breaks R4: charge CH00020 dated 2025-01-13 is outside the 60-day dispute window (earliest 2025-01-14)',
+      'reference agent with scripted caller scores 0, not 1',
+    ]);
+    // Gated: hardenTasks admits it; a task without a governed write is skipped with the reason.
+    const { domain } = await carrier();
+    const { variants, report } = await hardenTasks({
+      runtime,
+      tasks: [base, domain.tasks.find((t) => t.id === 'carrier-pay-balance-1')!],
+      seed: 0,
+      patterns: ['value_past_threshold'],
+    });
+    expect(variants.map((v) => v.id)).toEqual(['carrier-dispute-recent-1~value_past_threshold.0']);
+    expect(report.rejected).toEqual([]);
+    expect(report.skipped).toEqual([
+      {
+        parent: 'carrier-pay-balance-1',
+        pattern: 'value_past_threshold',
+        reason: 'no agent write governed by a carrier limit',
+      },
+    ]);
   });
 
   it('patterns not built yet refuse with their reason; a task without a second fact is skipped', async () => {
