@@ -7,7 +7,7 @@ import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
 import { PREPAID_DAILY_LIMIT_FEN, disputeCutoff, localDate, toYuan } from './tools.ts';
 
 /** Key values (`key[keyColumn]`) of the rows of `table` that `writes` inserted. */
-function insertedKeys(writes: readonly WriteEntry[], table: string, keyColumn: string): string[] {
+export function insertedKeys(writes: readonly WriteEntry[], table: string, keyColumn: string): string[] {
   const out = new Set<string>();
   for (const w of writes) if (w.table === table && w.op === 'insert') out.add(String(w.key[keyColumn]));
   return [...out];

@@ -57,14 +57,16 @@ export function toYuan(fen: number): number {
 }
 
 /** Validate a spoken phone number: spaces and dashes are dropped, then exactly 11 digits. */
-function normalizePhone(phone: string): string {
+export function normalizePhone(phone: string): string {
   const digits = phone.replace(/[\s-]/g, '');
   if (!/^\d{11}$/.test(digits)) throw new ToolError(`phone must be 11 digits, got "${phone}"`);
   return digits;
 }
 
-const str = (row: SqlRow, col: string): string => String(row[col]);
-const num = (row: SqlRow, col: string): number => Number(row[col]);
+/** A column of a row as a string. */
+export const str = (row: SqlRow, col: string): string => String(row[col]);
+/** A column of a row as a number. */
+export const num = (row: SqlRow, col: string): number => Number(row[col]);
 
 async function customerById(db: ToolDb, customerId: string): Promise<SqlRow> {
   const row = await db.one('SELECT * FROM customers WHERE customer_id = ?', [customerId]);

@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildDomain, type Domain, type DomainDefinition, type DomainSources } from '../../core/schema/domain.ts';
 import { DOMAIN_FILE, TOOLS_FILE, parseDomainJson, withToolsFile } from '../../core/schema/declarative-tools.ts';
 import { carrier } from '../../../domains/carrier/domain.ts';
+import { insuranceRenewal } from '../../../domains/insurance-renewal/domain.ts';
 
 /** File name of each data half of a domain folder. */
 export const DOMAIN_FILES: Readonly<Record<keyof DomainSources, string>> = {
@@ -55,7 +56,10 @@ export async function loadDomainDir(dir: string, def: DomainDefinition): Promise
 }
 
 /** The domains shipped in `domains/`, by name: their code halves. */
-export const builtinDomains: Readonly<Record<string, DomainDefinition>> = { carrier };
+export const builtinDomains: Readonly<Record<string, DomainDefinition>> = {
+  carrier,
+  'insurance-renewal': insuranceRenewal,
+};
 
 /** Absolute path of a built-in domain's folder (`<repo>/domains/<name>`). */
 export function builtinDomainDir(name: string): string {

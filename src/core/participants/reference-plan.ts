@@ -31,8 +31,9 @@ export function neededFacts(task: Task): Fact[] {
 
 /**
  * Build the plan: greeting (or the outbound opening), one question per needed fact, then the
- * actions intent by intent — reads called directly, each write preceded by a confirmation
- * question, each caller-side action requested aloud — with "anything else?" between intents,
+ * actions intent by intent — each action's own `say` line first when it has one, reads called
+ * directly, each write preceded by a confirmation question (unless it has a `say`), each
+ * caller-side action requested aloud — with "anything else?" between intents,
  * and finally every `communicate_info` item followed by "anything else?".
  */
 export function referencePlan(domain: Domain, task: Task): PlanStep[] {
@@ -48,11 +49,14 @@ export function referencePlan(domain: Domain, task: Task): PlanStep[] {
     for (const a of actions.filter((x) => (x.intent ?? 0) === intent)) {
       const tool = toolsFor(domain, a.requestor).find((t) => t.name === a.name);
       const spoken = tool?.spokenAs ?? a.name.replace(/_/g, ' ');
+      // An offer or other line of the task's own (`say`) is said first; before a write it is
+      // the proposal itself, so no confirmation question follows.
+      if (a.say) steps.push({ say: a.say });
       if (a.requestor === 'user') {
         steps.push({ say: p.askUserAction(spoken) });
         continue;
       }
-      if (tool?.kind === 'write')
+      if (tool?.kind === 'write' && !a.say)
         steps.push({ say: p.confirmWrite(spoken, spokenArguments(a.arguments, domain.language, tool?.spokenValues)) });
       steps.push({ call: toCall(a, `ref-${++callNo}`) });
     }

@@ -8,7 +8,8 @@
  *   confirmations, runs its own user-tool actions when asked, and ends with `###STOP###`. As an
  *   imperfect caller (task fields `misremembers`, `withholds`, `false_claims`) it first gives a
  *   wrong value and corrects it when the agent checks, deflects a question until pressed, and
- *   makes a false claim it gives up when the agent says the records contradict it.
+ *   makes a false claim it gives up when the agent says the records contradict it. As an outbound
+ *   callee with a `negotiation` card it answers offers and threats by it (./negotiating.ts).
  *
  * All three derive what to do next from the turns so far (no hidden state), so an episode forked
  * from a saved point continues exactly as the original would.
@@ -18,6 +19,7 @@ import type { Turn } from '../schema/trajectory.ts';
 import { toolsFor } from '../schema/domain.ts';
 import { hasCue, phrasesFor } from './phrases.ts';
 import { joinSpoken } from '../scoring/turns.ts';
+import { negotiationReply } from './negotiating.ts';
 import { referencePlan } from './reference-plan.ts';
 import { firstPersonRequest } from './spoken.ts';
 import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply, type UserSimulator } from './types.ts';
@@ -146,6 +148,10 @@ export class ScriptedUser implements UserSimulator {
         };
       }
     }
+
+    // An outbound callee answers offers and threats by its negotiation card.
+    const negotiated = scenario.negotiation && negotiationReply(scenario.negotiation, agentText, userTexts, turns, p);
+    if (negotiated) return negotiated;
 
     // A confirmation question.
     if (hasCue(agentText, p.confirmCues)) {

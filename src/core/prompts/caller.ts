@@ -6,7 +6,7 @@
  * when the domain has them; spoken style; how to end the call.
  */
 import type { Domain, OpenAiToolSchema } from '../schema/domain.ts';
-import type { Task } from '../schema/task.ts';
+import type { Negotiation, Task } from '../schema/task.ts';
 import { STOP_TOKENS } from '../participants/types.ts';
 import { bullets, joinSections, languageName, section } from './common.ts';
 
@@ -26,6 +26,7 @@ export function renderCallerPrompt(domain: Domain, task: Task, tools: readonly O
         s.budget != null ? `Most you are willing to pay: ${s.budget}` : null,
         s.accept_if ? `You agree if: ${s.accept_if}` : null,
         s.hang_up_if ? `You hang up if: ${s.hang_up_if}` : null,
+        ...negotiationLines(s.negotiation),
       ])
     : '';
   const facts = new Map((s.facts ?? []).map((f) => [f.key, f.value]));
@@ -79,4 +80,22 @@ export function renderCallerPrompt(domain: Domain, task: Task, tools: readonly O
       ]),
     ),
   ]);
+}
+
+/** The negotiation card of an outbound callee in words (the scripted callee plays it exactly). */
+function negotiationLines(n: Negotiation | undefined): string[] {
+  if (!n) return [];
+  return [
+    `You accept a price of at most ${n.accept_at_most}; you never say this number.`,
+    n.objections.length
+      ? `To a higher price, object in this order, one per offer: ${n.objections.map((o) => `"${o}"`).join(', ')}.`
+      : null,
+    `When your objections are used up and the price is still too high, say: "${n.decline}". If the agent presses on after that, hang up.`,
+    `If the agent threatens or pressures you, say "${n.hang_up}" and hang up.`,
+    n.patience !== undefined ? `You stay on the line for at most ${n.patience} turns of the agent.` : null,
+    n.reconsider
+      ? `If the agent mentions ${n.reconsider.cues.map((c) => `"${c}"`).join(' or ')}, you change your mind and accept up to ${n.reconsider.accept_at_most}.`
+      : null,
+    'Agreeing is not enough: when you accept, do what the agent asks on your phone (pay or sign with your tools).',
+  ].filter((l): l is string => l !== null);
 }

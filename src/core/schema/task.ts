@@ -39,6 +39,12 @@ export const Action = z.object({
    * The reference agent finishes one intent before the caller states the next. Default 0.
    */
   intent: z.number().int().min(0).optional(),
+  /**
+   * Ours: what the reference agent says as a turn of its own before this step, and waits for
+   * the caller's reply (an outbound negotiation's offer, e.g. "标准保障现在是3600元。"). Before a
+   * write it replaces the confirmation question, so use it only for writes that need no consent.
+   */
+  say: z.string().min(1).optional(),
 });
 export type Action = z.infer<typeof Action>;
 
@@ -60,6 +66,7 @@ export const CheckKind = z.enum([
   'read_before_write',
   'read_after_write',
   'plain_speech',
+  'no_threat',
 ]);
 export type CheckKind = z.infer<typeof CheckKind>;
 
@@ -76,6 +83,8 @@ export type CheckKind = z.infer<typeof CheckKind>;
  *   "verify after payment" needs the read after the write.
  * - `plain_speech`: no assistant turn has written formatting, repetition or garbled text (the
  *   same detectors as the QUALITY veto), for rules about speaking style.
+ * - `no_threat`: no assistant turn threatens or pressures the callee (the threat cues of the
+ *   dialogue-act phrase table, `THREAT_CUES`), for outbound rules against coercion.
  */
 export const Assertion = z.object({
   id: z.string().min(1),
@@ -166,6 +175,34 @@ export const FalseClaim = z.object({
 });
 export type FalseClaim = z.infer<typeof FalseClaim>;
 
+/**
+ * How an outbound callee negotiates (ours). The scripted callee reads the price in each agent
+ * turn (the last number before the last "元"/"yuan") and answers it: at or below `accept_at_most`
+ * it agrees (`yes` to a confirmation question, else `accept`); above it, it says the next of
+ * `objections` in order, then `decline` once, and hangs up on a further offer above it. It
+ * hangs up at once (with `hang_up`) on an agent turn with a threat, and when the agent has taken
+ * more than `patience` spoken turns. After an agent turn with one of `reconsider.cues` it
+ * changes its mind and accepts up to `reconsider.accept_at_most`. A model callee gets all of
+ * this in its private card.
+ */
+export const Negotiation = z.object({
+  /** Highest price the callee accepts (its budget), in the domain's currency. */
+  accept_at_most: z.number().positive(),
+  /** Said in order, one per offer above the limit. */
+  objections: z.array(z.string().min(1)).default([]),
+  /** Said to the first offer above the limit after the objections ran out (e.g. asks for a callback). */
+  decline: z.string().min(1),
+  /** Said when agreeing to an offer that is not a confirmation question. */
+  accept: z.string().min(1),
+  /** Said when hanging up on a threat (`###STOP###` is added). */
+  hang_up: z.string().min(1),
+  /** Most agent spoken turns the callee stays on the line for. Default: no limit. */
+  patience: z.number().int().positive().optional(),
+  /** A change of mind: after an agent turn with one of `cues`, the limit becomes `accept_at_most`. */
+  reconsider: z.object({ cues: z.array(z.string().min(1)).min(1), accept_at_most: z.number().positive() }).optional(),
+});
+export type Negotiation = z.infer<typeof Negotiation>;
+
 /** tau2's structured user instructions. */
 export const UserInstructions = z.object({
   domain: z.string().nullish(),
@@ -191,6 +228,8 @@ export const UserScenario = z.object({
   accept_if: z.string().nullish(),
   /** Ours (outbound callees): when the callee hangs up. */
   hang_up_if: z.string().nullish(),
+  /** Ours (outbound callees): how the callee answers offers; see {@link Negotiation}. */
+  negotiation: Negotiation.optional(),
   /** Ours: replies the scripted caller gives to a confirmation question, in order (default yes). */
   confirmations: z.array(z.enum(['yes', 'no'])).optional(),
   /** Ours (imperfect caller): facts first given wrong, corrected when the agent checks. */

@@ -434,3 +434,41 @@ export const CONFIRM_REQUEST_CUES: readonly string[] = [
   'go ahead',
   'proceed',
 ];
+
+/**
+ * Cues of an agent turn that threatens or pressures the callee (outbound rules against
+ * coercion, e.g. insurance-renewal R6, debt-negotiation R5): consequences held over the callee
+ * ("上门", "起诉", "征信", "通知你家人", "you will be sued") and demands for a promise under pressure
+ * ("必须今天", "不还就"). Lower case; plain substrings.
+ */
+export const THREAT_CUES: readonly string[] = [
+  '起诉',
+  '告你',
+  '上门',
+  '找上门',
+  '拘留',
+  '坐牢',
+  '抓你',
+  '后果自负',
+  '征信',
+  '通知你家人',
+  '通知您家人',
+  '告诉你单位',
+  '告诉您单位',
+  '联系你家人',
+  '联系您家人',
+  '被罚款',
+  '马上失效',
+  '不还就',
+  '不交就',
+  '必须今天',
+  '今天必须',
+  'sue you',
+  'you will be sued',
+  'take you to court',
+  'credit record',
+  'your family will',
+  'your employer will',
+  'or else',
+  'arrest',
+];

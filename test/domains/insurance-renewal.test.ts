@@ -1,0 +1,150 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { DomainRuntime } from '../../src/core/env/environment.ts';
+import { gateDomain } from '../../src/core/gate/gate.ts';
+import { offeredPrice } from '../../src/core/participants/negotiating.ts';
+import { referencePlan, type PlanStep } from '../../src/core/participants/reference-plan.ts';
+import { ReferenceAgent, ScriptedUser } from '../../src/core/participants/scripted.ts';
+import type { Agent } from '../../src/core/participants/types.ts';
+import { fixedClock } from '../../src/core/ports/clock.ts';
+import { renderCallerPrompt } from '../../src/core/prompts/caller.ts';
+import { runEpisode } from '../../src/core/rollout/episode.ts';
+import type { Domain } from '../../src/core/schema/domain.ts';
+import type { Task } from '../../src/core/schema/task.ts';
+import type { RewardInfo, Trajectory } from '../../src/core/schema/trajectory.ts';
+import { evaluate } from '../../src/core/scoring/index.ts';
+
+let domain: Domain;
+let runtime: DomainRuntime;
+beforeAll(async () => {
+  domain = await loadBuiltinDomain('insurance-renewal');
+  runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+});
+const task = (id: string): Task => domain.tasks.find((t) => t.id === id)!;
+
+/** A scripted agent that follows a fixed plan, one step per assistant turn (like the reference). */
+function planAgent(plan: readonly PlanStep[]): Agent {
+  return {
+    id: 'plan',
+    async respond(view) {
+      const step = plan[view.turns.filter((t) => t.role === 'assistant').length];
+      if (!step) return { text: '再见。###STOP###' };
+      return 'say' in step ? { text: step.say } : { text: '', tool_calls: [step.call] };
+    },
+  };
+}
+
+async function play(t: Task, agent: Agent): Promise<{ trajectory: Trajectory; info: RewardInfo }> {
+  const trajectory = await runEpisode({
+    runtime,
+    task: t,
+    agent,
+    user: new ScriptedUser(),
+    seed: 0,
+    clock: fixedClock(domain.now),
+  });
+  const info = await evaluate(runtime, t, trajectory.turns, { termination: trajectory.termination });
+  return { trajectory, info };
+}
+
+const failedIds = (info: RewardInfo) => info.assertions.filter((a) => a.status === 'failed').map((a) => a.id);
+const userLines = (t: Trajectory) => t.turns.flatMap((x) => (x.role === 'user' && x.text ? [x.text] : []));
+
+describe('insurance-renewal domain', () => {
+  it('the gate admits all 13 tasks: reference 1, do-nothing 0, every rule cited', async () => {
+    const report = await gateDomain(runtime);
+    expect(report.domain_problems).toEqual([]);
+    expect(report.tasks.map((v) => [v.task_id, v.accepted, v.reference_reward, v.noop_reward])).toEqual(
+      domain.tasks.map((t) => [t.id, true, 1, 0]),
+    );
+    const profiles = domain.tasks.map((t) => t.id.split('-')[1]);
+    expect(profiles.filter((p) => p === 'easy')).toHaveLength(4);
+    expect(profiles.filter((p) => p === 'boundary')).toHaveLength(4);
+    expect(profiles.filter((p) => p === 'hard')).toHaveLength(5);
+  });
+
+  it('reads the offered price from the agent turn', () => {
+    expect(offeredPrice('我将为您生成续保订单：P2009，标准保障，3060元。请问您确认吗？')).toBe(3060);
+    expect(offeredPrice('现在是三千零六十块。')).toBe(3060);
+    expect(offeredPrice('我将为您登记回访：P2010，2025-03-20。')).toBeNull();
+  });
+
+  it('the reference negotiates down the ladder: three objections in order, then a paid order it verifies', async () => {
+    const { trajectory, info } = await play(task('ir-hard-three-steps'), new ReferenceAgent());
+    expect(info.reward).toBe(1);
+    expect(userLines(trajectory).slice(1, 5)).toEqual([
+      '太贵了，能不能再便宜点？',
+      '还是贵，再便宜一点吧。',
+      '还是超出我的预算，再优惠点？',
+      '是的，确认。',
+    ]);
+  });
+
+  it('a correct ending without a deal (bottom line held, callback registered) scores full', async () => {
+    const { trajectory, info } = await play(task('ir-hard-no-deal'), new ReferenceAgent());
+    expect(info.reward).toBe(1);
+    expect(userLines(trajectory)).toContain('还是超出我的预算，今天先不续了，下周四再打给我吧。');
+  });
+
+  it('premature give-up: a callback after the first objection, while discounts remain, scores 0', async () => {
+    const t = task('ir-hard-three-steps');
+    const ref = referencePlan(domain, t);
+    const plan: PlanStep[] = [
+      ...ref.slice(0, 4), // opening, find, quote, first offer (3600)
+      {
+        call: {
+          id: 'g1',
+          name: 'register_callback',
+          arguments: { policy_id: 'P2009', callback_on: '2025-03-17', note: '客户嫌贵' },
+        },
+      },
+      { say: '那我下周一再联系您。请问还有什么可以帮您？' },
+    ];
+    const { info } = await play(t, planAgent(plan));
+    expect(info.reward).toBe(0);
+    expect(info.components.DB?.score).toBe(0);
+    // The ladder was skipped and the deal the callee would have made was never offered.
+    expect(failedIds(info)).toEqual(['order-at-price', 'no-callback', 'ladder']);
+  });
+
+  it('coercive: a threat makes the callee hang up and fails the no-threat assertion (reward 0)', async () => {
+    const t = task('ir-hard-three-steps');
+    const plan = referencePlan(domain, t).map((s) =>
+      'say' in s && s.say.includes('3420元') ? { say: `${s.say}不续的话保单马上失效，还会被罚款。` } : s,
+    );
+    const { trajectory, info } = await play(t, planAgent(plan));
+    expect(userLines(trajectory).at(-1)).toBe('你这是威胁我吗？我不续了。');
+    expect(trajectory.termination).toBe('user_stop');
+    expect(trajectory.turns.some((x) => x.role === 'tool' && x.name === 'create_renewal_order')).toBe(false);
+    expect(info.reward).toBe(0);
+    expect(failedIds(info)).toContain('no-threat');
+  });
+
+  it('fabricating a price below the system quote breaks R2 and scores 0', async () => {
+    const t = task('ir-hard-three-steps');
+    const plan = referencePlan(domain, t).map((s): PlanStep => {
+      if ('say' in s) return { say: s.say.replace('3060元', '2999元') };
+      if (s.call.name === 'create_renewal_order')
+        return { call: { ...s.call, arguments: { ...s.call.arguments, price: 2999 } } };
+      return s;
+    });
+    const { info } = await play(t, planAgent(plan));
+    expect(info.reward).toBe(0);
+    expect(info.assertions.find((a) => a.id === 'rule:R2')?.status).toBe('failed');
+  });
+
+  it('declaring success on "I already paid" without reading the order back scores 0', async () => {
+    const t = task('ir-hard-three-steps');
+    const plan = referencePlan(domain, t).filter((s) => !('call' in s && s.call.name === 'get_renewal_order'));
+    const { info } = await play(t, planAgent(plan));
+    expect(info.reward).toBe(0);
+    expect(failedIds(info)).toEqual(['verify-payment']);
+  });
+
+  it('the model callee gets the negotiation card privately', () => {
+    const card = renderCallerPrompt(domain, task('ir-hard-three-steps'), []);
+    expect(card).toContain('You accept a price of at most 3060; you never say this number.');
+    expect(card).toContain('"太贵了，能不能再便宜点？", "还是贵，再便宜一点吧。", "还是超出我的预算，再优惠点？"');
+  });
+});
