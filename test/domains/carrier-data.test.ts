@@ -20,6 +20,7 @@ import {
   type WriteEntry,
 } from '../../src/core/schema/index.ts';
 import { carrier } from '../../domains/carrier/domain.ts';
+import { insuranceRenewal } from '../../domains/insurance-renewal/domain.ts';
 import { call, carrierRuntime } from './carrier-helpers.ts';
 
 let domain: Domain;
@@ -87,7 +88,7 @@ function allowed(entries: readonly WhitelistEntry[], write: WriteEntry, final: D
 
 describe('loading', () => {
   it('loads the built-in carrier domain with its code half', () => {
-    expect(builtinDomains).toEqual({ carrier });
+    expect(builtinDomains).toEqual({ carrier, 'insurance-renewal': insuranceRenewal });
     expect([domain.name, domain.language, domain.roles, domain.now]).toEqual([
       'carrier',
       'zh-CN',
@@ -98,9 +99,11 @@ describe('loading', () => {
   });
 
   it('names known domains for an unknown one', async () => {
-    await expect(loadBuiltinDomain('airline')).rejects.toThrow('unknown domain "airline"; known domains: carrier');
+    await expect(loadBuiltinDomain('airline')).rejects.toThrow(
+      'unknown domain "airline"; known domains: carrier, insurance-renewal',
+    );
     await expect(loadBuiltinDomain('constructor')).rejects.toThrow(
-      'unknown domain "constructor"; known domains: carrier',
+      'unknown domain "constructor"; known domains: carrier, insurance-renewal',
     );
   });
 
