@@ -24,7 +24,8 @@ import { endpointTts } from '../adapters/shared/endpoint-tts.ts';
 import type { Tts } from '../core/ports/tts.ts';
 import { missingFiles, modelsDir, readManifest } from '../adapters/node/local-model.ts';
 import { LocalModelError, resolveLocalTts } from '../adapters/shared/local-model-manifest.ts';
-import { localTts } from '../adapters/shared/local-tts.ts';
+import type { LocalRuntime } from '../adapters/shared/local-model-engine.ts';
+import type { ManifestModel } from '../adapters/shared/local-model-manifest.ts';
 
 /** The channel flags as commander parses them. */
 export interface ChannelFlags {
@@ -52,6 +53,22 @@ function endpointClient(
 }
 
 /**
+ * The on-device TTS `model` with its runtime (transformers.js, onnxruntime-node) imported on the
+ * first {@link Tts.synthesize}, so a command that never speaks through it does not pay for loading
+ * them. Rejects on first use when the model cannot be loaded (see `localTts`).
+ */
+function deferredLocalTts(model: ManifestModel, runtime: LocalRuntime): Tts {
+  let tts: Promise<Tts> | null = null;
+  return {
+    id: `local:${model.id}`,
+    async synthesize(text, voice) {
+      tts ??= import('../adapters/shared/local-tts.ts').then((m) => m.localTts(model, runtime));
+      return (await tts).synthesize(text, voice);
+    },
+  };
+}
+
+/**
  * The caller's speech synthesizer for `--tts`: espeak-ng, an on-device `text-to-speech` model of
  * the manifest (`local:<id>`, from the models folder: `SWITCHBOARD_MODELS` or `models/`; files
  * checked now, the model loads on the first turn), or an endpoint's audio output.
@@ -70,7 +87,7 @@ export function ttsFromSpec(
         throw new LocalModelError(
           `needs files that are not in ${dir}: ${missing.join(', ')}. On a machine with internet run: npm run models:fetch -- ${model.id}`,
         );
-      return localTts(model, { modelsPath: dir, device: 'cpu' });
+      return deferredLocalTts(model, { modelsPath: dir, device: 'cpu' });
     } catch (e) {
       if (e instanceof LocalModelError) throw new UsageError(`--tts ${spec}: ${e.message}`);
       throw e;

@@ -8,7 +8,9 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LocalModelClient, type LocalGenerator } from '../shared/local-model-client.ts';
-import { loadLocalEngine, type LocalEngine, type LocalGenerateRequest } from '../shared/local-model-engine.ts';
+// transformers.js and onnxruntime-node are imported on the first request only (dynamic `import()`
+// below), so commands that use no on-device model start without them.
+import type { LocalEngine, LocalGenerateRequest } from '../shared/local-model-engine.ts';
 import {
   agentModels,
   LocalModelError,
@@ -89,11 +91,15 @@ export interface NodeLocalModel {
 
 /**
  * The on-device agent `id` of the manifest in `dir` (default {@link modelsDir}), as a
- * `ModelClient`. Checks the manifest and files now; loads the models on the first request.
+ * `ModelClient`. Checks the manifest and files now; imports the model runtime (transformers.js,
+ * onnxruntime-node) and loads the models on the first request.
  * @throws LocalModelError for an unknown id or missing files.
  */
 export function nodeLocalModel(id: string, dir: string = modelsDir()): NodeLocalModel {
   const agent = resolveInstalledAgent(dir, id);
-  const engine = new LazyEngine(() => loadLocalEngine(agent, { modelsPath: dir, device: 'cpu' }));
+  const engine = new LazyEngine(async () => {
+    const { loadLocalEngine } = await import('../shared/local-model-engine.ts');
+    return loadLocalEngine(agent, { modelsPath: dir, device: 'cpu' });
+  });
   return { client: new LocalModelClient(id, engine), dispose: () => engine.dispose() };
 }

@@ -1,0 +1,66 @@
+/**
+ * CLI start-up (issue 15, item 6): wall time from spawn to exit and peak RSS of
+ * `node bin/switchboard.mjs --help` and of a one-task reference run on carrier, medians of
+ * {@link SPAWNS} spawns each. Peak RSS is getrusage's maxRSS of the CLI process, written at exit
+ * by `bench/startup-rss.mjs`; the wall time includes Node's own start and tsx's loader.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const SPAWNS = 7;
+const run = promisify(execFile);
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** Medians over {@link SPAWNS} spawns of the CLI with `args`: wall ms and peak RSS in MiB. */
+async function measure(args: string[]): Promise<{ ms: number; rssMib: number; minMs: number; maxMs: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-bench-startup-'));
+  try {
+    const ms: number[] = [];
+    const rss: number[] = [];
+    for (let i = 0; i < SPAWNS; i++) {
+      const file = join(dir, `rss-${i}`);
+      const t0 = performance.now();
+      await run(process.execPath, ['--import', join(ROOT, 'bench/startup-rss.mjs'), 'bin/switchboard.mjs', ...args], {
+        cwd: ROOT,
+        env: { ...process.env, SB_MAXRSS_FILE: file },
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      ms.push(performance.now() - t0);
+      rss.push(Number(await readFile(file, 'utf8')) / 1024);
+    }
+    return { ms: median(ms), rssMib: median(rss), minMs: Math.min(...ms), maxMs: Math.max(...ms) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Printable lines: one per command, with the machine's load average (the figures are noisy under load). */
+export async function startupBenchLines(): Promise<string[]> {
+  const cases: [string, string[]][] = [
+    ['switchboard --help', ['--help']],
+    [
+      'run --agent reference, 1 carrier task',
+      ['run', '--domain', 'carrier', '--agent', 'reference', '--task-ids', 'carrier-pay-balance-1', '--json'],
+    ],
+  ];
+  const lines: string[] = [];
+  for (const [label, args] of cases) {
+    const m = await measure(args);
+    lines.push(
+      `  ${label.padEnd(40)} start-to-exit median ${m.ms.toFixed(0)} ms (min ${m.minMs.toFixed(0)}, max ${m.maxMs.toFixed(0)}), peak RSS median ${m.rssMib.toFixed(0)} MiB`,
+    );
+  }
+  const { loadavg, cpus } = await import('node:os');
+  lines.push(
+    `  (${SPAWNS} spawns each; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores: other work on the machine slows these figures)`,
+  );
+  return lines;
+}
