@@ -15,6 +15,7 @@ const VIEWS: { id: string; label: string; hint: string }[] = [
   { id: 'call', label: 'Call as the caller', hint: 'you type the caller’s turns' },
   { id: 'batch', label: 'Batch', hint: 'K rollouts per task in a worker pool' },
   { id: 'history', label: 'History', hint: 'stored trajectories, export' },
+  { id: 'evolution', label: 'Evolution', hint: 'an evolve report: difficulty per round, task lineage' },
 ];
 
 const Browse = lazyView<ViewProps>(() => import('./views/browse.tsx').then((m) => m.BrowseView));
@@ -23,6 +24,7 @@ const Watch = lazyView<ViewProps & { mode: 'watch' | 'call' }>(() =>
 );
 const Batch = lazyView<ViewProps>(() => import('./views/batch.tsx').then((m) => m.BatchView));
 const History = lazyView<ViewProps>(() => import('./views/history.tsx').then((m) => m.HistoryView));
+const Evolution = lazyView<{ route: Route }>(() => import('./views/evolution.tsx').then((m) => m.EvolutionView));
 
 function useRoute(): Route {
   const [route, setRoute] = useState(() => parseHash(location.hash));
@@ -154,6 +156,7 @@ export function App() {
         {info && view === 'call' && <Watch key="call" info={info} route={route} mode="call" />}
         {info && view === 'batch' && <Batch info={info} route={route} />}
         {info && view === 'history' && <History info={info} route={route} />}
+        {view === 'evolution' && <Evolution route={route} />}
       </main>
       <footer class="about" id="about">
         <p class="muted">
