@@ -35,7 +35,7 @@ export interface InteractionPanel {
   yield_latency_mean: number | null;
   /** R_R ↑: share of caller turns answered before the caller spoke again. */
   response_rate: number | null;
-  /** R_Y ↑: share of real barge-ins the agent yielded to within the no-yield window. */
+  /** R_Y ↑: share of real barge-ins the agent yielded to within the no-yield window (interval). */
   yield_rate: number | null;
   /** I_A ↓: agent-interrupts-caller events per response event. */
   agent_interruption_rate: number | null;

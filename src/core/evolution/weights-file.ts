@@ -25,7 +25,7 @@ const Weight = z.object({
   weight: z.number().min(0).max(1),
 });
 
-/** A `weights.json` document. */
+/** The contents of a `weights.json` file. */
 export const SamplingWeightsFile = z.object({
   format: z.literal('switchboard.sampling-weights'),
   version: z.literal(1),
@@ -37,7 +37,7 @@ export const SamplingWeightsFile = z.object({
 });
 
 /**
- * Check a parsed `weights.json` document.
+ * Check the parsed contents of a `weights.json` file.
  * @returns the weights, or the field (`bins[2].q`, empty for the whole document) and message of the first problem
  */
 export function checkSamplingWeights(

@@ -1,6 +1,6 @@
 /**
  * Turns, trajectories and reward records. These are plain data (JSON-serializable) so that a
- * trajectory written by the CLI and one stored by the page are the same document.
+ * trajectory written by the CLI and one stored by the page are the same record.
  */
 import { z } from 'zod';
 import { Requestor, RewardComponent } from './task.ts';

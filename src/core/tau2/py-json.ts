@@ -17,7 +17,7 @@
  * for records whose keys are field names.
  */
 
-/** A Python float inside a {@link PyJson} document. `JSON.stringify` writes its bare value. */
+/** A Python float inside a {@link PyJson} value. `JSON.stringify` writes its bare value. */
 export class PyFloat {
   constructor(readonly value: number) {}
   toJSON(): number {
