@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import type { EvolveReport, SamplingWeights, TaskIssuesFile } from '../../src/core/evolution/index.ts';
 import { capture } from '../fixtures/cli-io.ts';
-import { scriptedModels, startOpenAiServer } from '../fixtures/openai-server.ts';
+import { httpError, scriptedModels, startOpenAiServer } from '../fixtures/openai-server.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -128,6 +128,39 @@ describe('switchboard evolve', () => {
         [0.3, 0.9, 64, 5],
         [0.3, 0.9, 64, 6],
       ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a cross-policy agent whose every rollout is invalid is named and left out of the agreement', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(dir);
+    // An endpoint that always answers 500: every rollout of that agent is broken by infrastructure.
+    const server = await startOpenAiServer(() => httpError(500, 'upstream down'));
+    try {
+      const io = capture();
+      const args = [
+        ...['evolve', '--domain', 'carrier', '--task-ids', 'carrier-dispute-recent-1', '--agent', 'noisy:1'],
+        ...['--cross-policy', 'noisy:1', '--cross-policy', `vllm:down@${server.url}`, '--k', '2', '--seed', '5'],
+        ...['--model-retries', '0', '--out', dir],
+      ];
+      expect(await main(args, io)).toBe(0);
+      const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as EvolveReport;
+      expect(report.cross_policies).toEqual(['noisy:1', 'vllm:down']);
+      const [verdict] = report.rounds[0]!.attribution;
+      // The two noisy agents still agree; the broken endpoint is neither agreeing nor disagreeing.
+      expect([verdict!.verdict, verdict!.findings.map((f) => f.kind), verdict!.invalid_policies]).toEqual([
+        'broken',
+        ['cross_policy_agreement'],
+        ['vllm:down'],
+      ]);
+      expect(verdict!.findings[0]!.detail).toMatch(
+        /^2 policies \(noisy:1, noisy:1\) fail every rollout the same way: /,
+      );
+      expect(io.stdout).toContain(
+        '\n    vllm:down: every rollout invalid (infrastructure); not counted for cross-policy agreement\n',
+      );
     } finally {
       await server.close();
     }

@@ -152,7 +152,7 @@ export function renderEvolve(report: EvolveReport): string {
   const verdicts = report.rounds.flatMap((r) =>
     r.attribution.map(
       (a) =>
-        `  round ${r.round} ${a.task_id}: ${a.verdict}${a.findings.map((f) => `\n    ${f.kind}${f.rule ? ` ${f.rule}` : ''}${f.field ? ` ${f.field}` : ''} (evidence ${f.trajectory_ids[0] ?? '-'}): ${f.detail}`).join('')}`,
+        `  round ${r.round} ${a.task_id}: ${a.verdict}${a.findings.map((f) => `\n    ${f.kind}${f.rule ? ` ${f.rule}` : ''}${f.field ? ` ${f.field}` : ''} (evidence ${f.trajectory_ids[0] ?? '-'}): ${f.detail}`).join('')}${(a.invalid_policies ?? []).map((p) => `\n    ${p}: every rollout invalid (infrastructure); not counted for cross-policy agreement`).join('')}`,
     ),
   );
   const hardening = report.rounds.flatMap((r) =>

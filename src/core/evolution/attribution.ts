@@ -20,7 +20,8 @@
  * - `db_brittle`: the `DB` verdict of a failed rollout flips with the order-insensitive
  *   comparison, one more read or one read less (./db-brittleness.ts);
  * - `cross_policy_agreement`: two or more policies fail every rollout on the same components
- *   with the same details (the same way).
+ *   with the same details (the same way). A policy whose every rollout of the task is invalid
+ *   (infrastructure) takes no part: it is listed in the verdict's `invalid_policies` instead.
  */
 import type { DomainRuntime } from '../env/environment.ts';
 import { ambiguousCommunicateItems, type AmbiguousCommunicateItem } from '../gate/communicate-readings.ts';
@@ -64,6 +65,7 @@ export async function attributeTasks(opts: AttributionOptions): Promise<Attribut
       p.trajectories.filter((t) => t.task_id === task.id && t.valid && t.reward_info && !isSuccess(t.reward_info)),
     );
     const evidence = failed.map((t) => t.id);
+    const invalid = invalidPolicies(task, opts.policies);
     const ambiguous = await ambiguousCommunicateItems(opts.runtime, task);
     const gold = await replayGold(opts.runtime, task);
     const findings = [
@@ -73,9 +75,17 @@ export async function attributeTasks(opts: AttributionOptions): Promise<Attribut
       ...ambiguous.map((a) => communicateFinding(a, failed)),
       ...(await callerFindings(opts.runtime, task, failed, () => databaseValues(opts.runtime, task))),
       ...(await dbBrittlenessFindings(opts.runtime, task, failed, gold)),
-      ...crossPolicy(task, opts.policies),
+      ...crossPolicy(
+        task,
+        opts.policies.filter((p) => !invalid.includes(p.agent)),
+      ),
     ];
-    out.push({ task_id: task.id, verdict: findings.length ? 'broken' : 'hard', findings });
+    out.push({
+      task_id: task.id,
+      verdict: findings.length ? 'broken' : 'hard',
+      findings,
+      ...(invalid.length ? { invalid_policies: invalid } : {}),
+    });
   }
   return out;
 }
@@ -220,6 +230,16 @@ function failureSignature(t: Trajectory): string {
     .map(([name, r]) => [name, r!.details])
     .sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
   return JSON.stringify(failing);
+}
+
+/** Ids of the policies that rolled the task out and never validly (every attempt broken by infrastructure). */
+function invalidPolicies(task: Task, policies: readonly PolicyRollouts[]): string[] {
+  return policies
+    .filter((p) => {
+      const mine = p.trajectories.filter((t) => t.task_id === task.id);
+      return mine.length > 0 && mine.every((t) => !t.valid);
+    })
+    .map((p) => p.agent);
 }
 
 function crossPolicy(task: Task, policies: readonly PolicyRollouts[]): Finding[] {

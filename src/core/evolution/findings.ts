@@ -50,4 +50,10 @@ export interface Attribution {
   task_id: string;
   verdict: 'broken' | 'hard';
   findings: Finding[];
+  /**
+   * Policies (agent ids) every one of whose rollouts of the task was invalid (infrastructure):
+   * they are left out of the cross-policy agreement check — counted neither as agreeing nor as
+   * disagreeing. Absent when there are none.
+   */
+  invalid_policies?: string[];
 }
