@@ -97,6 +97,8 @@ export class DuplexTimeline {
   private lastWho: 'caller' | 'agent' | null = null;
   /** Where the caller's interrupting turn starts (set by a barge-in, used by the next caller turn). */
   private bargeOnset: number | null = null;
+  /** The caller's last turn was a barge-in the agent has not answered yet. */
+  private answering = false;
   /** Earliest tick of the caller's next turn (after background speech). */
   private callerNotBefore = 0;
   private readonly agentVoice: TtsVoice;
@@ -163,7 +165,10 @@ export class DuplexTimeline {
     const samples = await this.speak(text, this.agentVoice);
     const length = this.samplesToTicks(samples.length);
     const end = start + length;
-    const barge = mayOverlap ? await channelBargeIn(this.ch, this.key, turn, text, calls) : null;
+    // The answer to a barge-in is let finish when the settings say so (the user-interruption subset).
+    const letFinish = this.answering && this.settings.letAnswerAfterBargeIn === true;
+    this.answering = false;
+    const barge = mayOverlap && !letFinish ? await channelBargeIn(this.ch, this.key, turn, text, calls) : null;
     // An overlap needs the backchannel/aside window (1 s) and a tick of the reply after it, else
     // the reply's natural end would look like a yield to it.
     const room = this.ticks(1000) + 1;
@@ -304,6 +309,7 @@ export class DuplexTimeline {
         : // After the agent, or after its own turn when the agent said nothing (the caller speaks again).
           Math.max(this.callerNotBefore, this.lastEnd + (this.lastWho === null ? 0 : this.ticks(this.tt.callerWaitMs)));
     this.bargeOnset = null;
+    this.answering = bargeIn;
     if (!fields.audio) return fields;
     const samples = wav ? decodeWav(wav).samples : await this.speak(fields.text, callerVoice(this.ch, this.key));
     this.caller.add(samples, start * this.tickSamples);

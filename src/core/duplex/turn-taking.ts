@@ -58,6 +58,13 @@ export interface DuplexSettings {
   overlaps?: Partial<Overlaps>;
   /** Name of the subset preset in use (recorded), or absent. */
   subset?: SubsetName;
+  /**
+   * The caller lets the agent's answer to a barge-in finish: the agent reply that follows a
+   * caller's interrupting turn is never barged into (default false; the `user-interruption`
+   * subset sets it, as Full-Duplex-Bench's user-interruption samples interrupt once and then
+   * score the model's answer to the interruption).
+   */
+  letAnswerAfterBargeIn?: boolean;
 }
 
 /** Full-Duplex-Bench-style subsets (v1/v1.5's backchannel, user interruption, talking to others, background speech). */
@@ -71,6 +78,8 @@ export interface SubsetPreset {
   overlaps: Overlaps;
   /** The panel fields this subset is about (its metric table). */
   fields: readonly string[];
+  /** See {@link DuplexSettings.letAnswerAfterBargeIn}. */
+  letAnswerAfterBargeIn: boolean;
 }
 
 /**
@@ -86,24 +95,28 @@ export const SUBSETS: Readonly<Record<SubsetName, SubsetPreset>> = {
     mix: { backchannel: 1 },
     overlaps: { ...NO_OVERLAPS },
     fields: ['selectivity_backchannel', 'response_rate', 'response_latency_mean'],
+    letAnswerAfterBargeIn: false,
   },
   'user-interruption': {
     bargeIn: 0.5,
     mix: { urge: 0.25, correction: 0.25, question: 0.25, stop: 0.25 },
     overlaps: { ...NO_OVERLAPS },
     fields: ['yield_rate', 'yield_latency_mean', 'response_rate', 'response_latency_mean', 'agent_interruption_rate'],
+    letAnswerAfterBargeIn: true,
   },
   'talking-to-others': {
     bargeIn: 0,
     mix: null,
     overlaps: { ...NO_OVERLAPS, aside: 1 },
     fields: ['selectivity_non_directed', 'response_rate', 'response_latency_mean'],
+    letAnswerAfterBargeIn: false,
   },
   'background-speech': {
     bargeIn: 0,
     mix: null,
     overlaps: { ...NO_OVERLAPS, background: 1 },
     fields: ['selectivity_non_directed', 'response_rate', 'response_latency_mean'],
+    letAnswerAfterBargeIn: false,
   },
 };
 
@@ -119,5 +132,10 @@ export function subsetChannel(channel: EpisodeChannel, subset: SubsetName): Epis
 
 /** The timeline settings of a subset (its overlaps, its name recorded). */
 export function subsetSettings(subset: SubsetName): DuplexSettings {
-  return { subset, overlaps: { ...SUBSETS[subset].overlaps } };
+  const s = SUBSETS[subset];
+  return {
+    subset,
+    overlaps: { ...s.overlaps },
+    ...(s.letAnswerAfterBargeIn ? { letAnswerAfterBargeIn: true } : {}),
+  };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainRuntime } from '../../../src/core/env/environment.ts';
 import { steppingClock } from '../../../src/core/ports/clock.ts';
 import { runEpisode } from '../../../src/core/rollout/episode.ts';
+import { evaluate } from '../../../src/core/scoring/evaluate.ts';
 import { ReferenceAgent, ScriptedUser } from '../../../src/core/participants/scripted.ts';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { nodeGraphRenderer } from '../../../src/adapters/node/audio/renderer.ts';
@@ -68,25 +69,50 @@ describe('Full-Duplex-Bench-style subsets (seeded scripted calls, reference agen
     });
   }, 60_000);
 
-  it('user interruption: every barge-in is yielded to after 0.4 s and answered after 0.6 s', async () => {
-    const { d, m, events } = await subsetCall('user-interruption');
-    const barges = d.spans.filter((s) => s.kind === 'barge_in');
-    expect(barges).toHaveLength(6);
-    expect(d.spans.filter((s) => s.yielded)).toHaveLength(6);
-    expect(events.filter((e) => e.category === 'yield').map((e) => [e.type, e.latency_sec])).toEqual(
-      barges.map(() => ['yield', 0.4]),
-    );
+  it('user interruption: 3 barge-ins, each yielded to after 0.4 s; the caller lets each answer finish and the call ends by its goodbye', async () => {
+    const { t, d, m, events } = await subsetCall('user-interruption');
+    expect(d.subset).toBe('user-interruption');
+    // The task's normal end: the caller's goodbye after the payment, 18 turns (max_steps is 100).
+    expect(t.termination).toBe('user_stop');
+    expect(t.turns).toHaveLength(18);
+    expect(t.turns.at(-1)).toMatchObject({ role: 'user', text: 'No, that is all. Thank you, goodbye.' });
+    const rt = await DomainRuntime.create(miniDomain(), await sqlJsFactory());
+    expect((await evaluate(rt, rt.domain.tasks[0]!, t.turns, { termination: t.termination })).reward).toBe(1);
+    // [who, kind, start, end, yielded] per span: every barge-in is followed by the whole reply.
+    expect(d.spans.map((s) => [s.who, s.kind, s.start_tick, s.end_tick, s.yielded ?? false])).toEqual([
+      ['agent', 'speech', 0, 10, false],
+      ['caller', 'turn', 15, 30, false],
+      ['agent', 'speech', 33, 38, true],
+      ['caller', 'barge_in', 36, 47, false],
+      ['agent', 'speech', 50, 60, false],
+      ['caller', 'turn', 65, 82, false],
+      ['agent', 'speech', 87, 99, true],
+      ['caller', 'barge_in', 97, 110, false],
+      ['agent', 'speech', 113, 138, false],
+      ['caller', 'turn', 143, 153, false],
+      ['agent', 'speech', 158, 172, true],
+      ['caller', 'barge_in', 170, 180, false],
+      ['agent', 'speech', 183, 204, false],
+      ['caller', 'turn', 209, 226, false],
+    ]);
+    expect(t.turns.filter((x) => 'interrupted' in x).map((x) => x.interrupted!.type)).toEqual(['stop', 'stop', 'urge']);
+    expect(events.filter((e) => e.category === 'yield').map((e) => [e.tick, e.latency_sec])).toEqual([
+      [36, 0.4],
+      [97, 0.4],
+      [170, 0.4],
+    ]);
     expect(m.yield_rate).toBe(1);
     expect(m.yield_latency_mean).toBeCloseTo(0.4, 12);
     expect(m.response_rate).toBe(1);
-    // 9 answered caller segments: 6 barge-ins and the first turn at 0.6 s, the two after tool calls at 1.0 s.
-    expect(m.response_latency_mean).toBeCloseTo((7 * 0.6 + 2 * 1.0) / 9, 12);
+    expect(m.agent_interruption_rate).toBe(0);
+    // 6 answered caller segments: 3 barge-ins and the first turn at 0.6 s, the two after tool calls at 1.0 s.
+    expect(m.response_latency_mean).toBeCloseTo((4 * 0.6 + 2 * 1.0) / 6, 12);
     expect(m.counts).toEqual({
       n_simulations: 1,
-      response_total: 9,
+      response_total: 6,
       agent_interrupts_count: 0,
       ...none,
-      yield_total: 6,
+      yield_total: 3,
     });
   }, 60_000);
 
