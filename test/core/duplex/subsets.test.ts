@@ -95,7 +95,11 @@ describe('Full-Duplex-Bench-style subsets (seeded scripted calls, reference agen
       ['agent', 'speech', 183, 204, false],
       ['caller', 'turn', 209, 226, false],
     ]);
-    expect(t.turns.filter((x) => 'interrupted' in x).map((x) => x.interrupted!.type)).toEqual(['stop', 'stop', 'urge']);
+    expect(t.turns.flatMap((x) => (x.role === 'assistant' && x.interrupted ? [x.interrupted.type] : []))).toEqual([
+      'stop',
+      'stop',
+      'urge',
+    ]);
     expect(events.filter((e) => e.category === 'yield').map((e) => [e.tick, e.latency_sec])).toEqual([
       [36, 0.4],
       [97, 0.4],
