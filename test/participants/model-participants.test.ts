@@ -98,7 +98,8 @@ describe('tool calls from model text', () => {
     ).toEqual([
       { id: 'i', name: 'n', arguments: {} },
       { id: 'j', name: 'n', arguments: '{bad' },
-      { id: 'k', name: 'n', arguments: [1] },
+      // JSON that is not an object stays text, so the call keeps it verbatim (raw_arguments).
+      { id: 'k', name: 'n', arguments: '[1]' },
     ]);
   });
 
@@ -154,7 +155,7 @@ describe('tool calls from model text', () => {
         'Error: invalid arguments for get_bills: customer_id: Invalid input: expected string, received number',
         true,
       ],
-      ['call_8_0', 'Error: invalid arguments for get_bills: expected an object, got an array', true],
+      ['call_8_0', 'Error: invalid arguments for get_bills: expected an object, got an array: [1]', true],
     ]);
     // The model's argument text is kept verbatim on the turn and sent back as it was written.
     const c1 = t.turns.find((x) => x.role === 'assistant' && x.tool_calls[0]?.id === 'c1');

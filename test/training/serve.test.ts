@@ -99,6 +99,19 @@ describe('switchboard serve over HTTP', () => {
       content: 'Error: invalid arguments for find_customer_by_phone: not valid JSON: {"phone": 138',
     });
     expect(r.doc.observation.reward).toBeCloseTo(-0.1, 12);
+    // JSON that is not an object is kept verbatim too (not rewritten to {}).
+    const n = await post('/step', {
+      episode_id: doc.episode_id,
+      message: {
+        tool_calls: [{ id: 'b', type: 'function', function: { name: 'find_customer_by_phone', arguments: '[1]' } }],
+      },
+    });
+    expect(n.doc.observation.turns[0].tool_calls).toEqual([
+      { id: 'b', name: 'find_customer_by_phone', arguments: {}, raw_arguments: '[1]' },
+    ]);
+    expect(n.doc.observation.turns[1].content).toBe(
+      'Error: invalid arguments for find_customer_by_phone: expected an object, got an array: [1]',
+    );
   });
 
   it('answers bad requests with clear 4xx errors', async () => {

@@ -33,6 +33,7 @@ import type { DomainRuntime } from '../../core/env/environment.ts';
 import { toolSchema } from '../../core/schema/domain.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
+import { replyToolCalls } from '../../core/participants/model-tool-calls.ts';
 import { EpisodeSession, SessionStateError } from '../../core/training/session.ts';
 import { createServerGuard, routeUpgrades, sendRefusal, type ServerGuardOptions } from './server-guard.ts';
 import { curriculumRoute } from './curriculum.ts';
@@ -107,13 +108,9 @@ function toReply(message: z.infer<typeof StepIn>['message']): ParticipantReply {
   const calls = (message.tool_calls ?? []).map((c, i) => {
     const id = c.id ?? `call_${i}`;
     if ('function' in c) {
-      let args: unknown;
-      try {
-        args = JSON.parse(c.function.arguments || '{}');
-      } catch {
-        args = c.function.arguments; // not an object: the episode turns it into an error tool message
-      }
-      return { id, name: c.function.name, arguments: args as Record<string, unknown> };
+      // Text that is not a JSON object is kept verbatim: the episode turns it into an error tool message.
+      const [call] = replyToolCalls([{ id, name: c.function.name, arguments: c.function.arguments ?? '' }]);
+      return { id, name: c.function.name, arguments: call!.arguments as Record<string, unknown> };
     }
     return { id, name: c.name, arguments: c.arguments ?? {} };
   });

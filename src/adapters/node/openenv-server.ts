@@ -45,6 +45,7 @@ import type { z } from 'zod';
 import type { DomainRuntime } from '../../core/env/environment.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
+import { replyToolCalls } from '../../core/participants/model-tool-calls.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
 import { degradedAudioHook, MemoryAudioStore, toBase64 } from '../../core/channel/audio-store.ts';
 import type { RolloutGroup } from '../../core/training/policy-rollout.ts';
@@ -164,16 +165,12 @@ function replyOf(action: Action): ParticipantReply {
     return { text: '', tool_calls: [{ id: 'call_0', name: action.tool_name, arguments: action.arguments }] };
   if (action.type === 'list_tools') throw new Error('list_tools is not a turn');
   const calls = (action.tool_calls ?? []).map((c, i) => {
-    const raw = c.function.arguments ?? '{}';
-    let args: unknown = raw;
-    if (typeof raw === 'string') {
-      try {
-        args = JSON.parse(raw || '{}');
-      } catch {
-        args = raw; // kept verbatim: the episode answers it with an `Error: …` tool message
-      }
-    }
-    return { id: c.id ?? `call_${i}`, name: c.function.name, arguments: args as Record<string, unknown> };
+    const id = c.id ?? `call_${i}`;
+    const raw = c.function.arguments ?? '';
+    // Text that is not a JSON object is kept verbatim: the episode answers it with an `Error: …` tool message.
+    const args =
+      typeof raw === 'string' ? replyToolCalls([{ id, name: c.function.name, arguments: raw }])[0]!.arguments : raw;
+    return { id, name: c.function.name, arguments: args as Record<string, unknown> };
   });
   return { text: action.content ?? '', ...(calls.length ? { tool_calls: calls } : {}) };
 }

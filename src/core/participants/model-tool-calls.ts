@@ -68,8 +68,9 @@ export function argumentsText(args: unknown): string {
 }
 
 /**
- * Reply entries for the episode loop: `arguments` decoded from JSON text. Text that is not JSON
- * stays a string, and a JSON value that is not an object stays what it is; either way the
+ * Reply entries for the episode loop: `arguments` decoded from JSON text when it holds a JSON
+ * object. Text that is not JSON, or JSON of another type (`null`, `[1]`, `3`), stays a string, so
+ * the call keeps it verbatim (`raw_arguments`); either way the
  * episode loop's `normalizeReply` refuses the call with `Error: invalid arguments for <tool>:
  * not valid JSON: …` or `…: expected an object, got …` as its tool message; text over the
  * argument limits stays text too. Unknown tools and wrong argument types are refused by the
@@ -84,8 +85,10 @@ export function replyToolCalls(calls: readonly ModelToolCall[]): { id: string; n
     else {
       try {
         args = JSON.parse(c.arguments);
-        // Too deep: kept as text, so the record keeps what the model wrote.
-        if (argumentsProblem(args)) args = c.arguments;
+        // Too deep, or JSON that is not an object (`null`, `[1]`, `3`): kept as text, so the
+        // record (`raw_arguments`) and every later request keep what the model wrote.
+        if (argumentsProblem(args) || typeof args !== 'object' || args === null || Array.isArray(args))
+          args = c.arguments;
       } catch {
         args = c.arguments;
       }
