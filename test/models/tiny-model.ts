@@ -53,20 +53,25 @@ function msg(field: number, parts: readonly Field[]): Field {
   return bytes(field, concat(parts));
 }
 
-const FLOAT = 1;
-const INT64 = 7;
+export const FLOAT = 1;
+export const INT64 = 7;
 
 /** A graph input or output: name, element type, shape (numbers fixed, strings symbolic). */
-function valueInfo(field: number, name: string, elem: number, shape: readonly (number | string)[]): Field {
+export function valueInfo(field: number, name: string, elem: number, shape: readonly (number | string)[]): Field {
   const dims = shape.map((d) => msg(1, [typeof d === 'number' ? int(1, d) : str(2, d)]));
   return msg(field, [str(1, name), msg(2, [msg(1, [int(1, elem), msg(2, dims)])])]);
 }
 
-function tensor(name: string, elem: number, dims: readonly number[], raw: Uint8Array): Field {
+export function tensor(name: string, elem: number, dims: readonly number[], raw: Uint8Array): Field {
   return msg(5, [...dims.map((d) => int(1, d)), int(2, elem), str(8, name), bytes(9, raw)]);
 }
 
-function node(op: string, inputs: readonly string[], outputs: readonly string[], attrs: readonly Field[] = []): Field {
+export function node(
+  op: string,
+  inputs: readonly string[],
+  outputs: readonly string[],
+  attrs: readonly Field[] = [],
+): Field {
   return msg(1, [
     ...inputs.map((i) => str(1, i)),
     ...outputs.map((o) => str(2, o)),
@@ -76,20 +81,20 @@ function node(op: string, inputs: readonly string[], outputs: readonly string[],
   ]);
 }
 
-function intAttr(name: string, value: number): Field {
+export function intAttr(name: string, value: number): Field {
   return msg(5, [str(1, name), int(3, value), int(20, 2)]);
 }
 
-function intsAttr(name: string, values: readonly number[]): Field {
+export function intsAttr(name: string, values: readonly number[]): Field {
   return msg(5, [str(1, name), ...values.map((v) => int(8, v)), int(20, 7)]);
 }
 
-function f32(a: Float32Array): Uint8Array {
+export function f32(a: Float32Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
 /** A ModelProto (IR version 8, opset 17) around one graph's fields. */
-function onnxModel(graphName: string, graph: readonly Field[]): Uint8Array {
+export function onnxModel(graphName: string, graph: readonly Field[]): Uint8Array {
   return concat([
     int(1, 8),
     str(2, 'switchboard-test'),
@@ -214,13 +219,45 @@ const CHAT_TEMPLATE =
   "{% for m in messages %}<|im_start|> {{ m.role }} {{ m.content }} <|im_end|> {% endfor %}{% if add_generation_prompt %}<|im_start|> {% if messages[-1].role == 'tool' %}tool{% else %}assistant{% endif %}{% endif %}";
 
 /**
+ * A `tokenizer.json` whose tokens are whole words (WordPiece over whitespace-split text), with the
+ * tokens of `specialIds` marked special. The subword prefix is not `##`, so a word such as
+ * `###STOP###` stays one whole word when decoded.
+ */
+export function wordTokenizerJson(tokens: readonly string[], specialIds: readonly number[], unk: string): string {
+  return JSON.stringify({
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: specialIds.map((id) => ({
+      id,
+      content: tokens[id],
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
+    normalizer: null,
+    pre_tokenizer: { type: 'WhitespaceSplit' },
+    post_processor: null,
+    decoder: { type: 'WordPiece', prefix: '@@', cleanup: false },
+    model: {
+      type: 'WordPiece',
+      unk_token: unk,
+      continuing_subword_prefix: '@@',
+      max_input_chars_per_word: 100,
+      vocab: Object.fromEntries(tokens.map((w, i) => [w, i])),
+    },
+  });
+}
+
+/**
  * Write the tiny model into `<modelsDir>/<id>/`, the layout transformers.js expects for
  * `from_pretrained(id)` with `env.localModelPath = modelsDir`. Returns the files written
  * (relative to the model folder).
  */
 export function writeTinyModel(modelsDir: string, id: string): string[] {
   const dir = join(modelsDir, id);
-  const vocab = Object.fromEntries(TINY_VOCAB.map((w, i) => [w, i]));
   const files: Record<string, string | Uint8Array> = {
     'config.json': JSON.stringify({
       model_type: 'llama',
@@ -235,32 +272,7 @@ export function writeTinyModel(modelsDir: string, id: string): string[] {
       eos_token_id: TINY_EOS,
     }),
     'generation_config.json': JSON.stringify({ bos_token_id: 1, eos_token_id: TINY_EOS, do_sample: false }),
-    'tokenizer.json': JSON.stringify({
-      version: '1.0',
-      truncation: null,
-      padding: null,
-      added_tokens: [1, 2].map((id) => ({
-        id,
-        content: TINY_VOCAB[id],
-        single_word: false,
-        lstrip: false,
-        rstrip: false,
-        normalized: false,
-        special: true,
-      })),
-      normalizer: null,
-      pre_tokenizer: { type: 'WhitespaceSplit' },
-      post_processor: null,
-      // The subword prefix is not `##`, so `###STOP###` stays one whole word when decoded.
-      decoder: { type: 'WordPiece', prefix: '@@', cleanup: false },
-      model: {
-        type: 'WordPiece',
-        unk_token: '[UNK]',
-        continuing_subword_prefix: '@@',
-        max_input_chars_per_word: 100,
-        vocab,
-      },
-    }),
+    'tokenizer.json': wordTokenizerJson(TINY_VOCAB, [1, 2], '[UNK]'),
     'tokenizer_config.json': JSON.stringify({
       tokenizer_class: 'PreTrainedTokenizerFast',
       bos_token: '<|im_start|>',
@@ -275,7 +287,7 @@ export function writeTinyModel(modelsDir: string, id: string): string[] {
   return writeFiles(dir, files);
 }
 
-function writeFiles(dir: string, files: Record<string, string | Uint8Array>): string[] {
+export function writeFiles(dir: string, files: Record<string, string | Uint8Array>): string[] {
   mkdirSync(join(dir, 'onnx'), { recursive: true });
   for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
   return Object.keys(files);
