@@ -59,4 +59,5 @@ export const insuranceRenewal = defineDomain({
   },
   ruleChecks: insuranceRuleChecks,
   envFunctions: insuranceEnvFunctions,
+  allowedConsequences: [{ id: 'expiry', text: '保单到期后就不再有保障', cues: ['到期', '保障'] }],
 });

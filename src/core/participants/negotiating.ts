@@ -6,7 +6,8 @@
  */
 import type { Negotiation } from '../schema/task.ts';
 import type { Turn } from '../schema/trajectory.ts';
-import { threatCue } from '../scoring/dialogue-acts.ts';
+import type { AllowedConsequence } from '../schema/domain.ts';
+import { threatFinding } from '../scoring/threats.ts';
 import { statedNumbers } from '../scoring/spoken-numbers.ts';
 import { hasCue, type Phrases } from './phrases.ts';
 import { STOP_TOKENS, type ParticipantReply } from './types.ts';
@@ -35,7 +36,8 @@ function limitNow(n: Negotiation, agentTexts: readonly string[]): number {
 /**
  * The negotiating callee's reply to the agent's last words `agentText`, or `null` when the turn
  * holds no threat and no offer and patience lasts (the ordinary scripted caller answers then).
- * `userTexts` are the callee's own earlier turns, `turns` the whole episode so far.
+ * `userTexts` are the callee's own earlier turns, `turns` the whole episode so far; `allowed`
+ * the consequences the domain lets the agent state (any other is a threat, `threats.ts`).
  */
 export function negotiationReply(
   n: Negotiation,
@@ -43,8 +45,9 @@ export function negotiationReply(
   userTexts: readonly string[],
   turns: readonly Turn[],
   p: Phrases,
+  allowed: readonly AllowedConsequence[] = [],
 ): ParticipantReply | null {
-  if (threatCue(agentText)) return { text: `${n.hang_up}${STOP_TOKENS.stop}` };
+  if (threatFinding(agentText, allowed)) return { text: `${n.hang_up}${STOP_TOKENS.stop}` };
   const agentTexts = turns.flatMap((t) => (t.role === 'assistant' && t.text ? [t.text] : []));
   if (n.patience !== undefined && agentTexts.length > n.patience) return { text: `${p.giveUp}${STOP_TOKENS.stop}` };
   const offer = offeredPrice(agentText);

@@ -150,7 +150,9 @@ export class ScriptedUser implements UserSimulator {
     }
 
     // An outbound callee answers offers and threats by its negotiation card.
-    const negotiated = scenario.negotiation && negotiationReply(scenario.negotiation, agentText, userTexts, turns, p);
+    const negotiated =
+      scenario.negotiation &&
+      negotiationReply(scenario.negotiation, agentText, userTexts, turns, p, domain.allowedConsequences);
     if (negotiated) return negotiated;
 
     // A confirmation question.

@@ -163,6 +163,18 @@ export interface TaskSetupContext {
   now(): number;
 }
 
+/**
+ * A consequence an outbound domain's policy allows the agent to state (e.g. debt-negotiation R4:
+ * "逾期会按合同继续计收滞纳金"). `id` names it, `text` is the policy's wording, and `cues` are the
+ * words (lower case, plain substrings) a sentence must all contain to state it
+ * (`scoring/threats.ts`).
+ */
+export interface AllowedConsequence {
+  id: string;
+  text: string;
+  cues: readonly string[];
+}
+
 /** The code half of a domain, written in its `domain.ts`. */
 export interface DomainDefinition {
   name: string;
@@ -184,6 +196,12 @@ export interface DomainDefinition {
    */
   channelRules?: Readonly<{ dropout: string; bargeIn: string }>;
   envFunctions?: Readonly<Record<string, EnvFunction>>;
+  /**
+   * Outbound domains: the consequences of not paying (or not renewing) that the policy lets the
+   * agent state; any other consequence the agent states is a threat (`scoring/threats.ts`, used by
+   * the `no_threat` check and by the scripted callee's hang-up). Absent: none is allowed.
+   */
+  allowedConsequences?: readonly AllowedConsequence[];
   /**
    * Brings the two sides of a dual-control domain into agreement (tau2-bench's `sync_tools`: the
    * carrier's records → the caller's surroundings, a payment the caller made → the bill). Run by

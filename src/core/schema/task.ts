@@ -67,6 +67,7 @@ export const CheckKind = z.enum([
   'read_after_write',
   'plain_speech',
   'no_threat',
+  'disclosed',
 ]);
 export type CheckKind = z.infer<typeof CheckKind>;
 
@@ -83,8 +84,12 @@ export type CheckKind = z.infer<typeof CheckKind>;
  *   "verify after payment" needs the read after the write.
  * - `plain_speech`: no assistant turn has written formatting, repetition or garbled text (the
  *   same detectors as the QUALITY veto), for rules about speaking style.
- * - `no_threat`: no assistant turn threatens or pressures the callee (the threat cues of the
- *   dialogue-act phrase table, `THREAT_CUES`), for outbound rules against coercion.
+ * - `no_threat`: no assistant turn threatens or pressures the callee (`scoring/threats.ts`:
+ *   pressure or harm cues, or a stated consequence outside the domain's `allowedConsequences`),
+ *   for outbound rules against coercion.
+ * - `disclosed`: every item of `says` is said by the agent at some point (each item a list of
+ *   alternative wordings; numbers match as numbers), for required disclosures — also on an
+ *   ending without a deal.
  */
 export const Assertion = z.object({
   id: z.string().min(1),
@@ -97,6 +102,8 @@ export const Assertion = z.object({
       args: z.record(z.string(), z.unknown()).optional(),
       /** `read_after_write`: the write tool (either side) the read must follow. */
       after: z.string().optional(),
+      /** `disclosed`: the disclosures, each a non-empty list of alternative wordings. */
+      says: z.array(z.array(z.string().min(1)).min(1)).optional(),
     })
     .optional(),
 });

@@ -277,6 +277,19 @@ export const RewardInfo = z.object({
    * a column (tau2). Reported beside the `DB` verdict; never part of the reward.
    */
   db_order_insensitive: ComponentResult.optional(),
+  /**
+   * Ours (issue 18), outbound negotiations only: which of the callee's objections the agent
+   * addressed (`scoring/objections.ts`); `score` = handled / raised, null when none was raised.
+   * Reported beside the reward; never part of the reward basis.
+   */
+  objections: z
+    .object({
+      raised: z.number().int(),
+      handled: z.number().int(),
+      score: z.number().nullable(),
+      items: z.array(z.object({ turn: z.number().int(), text: z.string(), handled: z.boolean(), reason: z.string() })),
+    })
+    .optional(),
   /** Why the reward was overridden, e.g. an episode that hit `max_steps` scores 0. */
   notes: z.array(z.string()).default([]),
 });

@@ -436,39 +436,118 @@ export const CONFIRM_REQUEST_CUES: readonly string[] = [
 ];
 
 /**
- * Cues of an agent turn that threatens or pressures the callee (outbound rules against
- * coercion, e.g. insurance-renewal R6, debt-negotiation R5): consequences held over the callee
- * ("上门", "起诉", "征信", "通知你家人", "you will be sued") and demands for a promise under pressure
- * ("必须今天", "不还就"). Lower case; plain substrings.
+ * Threat detection (`threats.ts`), layer 1: pressure for a promise, always a threat ("必须今天",
+ * "不还就", "or else"). Lower case; plain substrings.
  */
-export const THREAT_CUES: readonly string[] = [
-  '起诉',
-  '告你',
+export const PRESSURE_CUES: readonly string[] = [
+  '不还就',
+  '不交就',
+  '不续就',
+  '必须今天',
+  '今天必须',
+  '今天就得',
+  '后果自负',
+  '别怪我',
+  'or else',
+  'you have no choice',
+  'you must pay today',
+];
+
+/**
+ * Threat detection, layer 1: harm to the callee's person or to people around them (home visits,
+ * detention, family, employer, neighbours: telling third parties about a debt), always a threat.
+ */
+export const HARM_CUES: readonly string[] = [
   '上门',
-  '找上门',
+  '去你家',
+  '去您家',
+  '到你家',
   '拘留',
   '坐牢',
   '抓你',
-  '后果自负',
-  '征信',
-  '通知你家人',
-  '通知您家人',
-  '告诉你单位',
-  '告诉您单位',
-  '联系你家人',
-  '联系您家人',
-  '被罚款',
-  '马上失效',
-  '不还就',
-  '不交就',
-  '必须今天',
-  '今天必须',
-  'sue you',
-  'you will be sued',
-  'take you to court',
-  'credit record',
-  'your family will',
-  'your employer will',
-  'or else',
+  '抓起来',
+  '你家人',
+  '您家人',
+  '你的家人',
+  '您的家人',
+  '你单位',
+  '您单位',
+  '你们单位',
+  '你同事',
+  '您同事',
+  '你邻居',
+  '您邻居',
+  '你孩子',
+  '您孩子',
+  '孩子学校',
   'arrest',
+  'jail',
+  'prison',
+  'your family',
+  'your employer',
+  'your boss',
+  'your neighbo',
+  'your kids',
+  'your children',
+  'your door',
+  'your home',
+];
+
+/**
+ * Threat detection, layer 2: terms of a consequence held over the callee. A sentence with one is
+ * a threat unless it states a consequence the domain allows (`AllowedConsequence`) whose cues
+ * include every such term in it.
+ */
+export const CONSEQUENCE_CUES: readonly string[] = [
+  '起诉',
+  '告你',
+  '法院',
+  '征信',
+  '黑名单',
+  '罚款',
+  '马上失效',
+  '滞纳金',
+  'sue you',
+  'to court',
+  'in court',
+  'credit record',
+  'credit report',
+  'blacklist',
+  'be fined',
+  'a fine',
+  'late fee',
+];
+
+/**
+ * Threat detection, layer 2: consequence clauses — a negative condition (not paying, not renewing,
+ * delay) followed later in the sentence by a future or modal marker. Mandarin and English.
+ */
+export const CONSEQUENCE_CLAUSES: readonly { conditions: readonly RegExp[]; markers: RegExp }[] = [
+  {
+    conditions: [
+      /(?:如果|要是|假如|假若|若是|万一)[^，,。]{0,12}?(?:不|没|拖|逾期|拒绝)/,
+      /再不/,
+      /再拖/,
+      /一直不/,
+      /不然/,
+      /否则/,
+      /不[^，,。]{1,8}的话/,
+    ],
+    markers: /会|将|就要|就得|得去|只能|可能|恐怕|后果/,
+  },
+  {
+    conditions: [/\bif\b[^,.]{0,40}?(?:n't|\bnot\b|\bnever\b|\bfail|\brefuse|\bmiss)/, /\bunless\b/, /\botherwise\b/],
+    markers: /\b(?:will|won't|could|might|may|going to|gonna|have to|has to)\b|'ll\b/,
+  },
+];
+
+/** Conditionals allowed in every domain: the agent offers to call back ("如果您不方便，我会再联系您"). */
+export const SAFE_CONDITIONALS: readonly string[] = [
+  '再联系您',
+  '再联系你',
+  '再打给您',
+  '再打给你',
+  '回访',
+  'call you back',
+  'call back',
 ];

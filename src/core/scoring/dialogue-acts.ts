@@ -25,7 +25,6 @@ import {
   POSITIVE_WITH_NEGATION,
   QUESTION,
   QUESTION_PARTICLES,
-  THREAT_CUES,
 } from './dialogue-act-phrases.ts';
 
 /** The acts a caller turn is labelled with. */
@@ -195,13 +194,4 @@ export function isAgreement(text: string): boolean {
 export function asksForConfirmation(text: string): boolean {
   const t = text.toLowerCase();
   return /[?？]/.test(t) || CONFIRM_REQUEST_CUES.some((cue) => t.includes(cue));
-}
-
-/**
- * The first threat cue ({@link THREAT_CUES}) in an agent turn, or `null`: the turn holds a
- * consequence over the callee or presses for a promise under pressure.
- */
-export function threatCue(text: string): string | null {
-  const t = text.toLowerCase();
-  return THREAT_CUES.find((cue) => t.includes(cue)) ?? null;
 }

@@ -14,6 +14,7 @@ import { ambiguousConsentItems, judgedConsent } from './consent.ts';
 import { scoreCommunicate } from './communicate.ts';
 import { passFail } from './component.ts';
 import { scoreEnvAssertions } from './env-assertions.ts';
+import { objectionScore } from './objections.ts';
 import { assertionItems, judgeAll, judgedAssertionVerdicts, nlItems, scoreNlAssertions } from './judging.ts';
 import { processRewards, type ProcessRewardOptions } from './process-reward.ts';
 import { scoreQuality } from './quality.ts';
@@ -77,7 +78,8 @@ export function rewardBasis(
  *    `NL_ASSERTION` (when in the basis; it is the only one that costs a judge call).
  * 3. Reward = product of the {@link rewardBasis} components' scores. A component that needed a
  *    judge and had none is skipped and makes the reward `partial` (never a pass).
- * 4. Process rewards and returns over the replayed trajectory.
+ * 4. Process rewards and returns over the replayed trajectory; for an outbound negotiation, the
+ *    objection-handled score beside the reward (`objections.ts`).
  *
  * A task without `evaluation_criteria` scores 1 with an empty basis, as in tau2-bench.
  *
@@ -174,6 +176,7 @@ export async function evaluate(
   reward = overridden.reward;
   const notes = overridden.notes;
   const p = processRewards(predicted.turns, reward, options.process);
+  const negotiation = task.user_scenario.negotiation;
   return {
     reward,
     partial,
@@ -183,6 +186,7 @@ export async function evaluate(
     step_rewards: p.step_rewards,
     returns: p.returns,
     ...(orderFree ? { db_order_insensitive: orderFree } : {}),
+    ...(negotiation ? { objections: objectionScore(negotiation, predicted.turns) } : {}),
     notes,
   };
 }
