@@ -45,10 +45,28 @@ function openImage(SQL: SqlJsStatic, image?: Uint8Array): Database {
   return db;
 }
 
+/**
+ * A statement kept in the cache, with what is known of it without asking SQLite again: its
+ * result column names (read at its first row) and whether it is an INSERT, UPDATE, DELETE or
+ * REPLACE (after which `sqlite3_changes` is this statement's own count).
+ */
+interface CachedStatement {
+  st: Statement;
+  names: string[] | undefined;
+  dml: boolean;
+  /** CREATE, DROP or ALTER: running it forgets every statement's column names. */
+  ddl: boolean;
+}
+
+/** A statement that starts with INSERT, UPDATE, DELETE or REPLACE (leading blanks and comments aside). */
+const DML = /^(?:\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*(?:insert|update|delete|replace)\b/i;
+/** A statement that starts with CREATE, DROP or ALTER (leading blanks and comments aside). */
+const DDL = /^(?:\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*(?:create|drop|alter)\b/i;
+
 /** A synchronous sql.js database with a prepared-statement cache, wrapped as {@link SqlDb}. */
 export class SqlJsDb implements SqlDb {
   private db: Database;
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, CachedStatement>();
   private closed = false;
 
   /**
@@ -67,37 +85,49 @@ export class SqlJsDb implements SqlDb {
     return this.db;
   }
 
-  private prepared(sql: string): Statement {
+  private prepared(sql: string): CachedStatement {
     this.open();
-    let st = this.statements.get(sql);
-    if (!st) {
+    let entry = this.statements.get(sql);
+    if (!entry) {
       if (this.statements.size >= CACHE_LIMIT) this.clearCache();
+      let st: Statement;
       try {
         st = this.db.prepare(sql);
       } catch (e) {
         throw asError(e);
       }
-      this.statements.set(sql, st);
+      entry = { st, names: undefined, dml: DML.test(sql), ddl: DDL.test(sql) };
+      this.statements.set(sql, entry);
     }
-    return st;
+    return entry;
   }
 
   private clearCache(): void {
-    for (const st of this.statements.values()) st.free();
+    for (const { st } of this.statements.values()) st.free();
     this.statements.clear();
+  }
+
+  /**
+   * Forget the column names read so far: a schema change (DDL through {@link exec} or
+   * {@link runSync}) may change what `SELECT *` of a cached statement returns.
+   */
+  private forgetNames(): void {
+    for (const entry of this.statements.values()) entry.names = undefined;
   }
 
   /** Synchronous query, used by the async methods and the worker adapters. */
   allSync(sql: string, params?: SqlParams): SqlRow[] {
-    const st = this.prepared(sql);
+    const entry = this.prepared(sql);
+    const st = entry.st;
     try {
       if (params) st.bind(params as never);
       const rows: SqlRow[] = [];
-      let names: string[] | undefined;
+      let names = entry.names;
       while (st.step()) {
-        // getAsObject() re-reads the column names on every row; read them once per query.
-        names ??= st.getColumnNames();
         const values = st.get();
+        // getAsObject() re-reads the column names on every row; read them once per statement
+        // (again when the column count changed: the schema changed under the statement).
+        if (names?.length !== values.length) names = entry.names = st.getColumnNames();
         const row: SqlRow = {};
         for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlRow[string];
         rows.push(row);
@@ -105,23 +135,28 @@ export class SqlJsDb implements SqlDb {
       return rows;
     } finally {
       st.reset();
+      if (entry.ddl) this.forgetNames();
     }
   }
 
   /**
    * Synchronous statement. `changes` is `sqlite3_changes` when the statement changed rows and 0
-   * otherwise (SQLite leaves `sqlite3_changes` at the last INSERT/UPDATE/DELETE's count after DDL,
-   * SAVEPOINT or SELECT; `total_changes()` tells whether this statement changed anything).
+   * otherwise: after an INSERT, UPDATE, DELETE or REPLACE `sqlite3_changes` is its own count (0
+   * included); after anything else (DDL, SAVEPOINT, SELECT) SQLite leaves it at the last write's
+   * count, so `total_changes()` before and after tells whether this statement changed anything.
    */
   runSync(sql: string, params?: SqlParams): RunResult {
-    const before = this.totalChanges();
-    const st = this.prepared(sql);
+    const entry = this.prepared(sql);
+    const before = entry.dml ? 0 : this.totalChanges();
+    const st = entry.st;
     try {
       if (params) st.bind(params as never);
       st.step();
     } finally {
       st.reset();
     }
+    if (entry.dml) return { changes: this.db.getRowsModified() };
+    if (entry.ddl) this.forgetNames();
     return { changes: this.totalChanges() === before ? 0 : this.db.getRowsModified() };
   }
 
@@ -134,6 +169,8 @@ export class SqlJsDb implements SqlDb {
       this.open().exec(sql);
     } catch (e) {
       throw asError(e);
+    } finally {
+      this.forgetNames();
     }
   }
 

@@ -164,16 +164,24 @@ export async function replayTrajectory(
 
 const keyText = (w: WriteEntry) => `${w.table}:${canonicalJson(w.key)}`;
 
-/** Attach the whole row to each column write of one tool call. */
+/**
+ * Attach the whole row to each column write of one tool call, in one pass over the writes: each
+ * row key is read from the database once, and the logged image of each (operation, row) pair is
+ * built once (O(writes), not O(writes²)).
+ */
 async function withRows(env: Environment, writes: readonly WriteEntry[]): Promise<ReplayedWrite[]> {
+  const keys = writes.map(keyText);
   const current = new Map<string, SqlRow | undefined>();
-  for (const w of writes) {
-    const k = keyText(w);
+  const logged = new Map<string, SqlRow>();
+  for (const [i, w] of writes.entries()) {
+    const k = keys[i]!;
     if (!current.has(k)) current.set(k, await currentRow(env, w));
+    addToLoggedImage(logged, `${w.op}|${k}`, w);
   }
-  return writes.map((w) => {
-    const logged = loggedImage(writes, w);
-    const row = w.op === 'delete' ? logged : (current.get(keyText(w)) ?? logged);
+  return writes.map((w, i) => {
+    const k = keys[i]!;
+    const image = logged.get(`${w.op}|${k}`)!;
+    const row = w.op === 'delete' ? image : (current.get(k) ?? image);
     return { ...w, row };
   });
 }
@@ -190,14 +198,15 @@ async function currentRow(env: Environment, w: WriteEntry): Promise<SqlRow | und
 }
 
 /**
- * The row image the write log holds for `w`'s row and operation within one call: before-values
- * for deletes, after-values otherwise (complete for inserts and deletes, which log every column).
+ * Add `w` to the row image the write log holds for its row and operation within one call:
+ * before-values for deletes, after-values otherwise (complete for inserts and deletes, which log
+ * every column); a later write of a column replaces an earlier one.
  */
-function loggedImage(writes: readonly WriteEntry[], w: WriteEntry): SqlRow {
-  const row: SqlRow = {};
-  const k = keyText(w);
-  for (const e of writes) {
-    if (e.op === w.op && keyText(e) === k) row[e.column] = w.op === 'delete' ? e.before : e.after;
+function addToLoggedImage(images: Map<string, SqlRow>, key: string, w: WriteEntry): void {
+  let row = images.get(key);
+  if (!row) {
+    row = {};
+    images.set(key, row);
   }
-  return row;
+  row[w.column] = w.op === 'delete' ? w.before : w.after;
 }
