@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Entry point for `npx switchboard`: runs the TypeScript CLI through tsx's loader.
-import { register } from 'tsx/esm/api';
+// Entry point for `npx switchboard`: runs the CLI from its prebuilt JavaScript (bin/prebuilt.mjs,
+// built on first use and when a source changes), or, when that cannot be built or
+// SWITCHBOARD_NO_PREBUILT is set, the TypeScript sources through tsx's loader.
+import { prebuiltEntry } from './prebuilt.mjs';
 
 // Output piped into a reader that stops early (`| head`): end quietly, as Unix tools do.
 for (const stream of [process.stdout, process.stderr]) {
@@ -10,6 +12,16 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-register();
-const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const entry = process.env.SWITCHBOARD_NO_PREBUILT ? undefined : await prebuiltEntry();
+let cli;
+if (entry) {
+  // A domain folder's domain.ts is imported at run time: src/adapters/node/ts-imports.ts
+  // registers tsx for it when it sees this mark.
+  globalThis[Symbol.for('switchboard.prebuilt')] = true;
+  cli = await import(entry);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  cli = await import('../src/cli/main.ts');
+}
+process.exitCode = await cli.main(process.argv.slice(2));

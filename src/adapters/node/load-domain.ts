@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildDomain, type Domain, type DomainDefinition, type DomainSources } from '../../core/schema/domain.ts';
 import { DOMAIN_FILE, TOOLS_FILE, parseDomainJson, withToolsFile } from '../../core/schema/declarative-tools.ts';
 import { carrier } from '../../../domains/carrier/domain.ts';
+import { allowTypeScriptImports } from './ts-imports.ts';
 import { insuranceRenewal } from '../../../domains/insurance-renewal/domain.ts';
 
 /** File name of each data half of a domain folder. */
@@ -104,6 +105,7 @@ export async function loadDomainFolder(dir: string): Promise<Domain> {
   if (!file) throw new Error(`${abs}: not a domain folder (no domain.ts or ${DOMAIN_FILE})`);
   let mod: Record<string, unknown>;
   try {
+    if (file.endsWith('.ts')) await allowTypeScriptImports();
     mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (e) {
     throw new Error(

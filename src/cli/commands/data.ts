@@ -38,9 +38,6 @@ interface DataOpts {
 export function registerData(program: Command, io: CliIo, setCode: (c: number) => void): Command {
   return program
     .command('data')
-    .description(
-      `Download tau2-bench's airline, retail and telecom data and noise recordings (commit ${TAU2_DATA_MANIFEST.commit.slice(0, 12)}), check their sha256, and cache them.`,
-    )
     .argument('<set>', 'the data set: tau2')
     .option('--only <parts>', `comma-separated parts (default all: ${TAU2_DATA_PARTS.join(',')})`, partsOption)
     .option(

@@ -182,17 +182,7 @@ export function renderEvolve(report: EvolveReport): string {
 /** Add the `evolve` command. */
 export function registerEvolve(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   const collect = (value: string, previous: string[]) => [...previous, value];
-  return withSamplingOptions(
-    withDomainOptions(
-      withJudgeOptions(
-        program
-          .command('evolve')
-          .description(
-            'Self-evolving task bank: K rollouts per task per round, labels, pass^k, gradient supply, sampling weights.',
-          ),
-      ),
-    ),
-  )
+  return withSamplingOptions(withDomainOptions(withJudgeOptions(program.command('evolve'))))
     .option(
       '--agent <spec>',
       'agent: reference | noop | noisy:<p> | <flavor>:<model>@<base-url> | local:<model-id>',

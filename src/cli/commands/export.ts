@@ -127,9 +127,7 @@ const SftInputLine = {
 
 /** Add `export sft` and `export grpo`. */
 export function registerExport(program: Command, io: CliIo, setCode: (code: number) => void): Command {
-  const cmd = program
-    .command('export')
-    .description('Write training data: SFT chat records or GRPO rows (JSONL, Parquet).');
+  const cmd = program.command('export');
   cmd
     .command('sft')
     .description('One OpenAI-format chat record per scored trajectory, with tool schemas and reward breakdown.')

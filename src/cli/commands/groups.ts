@@ -216,9 +216,7 @@ const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 export function registerGroups(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   return withDomainOptions(
     withJudgeOptions(
-      addDuplexOptions(program.command('groups')).description(
-        'Sample GRPO groups (K samples per shared prefix), compute advantages, write one GRPO row per sample.',
-      ),
+      addDuplexOptions(program.command('groups')),
       'NL and unchecked assertions and the turn rubric (without one such rewards are partial)',
     ),
   )

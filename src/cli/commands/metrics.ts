@@ -102,7 +102,6 @@ export async function metricsBlock(paths: readonly string[]): Promise<Interactio
 export function registerMetrics(program: Command, io: CliIo): Command {
   return program
     .command('metrics')
-    .description("Interaction metrics (tau2-bench's τ-voice panel) of full-duplex calls: tau2-bench voice experiments.")
     .argument(
       '<paths...>',
       'tau2-bench results.json files, experiment folders or folders holding them; our trajectories.jsonl files or run --out folders',

@@ -83,9 +83,6 @@ export async function runPropose(opts: ProposeOpts): Promise<ProposalOutcome> {
 export function registerPropose(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   return program
     .command('propose')
-    .description(
-      'Ask a model for a JSON patch on a task (a repair or a hard-pattern variant); admit it to a task bank only through the schema and the gate.',
-    )
     .requiredOption('--domain <name>', 'carrier, a domain folder, or tau2-airline / tau2-retail')
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--bank <dir>', 'a task bank folder whose tasks join the domain (and which is updated without --out)')

@@ -196,9 +196,6 @@ export async function runReplay(
 export function registerReplay(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   return program
     .command('replay')
-    .description(
-      'Re-execute recorded tool calls (tau2-bench results or our trajectories) on fresh databases; compare outputs and rewards.',
-    )
     .argument(
       '<file>',
       'tau2-bench results (JSON file, or results folder), or trajectories (JSONL from run --out, or a JSON array)',

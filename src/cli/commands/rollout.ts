@@ -152,9 +152,6 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
 export function registerRollout(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   const collect = (value: string, previous: string[]) => [...previous, value];
   return withSamplingOptions(withDomainOptions(addChannelOptions(program.command('rollout'))))
-    .description(
-      'GRPO groups against policy endpoints: per agent turn the exact request, token ids, logprobs and loss mask; rewards and advantages. One group per JSONL line, written as it finishes.',
-    )
     .requiredOption('--endpoint <base-url>', 'policy endpoint, e.g. http://127.0.0.1:8000/v1 (repeatable)', collect, [])
     .requiredOption('--model <name>', 'served base model name')
     .option('--lora <adapter>', 'LoRA adapter name, sent as the model of every request')

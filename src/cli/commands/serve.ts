@@ -55,9 +55,6 @@ export function registerServe(program: Command, io: CliIo): Command {
     addChannelOptions(program.command('serve')),
     'NL and unchecked assertions (without one such rewards are partial)',
   )
-    .description(
-      'Serve episodes for a trainer to drive: OpenEnv over HTTP, WebSocket and MCP (default), or the reset / step / state / close API.',
-    )
     .option(
       '--protocol <p>',
       'openenv (OpenEnv routes and messages) | switchboard (the original API)',

@@ -1,0 +1,237 @@
+/** `switchboard run`: K rollouts of each task, scored; the summary and trajectories.jsonl. */
+import { appendFile, mkdir, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { Trajectory } from '../../core/schema/trajectory.ts';
+import { runBatch, type BatchSummary } from '../../core/rollout/batch.ts';
+import { steppingClock } from '../../core/ports/clock.ts';
+import { degradedAudioHook } from '../../core/channel/audio-store.ts';
+import type { InteractionBlock } from '../../core/duplex/interaction-metrics.ts';
+import { SUBSETS } from '../../core/duplex/turn-taking.ts';
+import { sortJsonlFile } from '../../adapters/node/jsonl.ts';
+import { redactText } from '../../adapters/shared/endpoint-secrets.ts';
+import { agentFactory, judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
+import { openTasks } from '../domains.ts';
+import { renderSummary } from '../reports.ts';
+import { addDuplexOptions, duplexChannel, duplexFromFlags, RunMetrics, type DuplexFlags } from '../duplex.ts';
+import { intOption, modelSettingsFromFlags, withSamplingOptions, type SamplingFlags } from '../options.ts';
+import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
+import type { CliIo } from '../io.ts';
+import { bar } from '../progress.ts';
+import { renderPanels } from './metrics.ts';
+import { DOMAIN_HELP } from './gate.ts';
+
+export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags {
+  domain: string;
+  data?: string;
+  split?: string;
+  agent: string;
+  user: string;
+  trials: number;
+  concurrency: number;
+  seed: number;
+  out?: string;
+  taskIds?: string;
+  json?: boolean;
+  maxSteps?: number;
+  /** Model participants (issue 4). */
+  judge?: string;
+  /** Judgements per item for the judge's majority (ModelJudge `n`). */
+  judgeN?: number;
+  teacherGuidance?: boolean;
+}
+
+/** The summary as written: the batch summary plus the settings that produced it. */
+export type RunReport = BatchSummary & {
+  settings: {
+    split: string | null;
+    task_ids: string[];
+    concurrency: number;
+    max_steps: number;
+    /** True when the agent had the reference solution: demonstrations (SFT), not an evaluation. */
+    teacher_guidance: boolean;
+    /** The phone channel, or null for a text-only run. */
+    channel: {
+      preset: string;
+      dropout: number;
+      barge_in: number;
+      mix: Record<string, number> | null;
+      /** `--noise-dir` as given (resolved to an absolute path), or null for the preset's procedural noise. */
+      noise_dir: string | null;
+      /** `--tts` as given (URL credentials redacted; `espeak` when not given) and the engine's id. */
+      tts: { spec: string; id: string };
+    } | null;
+    /** Issue 17: the full-duplex timeline (`--duplex`, `--subset`), or null for a turn-based run. */
+    duplex: { subset: string | null } | null;
+  };
+  /** Issue 17: interaction metrics of the valid duplex calls (docs/duplex.md), or null. */
+  interaction_metrics: InteractionBlock | null;
+};
+
+/** Make `dir` an output folder up front, so a bad --out fails before the batch runs. */
+async function prepareOut(dir: string): Promise<void> {
+  const info = await stat(dir).catch(() => null);
+  if (info && !info.isDirectory()) throw new UsageError(`--out ${dir}: exists and is not a folder`);
+  try {
+    await mkdir(dir, { recursive: true });
+    for (const f of ['trajectories.jsonl', 'summary.json']) {
+      const st = await stat(join(dir, f)).catch(() => null);
+      if (st && !st.isFile()) throw new UsageError(`--out ${dir}: ${f} exists and is not a file`);
+    }
+    await writeFile(join(dir, 'trajectories.jsonl'), '');
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`--out ${dir}: cannot write there (${(e as Error).message})`);
+  }
+}
+
+const DEFAULT_MAX_STEPS = 100;
+
+/**
+ * `run`: the batch, its report, and one line per invalid rollout (every trajectory goes to
+ * `--out` as it finishes; none is kept in memory, so a run of any size fits).
+ */
+export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; invalid: string[] }> {
+  const models = modelSettingsFromFlags(opts);
+  const outDir = opts.out ? resolve(opts.out) : undefined;
+  // Issue 5: the phone channel; a model agent hears each caller turn's degraded WAV.
+  const duplex = duplexFromFlags(opts);
+  const flagged = await channelFromFlags(opts, outDir);
+  // Issue 17: the duplex timeline needs speech on both sides, so it always has a channel.
+  const channel = duplex ? duplexChannel(flagged, duplex, outDir) : flagged;
+  const metrics = new RunMetrics();
+  if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
+  const agent = agentFactory(opts.agent, models);
+  const user = userFactory(opts.user, models);
+  const judge = judgeFromFlags(opts, models);
+  const { domain, runtime, tasks } = await openTasks(
+    { domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) },
+    opts,
+  );
+  const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
+  if (outDir) await prepareOut(outDir);
+  const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);
+  let writing = Promise.resolve();
+  const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
+  const invalid: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: string })[] = [];
+  const { summary } = await runBatch({
+    keepTrajectories: false,
+    runtime,
+    tasks,
+    agent,
+    user,
+    trials: opts.trials,
+    seed: opts.seed,
+    concurrency: opts.concurrency,
+    clock: () => steppingClock(domain.now, 1000),
+    maxSteps,
+    ...(judge ? { judge } : {}),
+    ...(channel ? { channel } : {}),
+    ...(duplex ? { duplex } : {}),
+    onTrajectory: (t) => {
+      metrics.add(t);
+      if (t.valid) progress.tick();
+      else invalid.push({ task_id: t.task_id, trial: t.trial, seed: t.seed, line: invalidLine(t) });
+      // Streamed as they finish, so an interrupted run keeps what it did.
+      if (lines) writing = writing.then(() => appendFile(lines, `${JSON.stringify(t)}\n`));
+    },
+  });
+  await writing;
+  progress.stop();
+  // Task, trial, attempt order: the file does not depend on --concurrency.
+  const order = new Map(tasks.map((t, i) => [t.id, i]));
+  const key = (t: Pick<Trajectory, 'task_id' | 'trial' | 'seed'>) => [order.get(t.task_id)!, t.trial, t.seed];
+  invalid.sort((a, b) => key(a)[0]! - key(b)[0]! || a.trial - b.trial || a.seed - b.seed);
+  const report: RunReport = {
+    ...summary,
+    settings: {
+      split: opts.split ?? null,
+      task_ids: tasks.map((t) => t.id),
+      concurrency: opts.concurrency,
+      max_steps: maxSteps,
+      teacher_guidance: opts.teacherGuidance ?? false,
+      channel: channel
+        ? {
+            preset: typeof channel.preset === 'string' ? channel.preset : 'custom',
+            dropout: channel.dropout ?? 0,
+            barge_in: channel.bargeIn ?? 0,
+            mix: (channel.mix as Record<string, number> | undefined) ?? null,
+            noise_dir: opts.noiseDir ? resolve(opts.noiseDir) : null,
+            tts: { spec: redactText(opts.tts ?? 'espeak'), id: channel.tts.id },
+          }
+        : null,
+      duplex: duplex ? { subset: duplex.subset ?? null } : null,
+    },
+    interaction_metrics: metrics.block(),
+  };
+  if (outDir && lines) {
+    // Sorted on disk, line by line: a large run's file is more than memory should hold.
+    await sortJsonlFile(lines, (t) => key(t as Trajectory));
+    await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
+  }
+  return { report, invalid: invalid.map((t) => t.line) };
+}
+
+/** The line for an invalid rollout: why it was not scored. */
+function invalidLine(t: Trajectory): string {
+  return `invalid ${t.id}: ${t.invalid_reason ?? t.termination}`;
+}
+
+/** Register `run` on `program`. */
+export function registerRun(program: Command, io: CliIo, setCode: (c: number) => void): Command {
+  return withSamplingOptions(withJudgeOptions(addDuplexOptions(addChannelOptions(program.command('run')))))
+    .requiredOption('--domain <name>', DOMAIN_HELP)
+    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--split <name>', 'tau2 task split: base, train or test')
+    .option(
+      '--agent <spec>',
+      'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY) | local:<model-id> (models/manifest.json)',
+      'reference',
+    )
+    .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
+    .option(
+      '--teacher-guidance',
+      'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)',
+    )
+    .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)
+    .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
+    .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
+    .option(
+      '--max-steps <n>',
+      `participant turns per episode, tool calls not counted (default ${DEFAULT_MAX_STEPS})`,
+      intOption('--max-steps', 1),
+    )
+    .option('--task-ids <ids>', 'comma-separated task ids')
+    .option(
+      '--out <dir>',
+      'write trajectories.jsonl and summary.json here (and caller audio under audio/ with a channel)',
+    )
+    .option('--json', 'print the summary as one JSON document')
+    .action(async (opts: RunOpts) => {
+      const { report, invalid } = await runCommand(io, opts);
+      if (opts.json) io.out(JSON.stringify(report, null, 2));
+      else {
+        const im = report.interaction_metrics;
+        const subset = report.settings.duplex?.subset as keyof typeof SUBSETS | null | undefined;
+        io.out(
+          [
+            renderSummary(report),
+            ...(im
+              ? [
+                  '',
+                  `Interaction metrics${subset ? ` · subset ${subset}` : ''} (tau2-bench τ-voice panel; n=<events> where fewer than 10 back a value)`,
+                  renderPanels(im, 'domain', subset ? SUBSETS[subset].fields : undefined),
+                ]
+              : []),
+            ...invalid.slice(0, 10),
+            ...(invalid.length > 10 ? [`… and ${invalid.length - 10} more`] : []),
+          ].join('\n'),
+        );
+        if (opts.out) io.err(`wrote ${join(resolve(opts.out), 'trajectories.jsonl')} and summary.json`);
+      }
+      if (report.totals.valid === 0) {
+        io.err('switchboard: no rollout produced a valid, scored episode');
+        setCode(1);
+      }
+    });
+}
