@@ -35,6 +35,7 @@ export const GRPO_PARQUET_COLUMNS = [
   ['sampling', 'json'],
   ['token_ids', 'json'],
   ['logprobs', 'json'],
+  ['tokens', 'STRING'],
 ] as const satisfies readonly (readonly [keyof GrpoRow, string])[];
 
 /** GRPO rows as a Parquet file image (rows are validated first). */

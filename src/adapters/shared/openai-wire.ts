@@ -23,6 +23,7 @@ import { argumentsText, parseTextToolCalls } from '../../core/participants/model
 import { splitReasoning } from '../../core/participants/reply-text.ts';
 import { chatFromModel } from '../../core/participants/model-messages.ts';
 import { ModelEndpointError } from '../../core/participants/model-errors.ts';
+import { checkedTokenData } from '../../core/participants/token-check.ts';
 
 /** Per-flavor wire choices (all overridable on the client). */
 export interface WireOptions {
@@ -245,6 +246,8 @@ function finish(
       source = 'text';
     }
   }
+  // Token arrays that do not line up are dropped, with the reason (checkedTokenData).
+  const { token_warning, ...tokens } = checkedTokenData(parts);
   return {
     text,
     ...(reasoning ? { reasoning } : {}),
@@ -253,9 +256,8 @@ function finish(
     audio: parts.audio,
     finish_reason: parts.finish,
     model: parts.model,
-    token_ids: parts.token_ids,
-    prompt_token_ids: parts.prompt_token_ids,
-    logprobs: parts.logprobs,
+    ...tokens,
+    ...(token_warning ? { token_warning } : {}),
     usage: parts.usage,
     attempts,
   };

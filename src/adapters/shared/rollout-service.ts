@@ -79,6 +79,8 @@ export interface RolloutSummary {
    * `completion_token_ids` and `loss_mask` are null; `partial`: some did.
    */
   token_ids: 'all' | 'partial' | 'none';
+  /** Agent turns whose token data did not line up and was dropped (each has a `token_warning`). */
+  token_warnings: number;
 }
 
 /**
@@ -110,6 +112,7 @@ export async function runRolloutRequest(req: RolloutRequest, ctx: RolloutRunCont
     ),
     { capPerEndpoint: req.endpoint_concurrency },
   );
+  let warnings = 0;
   const { done, failed } = await rolloutGroups({
     runtime: ctx.runtime,
     tasks,
@@ -129,7 +132,10 @@ export async function runRolloutRequest(req: RolloutRequest, ctx: RolloutRunCont
     reward: req.reward,
     groupsInFlight: req.groups_in_flight,
     ...(ctx.skip ? { skip: ctx.skip } : {}),
-    onGroup: ctx.onGroup,
+    onGroup: (g) => {
+      for (const s of g.samples) warnings += s.turns.filter((t) => t.token_warning).length;
+      return ctx.onGroup(g);
+    },
     ...(ctx.onFailed ? { onFailed: ctx.onFailed } : {}),
     ...(ctx.onEpisode ? { onEpisode: ctx.onEpisode } : {}),
   });
@@ -142,5 +148,6 @@ export async function runRolloutRequest(req: RolloutRequest, ctx: RolloutRunCont
     skipped: tasks.length - done - failed.length,
     endpoints,
     token_ids: withIds === 0 ? 'none' : withIds >= answered ? 'all' : 'partial',
+    token_warnings: warnings,
   };
 }

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { RewardComponent } from '../../core/schema/task.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
-import { GrpoRow, sftRecords, withAudioPaths } from '../../core/training/export.ts';
+import { GrpoRow, sftRecords, tokenCoverage, withAudioPaths } from '../../core/training/export.ts';
 import { RolloutGroupLine, rolloutGrpoRows } from '../../core/training/policy-rollout.ts';
 import { readJsonl, verlParquet, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
 import {
@@ -79,6 +79,26 @@ const fail = (message: string, path: PropertyKey[] = []): Parsed<never> => ({
 });
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
+/** The summary of token-id coverage over the rows read (`tokens` of each {@link GrpoRow}). */
+function tokenNote(t: Record<GrpoRow['tokens'], number>): string {
+  const n = t.all + t.partial + t.none;
+  if (t.all === n) return 'token ids: every turn of every sample';
+  if (t.none === n) return 'token ids: none (token_ids null)';
+  return `token ids partial: ${t.all} of ${n} samples have every turn's ids, ${t.partial} some (the others null), ${t.none} none`;
+}
+
+/** A GRPO row written before rows had `tokens`: an empty turn array meant "no ids", now null. */
+function olderRow(x: Record<string, unknown>): Record<string, unknown> {
+  const turns = (v: unknown) => (Array.isArray(v) ? v.map((t) => (Array.isArray(t) && t.length === 0 ? null : t)) : v);
+  const token_ids = turns(x.token_ids);
+  return {
+    ...x,
+    token_ids,
+    logprobs: turns(x.logprobs),
+    tokens: tokenCoverage(Array.isArray(token_ids) ? (token_ids as (number[] | null)[]) : null),
+  };
+}
+
 /**
  * A line of `export grpo`'s input: a GRPO row (from `switchboard groups`) as it is, or a rollout
  * group (from `switchboard rollout` / `POST /rollout`, a line with `samples`) as its rows. A line
@@ -98,7 +118,8 @@ const GrpoInputLine = {
       }
       return { success: true, data: rolloutGrpoRows(g.data) };
     }
-    const r = GrpoRow.safeParse(x);
+    // Rows from before `tokens` (issue 14): coverage read from their token ids, `[]` turns as null.
+    const r = GrpoRow.safeParse(isObject(x) && x.tokens === undefined ? olderRow(x) : x);
     if (r.success) return { success: true, data: [r.data] };
     const issue = r.error.issues[0]!;
     return fail(
@@ -230,10 +251,12 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
           written = verl.length;
         } else if (out.endsWith('.parquet')) await writeGrpoParquet(out, rows);
         else await writeJsonl(out, rows);
+        const tokens = { all: 0, partial: 0, none: 0 };
+        for (const r of rows) tokens[r.tokens]++;
         io.out(
           opts.json
-            ? JSON.stringify({ out, rows: written, format: opts.format }, null, 2)
-            : `wrote ${written} ${opts.format === 'verl' ? 'verl prompts (one per group)' : 'GRPO rows'} to ${out}`,
+            ? JSON.stringify({ out, rows: written, format: opts.format, tokens }, null, 2)
+            : `wrote ${written} ${opts.format === 'verl' ? 'verl prompts (one per group)' : 'GRPO rows'} to ${out}; ${tokenNote(tokens)}`,
         );
         setCode(0);
       },

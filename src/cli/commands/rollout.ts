@@ -138,8 +138,12 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
       io.err(`[${finished}/${total}] ${f.group_id}: FAILED (${f.valid} valid samples): ${f.reasons.join('; ')}`);
     },
   });
+  if (summary.token_warnings)
+    io.err(
+      `warning: ${summary.token_warnings} agent turns came with token data that does not line up (e.g. fewer logprobs than token ids): their tokens are unavailable; each such turn's token_warning says why`,
+    );
   // Only when some completion came back: with none, the failures above say why.
-  if (summary.token_ids !== 'all' && summary.endpoints.some((e) => e.requests > e.failures))
+  else if (summary.token_ids !== 'all' && summary.endpoints.some((e) => e.requests > e.failures))
     io.err(
       summary.token_ids === 'none'
         ? 'note: the endpoints returned no token ids (vLLM gives them with return_token_ids; other servers cannot): prompt_token_ids, completion_token_ids and loss_mask are null'
@@ -183,7 +187,7 @@ export function registerRollout(program: Command, io: CliIo, setCode: (code: num
       else
         io.out(
           [
-            `${s.groups} groups written to ${s.out}${s.skipped ? ` (${s.skipped} already there)` : ''}, ${s.failed.length} failed; token ids: ${s.token_ids}`,
+            `${s.groups} groups written to ${s.out}${s.skipped ? ` (${s.skipped} already there)` : ''}, ${s.failed.length} failed; token ids: ${s.token_ids}${s.token_warnings ? ` (${s.token_warnings} turns dropped: token data does not line up)` : ''}`,
             ...s.endpoints.map((e) => `  ${e.endpoint}: ${e.requests} requests, ${e.failures} failed`),
           ].join('\n'),
         );

@@ -145,6 +145,7 @@ export function generationOf(res: ModelResponse): Generation {
     token_ids: res.token_ids,
     prompt_token_ids: res.prompt_token_ids,
     logprobs: res.logprobs,
+    ...(res.token_warning ? { token_warning: res.token_warning } : {}),
     finish_reason: res.finish_reason,
     tool_call_source: res.tool_call_source,
     ...(res.reasoning ? { reasoning: res.reasoning } : {}),

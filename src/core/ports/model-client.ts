@@ -123,6 +123,11 @@ export interface ModelResponse {
   prompt_token_ids: number[] | null;
   /** Log-probability of each generated token (natural log), or null. */
   logprobs: number[] | null;
+  /**
+   * Set when the endpoint's token arrays did not line up (e.g. 6 token ids but 1 logprob): why,
+   * with the lengths received; the three arrays are then null (src/core/participants/token-check.ts).
+   */
+  token_warning?: string;
   usage: { prompt_tokens: number; completion_tokens: number } | null;
   /** HTTP attempts it took (1 = no retry). */
   attempts: number;

@@ -57,6 +57,11 @@ export const Generation = z.object({
   prompt_token_ids: z.array(z.number().int()).nullable().default(null),
   /** Natural-log probability of each generated token. */
   logprobs: z.array(z.number()).nullable().default(null),
+  /**
+   * Ours (issue 14): why the endpoint's token data was dropped (arrays that do not line up, e.g.
+   * 6 token ids but 1 logprob; src/core/participants/token-check.ts); the arrays are then null.
+   */
+  token_warning: z.string().optional(),
   finish_reason: z.string().nullable().default(null),
   /** Where the tool calls came from: parsed by the server, or by us from `<tool_call>` text. */
   tool_call_source: z.enum(['server', 'text', 'none']).default('none'),

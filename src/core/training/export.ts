@@ -72,10 +72,19 @@ export const GrpoRow = z.object({
   sampling_seed: z.number().int(),
   /** Sampling sent with the sample's first generated request, or null when no model was asked (scripted agent). */
   sampling: SentSampling.nullable(),
-  /** Token ids per generated assistant turn (after the prefix), when the endpoint returned them; else null. */
-  token_ids: z.array(z.array(z.number().int())).nullable(),
-  /** Log-probabilities per assistant turn, when the endpoint returned them; else null. */
-  logprobs: z.array(z.array(z.number())).nullable(),
+  /**
+   * Token ids per generated assistant turn (after the prefix): the turn's ids when the endpoint
+   * returned them, null for a turn without (never `[]`, which would read as an empty
+   * generation); the whole field is null when no turn has any.
+   */
+  token_ids: z.array(z.array(z.number().int()).nullable()).nullable(),
+  /** Log-probabilities per assistant turn, as `token_ids`: null for a turn without token ids. */
+  logprobs: z.array(z.array(z.number()).nullable()).nullable(),
+  /**
+   * Ours (issue 14): how many of the row's generated turns have token ids: `all`, `partial` (some
+   * turns are null in `token_ids`) or `none` (`token_ids` is null). See {@link tokenCoverage}.
+   */
+  tokens: z.enum(['all', 'partial', 'none']),
   /**
    * Ours (issue 17): the sample's interaction metrics (L_R, L_Y, R_R, R_Y, I_A, S_BC, S_VT,
    * S_ND with their counts; docs/duplex.md) when its call ran on the full-duplex timeline; null
@@ -294,15 +303,36 @@ function firstRequest(turns: readonly Turn[]): ModelRequestRecord | null {
   return null;
 }
 
+/** How many of a row's turns have token ids (`token_ids` as {@link GrpoRow} holds it). */
+export function tokenCoverage(tokenIds: readonly (readonly number[] | null)[] | null): GrpoRow['tokens'] {
+  if (!tokenIds?.some((t) => t !== null)) return 'none';
+  return tokenIds.every((t) => t !== null) ? 'all' : 'partial';
+}
+
 /**
- * Token ids and logprobs of the sample's own assistant turns (after the prefix), one array per
- * turn (empty for a turn the model did not report), or null when no turn has them.
+ * Per-turn token ids and logprobs as a {@link GrpoRow} holds them, from each generated turn's
+ * ids and logprobs: null for a turn without ids (and then no logprobs either), both fields null
+ * when no turn has ids, and the `tokens` coverage.
  */
-function generated(turns: readonly Turn[]): { token_ids: number[][] | null; logprobs: number[][] | null } {
-  const gens = turns.flatMap((t) => (t.role === 'assistant' ? [t.generation] : []));
-  const ids = gens.some((g) => g?.token_ids) ? gens.map((g) => g?.token_ids ?? []) : null;
-  const lps = gens.some((g) => g?.logprobs) ? gens.map((g) => g?.logprobs ?? []) : null;
-  return { token_ids: ids, logprobs: lps };
+export function perTurnTokens(
+  turns: readonly { token_ids: number[] | null; logprobs: number[] | null }[],
+): Pick<GrpoRow, 'token_ids' | 'logprobs' | 'tokens'> {
+  const any = turns.some((t) => t.token_ids);
+  const ids = any ? turns.map((t) => t.token_ids) : null;
+  const lps =
+    any && turns.some((t) => t.token_ids && t.logprobs) ? turns.map((t) => (t.token_ids ? t.logprobs : null)) : null;
+  return { token_ids: ids, logprobs: lps, tokens: tokenCoverage(ids) };
+}
+
+/** Token ids and logprobs of the sample's own assistant turns (after the prefix), see {@link perTurnTokens}. */
+function generated(turns: readonly Turn[]): Pick<GrpoRow, 'token_ids' | 'logprobs' | 'tokens'> {
+  return perTurnTokens(
+    turns.flatMap((t) =>
+      t.role === 'assistant'
+        ? [{ token_ids: t.generation?.token_ids ?? null, logprobs: t.generation?.logprobs ?? null }]
+        : [],
+    ),
+  );
 }
 
 /** Options of {@link grpoRows}. */

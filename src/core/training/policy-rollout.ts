@@ -16,8 +16,9 @@ import { z } from 'zod';
 import { ChatMessage, ModelRequestRecord } from '../schema/chat.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
+import { checkedTokenData } from '../participants/token-check.ts';
 import { rewardSummary } from './agent-view.ts';
-import { chatMessages, GrpoRow } from './export.ts';
+import { chatMessages, GrpoRow, perTurnTokens } from './export.ts';
 import { episodeRewards, groupId, scoreGroups, type Group, type RewardChoice } from './groups.ts';
 
 /** One agent turn of a sample, as a trainer consumes it. */
@@ -40,8 +41,17 @@ export interface RolloutTurn {
    * without token ids.
    */
   loss_mask: number[] | null;
-  /** `endpoint`: token ids came back; `unavailable`: the endpoint gave none (not vLLM, or ids not enabled). */
+  /**
+   * `endpoint`: token ids came back and line up; `unavailable`: the endpoint gave none (not vLLM,
+   * or ids not enabled) or gave arrays that do not line up (`token_warning` says how). When
+   * unavailable, `prompt_token_ids`, `completion_token_ids`, `logprobs` and `loss_mask` are all null.
+   */
   tokens: 'endpoint' | 'unavailable';
+  /**
+   * Why the endpoint's token data was dropped (e.g. `6 token_ids but 1 logprobs`), or null: a
+   * turn whose arrays do not line up is never passed on as token data.
+   */
+  token_warning: string | null;
   finish_reason: string | null;
   /** Model name the endpoint reported (the LoRA adapter's served name when one was chosen). */
   model: string | null;
@@ -148,17 +158,22 @@ export function rolloutTurns(t: Trajectory, policyVersion: string): RolloutTurn[
     if (turn.role !== 'assistant') return;
     const step = out.length;
     const g = turn.generation;
-    const prompt = g?.prompt_token_ids ?? null;
-    const completion = g?.token_ids ?? null;
+    // Checked again here, with prompt and generated ids in pairs (the loss mask needs both).
+    const { token_warning, ...d } = checkedTokenData(
+      { token_ids: g?.token_ids ?? null, prompt_token_ids: g?.prompt_token_ids ?? null, logprobs: g?.logprobs ?? null },
+      { pair: true },
+    );
+    const ok = d.prompt_token_ids !== null && d.token_ids !== null;
     out.push({
       turn_index: i,
       step,
       request: turn.request ?? null,
-      prompt_token_ids: prompt,
-      completion_token_ids: completion,
-      logprobs: g?.logprobs ?? null,
-      loss_mask: prompt && completion ? [...prompt.map(() => 0), ...completion.map(() => 1)] : null,
-      tokens: prompt && completion ? 'endpoint' : 'unavailable',
+      prompt_token_ids: ok ? d.prompt_token_ids : null,
+      completion_token_ids: ok ? d.token_ids : null,
+      logprobs: ok ? d.logprobs : null,
+      loss_mask: ok ? [...d.prompt_token_ids!.map(() => 0), ...d.token_ids!.map(() => 1)] : null,
+      tokens: ok ? 'endpoint' : 'unavailable',
+      token_warning: g?.token_warning ?? token_warning,
       finish_reason: g?.finish_reason ?? null,
       model: g?.model ?? null,
       text: turn.text,
@@ -286,6 +301,8 @@ export const RolloutGroupLine = z.looseObject({
             request: ModelRequestRecord.nullable(),
             completion_token_ids: z.array(z.number().int()).nullable(),
             logprobs: z.array(z.number()).nullable(),
+            /** Absent in files from before issue 14's checks: then read from the ids. */
+            tokens: z.enum(['endpoint', 'unavailable']).optional(),
           }),
         ),
       }),
@@ -299,13 +316,11 @@ export type RolloutGroupLine = z.infer<typeof RolloutGroupLine>;
  * of one rollout group: one row per sample, `prefix_messages` the length of the first request
  * (the system prompt the first turn was sampled from), `tools` and `sampling` of that request,
  * `policy` the group's policy version, `token_ids` / `logprobs` per agent turn when the endpoint
- * returned them (an empty array for a turn without).
+ * returned them (null for a turn whose tokens are `unavailable`), and `tokens` their coverage.
  */
 export function rolloutGrpoRows(group: RolloutGroupLine): GrpoRow[] {
   return group.samples.map((s) => {
     const first = s.turns.find((t) => t.request)?.request ?? null;
-    const ids = s.turns.some((t) => t.completion_token_ids) ? s.turns.map((t) => t.completion_token_ids ?? []) : null;
-    const lps = s.turns.some((t) => t.logprobs) ? s.turns.map((t) => t.logprobs ?? []) : null;
     return GrpoRow.parse({
       group_id: group.group_id,
       sample_index: s.sample_index,
@@ -327,8 +342,12 @@ export function rolloutGrpoRows(group: RolloutGroupLine): GrpoRow[] {
       policy: group.policy_version,
       sampling_seed: first?.sampling.seed ?? s.seed,
       sampling: first?.sampling ?? null,
-      token_ids: ids,
-      logprobs: lps,
+      ...perTurnTokens(
+        s.turns.map((t) => ({
+          token_ids: t.tokens === 'unavailable' ? null : t.completion_token_ids,
+          logprobs: t.tokens === 'unavailable' ? null : t.logprobs,
+        })),
+      ),
     });
   });
 }

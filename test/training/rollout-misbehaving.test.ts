@@ -1,0 +1,206 @@
+/**
+ * `switchboard rollout` and `export grpo` against a policy endpoint that misbehaves on purpose:
+ * token arrays that do not line up, tool-call arguments that are JSON but not an object.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetReadObjects } from 'hyparquet';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { DomainRuntime } from '../../src/core/env/environment.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
+import { STOP_TOKENS } from '../../src/core/participants/types.ts';
+import { capture } from '../fixtures/cli-io.ts';
+import {
+  completion,
+  startOpenAiServer,
+  wireToolCall,
+  type Handler,
+  type TestServer,
+} from '../fixtures/openai-server.ts';
+import { fakePolicy } from '../fixtures/fake-policy.ts';
+
+const TASK = 'carrier-pay-balance-1';
+let runtime: DomainRuntime;
+const servers: TestServer[] = [];
+
+beforeAll(async () => {
+  runtime = await DomainRuntime.create(await loadBuiltinDomain('carrier'), await sqlJsFactory());
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+async function serve(handler: Handler): Promise<TestServer> {
+  const s = await startOpenAiServer(handler);
+  servers.push(s);
+  return s;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+
+async function rollout(url: string, extra: string[] = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-misbehave-'));
+  const out = join(dir, 'groups.jsonl');
+  const io = capture();
+  const code = await main(
+    [
+      'rollout',
+      '--domain',
+      'carrier',
+      '--endpoint',
+      url,
+      '--model',
+      'carrier-lora',
+      '--k',
+      '2',
+      '--task-ids',
+      TASK,
+      '--policy-version',
+      'v1',
+      '--out',
+      out,
+      ...extra,
+    ],
+    io,
+  );
+  return { code, io, out, dir };
+}
+
+const WARNING = 'token data does not line up, dropped: 3 token_ids but 1 logprobs (one per generated token expected)';
+
+describe('rollout against an endpoint whose token arrays do not line up', () => {
+  it('makes that turn’s tokens unavailable (all null) with the reason, keeps the others, says so, and exports nulls', async () => {
+    const good = fakePolicy(runtime.domain, 'carrier-lora');
+    const policy = await serve(async (body, i, req) => {
+      const reply: any = await good(body, i, req);
+      const k = body.messages.filter((m: any) => m.role === 'assistant').length;
+      const choice = reply.json.choices[0];
+      // First agent turn: three prompt ids, three generated ids, one logprob.
+      if (k === 0) {
+        reply.json.prompt_token_ids = [1, 2, 3];
+        choice.token_ids = [4, 5, 6];
+        choice.logprobs.content = [{ ...choice.logprobs.content[0], logprob: -0.1 }];
+      }
+      // Second: prompt ids and logprobs but no generated ids.
+      if (k === 1) delete choice.token_ids;
+      return reply;
+    });
+    const { code, io, out, dir } = await rollout(policy.url, ['--json']);
+    expect(code).toBe(0);
+    const [g] = lines(out);
+    expect(g.samples.map((s: any) => [s.final_reward, s.turns.length > 2])).toEqual([
+      [1, true],
+      [0, false],
+    ]);
+    const unavailable = (warning: string) => ({
+      tokens: 'unavailable',
+      token_warning: warning,
+      prompt_token_ids: null,
+      completion_token_ids: null,
+      logprobs: null,
+      loss_mask: null,
+    });
+    const [s0, s1] = g.samples;
+    // The hang-up sample: a greeting and a goodbye.
+    expect(s1.turns).toHaveLength(2);
+    for (const s of [s0, s1]) {
+      expect(s.turns[0]).toMatchObject(unavailable(WARNING));
+      expect(s.turns[1]).toMatchObject(
+        unavailable(
+          `token data does not line up, dropped: prompt_token_ids (${s.turns[1].request.messages.length}) came without token_ids`,
+        ),
+      );
+    }
+    s0.turns.slice(2).forEach((t: any, i: number) => {
+      const k = i + 2;
+      expect([t.tokens, t.token_warning, t.completion_token_ids, t.logprobs]).toEqual([
+        'endpoint',
+        null,
+        [500 + k, 600 + k],
+        [-0.25, -0.5],
+      ]);
+      expect(t.loss_mask).toEqual([...t.request.messages.map(() => 0), 1, 1]);
+    });
+    const summary = JSON.parse(io.stdout);
+    expect([summary.token_ids, summary.token_warnings]).toEqual(['partial', 4]);
+    expect(io.stderr).toContain(
+      "warning: 4 agent turns came with token data that does not line up (e.g. fewer logprobs than token ids): their tokens are unavailable; each such turn's token_warning says why",
+    );
+
+    // Export: a turn without ids is null (not []), and the rows say how complete they are.
+    const ex = capture();
+    expect(await main(['export', 'grpo', out, '--out', join(dir, 'rows.jsonl')], ex)).toBe(0);
+    expect(ex.stdout).toBe(
+      `wrote 2 GRPO rows to ${join(dir, 'rows.jsonl')}; token ids partial: 0 of 2 samples have every turn's ids, 1 some (the others null), 1 none\n`,
+    );
+    const rows = lines(join(dir, 'rows.jsonl'));
+    const later = s0.turns.slice(2).map((_: unknown, i: number) => [502 + i, 602 + i]);
+    expect(rows.map((r: any) => [r.tokens, r.token_ids, r.logprobs])).toEqual([
+      ['partial', [null, null, ...later], [null, null, ...later.map(() => [-0.25, -0.5])]],
+      ['none', null, null],
+    ]);
+    // Parquet holds the same (JSON text per cell), TRL and verl report the same coverage.
+    for (const [format, file] of [
+      ['switchboard', 'rows.parquet'],
+      ['trl', 'trl.jsonl'],
+      ['verl', 'verl.parquet'],
+    ]) {
+      const e = capture();
+      expect(await main(['export', 'grpo', out, '--format', format!, '--out', join(dir, file!), '--json'], e)).toBe(0);
+      expect(JSON.parse(e.stdout).tokens).toEqual({ all: 0, partial: 1, none: 1 });
+    }
+    const back = await parquetReadObjects({ file: new Uint8Array(readFileSync(join(dir, 'rows.parquet'))).buffer });
+    expect(back.map((r: any) => [r.tokens, JSON.parse(r.token_ids ?? 'null')])).toEqual([
+      ['partial', [null, null, ...later]],
+      ['none', null],
+    ]);
+  }, 60_000);
+});
+
+describe('tool-call arguments that are JSON but not an object', () => {
+  it('stay verbatim in messages and later requests, answered by an error tool message', async () => {
+    for (const args of ['null', '[1]', '3', '"x"']) {
+      const policy = await serve((body) => {
+        const k = body.messages.filter((m: any) => m.role === 'assistant').length;
+        if (k === 0) return { json: completion({ model: 'carrier-lora', content: runtime.domain.greeting }) };
+        if (k === 1)
+          return {
+            json: completion({
+              model: 'carrier-lora',
+              content: null,
+              tool_calls: [wireToolCall('call_a', 'find_customer_by_phone', args)],
+            }),
+          };
+        return { json: completion({ model: 'carrier-lora', content: `再见。${STOP_TOKENS.stop}` }) };
+      });
+      const { code, out, dir } = await rollout(policy.url, ['--flavor', 'openai']);
+      expect(code, args).toBe(0); // both samples score 0: a flat group, written
+      const [g] = lines(out);
+      const s = g.samples[0];
+      const call = s.messages.find((m: any) => m.role === 'assistant' && m.tool_calls);
+      expect(call.tool_calls).toEqual([
+        { id: 'call_a', type: 'function', function: { name: 'find_customer_by_phone', arguments: args } },
+      ]);
+      const answer = s.messages[s.messages.indexOf(call) + 1];
+      expect(answer.role).toBe('tool');
+      expect(answer.content).toMatch(/^Error: invalid arguments for find_customer_by_phone: expected an object, got /);
+      // The next request sent the call as the model wrote it.
+      const later = s.turns[2].request.messages.find((m: any) => m.tool_calls);
+      expect(later.tool_calls[0].function.arguments).toBe(args);
+      const sent = policy.requests.at(-1)!.body.messages.find((m: any) => m.tool_calls);
+      expect(sent.tool_calls[0].function.arguments).toBe(args);
+      // And the export keeps it.
+      expect(await main(['export', 'grpo', out, '--out', join(dir, 'rows.jsonl')], capture())).toBe(0);
+      const [row] = lines(join(dir, 'rows.jsonl'));
+      expect(row.messages.find((m: any) => m.tool_calls).tool_calls[0].function.arguments).toBe(args);
+    }
+  }, 60_000);
+});
