@@ -58,7 +58,17 @@ describe('exports trainers read as they are', () => {
     const doc = await py('trl-grpo', out);
     expect(doc).toMatchObject({
       rows: 4,
-      columns: ['advantage', 'completion', 'final_reward', 'group_id', 'prompt', 'sample_index', 'task_id', 'tools'],
+      columns: [
+        'advantage',
+        'completion',
+        'completion_mask',
+        'final_reward',
+        'group_id',
+        'prompt',
+        'sample_index',
+        'task_id',
+        'tools',
+      ],
       prompt_content: 'string',
       completion_content: 'string',
       groups: ['conversation:carrier-bill-inquiry-1', 'conversation:carrier-pay-balance-1'],
@@ -76,6 +86,12 @@ describe('exports trainers read as they are', () => {
       expect(trl[i].prompt).toHaveLength(r.prefix_messages);
       expect(trl[i].prompt.length + trl[i].completion.length).toBe(r.messages.length);
       expect(trl[i].prompt[0]).toEqual({ role: 'system', content: r.messages[0].content });
+      // One mask entry per completion message: 1 for the policy's own (assistant) messages.
+      expect(trl[i].completion_mask).toEqual(
+        r.messages.slice(r.prefix_messages).map((m: any) => (m.role === 'assistant' ? 1 : 0)),
+      );
+      expect(trl[i].completion_mask).toContain(0);
+      expect(trl[i].completion_mask).toContain(1);
     });
   });
 

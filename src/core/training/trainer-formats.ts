@@ -3,7 +3,9 @@
  *
  * - TRL SFT (`SFTTrainer`, conversational): `messages` (+ `tools`).
  * - TRL GRPO (`GRPOTrainer`, conversational prompt–completion): `prompt` (the group's shared
- *   prefix) and `completion` (what the sample's agent said and did after it), + `tools`.
+ *   prefix) and `completion` (what the sample's agent said and did after it, with the caller's
+ *   and tool messages between its turns), `completion_mask` (1 for the policy's own messages),
+ *   + `tools`.
  * - verl (`RLHFDataset` Parquet): `data_source`, `prompt`, `ability`, `reward_model`
  *   (`{style, ground_truth}`), `extra_info`; one row per group (verl samples the K responses).
  *
@@ -49,7 +51,14 @@ export interface TrlSftRow {
 /** A TRL GRPO row (one per sample). */
 export interface TrlGrpoRow {
   prompt: TrlMessage[];
+  /** Everything after the prompt: the agent's turns, and the caller's and tool messages between them. */
   completion: TrlMessage[];
+  /**
+   * One entry per `completion` message: 1 when the policy generated it (an assistant message),
+   * 0 for a caller (`user`) or `tool` message it did not write. A trainer that computes the loss
+   * over `completion` masks the 0 messages' tokens out.
+   */
+  completion_mask: (0 | 1)[];
   tools: ChatTool[];
   group_id: string;
   sample_index: number;
@@ -144,6 +153,7 @@ export function trlGrpoRows(rows: readonly GrpoRow[]): TrlGrpoRow[] {
   return rows.map((r) => ({
     prompt: r.messages.slice(0, r.prefix_messages).map((m) => trlMessage(m, parts)),
     completion: r.messages.slice(r.prefix_messages).map((m) => trlMessage(m, parts)),
+    completion_mask: r.messages.slice(r.prefix_messages).map((m) => (m.role === 'assistant' ? 1 : 0)),
     tools: r.tools,
     group_id: r.group_id,
     sample_index: r.sample_index,
