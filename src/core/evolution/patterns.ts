@@ -12,9 +12,9 @@ import { z } from 'zod';
 import type { DomainRuntime } from '../env/environment.ts';
 import { neededFacts } from '../participants/reference-plan.ts';
 import { seededRng, type Rng } from '../ports/rng.ts';
-import { toolsFor, type Domain } from '../schema/domain.ts';
+import { toolSchema, toolsFor, type Domain } from '../schema/domain.ts';
 import { reasonForCall, type Action, type Fact, type Task, type TaskChange } from '../schema/task.ts';
-import { firstPersonRequest } from '../participants/spoken.ts';
+import { firstPersonRequest, spokenArguments } from '../participants/spoken.ts';
 import libraryJson from './hard-patterns.json';
 
 /** Phrases one language gives the mutators (`{name}` placeholders are filled in). */
@@ -29,6 +29,8 @@ export const PatternPhrases = z.object({
   withhold_note: z.string().min(1),
   follow_up: z.string().min(1),
   follow_up_note: z.string().min(1),
+  change_mind: z.string().min(1),
+  change_mind_note: z.string().min(1),
 });
 export type PatternPhrases = z.infer<typeof PatternPhrases>;
 
@@ -419,9 +421,141 @@ const thresholdMutator: Mutator = async (base, ctx) => {
   return { skip: `no agent write governed by a ${ctx.domain.name} limit` };
 };
 
-const notBuilt =
-  (what: string): Mutator =>
-  async () => ({ skip: `${what} is not built yet` });
+/** Other values an argument of `tool` could take: its enum's other values, in schema order. */
+function enumAlternatives(domain: Domain, tool: string, key: string, value: unknown): unknown[] {
+  const def = toolsFor(domain, 'assistant').find((t) => t.name === tool);
+  const props = def
+    ? (toolSchema(def).function.parameters as { properties?: Record<string, { enum?: unknown[] }> })
+    : {};
+  return (props.properties?.[key]?.enum ?? []).filter((v) => v !== value);
+}
+
+/**
+ * Other values of a string argument that names a record: the other primary keys of the first
+ * single-key table whose key column holds `value`, in key order (at most 20) — those that share
+ * an `…_id` column's value with the record (the same customer's other orders; any record of a
+ * table without such columns, like a plan).
+ */
+async function recordAlternatives(ctx: MutatorContext, task: Task, value: string): Promise<string[]> {
+  const env = await ctx.runtime.open(task);
+  try {
+    for (const table of ctx.runtime.tables) {
+      if (table.primaryKey.length !== 1) continue;
+      const pk = table.primaryKey[0]!;
+      const q = (sql: string, p: unknown[]) => env.query(sql, p as never);
+      const row = (await q(`SELECT * FROM "${table.name}" WHERE "${pk}" = ? LIMIT 1`, [value]))[0];
+      if (!row) continue;
+      const others = async (where: string, p: unknown[]) =>
+        (
+          await q(`SELECT "${pk}" AS k FROM "${table.name}" WHERE "${pk}" <> ?${where} ORDER BY "${pk}" LIMIT 20`, [
+            value,
+            ...p,
+          ])
+        ).map((r) => String(r.k));
+      const links = table.columns.filter(
+        (c) => c !== pk && c.endsWith('_id') && row[c] !== null && row[c] !== undefined,
+      );
+      const related = links.length
+        ? await others(
+            ` AND (${links.map((c) => `"${c}" = ?`).join(' OR ')})`,
+            links.map((c) => row[c]),
+          )
+        : [];
+      return links.length ? related : others('', []);
+    }
+    return [];
+  } finally {
+    await env.close();
+  }
+}
+
+/** `value` with every occurrence of `from` (a whole scalar) replaced by `to`, deep. */
+function replaceScalar<T>(value: T, from: unknown, to: unknown): T {
+  if (value === from) return to as T;
+  if (Array.isArray(value)) return value.map((v) => replaceScalar(v, from, to)) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceScalar(v, from, to)])) as T;
+  return value;
+}
+
+const changeOfMindMutator: Mutator = async (base, ctx) => {
+  if (base.user_scenario.change_of_mind) return { skip: 'the caller already changes its mind' };
+  const actions = base.evaluation_criteria?.actions ?? [];
+  const at = actions.findIndex((a) => a.requestor === 'assistant' && kindOf(ctx.domain, a.name) === 'write');
+  const write = actions[at];
+  if (!write) return { skip: 'no agent write to change' };
+  if (write.say) return { skip: `${write.name} is proposed by the task's own line (say)` };
+  // Candidates: (argument, new value) — an enum's other values; without any, another record of
+  // the table a string argument is a key of. A value the first agent lookup returns (the
+  // caller's account) is who the caller is, not what it wants: it is kept.
+  const first = actions.findIndex((a) => a.requestor === 'assistant');
+  const [found] = first >= 0 && first < at ? await runActions(ctx.runtime, base, actions.slice(first, first + 1)) : [];
+  const args = Object.entries(write.arguments).filter(
+    ([, v]) => !(typeof v === 'string' && found && !found.error && found.content.includes(v)),
+  );
+  let candidates: [string, unknown][] = args.flatMap(([key, value]) =>
+    enumAlternatives(ctx.domain, write.name, key, value).map((v): [string, unknown] => [key, v]),
+  );
+  if (candidates.length === 0)
+    for (const [key, value] of args)
+      if (typeof value === 'string')
+        candidates = [
+          ...candidates,
+          ...(await recordAlternatives(ctx, base, value)).map((v): [string, unknown] => [key, v]),
+        ];
+  if (candidates.length === 0) return { skip: `no argument of ${write.name} with another value to change to` };
+  const start = ctx.rng.int(candidates.length);
+  for (let i = 0; i < candidates.length; i++) {
+    const [key, to] = candidates[(start + i) % candidates.length]!;
+    const from = write.arguments[key];
+    const changed: Action = {
+      ...structuredClone(write),
+      action_id: write.action_id ?? `change-${write.name}`,
+      arguments: { ...structuredClone(write.arguments), [key]: to },
+    };
+    const replayed = await runActions(ctx.runtime, base, [...actions.slice(0, at), changed]);
+    if (replayed[at]!.error) continue;
+    const task = structuredClone(base);
+    const ec = task.evaluation_criteria!;
+    ec.actions = (ec.actions ?? []).map((a, j) => (j === at ? changed : a));
+    ec.assertions = [
+      ...(ec.assertions ?? []).map((a) =>
+        a.check?.tool === write.name && a.check.args && key in a.check.args
+          ? { ...a, check: { ...a.check, args: { ...a.check.args, [key]: to } } }
+          : a,
+      ),
+    ];
+    const words = toolsFor(ctx.domain, 'assistant').find((t) => t.name === write.name)?.spokenValues;
+    const said = {
+      first: spokenArguments({ [key]: from }, ctx.domain.language, words),
+      value: spokenArguments({ [key]: to }, ctx.domain.language, words),
+    };
+    const rule = (base.evaluation_criteria?.assertions ?? []).find(
+      (a) => a.check?.kind === 'confirm_before_write',
+    )?.rule;
+    if (rule)
+      ec.assertions.push({
+        id: 'final-intent',
+        rule,
+        text: fill(ctx.phrases.change_mind_note, said),
+        check: { kind: 'tool_not_called', tool: write.name, args: { [key]: from } },
+      });
+    if (ec.write_whitelist) ec.write_whitelist = replaceScalar(ec.write_whitelist, from, to);
+    if (ec.communicate_info)
+      ec.communicate_info = ec.communicate_info.map((c) => (c === String(from) ? String(to) : c));
+    task.user_scenario.change_of_mind = {
+      action_id: changed.action_id!,
+      first: { [key]: from },
+      say: fill(ctx.phrases.change_mind, said),
+    };
+    addInstruction(task, fill(ctx.phrases.change_mind_note, said), sepOf(ctx.domain));
+    return {
+      task,
+      reason: `the caller first asks for ${write.name} with ${key} ${JSON.stringify(from)}, then at the confirmation changes it to ${JSON.stringify(to)}; only the final intent passes`,
+    };
+  }
+  return { skip: `${write.name} fails with every other value of its arguments` };
+};
 
 /** The mutator of each `task`-axis pattern, by id. */
 export const MUTATORS: Readonly<Record<string, Mutator>> = {
@@ -431,7 +565,7 @@ export const MUTATORS: Readonly<Record<string, Mutator>> = {
   withhold_until_asked_twice: withholdMutator,
   near_duplicate_record: nearDuplicateMutator,
   value_past_threshold: thresholdMutator,
-  mid_call_change_of_mind: notBuilt('mid_call_change_of_mind'),
+  mid_call_change_of_mind: changeOfMindMutator,
 };
 
 /** Id of the variant of `base` made by `pattern` with `seed`: `<base>~<pattern>.<seed>`. */

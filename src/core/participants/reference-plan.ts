@@ -32,7 +32,8 @@ export function neededFacts(task: Task): Fact[] {
 /**
  * Build the plan: greeting (or the outbound opening), one question per needed fact, then the
  * actions intent by intent — each action's own `say` line first when it has one, reads called
- * directly, each write preceded by a confirmation question (unless it has a `say`), each
+ * directly, each write preceded by a confirmation question (unless it has a `say`; for the write
+ * a caller changes its mind about, first one with the arguments it asked for at the start), each
  * caller-side action requested aloud — with "anything else?" between intents,
  * and finally every `communicate_info` item followed by "anything else?".
  */
@@ -56,6 +57,15 @@ export function referencePlan(domain: Domain, task: Task): PlanStep[] {
         steps.push({ say: p.askUserAction(spoken) });
         continue;
       }
+      // A caller who changes its mind is first asked to confirm what it asked for at the start.
+      const change = task.user_scenario.change_of_mind;
+      if (tool?.kind === 'write' && !a.say && change && change.action_id === a.action_id)
+        steps.push({
+          say: p.confirmWrite(
+            spoken,
+            spokenArguments({ ...a.arguments, ...change.first }, domain.language, tool?.spokenValues),
+          ),
+        });
       if (tool?.kind === 'write' && !a.say)
         steps.push({ say: p.confirmWrite(spoken, spokenArguments(a.arguments, domain.language, tool?.spokenValues)) });
       steps.push({ call: toCall(a, `ref-${++callNo}`) });

@@ -8,7 +8,8 @@
  *   confirmations, runs its own user-tool actions when asked, and ends with `###STOP###`. As an
  *   imperfect caller (task fields `misremembers`, `withholds`, `false_claims`) it first gives a
  *   wrong value and corrects it when the agent checks, deflects a question until pressed, and
- *   makes a false claim it gives up when the agent says the records contradict it. As an outbound
+ *   makes a false claim it gives up when the agent says the records contradict it; with
+ *   `change_of_mind` it answers the first confirmation question with a new value. As an outbound
  *   callee with a `negotiation` card it answers offers and threats by it (./negotiating.ts).
  *
  * All three derive what to do next from the turns so far (no hidden state), so an episode forked
@@ -155,8 +156,10 @@ export class ScriptedUser implements UserSimulator {
       negotiationReply(scenario.negotiation, agentText, userTexts, turns, p, domain.allowedConsequences);
     if (negotiated) return negotiated;
 
-    // A confirmation question.
+    // A confirmation question (a caller who changes its mind answers the first one with the new value).
     if (hasCue(agentText, p.confirmCues)) {
+      const change = scenario.change_of_mind;
+      if (change && !said(change.say)) return { text: change.say };
       const answered = userTexts.filter((u) => u === p.yes || u === p.no).length;
       const answer = scenario.confirmations?.[answered] ?? 'yes';
       return { text: answer === 'yes' ? p.yes : p.no };

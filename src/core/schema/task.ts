@@ -183,6 +183,23 @@ export const FalseClaim = z.object({
 export type FalseClaim = z.infer<typeof FalseClaim>;
 
 /**
+ * Imperfect caller (ours): changes its mind mid-call. The reference write `action_id` is first
+ * proposed with the arguments `first` (what the caller asked for at the start); at that first
+ * confirmation question the scripted caller says `say` (the new value) instead of yes, and
+ * agrees when the agent proposes again. Only the final intent (the reference action's own
+ * arguments) passes.
+ */
+export const ChangeOfMind = z.object({
+  /** `action_id` of the agent write the caller changes its mind about. */
+  action_id: z.string().min(1),
+  /** The arguments the caller first asked for (the keys that change, with their first values). */
+  first: z.record(z.string(), z.unknown()),
+  /** What the caller says at the first confirmation question instead of yes. */
+  say: z.string().min(1),
+});
+export type ChangeOfMind = z.infer<typeof ChangeOfMind>;
+
+/**
  * How an outbound callee negotiates (ours). The scripted callee reads the price in each agent
  * turn (the last number before the last "元"/"yuan") and answers it: at or below `accept_at_most`
  * it agrees (`yes` to a confirmation question, else `accept`); above it, it says the next of
@@ -245,6 +262,8 @@ export const UserScenario = z.object({
   withholds: z.array(Withhold).optional(),
   /** Ours (imperfect caller): claims the database contradicts. */
   false_claims: z.array(FalseClaim).optional(),
+  /** Ours (imperfect caller): a change of mind at the first confirmation question. */
+  change_of_mind: ChangeOfMind.optional(),
 });
 export type UserScenario = z.infer<typeof UserScenario>;
 

@@ -213,12 +213,84 @@ describe('task mutators on carrier (seed 0)', () => {
     ]);
   });
 
-  it('patterns not built yet refuse with their reason; a task without a second fact is skipped', async () => {
+  it('mid_call_change_of_mind: the caller changes the plan at the first confirmation; only the final intent passes', async () => {
+    const { task, reason, runtime, base } = await variant('carrier-change-plan-1', 'mid_call_change_of_mind');
+    expect(task.id).toBe('carrier-change-plan-1~mid_call_change_of_mind.0');
+    expect(reason).toBe(
+      'the caller first asks for change_plan with plan_id "PL58", then at the confirmation changes it to "PL18"; only the final intent passes',
+    );
+    expect(task.user_scenario.change_of_mind).toEqual({
+      action_id: 'a4',
+      first: { plan_id: 'PL58' },
+      say: '等一下，我改主意了，改成套餐PL18吧。',
+    });
+    const ec = task.evaluation_criteria!;
+    expect(ec.actions!.map((a) => [a.name, a.arguments])).toEqual([
+      ['find_customer_by_phone', { phone: '13601357924' }],
+      ['get_bills', { customer_id: 'C1008' }],
+      ['list_plans', {}],
+      ['change_plan', { customer_id: 'C1008', plan_id: 'PL18' }],
+    ]);
+    expect(ec.assertions!.map((a) => [a.id, a.rule, a.check?.kind, a.check?.args])).toEqual([
+      ['identify-first', 'R1', 'read_before_write', undefined],
+      ['confirm-first', 'R2', 'confirm_before_write', undefined],
+      ...base
+        .evaluation_criteria!.assertions!.slice(2)
+        .map((a) => [a.id, a.rule, a.check?.kind, { ...a.check?.args, plan_id: 'PL18' }]),
+      ['final-intent', 'R2', 'tool_not_called', { plan_id: 'PL58' }],
+    ]);
+    // The reference agent first proposes PL58, hears the change, proposes PL18 and gets a yes.
+    const episode = await runEpisode({
+      runtime,
+      task,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: steppingClock(runtime.domain.now, 1000),
+    });
+    const callerSaid = episode.turns.filter((t) => t.role === 'user').map((t) => (t as { text: string }).text);
+    expect(callerSaid.slice(2, 4)).toEqual(['等一下，我改主意了，改成套餐PL18吧。', '是的，确认。']);
+    expect(await rewardOf(runtime, task)).toBe(1);
+    expect(await rewardOf(runtime, task, new NoopAgent())).toBe(0);
+    // An agent that keeps the first intent (the base's reference, PL58) scores 0 on the variant.
+    const stale = { ...task, evaluation_criteria: { ...ec, actions: base.evaluation_criteria!.actions } };
+    const kept = await runEpisode({
+      runtime,
+      task: stale,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: steppingClock(runtime.domain.now, 1000),
+    });
+    expect((await evaluate(runtime, task, kept.turns, { termination: kept.termination })).reward).toBe(0);
+    // An enum argument changes before any record: the dispute's reason.
+    const dispute = await variant('carrier-dispute-recent-1', 'mid_call_change_of_mind');
+    expect(dispute.task.user_scenario.change_of_mind).toEqual({
+      action_id: 'a4',
+      first: { reason: 'not_subscribed' },
+      say: '等一下，我改主意了，改成原因未收到服务吧。',
+    });
+    expect(await rewardOf(dispute.runtime, dispute.task)).toBe(1);
+    // Gated: admitted; a task without an agent write is skipped with the reason.
+    const { domain } = await carrier();
+    const { variants, report } = await hardenTasks({
+      runtime,
+      tasks: [base, domain.tasks.find((t) => t.id === 'carrier-bill-inquiry-1')!],
+      seed: 0,
+      patterns: ['mid_call_change_of_mind'],
+    });
+    expect(variants.map((v) => v.id)).toEqual(['carrier-change-plan-1~mid_call_change_of_mind.0']);
+    expect(report.skipped).toEqual([
+      { parent: 'carrier-bill-inquiry-1', pattern: 'mid_call_change_of_mind', reason: 'no agent write to change' },
+    ]);
+  });
+
+  it('a task without a second fact is skipped; unknown and channel patterns throw', async () => {
     const { domain, runtime } = await carrier();
     const base = domain.tasks.find((t) => t.id === 'carrier-misremember-phone-1')!;
     const opts = { domain, runtime, seed: 0 };
     expect(await applyPattern(base, 'mid_call_change_of_mind', opts)).toEqual({
-      skip: 'mid_call_change_of_mind is not built yet',
+      skip: 'pay_bill_from_balance fails with every other value of its arguments',
     });
     expect(await applyPattern(base, 'withhold_until_asked_twice', opts)).toEqual({
       skip: 'no needed fact the caller could hold back',
@@ -304,6 +376,39 @@ describe('a second domain: the same library on tau2-retail (derived bank)', { ta
       'One more thing: could you check my account again and tell me where it stands now?',
     );
     expect(s.evaluation_criteria!.reward_basis).toEqual(['DB', 'NL_ASSERTION', 'COMMUNICATE']);
+    await runtime.close();
+  });
+
+  it('mid_call_change_of_mind cancels another order of the same caller; gated and scored 1 / 0', async () => {
+    const domain = await loadTau2Domain('tau2-retail', testData('retail'));
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const base = domain.tasks.find((t) => t.id === '31')!;
+    const before = structuredClone(base);
+    const { variants, report } = await hardenTasks({
+      runtime,
+      tasks: [base],
+      seed: 0,
+      patterns: ['mid_call_change_of_mind'],
+    });
+    expect(base).toEqual(before);
+    expect(report.admitted.map((a) => [a.task_id, a.reason])).toEqual([
+      [
+        '31~mid_call_change_of_mind.0',
+        'the caller first asks for cancel_pending_order with order_id "#W9373487", then at the confirmation changes it to "#W5481803"; only the final intent passes',
+      ],
+    ]);
+    const v = variants[0]!;
+    expect(v.user_scenario.change_of_mind?.say).toBe("Wait, I've changed my mind: make it order #W5481803 instead.");
+    // Both orders belong to the caller.
+    const env = await runtime.open(v);
+    const owners = await env.query('SELECT order_id, user_id FROM orders WHERE order_id IN (?, ?) ORDER BY order_id', [
+      '#W5481803',
+      '#W9373487',
+    ] as never);
+    await env.close();
+    expect(new Set(owners.map((o) => o.user_id)).size).toBe(1);
+    expect(await rewardOf(runtime, v)).toBe(1);
+    expect(await rewardOf(runtime, v, new NoopAgent())).toBe(0);
     await runtime.close();
   });
 });
