@@ -2,7 +2,7 @@
  * `switchboard rollout` and `export grpo` against a policy endpoint that misbehaves on purpose:
  * token arrays that do not line up, tool-call arguments that are JSON but not an object.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
@@ -46,9 +46,9 @@ const lines = (file: string) =>
     .split('\n')
     .map((l) => JSON.parse(l));
 
-async function rollout(url: string, extra: string[] = []) {
+async function rollout(url: string, extra: string[] = [], at?: string) {
   const dir = mkdtempSync(join(tmpdir(), 'sb-misbehave-'));
-  const out = join(dir, 'groups.jsonl');
+  const out = at ?? join(dir, 'groups.jsonl');
   const io = capture();
   const code = await main(
     [
@@ -202,5 +202,34 @@ describe('tool-call arguments that are JSON but not an object', () => {
       const [row] = lines(join(dir, 'rows.jsonl'));
       expect(row.messages.find((m: any) => m.tool_calls).tool_calls[0].function.arguments).toBe(args);
     }
+  }, 60_000);
+});
+
+describe('rollout and an --out file that already holds lines', () => {
+  it('refuses it without --resume or --force, naming both; --force starts it over; an empty file is fine', async () => {
+    const policy = await serve(fakePolicy(runtime.domain, 'carrier-lora'));
+    const dir = mkdtempSync(join(tmpdir(), 'sb-out-'));
+    const out = join(dir, 'groups.jsonl');
+    writeFileSync(out, '{"group_id": "conversation:other"}\n\n{"group_id": "conversation:more"}\n');
+    const before = policy.requests.length;
+    const refused = await rollout(policy.url, [], out);
+    expect(refused.code).toBe(2);
+    expect(refused.io.stderr).toBe(
+      `switchboard: rollout: --out ${out} already holds 2 lines: add --resume to keep its groups and run only the others, or --force to start it over (its lines are deleted)\n`,
+    );
+    const both = await rollout(policy.url, ['--resume', '--force'], out);
+    expect([both.code, both.io.stderr]).toEqual([
+      2,
+      'switchboard: rollout: --resume and --force exclude each other (keep the groups in --out, or start it over)\n',
+    ]);
+    // Nothing ran and the file is as it was.
+    expect(policy.requests.length).toBe(before);
+    expect(readFileSync(out, 'utf8')).toBe('{"group_id": "conversation:other"}\n\n{"group_id": "conversation:more"}\n');
+    const forced = await rollout(policy.url, ['--force'], out);
+    expect(forced.code).toBe(0);
+    expect(lines(out).map((g: any) => g.group_id)).toEqual([`conversation:${TASK}`]);
+    writeFileSync(out, '\n');
+    expect((await rollout(policy.url, [], out)).code).toBe(0);
+    expect(lines(out).map((g: any) => g.group_id)).toEqual([`conversation:${TASK}`]);
   }, 60_000);
 });

@@ -2,8 +2,8 @@
  * `switchboard rollout --domain <d> --endpoint <base-url> … --model <m> --policy-version <v>
  * --out rollouts.jsonl`: token-faithful GRPO groups against the trainer's policy endpoints (see
  * src/core/training/policy-rollout.ts). Each finished group is appended to the JSONL file at
- * once (one group per line); `--resume` skips the groups the file already holds. Progress goes to
- * stderr.
+ * once (one group per line); `--resume` skips the groups the file already holds, `--force` starts
+ * it over, and without either a file that already holds lines is refused. Progress goes to stderr.
  */
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -45,6 +45,7 @@ interface RolloutOpts extends ChannelFlags, SamplingFlags {
   user: string;
   out: string;
   resume?: boolean;
+  force?: boolean;
   json?: boolean;
 }
 
@@ -70,11 +71,32 @@ export async function finishedGroups(path: string): Promise<{ ids: Set<string>; 
   return { ids, lines };
 }
 
+/**
+ * Without `--resume` or `--force`, an `--out` file that already holds anything is refused rather
+ * than overwritten (its groups may be hours of GPU time) or appended to (a second run of the same
+ * tasks would write each group twice).
+ * @throws UsageError naming the file, its line count and both options; or when both are given.
+ */
+async function refuseExistingOut(out: string, opts: Pick<RolloutOpts, 'out' | 'resume' | 'force'>): Promise<void> {
+  if (opts.resume && opts.force)
+    throw new UsageError(
+      'rollout: --resume and --force exclude each other (keep the groups in --out, or start it over)',
+    );
+  if (opts.resume || opts.force) return;
+  const text = await readFile(out, 'utf8').catch(() => '');
+  const lines = text.split('\n').filter((l) => l.trim()).length;
+  if (lines)
+    throw new UsageError(
+      `rollout: --out ${opts.out} already holds ${lines} line${lines === 1 ? '' : 's'}: add --resume to keep its groups and run only the others, or --force to start it over (its lines are deleted)`,
+    );
+}
+
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`;
 
 /** Run the command; returns the summary. */
 export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutSummary & { out: string }> {
   const out = await prepareOutFile(opts.out);
+  await refuseExistingOut(out, opts);
   const { runtime, tasks } = await openTasks({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) }, opts);
   const parsed = RolloutRequest.safeParse({
     base_urls: opts.endpoint,
@@ -180,6 +202,7 @@ export function registerRollout(program: Command, io: CliIo, setCode: (code: num
     .option('--user <spec>', 'simulated caller', 'scripted')
     .requiredOption('--out <file>', 'rollout groups, JSONL (one group per line)')
     .option('--resume', 'keep the groups already in --out and run only the others')
+    .option('--force', 'start --out over when it already holds lines (without it, or --resume, such a file is refused)')
     .option('--json', 'print the summary as one JSON document')
     .action(async (opts: RolloutOpts) => {
       const s = await runRollout(io, opts);
