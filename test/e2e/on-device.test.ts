@@ -5,14 +5,16 @@
  * with a manifest naming it and that host; the page shows the exact download size, downloads the
  * model with a progress bar into its model worker on WASM (onnxruntime-web's files served by this
  * site, never a CDN), runs a carrier call with it, and a second tab loads it from the browser's
- * cache without downloading again.
+ * cache without downloading again. The caller's speech recognizers — the tiny CTC, Whisper and
+ * Moonshine models (tiny-model.ts, tiny-seq2seq.ts) — load the same way and hear a WAV file, and
+ * the live microphone (getUserMedia on Chromium's fake capture device playing a generated WAV).
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import {
   TINY_ASR_RATE,
   TINY_ASR_TEXT,
@@ -20,6 +22,7 @@ import {
   writeTinyAsrModel,
   writeTinyModel,
 } from '../models/tiny-model.ts';
+import { tinySeq2SeqSpeech, TINY_S2S_RATE, writeTinyMoonshine, writeTinyWhisper } from '../models/tiny-seq2seq.ts';
 import { encodeWav } from '../../src/core/audio/wav.ts';
 import { chromiumSession } from './harness.ts';
 
@@ -34,6 +37,9 @@ let totalBytes = 0;
 let asrBytes = 0;
 /** The tiny recognizer's synthetic speech as a 16 kHz WAV file (what the caller opens). */
 let voiceWav = '';
+/** What the caller says to the tiny Whisper and Moonshine recognizers, as a 16 kHz WAV file. */
+const S2S_TEXT = 'please pay my bill';
+let s2sWav = '';
 
 beforeAll(async () => {
   const models = await mkdtemp(join(tmpdir(), 'switchboard-e2e-models-'));
@@ -64,22 +70,44 @@ beforeAll(async () => {
   );
   tampered.files = tampered.files.map((f) => (f.path === 'onnx/model.onnx' ? { ...f, sha256: '0'.repeat(64) } : f));
   const asr = await entry('tiny-ctc', 'automatic-speech-recognition', writeTinyAsrModel(models, 'tiny-ctc'));
-  const manifest = { version: 1, models: [llm, tampered, asr], agents: [] };
+  const whisper = await entry('tiny-whisper', 'automatic-speech-recognition', writeTinyWhisper(models, 'tiny-whisper'));
+  const moonshine = await entry(
+    'tiny-moonshine',
+    'automatic-speech-recognition',
+    writeTinyMoonshine(models, 'tiny-moonshine'),
+  );
+  const manifest = { version: 1, models: [llm, tampered, asr, whisper, moonshine], agents: [] };
   totalBytes = llm.files.reduce((n, f) => n + f.size, 0);
   asrBytes = asr.files.reduce((n, f) => n + f.size, 0);
   voiceWav = join(models, 'caller.wav');
   await writeFile(voiceWav, encodeWav(tinyAsrSpeech(), TINY_ASR_RATE));
+  s2sWav = join(models, 'caller-s2s.wav');
+  await writeFile(s2sWav, encodeWav(tinySeq2SeqSpeech(S2S_TEXT), TINY_S2S_RATE));
+  // Chromium's fake microphone plays this file: 0.3 s of silence, the tiny CTC recognizer's
+  // speech, then 10 s of silence (the device loops the file; a take is shorter than the loop).
+  const speech = tinyAsrSpeech();
+  const mic = new Float32Array(TINY_ASR_RATE * 10.3 + speech.length);
+  mic.set(speech, TINY_ASR_RATE * 0.3);
+  const micWav = join(models, 'mic.wav');
+  await writeFile(micWav, encodeWav(mic, TINY_ASR_RATE));
   const hub = join(models, 'model-hub.ts');
   await writeFile(
     hub,
     `export const MODEL_HUB = '/hub/';\nexport const MODEL_MANIFEST: unknown = ${JSON.stringify(manifest)};\n`,
   );
   const session = await chromiumSession({
+    args: [
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      `--use-file-for-fake-audio-capture=${micWav}`,
+    ],
     replace: { 'src/adapters/browser/model-hub.ts': hub },
     mounts: {
       '/hub/switchboard/tiny-llama/resolve/test/': join(models, 'tiny-llama'),
       '/hub/switchboard/tiny-llama/resolve/tampered/': join(models, 'tiny-llama'),
       '/hub/switchboard/tiny-ctc/resolve/test/': join(models, 'tiny-ctc'),
+      '/hub/switchboard/tiny-whisper/resolve/test/': join(models, 'tiny-whisper'),
+      '/hub/switchboard/tiny-moonshine/resolve/test/': join(models, 'tiny-moonshine'),
     },
   });
   cleanup.push(session.close);
@@ -99,6 +127,57 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c().catch(() => undefined);
 });
+
+/** A new tab on the carrier call view as the caller, channel audio on (clean), recognizer picker shown. */
+async function openCall(): Promise<{ page: Page; errors: string[] }> {
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${url}#/call?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&audio=1`);
+  await page.waitForSelector('#asr-id');
+  return { page, errors };
+}
+
+/** Pick recognizer `id` in the call view, load it, and check it loaded on WASM after downloading `weights`. */
+async function loadRecognizerIn(page: Page, id: string, weights: string): Promise<void> {
+  await page.selectOption('#asr-id', id);
+  await page.click('#asr-load');
+  await page.waitForFunction(
+    () =>
+      document.querySelector('#asr-device')?.textContent?.includes('(loaded)') || document.querySelector('#asr-error'),
+    null,
+    { timeout: 90_000 },
+  );
+  expect(await page.locator('#asr-error').count(), (await page.textContent('#asr-error').catch(() => '')) ?? '').toBe(
+    0,
+  );
+  expect(await page.textContent('#asr-device')).toBe('Device: WASM (CPU) (loaded)');
+  expect(hubRequests.some((u) => u.endsWith(`/hub/switchboard/${id}/resolve/test/${weights}`))).toBe(true);
+}
+
+/**
+ * The recognizer's exact words in the draft, sent: the caller turn holds them, with the take's
+ * audio through the clean preset.
+ */
+async function sendHeardTurn(page: Page, text: string): Promise<void> {
+  await page.waitForSelector('#heard-text', { timeout: 30_000 });
+  expect(await page.textContent('#heard-text')).toBe(text);
+  expect(await page.inputValue('#say')).toBe(text);
+  await page.click('#send');
+  const caller = page.locator('#transcript li[data-role="user"]').first();
+  await caller.locator('.turn-audio audio').waitFor();
+  expect(await caller.locator('p.text').textContent()).toBe(text);
+  expect(await caller.locator('.audio-meta .muted').textContent()).toContain('clean · microphone');
+}
+
+/** Stop the call, see it ended, with no page error and nothing fetched off this host; close the tab. */
+async function stopCall(page: Page, errors: string[]): Promise<void> {
+  await page.click('#stop');
+  await page.waitForSelector('#termination', { timeout: 20_000 });
+  expect(errors).toEqual([]);
+  expect(offsite).toEqual([]);
+  await page.close();
+}
 
 describe('the on-device agent in chromium', () => {
   it('loads the tiny model on WASM and its tool call runs in a carrier call', async () => {
@@ -193,30 +272,16 @@ describe('the on-device agent in chromium', () => {
   }, 120_000);
 
   it('a person calls by voice: the tiny recognizer’s words become the caller turn, and the agent’s replies are spoken', async () => {
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(
-      `${url}#/call?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&audio=1`,
-    );
-    await page.waitForSelector('#asr-id');
-    expect(await page.$$eval('#asr-id option', (o) => o.map((x) => x.textContent))).toEqual(['tiny-ctc']);
+    const { page, errors } = await openCall();
+    expect(await page.$$eval('#asr-id option', (o) => o.map((x) => x.textContent))).toEqual([
+      'tiny-ctc',
+      'tiny-whisper',
+      'tiny-moonshine',
+    ]);
     expect(await page.textContent('#asr-size')).toBe(
       `${(asrBytes / 1e6).toFixed(1)} MB from switchboard/tiny-ctc@test`,
     );
-    await page.click('#asr-load');
-    await page.waitForFunction(
-      () =>
-        document.querySelector('#asr-device')?.textContent?.includes('(loaded)') ||
-        document.querySelector('#asr-error'),
-      null,
-      { timeout: 90_000 },
-    );
-    expect(await page.locator('#asr-error').count(), (await page.textContent('#asr-error').catch(() => '')) ?? '').toBe(
-      0,
-    );
-    expect(await page.textContent('#asr-device')).toBe('Device: WASM (CPU) (loaded)');
-    expect(hubRequests.some((u) => u.endsWith('/hub/switchboard/tiny-ctc/resolve/test/onnx/model.onnx'))).toBe(true);
+    await loadRecognizerIn(page, 'tiny-ctc', 'onnx/model.onnx');
 
     await page.check('#speak-agent');
     await page.click('#run');
@@ -230,15 +295,7 @@ describe('the on-device agent in chromium', () => {
     await page.waitForSelector('#call-error');
     expect(await page.textContent('#call-error')).toMatch(/^notes\.wav: not a readable WAV file \(.+\)$/);
     await page.setInputFiles('#voice-file', voiceWav);
-    // The recognizer's exact words, in the draft the person sends.
-    await page.waitForSelector('#heard-text', { timeout: 30_000 });
-    expect(await page.textContent('#heard-text')).toBe(TINY_ASR_TEXT);
-    expect(await page.inputValue('#say')).toBe(TINY_ASR_TEXT);
-    await page.click('#send');
-    const caller = page.locator('#transcript li[data-role="user"]').first();
-    await caller.locator('.turn-audio audio').waitFor();
-    expect(await caller.locator('p.text').textContent()).toBe(TINY_ASR_TEXT);
-    expect(await caller.locator('.audio-meta .muted').textContent()).toContain('microphone');
+    await sendHeardTurn(page, TINY_ASR_TEXT);
 
     // The agent's greeting and its reply to the caller, each spoken: WAVs of measured length.
     await page.waitForFunction(
@@ -262,11 +319,36 @@ describe('the on-device agent in chromium', () => {
         }),
     );
     expect(Math.abs(seconds * 1000 - spoken[0]!)).toBeLessThan(20);
-    await page.click('#stop');
-    await page.waitForSelector('#termination', { timeout: 20_000 });
-    expect(errors).toEqual([]);
-    expect(offsite).toEqual([]);
-    await page.close();
+    await stopCall(page, errors);
+  }, 180_000);
+
+  /** Open a call as the caller with recognizer `id` loaded, and start it; returns the page. */
+  async function callWithRecognizer(id: string) {
+    const { page, errors } = await openCall();
+    await loadRecognizerIn(page, id, id === 'tiny-ctc' ? 'onnx/model.onnx' : 'onnx/decoder_model_merged.onnx');
+    await page.click('#run');
+    await page.waitForSelector('#voice-file:not([disabled])');
+    return { page, errors };
+  }
+
+  for (const id of ['tiny-whisper', 'tiny-moonshine']) {
+    it(`${id} (encoder–decoder) hears the caller's words exactly in chromium`, async () => {
+      const { page, errors } = await callWithRecognizer(id);
+      await page.setInputFiles('#voice-file', s2sWav);
+      await sendHeardTurn(page, S2S_TEXT);
+      await stopCall(page, errors);
+    }, 180_000);
+  }
+
+  it('the live microphone (getUserMedia, Chromium’s fake capture device) goes through the recognizer into the caller turn', async () => {
+    const { page, errors } = await callWithRecognizer('tiny-ctc');
+    await page.click('#record');
+    await page.waitForSelector('#record[aria-pressed="true"]');
+    await page.waitForTimeout(2500);
+    await page.click('#record');
+    await page.waitForSelector('#take');
+    await sendHeardTurn(page, TINY_ASR_TEXT);
+    await stopCall(page, errors);
   }, 180_000);
 
   it('runs a batch with the on-device agent, its workers loading the model from the browser cache', async () => {
