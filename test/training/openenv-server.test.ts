@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DomainRuntime } from '../../src/core/env/environment.ts';
 import { ScriptedUser } from '../../src/core/participants/scripted.ts';
-import { referencePlan } from '../../src/core/participants/reference-plan.ts';
+import { referenceActions as trainerActions } from '../fixtures/trainer-client.ts';
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
 import { startOpenEnvServer, type OpenEnvServer } from '../../src/adapters/node/openenv-server.ts';
@@ -34,22 +34,7 @@ async function start(extra: Partial<Parameters<typeof startOpenEnvServer>[0]> = 
 
 /** The task's reference solution as OpenEnv actions (OpenAI assistant messages), greeting left out. */
 function referenceActions(taskId: string) {
-  const task = runtime.domain.tasks.find((t) => t.id === taskId)!;
-  return referencePlan(runtime.domain, task)
-    .slice(1)
-    .map((s) =>
-      'say' in s
-        ? { content: s.say }
-        : {
-            tool_calls: [
-              {
-                id: s.call.id,
-                type: 'function',
-                function: { name: s.call.name, arguments: JSON.stringify(s.call.arguments) },
-              },
-            ],
-          },
-    );
+  return trainerActions(runtime.domain, runtime.domain.tasks.find((t) => t.id === taskId)!);
 }
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {

@@ -21,6 +21,7 @@ import { nodeGraphRenderer } from '../../src/adapters/node/audio/renderer.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import { startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
 import { fakePolicy, type HeardPart, type Listen } from '../fixtures/fake-policy.ts';
+import { postRollout } from '../fixtures/trainer-client.ts';
 
 const TASK = 'carrier-pay-balance-1';
 const PATH = new RegExp(`^audio/carrier/${TASK}/\\d+-\\d+/turn-\\d{3}\\.degraded\\.wav$`);
@@ -149,21 +150,14 @@ describe('rollout with the phone channel', () => {
     });
     try {
       const from = listen.heard.length;
-      const res = await fetch(`${server.url}/rollout`, {
-        method: 'POST',
-        body: JSON.stringify({
-          base_urls: [policy.url],
-          model: 'carrier-lora',
-          flavor: 'openai',
-          k: 2,
-          task_ids: [TASK],
-          policy_version: 'step-1',
-        }),
+      const lines = await postRollout(server.url, {
+        base_urls: [policy.url],
+        model: 'carrier-lora',
+        flavor: 'openai',
+        k: 2,
+        task_ids: [TASK],
+        policy_version: 'step-1',
       });
-      const lines = (await res.text())
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l));
       expect(lines.map((l) => l.type)).toEqual(['group', 'summary']);
       const g = lines[0];
       // The openai flavor asks for no token ids: the fields are null and say so.

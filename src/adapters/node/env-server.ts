@@ -35,6 +35,8 @@ import { steppingClock } from '../../core/ports/clock.ts';
 import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
 import { replyToolCalls } from '../../core/participants/model-tool-calls.ts';
 import { EpisodeSession, SessionStateError } from '../../core/training/session.ts';
+import type { DuplexSettings } from '../../core/duplex/turn-taking.ts';
+import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
 import { createServerGuard, routeUpgrades, sendRefusal, type ServerGuardOptions } from './server-guard.ts';
 import { curriculumRoute } from './curriculum.ts';
 
@@ -55,6 +57,11 @@ export interface EnvServerOptions {
   guard?: ServerGuardOptions;
   /** A sampling-weights file for `GET /curriculum` (./curriculum.ts); absent: the route answers 404. */
   weights?: string;
+  /**
+   * Issue 17: episodes on the full-duplex timeline over this channel (caller audio is rendered
+   * but not sent: observations stay text); the last observation carries `interaction_metrics`.
+   */
+  duplex?: { settings: DuplexSettings; channel: EpisodeChannel };
 }
 
 /** A running server. */
@@ -173,6 +180,7 @@ export async function startEnvServer(opts: EnvServerOptions, port = 0, host = '1
         clock: steppingClock(domain.now, 1000),
         ...(opts.judge ? { judge: opts.judge } : {}),
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+        ...(opts.duplex ? { channel: opts.duplex.channel, duplex: opts.duplex.settings } : {}),
       });
       const quota = guard.claim(client, id);
       if (quota) throw new HttpError(quota.status, quota.error);

@@ -47,6 +47,7 @@ import { steppingClock } from '../../core/ports/clock.ts';
 import type { Judge, ParticipantReply, UserSimulator } from '../../core/participants/types.ts';
 import { replyToolCalls } from '../../core/participants/model-tool-calls.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
+import type { DuplexSettings } from '../../core/duplex/turn-taking.ts';
 import { degradedAudioHook, MemoryAudioStore, toBase64 } from '../../core/channel/audio-store.ts';
 import type { RolloutGroup } from '../../core/training/policy-rollout.ts';
 import type { Task } from '../../core/schema/task.ts';
@@ -94,6 +95,11 @@ export interface OpenEnvServerOptions {
    * caller turns carry their degraded WAV (base64) in observations. Absent: text only.
    */
   channel?: EpisodeChannel;
+  /**
+   * Issue 17: sessions and `POST /rollout` run on the full-duplex timeline (needs `channel`);
+   * the last observation's metadata and every rollout sample carry `interaction_metrics`.
+   */
+  duplex?: DuplexSettings;
   /**
    * Admission (./server-guard.ts: Host and Origin checks, bearer tokens, per-client session
    * quotas). Default: the guard's safe defaults, no token.
@@ -290,6 +296,7 @@ export async function startOpenEnvServer(
           valid: obs.valid,
           invalid_reason: obs.invalid_reason,
           reward: obs.reward_info ? rewardSummary(obs.reward_info) : null,
+          ...(obs.interaction_metrics !== undefined ? { interaction_metrics: obs.interaction_metrics } : {}),
         },
       },
       reward,
@@ -320,6 +327,7 @@ export async function startOpenEnvServer(
       ...(opts.judge ? { judge: opts.judge } : {}),
       ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
       ...(channel ? { channel } : {}),
+      ...(opts.duplex ? { duplex: opts.duplex } : {}),
     });
     slot.task = task;
     slot.seed = seed;
@@ -545,6 +553,7 @@ export async function startOpenEnvServer(
         user: opts.user,
         ...(opts.judge ? { judge: opts.judge } : {}),
         ...(channel ? { channel, userAudio: degradedAudioHook(channel.store) } : {}),
+        ...(opts.duplex ? { duplex: opts.duplex } : {}),
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
         ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
         onGroup: (g) => void line({ type: 'group', ...g, ...(channel ? { audio: groupAudio(g, channel.store) } : {}) }),

@@ -10,6 +10,7 @@ import type { TurnAudio } from '../../core/participants/model-messages.ts';
 import type { Judge, UserSimulator } from '../../core/participants/types.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
 import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
+import type { DuplexSettings } from '../../core/duplex/turn-taking.ts';
 import type { Trajectory } from '../../core/schema/trajectory.ts';
 import { rolloutGroups, type FailedGroup, type RolloutGroup } from '../../core/training/policy-rollout.ts';
 import { EndpointPool, type EndpointStats } from './endpoint-pool.ts';
@@ -57,6 +58,11 @@ export interface RolloutRunContext {
   user: () => UserSimulator;
   judge?: Judge;
   channel?: EpisodeChannel;
+  /**
+   * Issue 17: every sample on the full-duplex timeline (needs `channel`); set by the command or
+   * the server (`rollout --duplex`, `serve --duplex`), not by the request.
+   */
+  duplex?: DuplexSettings;
   /** Caller audio for the agent (the degraded WAV), with a channel. */
   userAudio?: TurnAudio;
   maxSteps?: number;
@@ -127,6 +133,7 @@ export async function runRolloutRequest(req: RolloutRequest, ctx: RolloutRunCont
     ...(ctx.judge ? { judge: ctx.judge } : {}),
     clock: () => steppingClock(ctx.runtime.domain.now, 1000),
     ...(ctx.channel ? { channel: ctx.channel } : {}),
+    ...(ctx.duplex ? { duplex: ctx.duplex } : {}),
     ...(ctx.maxSteps ? { maxSteps: ctx.maxSteps } : {}),
     policyVersion: req.policy_version,
     reward: req.reward,

@@ -13,6 +13,7 @@ import type { RolloutGroup } from '../../core/training/policy-rollout.ts';
 import { DEFAULT_RESAMPLES, RESAMPLE_STRIDE } from '../../core/rollout/batch.ts';
 import { RolloutRequest, runRolloutRequest, type RolloutSummary } from '../../adapters/shared/rollout-service.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
+import { addDuplexOptions, duplexChannel, duplexFromFlags, type DuplexFlags } from '../duplex.ts';
 import { openTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
 import { userFactory, UsageError } from '../participants.ts';
@@ -26,7 +27,7 @@ import {
   type SamplingFlags,
 } from '../options.ts';
 
-interface RolloutOpts extends ChannelFlags, SamplingFlags {
+interface RolloutOpts extends ChannelFlags, SamplingFlags, DuplexFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -123,7 +124,10 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
   const skip = kept.ids;
   await writeFile(out, kept.lines.map((l) => `${l}\n`).join(''));
   // Caller audio goes under audio/ beside the output file (request messages reference it by path).
-  const channel = await channelFromFlags(opts, dirname(out));
+  const flagged = await channelFromFlags(opts, dirname(out));
+  // Issue 17: `--duplex` / `--subset` put every sample on the full-duplex timeline.
+  const duplex = duplexFromFlags(opts);
+  const channel = duplex ? duplexChannel(flagged, duplex, dirname(out)) : flagged;
   const total = tasks.length;
   let finished = skip.size;
   if (skip.size) io.err(`resuming: ${skip.size} of ${total} groups already in ${out}`);
@@ -131,6 +135,7 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
     runtime,
     user: userFactory(opts.user),
     ...(channel ? { channel } : {}),
+    ...(duplex ? { duplex } : {}),
     ...(channel?.store ? { userAudio: degradedAudioHook(channel.store) } : {}),
     ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
     ...(process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY
@@ -177,7 +182,7 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
 /** Add the `rollout` command. */
 export function registerRollout(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   const collect = (value: string, previous: string[]) => [...previous, value];
-  return withSamplingOptions(withDomainOptions(addChannelOptions(program.command('rollout'))))
+  return withSamplingOptions(withDomainOptions(addDuplexOptions(addChannelOptions(program.command('rollout')))))
     .requiredOption('--endpoint <base-url>', 'policy endpoint, e.g. http://127.0.0.1:8000/v1 (repeatable)', collect, [])
     .requiredOption('--model <name>', 'served base model name')
     .option('--lora <adapter>', 'LoRA adapter name, sent as the model of every request')

@@ -9,6 +9,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { type EnvServer, startEnvServer } from '../../adapters/node/env-server.ts';
 import { type OpenEnvServer, startOpenEnvServer } from '../../adapters/node/openenv-server.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
+import { addDuplexOptions, duplexChannel, duplexFromFlags, type DuplexFlags } from '../duplex.ts';
 import { checkAllowedEndpoint, createServerGuard, isLoopbackName } from '../../adapters/node/server-guard.ts';
 import { checkTaskDefects, openDomain } from '../domains.ts';
 import { readWeightsFile, weightsFilePath } from '../../adapters/node/curriculum.ts';
@@ -23,7 +24,7 @@ function portOption(value: string): number {
   return n;
 }
 
-interface ServeOpts extends ChannelFlags {
+interface ServeOpts extends ChannelFlags, DuplexFlags {
   protocol: 'openenv' | 'switchboard';
   domain: string;
   data?: string;
@@ -52,7 +53,7 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 /** Register `serve` on the program. */
 export function registerServe(program: Command, io: CliIo): Command {
   return withJudgeOptions(
-    addChannelOptions(program.command('serve')),
+    addDuplexOptions(addChannelOptions(program.command('serve'))),
     'NL and unchecked assertions (without one such rewards are partial)',
   )
     .option(
@@ -143,9 +144,12 @@ export function registerServe(program: Command, io: CliIo): Command {
         ...(weights ? { weights } : {}),
       };
       // The channel renders caller audio per episode; observations carry it (no files written).
-      const channel = await channelFromFlags(opts, undefined);
-      if (channel && opts.protocol !== 'openenv')
-        throw new UsageError('serve: phone-channel flags need --protocol openenv');
+      const flagged = await channelFromFlags(opts, undefined);
+      // Issue 17: `--duplex` / `--subset` put every episode (and POST /rollout) on the timeline.
+      const duplex = duplexFromFlags(opts);
+      const channel = duplex ? duplexChannel(flagged, duplex, undefined) : flagged;
+      if (flagged && !duplex && opts.protocol !== 'openenv')
+        throw new UsageError('serve: phone-channel flags need --protocol openenv (or --duplex)');
       let server: EnvServer | OpenEnvServer;
       try {
         server =
@@ -160,6 +164,7 @@ export function registerServe(program: Command, io: CliIo): Command {
                   guard: settings.guard,
                   ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
                   ...(channel ? { channel } : {}),
+                  ...(duplex ? { duplex } : {}),
                   ...(weights ? { weights } : {}),
                   allowEndpoints,
                   ...(process.env.SWITCHBOARD_API_KEY || process.env.OPENAI_API_KEY
@@ -169,7 +174,11 @@ export function registerServe(program: Command, io: CliIo): Command {
                 opts.port,
                 opts.host,
               )
-            : await startEnvServer(settings, opts.port, opts.host);
+            : await startEnvServer(
+                { ...settings, ...(duplex && channel ? { duplex: { settings: duplex, channel } } : {}) },
+                opts.port,
+                opts.host,
+              );
       } catch (e) {
         throw new UsageError(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
       }

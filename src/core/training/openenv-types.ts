@@ -96,6 +96,12 @@ export const ObservationMetadata = z.object({
   invalid_reason: z.string().nullable(),
   /** The task reward with its components by name, on the last observation of a valid episode. */
   reward: RewardDoc.nullable(),
+  /**
+   * Only when the server runs on the full-duplex timeline (`serve --duplex`): the call's
+   * interaction metrics (tau2-bench's panel) on the last observation, else null. The task reward
+   * above is unchanged by it.
+   */
+  interaction_metrics: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 
 /** The `observation` object of a step or reset answer. */

@@ -12,6 +12,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
 import { runBatch } from '../rollout/batch.ts';
 import type { EpisodeChannel } from '../rollout/channel-step.ts';
+import type { DuplexSettings } from '../duplex/turn-taking.ts';
 import { z } from 'zod';
 import { ChatMessage, ModelRequestRecord } from '../schema/chat.ts';
 import type { Task } from '../schema/task.ts';
@@ -88,6 +89,12 @@ export interface RolloutSample {
    */
   messages: ChatMessage[];
   turns: RolloutTurn[];
+  /**
+   * Issue 17, only in a duplex run: the call's interaction metrics (tau2-bench's panel,
+   * `DuplexRecord.metrics`; null when the call had no speech). A separate field: rewards and
+   * advantages are the task reward's, as without the timeline.
+   */
+  interaction_metrics?: Record<string, unknown> | null;
 }
 
 /** One group: the K samples of one task. */
@@ -128,6 +135,8 @@ export interface PolicyRolloutOptions {
   judge?: Judge;
   clock: (seed: number) => Clock;
   channel?: EpisodeChannel;
+  /** Issue 17: run every sample on the full-duplex timeline (needs `channel`). */
+  duplex?: DuplexSettings;
   maxSteps?: number;
   /** Label of the policy weights that produced the samples, recorded on every turn. */
   policyVersion: string;
@@ -210,6 +219,7 @@ export async function rolloutGroups(opts: PolicyRolloutOptions): Promise<{ done:
       ...(opts.resamples !== undefined ? { resamples: opts.resamples } : {}),
       ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
       ...(opts.channel ? { channel: opts.channel } : {}),
+      ...(opts.duplex ? { duplex: opts.duplex } : {}),
       ...(opts.onEpisode ? { onTrajectory: opts.onEpisode } : {}),
     });
     const valid = trajectories.filter((t) => t.valid && t.reward_info).sort((a, b) => a.trial - b.trial);
@@ -250,6 +260,7 @@ export async function rolloutGroups(opts: PolicyRolloutOptions): Promise<{ done:
         advantage: scored!.advantages[i]!,
         messages: chatMessages(opts.runtime.domain, task, t.turns),
         turns: rolloutTurns(t, opts.policyVersion),
+        ...(opts.duplex ? { interaction_metrics: t.duplex?.metrics ?? null } : {}),
       };
     });
     done++;

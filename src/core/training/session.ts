@@ -11,6 +11,7 @@ import type { RewardInfo, TerminationReason, Trajectory, Turn } from '../schema/
 import type { Agent, EpisodeView, Judge, ParticipantReply, UserSimulator } from '../participants/types.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeChannel } from '../rollout/channel-step.ts';
+import type { DuplexSettings } from '../duplex/turn-taking.ts';
 import { evaluate } from '../scoring/evaluate.ts';
 import { PROCESS_DEFAULTS, type ProcessRewardOptions } from '../scoring/process-reward.ts';
 import { SwitchboardError } from '../errors.ts';
@@ -38,6 +39,12 @@ export interface Observation {
   /** False when infrastructure broke the episode (then it is not scored). */
   valid: boolean;
   invalid_reason: string | null;
+  /**
+   * Issue 17, only when the session runs on the full-duplex timeline: the call's interaction
+   * metrics (tau2-bench's panel, `DuplexRecord.metrics`) on the last observation, else null. A
+   * separate field: `reward` and `reward_info` are the task reward as without the timeline.
+   */
+  interaction_metrics?: Record<string, unknown> | null;
 }
 
 /** Settings of a session. */
@@ -57,6 +64,8 @@ export interface SessionOptions {
   autoGreet?: boolean;
   /** The phone channel (caller audio, dropout, barge-in), as in `runEpisode`; absent: text only. */
   channel?: EpisodeChannel;
+  /** Issue 17: run the episode on the full-duplex timeline (needs `channel`), as in `runEpisode`. */
+  duplex?: DuplexSettings;
 }
 
 interface Deferred<T> {
@@ -133,6 +142,7 @@ export class EpisodeSession {
       clock: this.opts.clock,
       ...(this.opts.maxSteps ? { maxSteps: this.opts.maxSteps } : {}),
       ...(this.opts.channel ? { channel: this.opts.channel } : {}),
+      ...(this.opts.duplex ? { duplex: this.opts.duplex } : {}),
       onTurn: () => undefined,
     }).then(async (t) => {
       this.trajectory = t;
@@ -193,6 +203,7 @@ export class EpisodeSession {
       partial: t?.reward_info?.partial ?? false,
       valid: t?.valid ?? true,
       invalid_reason: t?.invalid_reason ?? null,
+      ...(this.opts.duplex ? { interaction_metrics: t?.duplex?.metrics ?? null } : {}),
     };
   }
 
