@@ -95,6 +95,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./propose.ts')).registerPropose,
   },
   {
+    name: 'build-domain',
+    term: 'build-domain [options]',
+    description:
+      'Scaffold a code-free domain folder (tables, declarative tools, seeded database, policy draft, tasks) from an OpenAPI 3.x description or an MCP tool list; written only when the gate admits it.',
+    load: async () => (await import('./build-domain.ts')).registerBuildDomain,
+  },
+  {
     name: 'metrics',
     term: 'metrics [options] <paths...>',
     description: "Interaction metrics (tau2-bench's τ-voice panel) of full-duplex calls: tau2-bench voice experiments.",

@@ -1,0 +1,107 @@
+/**
+ * `switchboard build-domain` on the filesystem: read a spec (a file, or a folder of MCP tool
+ * files), scaffold the domain (src/core/build-domain), write it to a temporary folder beside
+ * `--out`, gate it there, and only then rename it to `--out`. A bad spec, a failed build or a
+ * refused gate leaves no folder at `--out` and removes the temporary one.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { buildDomainFiles, parseSpecText, type BuildReport } from '../../core/build-domain/index.ts';
+import { mcpTools } from '../../core/build-domain/mcp.ts';
+import { SpecError } from '../../core/build-domain/spec-model.ts';
+import { InputError } from '../../core/errors.ts';
+import { DomainRuntime } from '../../core/env/environment.ts';
+import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
+import { loadDomainFolder } from './load-domain.ts';
+import { sqlJsFactory } from '../shared/sqljs-db.ts';
+
+/** Options of {@link buildDomainFolder}. */
+export interface BuildDomainOptions {
+  /** Spec file (OpenAPI 3.x JSON/YAML, MCP tool list JSON) or a folder of MCP tool files (`*.json`, `*.snap`). */
+  from: string;
+  /** Domain folder to create; must not exist or be empty. */
+  out: string;
+  language: 'zh' | 'en';
+  tasks: number;
+  seed: number;
+  /** Domain name; default: the `out` folder's name as an identifier. */
+  name?: string;
+  /** The admission check (default {@link gateDomain}); injectable for tests of the refusal path. */
+  gate?: (runtime: DomainRuntime) => Promise<GateReport>;
+}
+
+/** The outcome: the gate's report, the build report, and where the folder is (null when refused). */
+export interface BuildDomainResult {
+  report: BuildReport;
+  gate: GateReport;
+  /** The written folder, or null when the gate refused the domain (nothing was written). */
+  dir: string | null;
+}
+
+/**
+ * The text of a spec path: a file's text, or for a folder the MCP tools of its `*.json` / `*.snap`
+ * files (each one tool or a tool list), in file-name order, as one tool list.
+ * @throws InputError naming the path when it cannot be read; SpecError naming the file for a
+ *   folder file that is not an MCP tool.
+ */
+export async function readSpecSource(from: string): Promise<string> {
+  if (!existsSync(from)) throw new InputError(`${from}: no such spec file or folder`);
+  if (!statSync(from).isDirectory()) return readFile(from, 'utf8');
+  const names = (await readdir(from)).filter((n) => /\.(json|snap)$/.test(n)).sort();
+  if (names.length === 0) throw new InputError(`${from}: a spec folder needs MCP tool files (*.json, *.snap)`);
+  const tools: unknown[] = [];
+  for (const n of names) {
+    const file = join(from, n);
+    const found = mcpTools(parseSpecText(file, await readFile(file, 'utf8')));
+    if (!found) throw new SpecError(file, '', 'not an MCP tool ({"name", "inputSchema"}) or tool list');
+    tools.push(...found.tools);
+  }
+  return JSON.stringify({ tools });
+}
+
+/** `my-shop` → `my_shop`: a domain name from a folder name. */
+function nameFrom(out: string): string {
+  const n = basename(resolve(out))
+    .replace(/[^a-zA-Z0-9_]+/g, '_')
+    .replace(/^([0-9])/, 'd_$1');
+  return n || 'generated';
+}
+
+/**
+ * Build, gate and write a domain folder.
+ * @throws SpecError / InputError naming the spec path for bad input, or `out` when it exists and is
+ *   not empty. On a refusal by the gate nothing is written (see {@link BuildDomainResult.dir}).
+ */
+export async function buildDomainFolder(opts: BuildDomainOptions): Promise<BuildDomainResult> {
+  const out = resolve(opts.out);
+  if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0))
+    throw new InputError(`${out}: already exists and is not an empty folder; choose a new --out`);
+  const text = await readSpecSource(opts.from);
+  const { files, report } = buildDomainFiles(opts.from, text, {
+    name: opts.name ?? nameFrom(out),
+    language: opts.language,
+    tasks: opts.tasks,
+    seed: opts.seed,
+    source: basename(opts.from),
+  });
+  await mkdir(dirname(out), { recursive: true });
+  const tmp = await mkdtemp(join(dirname(out), `.${basename(out)}.building-`));
+  try {
+    for (const [name, body] of Object.entries(files)) await writeFile(join(tmp, name), body);
+    const domain = await loadDomainFolder(tmp);
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const gate = await (opts.gate ?? gateDomain)(runtime);
+    if (!gate.accepted) {
+      await rm(tmp, { recursive: true, force: true });
+      return { report, gate, dir: null };
+    }
+    await writeFile(join(tmp, 'build-report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    if (existsSync(out)) await rm(out, { recursive: true });
+    await rename(tmp, out);
+    return { report, gate, dir: out };
+  } catch (e) {
+    await rm(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}

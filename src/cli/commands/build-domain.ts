@@ -1,0 +1,66 @@
+/**
+ * `switchboard build-domain --from <openapi.json|yaml | mcp-tools.json | folder> --out <dir>
+ * [--language zh|en] [--tasks N] [--seed S] [--name n]`: the deterministic scaffold (#19 item 2)
+ * of a code-free domain folder from an API description, admitted only through the gate
+ * ({@link buildDomainFolder}). Exit 0 written, 1 refused by the gate (nothing written, the
+ * reasons printed), 2 a bad spec or option (the message names the spec path).
+ */
+import type { Command } from 'commander';
+import { buildDomainFolder } from '../../adapters/node/build-domain.ts';
+import type { CliIo } from '../io.ts';
+import { intOption } from '../options.ts';
+import { UsageError } from '../participants.ts';
+import { renderGate } from '../reports.ts';
+
+interface BuildOpts {
+  from: string;
+  out: string;
+  language: string;
+  tasks: number;
+  seed: number;
+  name?: string;
+  json?: boolean;
+}
+
+/** Add the `build-domain` command. */
+export function registerBuildDomain(program: Command, io: CliIo, setCode: (code: number) => void): Command {
+  return program
+    .command('build-domain')
+    .description(
+      'Scaffold a code-free domain folder (tables, declarative tools, seeded database, policy draft, tasks) from an OpenAPI 3.x description or an MCP tool list; written only when the gate admits it.',
+    )
+    .requiredOption(
+      '--from <spec>',
+      'OpenAPI 3.x (JSON or YAML), an MCP tool list (JSON), or a folder of MCP tool files',
+    )
+    .requiredOption('--out <dir>', 'domain folder to create (must not exist or be empty)')
+    .option('--language <zh|en>', 'language of goal texts and names', 'en')
+    .option('--tasks <n>', 'tasks to generate (at most)', intOption('--tasks', 1), 12)
+    .option('--seed <n>', 'seed of the synthetic database and the task walks', intOption('--seed', 0), 0)
+    .option('--name <name>', 'domain name (default: the --out folder name)')
+    .option('--json', 'print the build report and the gate report as one JSON document')
+    .action(async (opts: BuildOpts) => {
+      if (opts.language !== 'zh' && opts.language !== 'en')
+        throw new UsageError(`--language: "${opts.language}" is not zh or en`);
+      if (opts.name !== undefined && !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(opts.name))
+        throw new UsageError(`--name: "${opts.name}" must be an identifier (letters, digits, _)`);
+      const { report, gate, dir } = await buildDomainFolder({ ...opts, language: opts.language });
+      if (opts.json) io.out(JSON.stringify({ written: dir, build: report, gate }, null, 2));
+      else {
+        const skipped = report.skipped.map((s) => `  skipped ${s.path}: ${s.reason}`);
+        io.out(
+          [
+            `${report.format === 'openapi' ? 'OpenAPI' : 'MCP'} ${report.title}: ${report.tables.length} tables (${report.tables.reduce((n, t) => n + t.rows, 0)} rows), ${report.tools.length} tools, ${report.tasks.length} tasks`,
+            ...skipped,
+            '',
+            renderGate(gate),
+            '',
+            dir
+              ? `wrote ${dir} (build-report.json lists what was left out)`
+              : 'REFUSED by the gate: nothing was written (reasons above)',
+          ].join('\n'),
+        );
+      }
+      setCode(dir ? 0 : 1);
+    });
+}

@@ -1,0 +1,85 @@
+/**
+ * `switchboard build-domain`: an OpenAPI 3.x description (JSON or YAML) or an MCP tool list →
+ * the files of a code-free domain folder. Pure: reading and writing files is the caller's
+ * (src/adapters/node/build-domain.ts).
+ */
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { readMcp, mcpTools } from './mcp.ts';
+import { readOpenApi } from './openapi.ts';
+import { MAX_SPEC_CHARS, SpecError, type SpecModel } from './spec-model.ts';
+import { scaffoldDomain, type Scaffold, type ScaffoldOptions } from './scaffold.ts';
+
+export { SpecError, type SpecModel } from './spec-model.ts';
+export { scaffoldDomain, type BuildReport, type Scaffold, type ScaffoldOptions } from './scaffold.ts';
+
+/**
+ * Parse a spec file's text: JSON when it starts with `{` or `[`, YAML otherwise.
+ * @throws SpecError naming `file` (and the line for YAML) when the text is neither, or longer than
+ *   {@link MAX_SPEC_CHARS}.
+ */
+export function parseSpecText(file: string, text: string): unknown {
+  if (text.length > MAX_SPEC_CHARS)
+    throw new SpecError(
+      file,
+      '',
+      `${text.length} characters: more than ${MAX_SPEC_CHARS}, too large a spec for one domain`,
+    );
+  const body = text.replace(/^\uFEFF/, '');
+  if (/^\s*[[{]/.test(body)) {
+    try {
+      return JSON.parse(body);
+    } catch (e) {
+      throw new SpecError(file, '', `not valid JSON (${(e as Error).message})`);
+    }
+  }
+  try {
+    // `maxAliasCount` bounds alias expansion (a "billion laughs" file is refused, not expanded).
+    return parseYaml(body, { maxAliasCount: 1000, uniqueKeys: true });
+  } catch (e) {
+    const line = e instanceof YAMLParseError && e.linePos ? `line ${e.linePos[0].line}` : '';
+    throw new SpecError(file, line, `not valid YAML or JSON (${(e as Error).message.split('\n')[0]})`);
+  }
+}
+
+/**
+ * Read a parsed spec: OpenAPI 3.x (`"openapi": "3.…"`) or an MCP tool list.
+ * @throws SpecError naming `file` and the path in the spec: Swagger 2.0 or another OpenAPI
+ *   version, neither format, `$ref` cycles, name clashes, more than 1000 operations.
+ */
+export function readSpec(file: string, doc: unknown): SpecModel {
+  if (doc && typeof doc === 'object' && !Array.isArray(doc)) {
+    const d = doc as Record<string, unknown>;
+    if (d.swagger !== undefined)
+      throw new SpecError(
+        file,
+        'swagger',
+        `Swagger ${String(d.swagger)} is not supported; convert it to OpenAPI 3.x first`,
+      );
+    if (d.openapi !== undefined) {
+      if (typeof d.openapi !== 'string' || !/^3\.\d+/.test(d.openapi))
+        throw new SpecError(file, 'openapi', `OpenAPI ${JSON.stringify(d.openapi)} is not supported; only 3.x`);
+      return readOpenApi(file, d);
+    }
+  }
+  const mcp = mcpTools(doc);
+  if (mcp) return readMcp(file, mcp.tools, mcp.at);
+  throw new SpecError(
+    file,
+    '',
+    'neither an OpenAPI 3.x description ("openapi": "3.x") nor an MCP tool list ("tools": [...])',
+  );
+}
+
+/**
+ * Spec text → domain files and build report ({@link parseSpecText}, {@link readSpec},
+ * {@link scaffoldDomain}).
+ * @throws SpecError naming `file` and the path in the spec for bad input or when no task can be built.
+ */
+export function buildDomainFiles(
+  file: string,
+  text: string,
+  options: Omit<ScaffoldOptions, 'source'> & { source?: string },
+): Scaffold {
+  const model = readSpec(file, parseSpecText(file, text));
+  return scaffoldDomain(model, { ...options, source: options.source ?? file });
+}
