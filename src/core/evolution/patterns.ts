@@ -371,7 +371,114 @@ const DateWindowLimit = z.object({
   /** Text of the new assertion. */
   text: z.string().min(1),
 });
-const ThresholdLimits = z.record(z.string(), z.array(DateWindowLimit));
+/**
+ * An amount limit of `value_past_threshold`'s table: a write's amount may be at most `limit`
+ * (e.g. carrier R3: one bill gets at most ¥200 a day from the prepaid balance); the rest is paid
+ * another way, which the agent must say.
+ */
+const AmountLimit = z.object({
+  kind: z.literal('amount_limit'),
+  rule: z.string().min(1),
+  tool: z.string().min(1),
+  /** Argument of the write holding the amount, in the domain's currency unit (yuan). */
+  amount_arg: z.string().min(1),
+  /** Argument naming the record whose amount is due (its value is looked up in `table`). */
+  key_arg: z.string().min(1),
+  table: z.string().min(1),
+  /** Columns of the amount due and the amount already paid, in `scale` units (fen). */
+  amount_column: z.string().min(1),
+  paid_column: z.string().min(1),
+  /** Column units per currency unit (100 fen a yuan). */
+  scale: z.number().positive(),
+  /** The limit, in currency units. */
+  limit: z.number().positive(),
+  /** How far past the limit the due amount is moved, in currency units (the smallest step that matters). */
+  over: z.number().positive(),
+  /** The funds the write draws on: `table`'s `column` (in `scale` units) of the record named by the write's `key_arg`. */
+  funds: z.object({ table: z.string().min(1), key_arg: z.string().min(1), column: z.string().min(1) }),
+  /** Sentence for the caller's instructions (`{limit}`, `{rest}` filled in). */
+  note: z.string().min(1),
+  /** Text of the new assertions (`{limit}`, `{due}` filled in). */
+  text: z.string().min(1),
+});
+const ThresholdLimits = z.record(z.string(), z.array(z.discriminatedUnion('kind', [DateWindowLimit, AmountLimit])));
+
+/** One row of `table` by its single-column primary key, on the task's initial state. */
+async function rowByKey(ctx: MutatorContext, task: Task, table: string, key: unknown) {
+  const pk = ctx.runtime.tables.find((t) => t.name === table)?.primaryKey;
+  if (pk?.length !== 1) return undefined;
+  const env = await ctx.runtime.open(task);
+  const rows = await env
+    .query(`SELECT * FROM "${table}" WHERE "${pk[0]}" = ? LIMIT 1`, [key] as never)
+    .finally(() => env.close());
+  return rows[0];
+}
+
+/** Upsert `row` into the task's initial rows of `table`. */
+function upsertRow(task: Task, table: string, row: Record<string, unknown>): void {
+  const init = task.initial_state ?? {};
+  const rows = init.rows ?? {};
+  rows[table] = [...(rows[table] ?? []), row];
+  task.initial_state = { ...init, rows };
+}
+
+/** Round to the currency's smallest unit (1/scale). */
+const roundTo = (x: number, scale: number) => Math.round(x * scale) / scale;
+
+/**
+ * `amount_limit`: the due amount moved to `limit + over`, the funds raised to cover the whole due
+ * amount; the reference pays exactly `limit` and tells the limit and the rest.
+ */
+async function amountPastLimit(
+  base: Task,
+  ctx: MutatorContext,
+  limit: z.infer<typeof AmountLimit>,
+): Promise<Mutation | null> {
+  const actions = base.evaluation_criteria?.actions ?? [];
+  const at = actions.findIndex((a) => a.requestor === 'assistant' && a.name === limit.tool);
+  const write = actions[at];
+  const amount = write?.arguments[limit.amount_arg];
+  if (!write || typeof amount !== 'number' || amount >= limit.limit) return null;
+  const record = await rowByKey(ctx, base, limit.table, write.arguments[limit.key_arg]);
+  const funds = await rowByKey(ctx, base, limit.funds.table, write.arguments[limit.funds.key_arg]);
+  if (!record || !funds) return null;
+  const due = roundTo(limit.limit + limit.over, limit.scale);
+  const paid = Number(record[limit.paid_column]);
+  const task = structuredClone(base);
+  upsertRow(task, limit.table, { ...record, [limit.amount_column]: paid + Math.round(due * limit.scale) });
+  const balance = Number(funds[limit.funds.column]);
+  const needed = Math.round((due - amount) * limit.scale);
+  upsertRow(task, limit.funds.table, { ...funds, [limit.funds.column]: balance + Math.max(0, needed) });
+  const ec = task.evaluation_criteria!;
+  ec.actions = (ec.actions ?? []).map((a, j) =>
+    j === at ? { ...a, arguments: { ...a.arguments, [limit.amount_arg]: limit.limit } } : a,
+  );
+  const rest = roundTo(due - limit.limit, limit.scale);
+  ec.communicate_info = [String(limit.limit), String(rest)];
+  if (!ec.reward_basis.includes('COMMUNICATE')) ec.reward_basis = [...ec.reward_basis, 'COMMUNICATE'];
+  const text = fill(limit.text, { limit: String(limit.limit), due: String(due) });
+  const key = write.arguments[limit.key_arg];
+  ec.assertions = [
+    ...(ec.assertions ?? []).filter((a) => !(a.check?.tool === limit.tool && a.check.kind.startsWith('tool_'))),
+    {
+      id: 'at-limit',
+      rule: limit.rule,
+      text,
+      check: { kind: 'tool_called', tool: limit.tool, args: { [limit.key_arg]: key, [limit.amount_arg]: limit.limit } },
+    },
+    {
+      id: 'past-limit',
+      rule: limit.rule,
+      text,
+      check: { kind: 'tool_not_called', tool: limit.tool, args: { [limit.amount_arg]: due } },
+    },
+  ];
+  addInstruction(task, fill(limit.note, { limit: String(limit.limit), rest: String(rest) }), sepOf(ctx.domain));
+  return {
+    task,
+    reason: `${limit.table} ${String(key)}: due ${amount} → ${due}, ${limit.over} past the ${limit.limit} limit of ${limit.tool} (${limit.rule}); the agent must pay ${limit.limit} and tell the rest ${rest}`,
+  };
+}
 
 const DAY_MS = 86_400_000;
 
@@ -380,25 +487,22 @@ const thresholdMutator: Mutator = async (base, ctx) => {
   if (limits.length === 0) return { skip: `no policy limit listed for domain ${ctx.domain.name}` };
   const actions = base.evaluation_criteria?.actions ?? [];
   for (const limit of limits) {
+    if (limit.kind === 'amount_limit') {
+      const out = await amountPastLimit(base, ctx, limit);
+      if (out) return out;
+      continue;
+    }
     const at = actions.findIndex((a) => a.requestor === 'assistant' && a.name === limit.tool);
     const key = at < 0 ? undefined : actions[at]!.arguments[limit.key_arg];
     if (typeof key !== 'string') continue;
-    const pk = ctx.runtime.tables.find((t) => t.name === limit.table)?.primaryKey;
-    if (pk?.length !== 1) continue;
-    const env = await ctx.runtime.open(base);
-    const row = await env
-      .query(`SELECT * FROM "${limit.table}" WHERE "${pk[0]}" = ? LIMIT 1`, [key] as never)
-      .finally(() => env.close());
-    if (!row[0]) continue;
+    const row = await rowByKey(ctx, base, limit.table, key);
+    if (!row) continue;
     // One day before the window's first day (the first day is `days` days before the policy date).
     const past = new Date(ctx.domain.now + limit.utc_offset_hours * 3_600_000 - (limit.days + 1) * DAY_MS)
       .toISOString()
       .slice(0, 10);
     const task = structuredClone(base);
-    const init = task.initial_state ?? {};
-    const rows = init.rows ?? {};
-    rows[limit.table] = [...(rows[limit.table] ?? []), { ...row[0], [limit.column]: past }];
-    task.initial_state = { ...init, rows };
+    upsertRow(task, limit.table, { ...row, [limit.column]: past });
     const ec = task.evaluation_criteria!;
     ec.actions = actions.slice(0, at).map((a) => structuredClone(a));
     ec.communicate_info = [limit.refusal];
@@ -415,7 +519,7 @@ const thresholdMutator: Mutator = async (base, ctx) => {
     ec.write_whitelist = [];
     return {
       task,
-      reason: `${limit.table} ${key}: ${limit.column} ${String(row[0][limit.column])} → ${past}, one day past the ${limit.days}-day window (${limit.rule}); the agent must refuse ${limit.tool} and say "${limit.refusal}"`,
+      reason: `${limit.table} ${key}: ${limit.column} ${String(row[limit.column])} → ${past}, one day past the ${limit.days}-day window (${limit.rule}); the agent must refuse ${limit.tool} and say "${limit.refusal}"`,
     };
   }
   return { skip: `no agent write governed by a ${ctx.domain.name} limit` };

@@ -198,7 +198,7 @@ describe('task mutators on carrier (seed 0)', () => {
     const { domain } = await carrier();
     const { variants, report } = await hardenTasks({
       runtime,
-      tasks: [base, domain.tasks.find((t) => t.id === 'carrier-pay-balance-1')!],
+      tasks: [base, domain.tasks.find((t) => t.id === 'carrier-bill-inquiry-1')!],
       seed: 0,
       patterns: ['value_past_threshold'],
     });
@@ -206,7 +206,89 @@ describe('task mutators on carrier (seed 0)', () => {
     expect(report.rejected).toEqual([]);
     expect(report.skipped).toEqual([
       {
-        parent: 'carrier-pay-balance-1',
+        parent: 'carrier-bill-inquiry-1',
+        pattern: 'value_past_threshold',
+        reason: 'no agent write governed by a carrier limit',
+      },
+    ]);
+  });
+
+  it('value_past_threshold (amount_limit): the bill moved 0.5 past the ¥200/day balance limit, the gold pays exactly 200', async () => {
+    const { task, reason, runtime, base } = await variant('carrier-pay-balance-1', 'value_past_threshold');
+    expect(task.id).toBe('carrier-pay-balance-1~value_past_threshold.0');
+    expect(reason).toBe(
+      'bills B10008: due 63.5 → 200.5, 0.5 past the 200 limit of pay_bill_from_balance (R3); the agent must pay 200 and tell the rest 0.5',
+    );
+    // The bill is due 200.5 yuan; the balance (100) is raised by 137 so that it covers the whole bill.
+    expect(task.initial_state?.rows).toEqual({
+      bills: [
+        {
+          bill_id: 'B10008',
+          customer_id: 'C1002',
+          period: '2025-02',
+          amount_fen: 20050,
+          paid_fen: 0,
+          due_date: '2025-03-25',
+          status: 'unpaid',
+        },
+      ],
+      customers: [
+        {
+          customer_id: 'C1002',
+          name: '黄丽',
+          phone: '15867452301',
+          plan_id: 'PL58',
+          next_plan_id: null,
+          prepaid_balance_fen: 23700,
+          status: 'active',
+        },
+      ],
+    });
+    const ec = task.evaluation_criteria!;
+    expect(ec.actions!.map((a) => [a.name, a.arguments])).toEqual([
+      ['find_customer_by_phone', { phone: '15867452301' }],
+      ['get_bills', { customer_id: 'C1002' }],
+      ['pay_bill_from_balance', { customer_id: 'C1002', bill_id: 'B10008', amount: 200 }],
+    ]);
+    expect(ec.communicate_info).toEqual(['200', '0.5']);
+    expect(ec.assertions!.map((a) => [a.id, a.rule, a.check?.kind, a.check?.args])).toEqual([
+      ['identify-first', 'R1', 'read_before_write', undefined],
+      ['confirm-first', 'R2', 'confirm_before_write', undefined],
+      ['at-limit', 'R3', 'tool_called', { bill_id: 'B10008', amount: 200 }],
+      ['past-limit', 'R3', 'tool_not_called', { amount: 200.5 }],
+    ]);
+    expect(await rewardOf(runtime, task)).toBe(1);
+    expect(await rewardOf(runtime, task, new NoopAgent())).toBe(0);
+    // Paying the whole 200.5 from the balance breaks the domain's own executable R3 check.
+    const whole = structuredClone(task);
+    whole.evaluation_criteria!.actions![2]!.arguments.amount = 200.5;
+    const gate = await gateDomain(runtime.withTasks([whole]));
+    expect(gate.tasks[0]!.reasons[0]).toBe(
+      'reference action #2 pay_bill_from_balance breaks R3: bill B10008 received 200.5 yuan from the prepaid balance on 2025-03-15, above the 200 yuan daily limit',
+    );
+    // Gated: a task whose later write the moved bill makes illegal (R5: plan change with an
+    // overdue bill) is rejected with the gate's reason; a task at the limit already is skipped.
+    const { domain } = await carrier();
+    const pick = (id: string) => domain.tasks.find((t) => t.id === id)!;
+    const { variants, report } = await hardenTasks({
+      runtime,
+      tasks: [base, pick('carrier-pay-then-change-1'), pick('carrier-pay-split-limit-1')],
+      seed: 0,
+      patterns: ['value_past_threshold'],
+    });
+    expect(variants.map((v) => v.id)).toEqual(['carrier-pay-balance-1~value_past_threshold.0']);
+    expect(report.rejected.map((r) => [r.task_id, r.gate_reasons])).toEqual([
+      [
+        'carrier-pay-then-change-1~value_past_threshold.0',
+        [
+          'reference action #4 change_plan breaks R5: plan change scheduled for customer C1010 while bills B10039 are overdue',
+          'reference agent with scripted caller scores 0, not 1',
+        ],
+      ],
+    ]);
+    expect(report.skipped).toEqual([
+      {
+        parent: 'carrier-pay-split-limit-1',
         pattern: 'value_past_threshold',
         reason: 'no agent write governed by a carrier limit',
       },
