@@ -18,7 +18,15 @@ import type { Requestor, Task } from '../schema/task.ts';
 import type { ToolCall, WriteEntry } from '../schema/trajectory.ts';
 import { collectChanges, diffChanges, type LogRow, type StateChanges } from './changes.ts';
 import { diffStates, type DbState, type StateDiff } from './state.ts';
-import { WRITE_LOG_TABLE, expandLogRow, ident, writeLogDdl, type TableInfo } from './write-log.ts';
+import {
+  WRITE_LOG_TABLE,
+  expandLogRow,
+  ident,
+  replayStatement,
+  writeLogDdl,
+  type LoggedWrite,
+  type TableInfo,
+} from './write-log.ts';
 import {
   checkRowValues,
   columnAffinities,
@@ -56,9 +64,16 @@ export interface ToolOutcome {
   kind: ToolDefinition['kind'] | null;
 }
 
-/** A saved environment: database image plus the write log so far. */
+/**
+ * A saved environment: the write log so far, and the database either as the episode's logged
+ * writes since the task's initial state (`log`, on a {@link DomainRuntime.replayable} runtime:
+ * restored by replaying them, O(writes) whatever the database size) or as a whole file image
+ * (`image`, on other runtimes).
+ */
 export interface EnvSnapshot {
-  image: Uint8Array;
+  image?: Uint8Array;
+  /** The write-log rows after the initial-state setup, in order (replayed by {@link Environment.restore}). */
+  log?: LoggedWrite[];
   writes: WriteEntry[];
   lastSeq: number;
   /** Last write-log `seq` of the task's initial-state setup (absent in older snapshots). */
@@ -112,6 +127,15 @@ export class DomainRuntime {
     private readonly image: Uint8Array,
     private readonly factory: SqlDbFactory,
     private readonly affinities: Affinities,
+    /**
+     * True when a snapshot can be kept as its logged writes and restored by replaying them
+     * ({@link replayStatement}), which gives exactly the saved state: every table has a primary
+     * key and is compared by key (no {@link wholeTables}), the schema has no triggers of its own,
+     * no foreign-key actions (ON DELETE/UPDATE other than NO ACTION or RESTRICT) and no
+     * AUTOINCREMENT (a replayed write then changes nothing but its own row), and no column is
+     * named like the rowid or holds a `"`. Otherwise snapshots are file images.
+     */
+    readonly replayable: boolean,
   ) {}
 
   /**
@@ -156,15 +180,10 @@ export class DomainRuntime {
         tables,
       );
       if (fk) throw fk;
+      const wholeTables = await readWholeTables(db, tables);
+      const replayable = wholeTables.size === 0 && (await replayableSchema(db, tables));
       await db.exec(writeLogDdl(tables));
-      return new DomainRuntime(
-        domain,
-        tables,
-        await readWholeTables(db, tables),
-        await db.snapshot(),
-        factory,
-        affinities,
-      );
+      return new DomainRuntime(domain, tables, wholeTables, await db.snapshot(), factory, affinities, replayable);
     } finally {
       await db.close();
     }
@@ -183,6 +202,7 @@ export class DomainRuntime {
       this.image,
       this.factory,
       this.affinities,
+      this.replayable,
     );
   }
 
@@ -235,6 +255,8 @@ export class DomainRuntime {
         throw e;
       }
     }
+    // The episode's writes start here: a restore of a logged snapshot rolls back to this point.
+    if (this.replayable) await db.all(EPISODE_SAVEPOINT);
     return env;
   }
 
@@ -286,6 +308,28 @@ export class DomainRuntime {
   }
 }
 
+/** The savepoint after a task's initial state, on {@link DomainRuntime.replayable} runtimes. */
+const EPISODE_SAVEPOINT = 'SAVEPOINT sb_episode';
+
+/** See {@link DomainRuntime.replayable} (the whole-table condition is checked by the caller). */
+async function replayableSchema(db: SqlDb, tables: readonly TableInfo[]): Promise<boolean> {
+  const [row] = await db.all(
+    `SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger') AS triggers,
+            (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence') AS sequences`,
+  );
+  if (row?.triggers !== 0 || row?.sequences !== 0) return false;
+  for (const t of tables) {
+    if (t.rowid === undefined) return false;
+    if (t.columns.some((c) => c.includes('"') || /^(?:rowid|oid|_rowid_)$/i.test(c))) return false;
+    const actions = await db.all(
+      `SELECT 1 FROM pragma_foreign_key_list(?) WHERE on_update NOT IN ('NO ACTION', 'RESTRICT') OR on_delete NOT IN ('NO ACTION', 'RESTRICT')`,
+      [t.name],
+    );
+    if (actions.length > 0) return false;
+  }
+  return true;
+}
+
 /** Tables to compare whole: see {@link DomainRuntime.wholeTables}. */
 async function readWholeTables(db: SqlDb, tables: readonly TableInfo[]): Promise<Set<string>> {
   const out = new Set<string>();
@@ -307,6 +351,9 @@ async function readTables(db: SqlDb): Promise<TableInfo[]> {
   const out: TableInfo[] = [];
   for (const { name } of names) {
     const cols = await db.all(`SELECT name, pk FROM pragma_table_info(?) ORDER BY cid`, [name as string]);
+    const [list] = await db.all(`SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, [
+      name as string,
+    ]);
     out.push({
       name: name as string,
       columns: cols.map((c) => c.name as string),
@@ -314,6 +361,7 @@ async function readTables(db: SqlDb): Promise<TableInfo[]> {
         .filter((c) => (c.pk as number) > 0)
         .sort((a, b) => (a.pk as number) - (b.pk as number))
         .map((c) => c.name as string),
+      rowid: list?.wr === 1 ? 'none' : 'rowid',
     });
   }
   return out;
@@ -585,8 +633,19 @@ export class Environment {
     return { rows, whole: await this.exportTables(whole) };
   }
 
-  /** Save the database and the write log. */
+  /**
+   * Save the database and the write log. On a {@link DomainRuntime.replayable} runtime the
+   * database is kept as the episode's logged writes (a read of the log, O(writes)); otherwise as
+   * a file image (O(database); the environment's database then leaves the runtime's pool).
+   */
   async snapshot(): Promise<EnvSnapshot> {
+    if (this.runtime.replayable && this.pooled) {
+      const log = (await this.db.all(
+        `SELECT tbl, op, old, new, rid FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`,
+        [this.setupSeq],
+      )) as unknown as LoggedWrite[];
+      return { log, writes: this.log.map((w) => ({ ...w })), lastSeq: this.lastSeq, setupSeq: this.setupSeq };
+    }
     if (this.pooled) {
       await this.db.exec('COMMIT');
       this.pooled = false;
@@ -599,8 +658,16 @@ export class Environment {
     };
   }
 
-  /** Return to a saved point (of an environment of the same runtime and task). */
+  /**
+   * Return to a saved point (of an environment of the same runtime and task). A logged snapshot
+   * rolls this environment back to the task's initial state and replays the saved writes
+   * (O(writes)); an image replaces the database.
+   * @throws Error when a logged snapshot was taken after another initial state (another task),
+   *   or when its replay does not give back the saved log (a sandbox fault).
+   */
   async restore(snap: EnvSnapshot): Promise<void> {
+    if (snap.log) return this.replay(snap, snap.log);
+    if (!snap.image) throw new Error('restore: the snapshot holds neither a write log nor a database image');
     if (this.pooled) {
       await this.db.exec('ROLLBACK');
       this.pooled = false;
@@ -611,6 +678,26 @@ export class Environment {
     this.log.push(...snap.writes.map((w) => ({ ...w })));
     this.lastSeq = snap.lastSeq;
     if (snap.setupSeq !== undefined) this.setupSeq = snap.setupSeq;
+  }
+
+  private async replay(snap: EnvSnapshot, log: readonly LoggedWrite[]): Promise<void> {
+    if (!this.runtime.replayable || !this.pooled)
+      throw new Error('restore: a logged snapshot needs a fresh environment of a replayable runtime');
+    if ((snap.setupSeq ?? 0) !== this.setupSeq)
+      throw new Error('restore: the snapshot was taken after another initial state (another task)');
+    const byName = this.byName;
+    const statements = log.map((w) => {
+      const table = byName.get(w.tbl);
+      if (!table) throw new Error(`restore: the snapshot wrote table ${w.tbl}, which this domain lacks`);
+      return replayStatement(table, w);
+    });
+    await this.db.batch([{ sql: `ROLLBACK TO ${EPISODE_SAVEPOINT.slice('SAVEPOINT '.length)}` }, ...statements]);
+    const [row] = await this.db.all(`SELECT count(*) AS n FROM ${WRITE_LOG_TABLE} WHERE seq > ?`, [this.setupSeq]);
+    if (row?.n !== log.length)
+      throw new Error(`restore: replaying ${log.length} logged writes logged ${String(row?.n)}: a sandbox fault`);
+    this.log.length = 0;
+    this.log.push(...snap.writes.map((w) => ({ ...w })));
+    this.lastSeq = snap.lastSeq;
   }
 
   /**

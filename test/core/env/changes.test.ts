@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { inProcessSqlDbFactory } from '../../../src/adapters/node/worker-db.ts';
 import { ChangeBaseMismatch, compareSqlValues, diffChanges, type StateChanges } from '../../../src/core/env/changes.ts';
+import { execTool } from './exec-tool.ts';
 import { DomainRuntime, type Environment } from '../../../src/core/env/environment.ts';
 import { canonicalJson, diffStates, type DbState } from '../../../src/core/env/state.ts';
 import { seededRng, type Rng } from '../../../src/core/ports/rng.ts';
@@ -71,20 +72,7 @@ const TASKS = JSON.stringify([
   },
 ]);
 
-/** Runs one SQL statement; any SQLite error becomes a ToolError (the call is rolled back). */
-const exec = defineTool({
-  name: 'exec',
-  kind: 'write',
-  description: 'Run one statement (test fixture).',
-  params: z.object({ sql: z.string(), params: z.array(z.union([z.string(), z.number(), z.null()])) }),
-  async run({ db }, { sql, params }) {
-    try {
-      return { changed: await db.run(sql, params) };
-    } catch (e) {
-      throw new ToolError((e as Error).message);
-    }
-  },
-});
+const exec = execTool;
 
 /** Writes, then fails: the write must not show up in the changes. */
 const failing = defineTool({

@@ -188,10 +188,11 @@ describe.each(adapters)('Environment over %s', (_name, makeFactory) => {
 
   it('reads the table layout from the schema, without internal tables', () => {
     expect(runtime.tables).toEqual([
-      { name: 'customers', columns: ['id', 'name', 'balance', 'vip'], primaryKey: ['id'] },
-      { name: 'payments', columns: ['id', 'customer_id', 'amount', 'note'], primaryKey: ['id'] },
-      { name: 'tags', columns: ['customer_id', 'tag'], primaryKey: ['customer_id', 'tag'] },
+      { name: 'customers', columns: ['id', 'name', 'balance', 'vip'], primaryKey: ['id'], rowid: 'rowid' },
+      { name: 'payments', columns: ['id', 'customer_id', 'amount', 'note'], primaryKey: ['id'], rowid: 'rowid' },
+      { name: 'tags', columns: ['customer_id', 'tag'], primaryKey: ['customer_id', 'tag'], rowid: 'rowid' },
     ]);
+    expect(runtime.replayable).toBe(true);
   });
 
   it('exportState sorts rows by primary key and returns exact contents', async () => {
