@@ -1,8 +1,10 @@
 /**
  * Share links: a call's settings in the URL hash (`#/watch?domain=carrier&task=…&seed=0&…`).
  * Holds what determines the call — domain, task, seed, channel preset, participant kinds and
- * model settings — and never an API key or the credentials or query of an endpoint URL, nor
- * the user's noise files (`noise=custom` only says they were used).
+ * model settings — and the page's speech settings (`speak=1`: the agent's replies spoken;
+ * `asr=<id>&asr_rev=<revision>`: the on-device recognizer of the caller's voice at its pinned
+ * revision), and never an API key or the credentials or query of an endpoint URL, nor the
+ * user's noise files (`noise=custom` only says they were used).
  */
 import type {
   AgentSpec,
@@ -72,8 +74,17 @@ function getEndpoint(p: URLSearchParams, prefix: string): EndpointSettings {
   };
 }
 
-/** The share parameters of a call (without `run`). */
-export function specParams(spec: CallSpec): URLSearchParams {
+/** A speech recognizer of the page's model manifest: its id and the revision the manifest pins. */
+export interface RecognizerRef {
+  id: string;
+  revision: string;
+}
+
+/**
+ * The share parameters of a call (without `run`); `asr` (the recognizer chosen for the caller's
+ * voice) is added for a call a person makes (`user.kind === 'human'`), where it is used.
+ */
+export function specParams(spec: CallSpec, asr?: RecognizerRef): URLSearchParams {
   const p = new URLSearchParams();
   p.set('domain', spec.domain);
   p.set('task', spec.taskId);
@@ -95,12 +106,17 @@ export function specParams(spec: CallSpec): URLSearchParams {
     // The user's noise files stay in their tab: the link only says a custom bank was used.
     if (spec.channel.noise?.length) p.set('noise', 'custom');
   }
+  if (spec.speakAgent) p.set('speak', '1');
+  if (asr && spec.user.kind === 'human') {
+    p.set('asr', asr.id);
+    p.set('asr_rev', asr.revision);
+  }
   return p;
 }
 
 /** The share link of a call: `<page>#/watch?…&run=1` (opening it runs the call). */
-export function shareLink(pageUrl: string, spec: CallSpec): string {
-  const p = specParams(spec);
+export function shareLink(pageUrl: string, spec: CallSpec, asr?: RecognizerRef): string {
+  const p = specParams(spec, asr);
   p.set('run', '1');
   const base = pageUrl.replace(/#.*$/, '');
   // A call to make yourself opens the call view; a recorded one (replay) is watched.
@@ -158,5 +174,49 @@ export function paramsSpec(
           }
         : undefined;
   }
+  if (p.get('speak') === '1') out.speakAgent = true;
   return out;
+}
+
+/** A link value quoted for a message: JSON, at most 60 characters of it. */
+function quoted(v: string): string {
+  return JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
+}
+
+/**
+ * The speech settings of a link checked against this page: `speak` must be `1` or `0`, and
+ * `asr` / `asr_rev` must name one of `recognizers` (this page's manifest) at the revision it
+ * pins, or the recognizer is not preselected and the reason is given. Link values appear in the
+ * messages quoted and cut to 60 characters; nothing else does.
+ * @param recognizers this page's speech recognizers (manifest id and pinned revision)
+ * @returns the recognizer to preselect (if any) and one message per bad value
+ */
+export function linkedSpeech(
+  p: URLSearchParams,
+  recognizers: readonly RecognizerRef[],
+): { asrId?: string; errors: string[] } {
+  const errors: string[] = [];
+  const speak = p.get('speak');
+  if (speak !== null && speak !== '1' && speak !== '0')
+    errors.push(`The link's speak=${quoted(speak)} is not 1 or 0: the agent's replies are not spoken.`);
+  const id = p.get('asr');
+  const revision = p.get('asr_rev');
+  if (id === null) {
+    if (revision !== null) errors.push('The link gives asr_rev without asr: no speech recognizer is chosen.');
+    return { errors };
+  }
+  const known = recognizers.find((r) => r.id === id);
+  if (!known) {
+    const has = recognizers.map((r) => r.id).join(', ') || 'none';
+    errors.push(
+      `The link's speech recognizer ${quoted(id)} is not in this page's model manifest (it has: ${has}); pick one below.`,
+    );
+  } else if (revision !== known.revision) {
+    errors.push(
+      revision === null
+        ? `The link names speech recognizer ${id} without its revision (asr_rev); this page pins ${known.revision}. Pick it below to use this page's.`
+        : `The link's speech recognizer ${id} is at revision ${quoted(revision)}; this page pins ${known.revision}, whose words may differ. Pick it below to use this page's.`,
+    );
+  } else return { asrId: id, errors };
+  return { errors };
 }

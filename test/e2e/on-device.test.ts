@@ -351,6 +351,42 @@ describe('the on-device agent in chromium', () => {
     await stopCall(page, errors);
   }, 180_000);
 
+  it('a share link carries agent speech and the recognizer at its revision; a crafted one is refused by name', async () => {
+    const page = await context.newPage();
+    await page.goto(
+      `${url}#/call?domain=carrier&task=carrier-pay-balance-1&seed=0&preset=clean&agent=reference&audio=1&speak=1&asr=tiny-moonshine&asr_rev=test`,
+    );
+    await page.waitForSelector('#asr-id');
+    expect(await page.inputValue('#asr-id')).toBe('tiny-moonshine');
+    expect(await page.isChecked('#speak-agent')).toBe(true);
+    expect(await page.locator('#speech-link-error').count()).toBe(0);
+    const link = (await page.getAttribute('#share-link', 'href')) ?? '';
+    expect(link).toContain('&speak=1&asr=tiny-moonshine&asr_rev=test&run=1');
+    // The link reproduces them in another tab.
+    const again = await context.newPage();
+    await again.goto(link.replace('&run=1', ''));
+    await again.waitForSelector('#asr-id');
+    expect(await again.inputValue('#asr-id')).toBe('tiny-moonshine');
+    expect(await again.isChecked('#speak-agent')).toBe(true);
+    await again.close();
+    // A recognizer this page does not have, at a revision it does not pin: named, not preselected.
+    await page.goto(`${url}#/call?domain=carrier&task=carrier-pay-balance-1&audio=1&asr=whisper-large&speak=2`);
+    await page.reload();
+    await page.waitForSelector('#speech-link-error');
+    expect(await page.textContent('#speech-link-error')).toBe(
+      `The link's speak="2" is not 1 or 0: the agent's replies are not spoken. The link's speech recognizer "whisper-large" is not in this page's model manifest (it has: tiny-ctc, tiny-whisper, tiny-moonshine); pick one below.`,
+    );
+    expect(await page.inputValue('#asr-id')).toBe('tiny-ctc');
+    expect(await page.isChecked('#speak-agent')).toBe(false);
+    await page.goto(`${url}#/call?domain=carrier&task=carrier-pay-balance-1&audio=1&asr=tiny-whisper&asr_rev=main`);
+    await page.reload();
+    await page.waitForSelector('#speech-link-error');
+    expect(await page.textContent('#speech-link-error')).toBe(
+      `The link's speech recognizer tiny-whisper is at revision "main"; this page pins test, whose words may differ. Pick it below to use this page's.`,
+    );
+    await page.close();
+  }, 60_000);
+
   it('runs a batch with the on-device agent, its workers loading the model from the browser cache', async () => {
     const page = await context.newPage();
     await page.goto(`${url}#/batch`);

@@ -3,6 +3,7 @@ import { PRESET_NAMES } from '../../src/core/channel/presets.ts';
 import {
   PRESETS,
   formatHash,
+  linkedSpeech,
   paramsSpec,
   parseHash,
   publicEndpoint,
@@ -166,5 +167,73 @@ describe('share links', () => {
     expect(formatHash('batch')).toBe('#/batch');
     expect(paramsSpec(new URLSearchParams('seed=-1&preset=loud&agent=x&user=y'))).toEqual({});
     expect(publicEndpoint('not a url')).toBe('');
+  });
+
+  describe('speech settings', () => {
+    const RECOGNIZERS = [
+      { id: 'whisper-base', revision: 'a'.repeat(40) },
+      { id: 'moonshine-base', revision: 'b'.repeat(40) },
+    ];
+    const call: CallSpec = {
+      domain: 'carrier',
+      taskId: 't',
+      seed: 1,
+      preset: 'clean',
+      agent: { kind: 'remote', flavor: 'openai', model: 'm', baseURL: 'https://llm.example/v1', apiKey: 'sk-saved' },
+      user: { kind: 'human' },
+      channel: { dropout: 0, bargeIn: 0 },
+      speakAgent: true,
+    };
+
+    it('a call link carries agent speech and the recognizer at its revision, and opening it restores them', () => {
+      const link = shareLink('http://h/', call, RECOGNIZERS[1]);
+      expect(link).toBe(
+        `http://h/#/call?domain=carrier&task=t&seed=1&preset=clean&agent=remote&flavor=openai&model=m&base=https%3A%2F%2Fllm.example%2Fv1&user=human&audio=1&speak=1&asr=moonshine-base&asr_rev=${'b'.repeat(40)}&run=1`,
+      );
+      expect(link).not.toContain('sk-saved');
+      const p = parseHash(link.slice(link.indexOf('#'))).params;
+      expect(paramsSpec(p).speakAgent).toBe(true);
+      expect(linkedSpeech(p, RECOGNIZERS)).toEqual({ asrId: 'moonshine-base', errors: [] });
+      // A watched call has no caller voice to recognize: the recognizer stays out of its link.
+      const watched = specParams({ ...call, user: { kind: 'scripted' } }, RECOGNIZERS[1]);
+      expect(watched.has('asr')).toBe(false);
+      expect(watched.get('speak')).toBe('1');
+      expect(specParams({ ...call, speakAgent: false }).has('speak')).toBe(false);
+    });
+
+    it('bad speech values in a crafted link are named, nothing is preselected, and no saved key appears', () => {
+      const check = (q: string) => linkedSpeech(new URLSearchParams(q), RECOGNIZERS);
+      expect(check('asr=whisper-large&asr_rev=main')).toEqual({
+        errors: [
+          `The link's speech recognizer "whisper-large" is not in this page's model manifest (it has: whisper-base, moonshine-base); pick one below.`,
+        ],
+      });
+      expect(check(`asr=whisper-base&asr_rev=${'c'.repeat(40)}`)).toEqual({
+        errors: [
+          `The link's speech recognizer whisper-base is at revision "${'c'.repeat(40)}"; this page pins ${'a'.repeat(40)}, whose words may differ. Pick it below to use this page's.`,
+        ],
+      });
+      expect(check('asr=whisper-base')).toEqual({
+        errors: [
+          `The link names speech recognizer whisper-base without its revision (asr_rev); this page pins ${'a'.repeat(40)}. Pick it below to use this page's.`,
+        ],
+      });
+      expect(check('asr_rev=x&speak=yes')).toEqual({
+        errors: [
+          `The link's speak="yes" is not 1 or 0: the agent's replies are not spoken.`,
+          'The link gives asr_rev without asr: no speech recognizer is chosen.',
+        ],
+      });
+      expect(paramsSpec(new URLSearchParams('speak=yes')).speakAgent).toBeUndefined();
+      // A huge or markup-laden value is quoted and cut, never echoed whole.
+      const long = `<img src=x onerror=alert(1)>${'k'.repeat(500)}`;
+      const [msg] = check(`asr=${encodeURIComponent(long)}`).errors;
+      expect(msg).toBe(
+        `The link's speech recognizer ${JSON.stringify(`${long.slice(0, 60)}…`)} is not in this page's model manifest (it has: whisper-base, moonshine-base); pick one below.`,
+      );
+      expect(linkedSpeech(new URLSearchParams('asr=x&asr_rev=y'), []).errors).toEqual([
+        `The link's speech recognizer "x" is not in this page's model manifest (it has: none); pick one below.`,
+      ]);
+    });
   });
 });

@@ -74,7 +74,7 @@ export interface CallSpec {
   /**
    * Speak every agent reply with espeak-ng in the domain's language and keep it as a 16 kHz WAV
    * named {@link agentSpeechName} through the {@link ChannelHost} (the page plays it). What the
-   * agent says is unchanged; not part of a share link.
+   * agent says is unchanged; a share link carries it as `speak=1`.
    */
   speakAgent?: boolean;
 }

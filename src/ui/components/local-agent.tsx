@@ -9,6 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { proxy } from '../../adapters/browser/rollout-client.ts';
 import { MODEL_MANIFEST } from '../../adapters/browser/model-hub.ts';
 import { errorText, loadRecognizer, mainWorker } from '../runtime.ts';
+import type { RecognizerRef } from '../share.ts';
 
 type RawModel = { id?: string; repo?: string; revision?: string; files?: { size?: number | null }[] };
 type RawAgent = { id?: string; llm?: string; asr?: string; audio?: string };
@@ -46,12 +47,17 @@ function agentIds(json: unknown): string[] {
   return ids;
 }
 
-/** Speech recognizer ids of a manifest (its `automatic-speech-recognition` models). */
-function asrIds(json: unknown): string[] {
-  const m = json as { models?: { id?: unknown; task?: unknown }[] } | null;
+/** Speech recognizers of a manifest (its `automatic-speech-recognition` models): id and pinned revision. */
+export function asrModels(json: unknown): RecognizerRef[] {
+  const m = json as { models?: { id?: unknown; task?: unknown; revision?: unknown }[] } | null;
   return (m?.models ?? [])
     .filter((x) => x.task === 'automatic-speech-recognition' && typeof x.id === 'string')
-    .map((x) => x.id as string);
+    .map((x) => ({ id: x.id as string, revision: typeof x.revision === 'string' ? x.revision : '' }));
+}
+
+/** Speech recognizer ids of a manifest. */
+function asrIds(json: unknown): string[] {
+  return asrModels(json).map((r) => r.id);
 }
 
 /** What this browser offers before anything loads: WebGPU when it gives an adapter, else WASM. */

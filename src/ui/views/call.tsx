@@ -29,7 +29,8 @@ import { endpointSpec, storedEndpoint } from '../components/endpoint-form.tsx';
 import { openLink, type RemoteEndpoint } from '../endpoint-keys.ts';
 import { redactUrl } from '../../adapters/shared/endpoint-secrets.ts';
 import { ScorePanel } from '../components/score-panel.tsx';
-import { RecognizerPicker } from '../components/local-agent.tsx';
+import { asrModels, RecognizerPicker } from '../components/local-agent.tsx';
+import { MODEL_MANIFEST } from '../../adapters/browser/model-hub.ts';
 import { AgentSelect, CallerSelect, ParticipantForms, type AgentKind } from '../components/participant-select.tsx';
 import { Transcript } from '../components/transcript.tsx';
 import {
@@ -46,7 +47,7 @@ import {
   pickSessionNoise,
   trajectoryStore,
 } from '../runtime.ts';
-import { formatHash, paramsSpec, shareLink, specParams } from '../share.ts';
+import { formatHash, linkedSpeech, paramsSpec, shareLink, specParams } from '../share.ts';
 import { reasonOf } from '../task-reason.ts';
 
 /**
@@ -109,8 +110,11 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [recording, setRecording] = useState<MicRecording>();
   const [take, setTake] = useState<{ samples: Float32Array; url: string }>();
   // The speech recognizer for the caller's voice, and what it heard in the take.
-  const [asrId, setAsrId] = useState('');
-  const [speakAgent, setSpeakAgent] = useState(false);
+  // A link's recognizer is preselected only when this page's manifest pins it at the link's revision.
+  const [linkSpeech] = useState(() => linkedSpeech(route.params, asrModels(MODEL_MANIFEST)));
+  const [asrId, setAsrId] = useState(linkSpeech.asrId ?? '');
+  const asr = asrModels(MODEL_MANIFEST).find((r) => r.id === asrId && mode === 'call' && channel);
+  const [speakAgent, setSpeakAgent] = useState(initial.speakAgent === true);
   const [heard, setHeard] = useState<{ text?: string; busy?: boolean; error?: string }>();
   const [draft, setDraft] = useState('');
   const [copied, setCopied] = useState(false);
@@ -149,13 +153,16 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const link = shareLink(
     location.href,
     mode === 'call' && recorded ? { ...spec, user: { kind: 'replay', turns: recorded } } : spec,
+    asr,
   );
   const linkNoise = route.params.get('noise') === 'custom';
 
   // Keep the address bar in step with the settings (reload keeps them).
   useEffect(() => {
-    history.replaceState(null, '', formatHash(mode, specParams(spec)));
+    history.replaceState(null, '', formatHash(mode, specParams(spec, asr)));
   }, [
+    speakAgent,
+    asr?.id,
     taskId,
     seed,
     preset,
@@ -559,6 +566,11 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
         <p class="muted" id="noise-link-note">
           The shared call used a custom noise bank that is not in the link: add the same noise files to reproduce it
           exactly.
+        </p>
+      )}
+      {linkSpeech.errors.length > 0 && (
+        <p role="alert" class="error" id="speech-link-error">
+          {linkSpeech.errors.join(' ')}
         </p>
       )}
       {!task && (
