@@ -17,6 +17,7 @@ import {
 } from '../adapters/node/tau2-loader.ts';
 import { UsageError } from './participants.ts';
 import { cachedTau2Part, tau2CacheDir } from '../adapters/node/tau2-data.ts';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tasksWithBank, type TaskBank } from '../core/evolution/bank.ts';
 import { readBank } from '../adapters/node/task-bank.ts';
@@ -46,16 +47,26 @@ export interface OpenDomain {
 }
 
 /**
- * The cached data folder of a tau2 domain (`switchboard data tau2`).
- * @throws UsageError telling the user to run `npx switchboard data tau2` or pass `--data` when the
- *   cache does not hold it.
+ * The data folder of a tau2 domain given no `--data`: `$SWITCHBOARD_TAU2_DATA/<part>` when that
+ * variable is set (a folder holding `airline/`, `retail/`, `telecom/`, as the tests read it), else
+ * the cache `switchboard data tau2` fills.
+ * @throws UsageError naming the variable when it is set but holds no `<part>/` folder; telling the
+ *   user to run `npx switchboard data tau2` or pass `--data` when the cache does not hold it.
  */
-export function tau2DataFromCache(domain: string): string {
+export function tau2DataFromCache(domain: string, env: NodeJS.ProcessEnv = process.env): string {
   const part = domain.slice('tau2-'.length);
-  const dir = cachedTau2Part(part);
+  const root = env.SWITCHBOARD_TAU2_DATA;
+  if (root) {
+    const dir = join(root, part);
+    if (existsSync(dir) && statSync(dir).isDirectory()) return dir;
+    throw new UsageError(
+      `${domain}: SWITCHBOARD_TAU2_DATA=${root} has no ${part}/ folder (it should hold airline/, retail/, telecom/); unset it to use the cache, or pass --data <dir>`,
+    );
+  }
+  const dir = cachedTau2Part(part, env);
   if (dir) return dir;
   throw new UsageError(
-    `${domain} needs tau2-bench's ${part} data, which is not in the cache (${join(tau2CacheDir(), part)}): run \`npx switchboard data tau2\` to download it, or pass --data <dir> (data/tau2/domains/${part}/ of a tau2-bench checkout)`,
+    `${domain} needs tau2-bench's ${part} data, which is not in the cache (${join(tau2CacheDir(), part)}): run \`npx switchboard data tau2\` to download it, or pass --data <dir> (data/tau2/domains/${part}/ of a tau2-bench checkout), or set SWITCHBOARD_TAU2_DATA to a folder holding ${part}/`,
   );
 }
 

@@ -1,11 +1,12 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtinDomainDir } from '../../src/adapters/node/load-domain.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { testData } from '../fixtures/data.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 
 const dirs: string[] = [];
@@ -148,23 +149,64 @@ describe('switchboard CLI', () => {
     expect(io.stderr).toBe('switchboard: --task-ids names no task\n');
     io = capture();
     const emptyCache = await mkdtemp(join(tmpdir(), 'sb-nocache-'));
-    const before = process.env.SWITCHBOARD_DATA;
+    const before = { data: process.env.SWITCHBOARD_DATA, tau2: process.env.SWITCHBOARD_TAU2_DATA };
     process.env.SWITCHBOARD_DATA = emptyCache;
+    delete process.env.SWITCHBOARD_TAU2_DATA;
+    const io2 = capture();
     try {
       expect(await main(['run', '--domain', 'tau2-airline'], io)).toBe(2);
+      // SWITCHBOARD_TAU2_DATA is read first; one without the domain's folder is named.
+      process.env.SWITCHBOARD_TAU2_DATA = emptyCache;
+      expect(await main(['run', '--domain', 'tau2-airline'], io2)).toBe(2);
     } finally {
-      if (before === undefined) delete process.env.SWITCHBOARD_DATA;
-      else process.env.SWITCHBOARD_DATA = before;
+      for (const [k, v] of [
+        ['SWITCHBOARD_DATA', before.data],
+        ['SWITCHBOARD_TAU2_DATA', before.tau2],
+      ] as const)
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
       await rm(emptyCache, { recursive: true });
     }
     expect(io.stderr).toBe(
-      `switchboard: tau2-airline needs tau2-bench's airline data, which is not in the cache (${emptyCache}/tau2/a2c024725189473d2d7cea3a5cfdbcc67478e41f/airline): run \`npx switchboard data tau2\` to download it, or pass --data <dir> (data/tau2/domains/airline/ of a tau2-bench checkout)\n`,
+      `switchboard: tau2-airline needs tau2-bench's airline data, which is not in the cache (${emptyCache}/tau2/a2c024725189473d2d7cea3a5cfdbcc67478e41f/airline): run \`npx switchboard data tau2\` to download it, or pass --data <dir> (data/tau2/domains/airline/ of a tau2-bench checkout), or set SWITCHBOARD_TAU2_DATA to a folder holding airline/\n`,
+    );
+    expect(io2.stderr).toBe(
+      `switchboard: tau2-airline: SWITCHBOARD_TAU2_DATA=${emptyCache} has no airline/ folder (it should hold airline/, retail/, telecom/); unset it to use the cache, or pass --data <dir>\n`,
     );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--split', 'train'], io)).toBe(2);
     expect(io.stderr).toBe(
       'switchboard: --split needs a domain with task splits (tau2-airline, tau2-retail, tau2-telecom), not carrier\n',
     );
+  });
+
+  it('a tau2 domain without --data reads $SWITCHBOARD_TAU2_DATA before the cache', {
+    tags: ['tau2-data'],
+  }, async () => {
+    const emptyCache = await mkdtemp(join(tmpdir(), 'sb-nocache-'));
+    const before = { data: process.env.SWITCHBOARD_DATA, tau2: process.env.SWITCHBOARD_TAU2_DATA };
+    process.env.SWITCHBOARD_DATA = emptyCache;
+    process.env.SWITCHBOARD_TAU2_DATA = dirname(testData('airline'));
+    const io = capture();
+    try {
+      expect(await main(['run', '--domain', 'tau2-airline', '--task-ids', '0', '--agent', 'noop', '--json'], io)).toBe(
+        0,
+      );
+    } finally {
+      for (const [k, v] of [
+        ['SWITCHBOARD_DATA', before.data],
+        ['SWITCHBOARD_TAU2_DATA', before.tau2],
+      ] as const)
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      await rm(emptyCache, { recursive: true });
+    }
+    const doc = JSON.parse(io.stdout);
+    // The do-nothing agent scores 1 on airline task 0 (as with --data).
+    expect([doc.domain, doc.tasks.map((t: { task_id: string; rewards: number[] }) => [t.task_id, t.rewards])]).toEqual([
+      'tau2-airline',
+      [['0', [1]]],
+    ]);
   });
 
   it('--json failures print one JSON error document on stdout', async () => {

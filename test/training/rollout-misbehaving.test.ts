@@ -233,3 +233,23 @@ describe('rollout and an --out file that already holds lines', () => {
     expect(lines(out).map((g: any) => g.group_id)).toEqual([`conversation:${TASK}`]);
   }, 60_000);
 });
+
+describe('a 1 MB reply', () => {
+  it('is cut to the reply cap, marked oversize on the rollout turn, and fails QUALITY', async () => {
+    const policy = await serve((body) => {
+      const k = body.messages.filter((m: any) => m.role === 'assistant').length;
+      const content = k === 0 ? '好'.repeat(1_000_000) : `再见。${STOP_TOKENS.stop}`;
+      return { json: completion({ model: 'carrier-lora', content }) };
+    });
+    const { code, out } = await rollout(policy.url, ['--flavor', 'openai']);
+    expect(code).toBe(0);
+    const [g] = lines(out);
+    for (const s of g.samples) {
+      expect(s.turns.map((t: any) => [t.oversize, t.text.length])).toEqual([
+        [1_000_000, 16_000],
+        [null, 3],
+      ]);
+      expect([s.final_reward, s.components.QUALITY]).toEqual([0, 0]);
+    }
+  }, 60_000);
+});

@@ -56,9 +56,15 @@ export interface RolloutTurn {
   finish_reason: string | null;
   /** Model name the endpoint reported (the LoRA adapter's served name when one was chosen). */
   model: string | null;
-  /** What the agent said (the part the caller heard, when interrupted). */
+  /** What the agent said (the part the caller heard, when interrupted; the first `MAX_REPLY_CHARS` characters when `oversize`). */
   text: string;
   interrupted: boolean;
+  /**
+   * The reply's length in characters when it was over the reply cap (`MAX_REPLY_CHARS`,
+   * src/core/rollout/limits.ts) and `text` was cut (`QUALITY` then fails the sample); else null.
+   * The token ids are still all the policy generated.
+   */
+  oversize: number | null;
   step_reward: number;
   return: number;
   policy_version: string;
@@ -187,6 +193,7 @@ export function rolloutTurns(t: Trajectory, policyVersion: string): RolloutTurn[
       model: g?.model ?? null,
       text: turn.text,
       interrupted: turn.interrupted !== undefined,
+      oversize: turn.oversize ?? null,
       step_reward: info?.step_rewards[step] ?? 0,
       return: info?.returns[step] ?? 0,
       policy_version: policyVersion,
