@@ -10,6 +10,8 @@ import { milestoneMemoryLines } from './milestone-memory.ts';
 import { evolveBenchLines } from './evolve.ts';
 
 await runCases('Core (carrier domain, sql.js in-process)', await coreCases());
+console.log('\nRollout threads: scripted episodes (reference agent, scripted caller, each scored) per second');
+console.log((await (await import('./pool.ts')).poolBenchLines()).join('\n'));
 console.log('\nCLI start-up: node bin/switchboard.mjs, spawned (time to exit, peak RSS)');
 console.log((await (await import('./startup.ts')).startupBenchLines()).join('\n'));
 console.log(`\nText checks on 1 MB adversarial strings (${ADVERSARIAL_STRINGS.length} kinds; slowest per check)`);

@@ -48,7 +48,7 @@ function ownMetaUrl(outdir) {
   };
 }
 
-/** Bundle src/cli/main.ts into a new build folder and make it the current one. */
+/** Bundle src/cli/main.ts (and the rollout threads' entry) into a new build folder and make it the current one. */
 async function build() {
   const { build: esbuild } = await import('esbuild');
   const id = `${Date.now().toString(36)}-${process.pid}`;
@@ -57,7 +57,8 @@ async function build() {
   const builtMs = Date.now();
   const result = await esbuild({
     absWorkingDir: ROOT,
-    entryPoints: { main: join(ROOT, 'src/cli/main.ts') },
+    // run-thread: the entry of `run`'s rollout threads (src/cli/run-trials.ts starts them on it).
+    entryPoints: { main: join(ROOT, 'src/cli/main.ts'), 'run-thread': join(ROOT, 'src/cli/run-thread.ts') },
     bundle: true,
     splitting: true,
     format: 'esm',

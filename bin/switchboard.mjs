@@ -15,9 +15,10 @@ for (const stream of [process.stdout, process.stderr]) {
 const entry = process.env.SWITCHBOARD_NO_PREBUILT ? undefined : await prebuiltEntry();
 let cli;
 if (entry) {
-  // A domain folder's domain.ts is imported at run time: src/adapters/node/ts-imports.ts
-  // registers tsx for it when it sees this mark.
-  globalThis[Symbol.for('switchboard.prebuilt')] = true;
+  // The bundle's URL: a domain folder's domain.ts imported at run time makes
+  // src/adapters/node/ts-imports.ts register tsx, and run's rollout threads start on the
+  // bundle's run-thread.js (src/cli/run-trials.ts).
+  globalThis[Symbol.for('switchboard.prebuilt')] = entry;
   cli = await import(entry);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -6,5 +6,8 @@
 import { workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
-register();
+// A prebuilt JavaScript entry (bin/prebuilt.mjs) needs no loader; marked as in bin/switchboard.mjs,
+// so that a domain folder's domain.ts still gets one (src/adapters/node/ts-imports.ts).
+if (workerData.entry.endsWith('.js')) globalThis[Symbol.for('switchboard.prebuilt')] = workerData.entry;
+else register();
 await import(workerData.entry);

@@ -4,14 +4,13 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Trajectory } from '../../core/schema/trajectory.ts';
 import { runBatch, type BatchSummary } from '../../core/rollout/batch.ts';
-import { steppingClock } from '../../core/ports/clock.ts';
 import { degradedAudioHook } from '../../core/channel/audio-store.ts';
 import type { InteractionBlock } from '../../core/duplex/interaction-metrics.ts';
 import { SUBSETS } from '../../core/duplex/turn-taking.ts';
 import { sortJsonlFile } from '../../adapters/node/jsonl.ts';
 import { redactText } from '../../adapters/shared/endpoint-secrets.ts';
-import { agentFactory, judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
-import { openTasks } from '../domains.ts';
+import { UsageError, withJudgeOptions } from '../participants.ts';
+import { DEFAULT_MAX_STEPS, startTrialPool, threadCount, trialSetup, type TrialFlags } from '../run-trials.ts';
 import { renderSummary } from '../reports.ts';
 import { addDuplexOptions, duplexChannel, duplexFromFlags, RunMetrics, type DuplexFlags } from '../duplex.ts';
 import { intOption, modelSettingsFromFlags, withSamplingOptions, type SamplingFlags } from '../options.ts';
@@ -21,24 +20,13 @@ import { bar } from '../progress.ts';
 import { renderPanels } from './metrics.ts';
 import { DOMAIN_HELP } from './gate.ts';
 
-export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags {
-  domain: string;
-  data?: string;
-  split?: string;
-  agent: string;
-  user: string;
+export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags, TrialFlags {
   trials: number;
   concurrency: number;
-  seed: number;
+  /** Worker threads for the rollouts (issue 15, item 5); default one per core, at most `concurrency`. */
+  threads?: number;
   out?: string;
-  taskIds?: string;
   json?: boolean;
-  maxSteps?: number;
-  /** Model participants (issue 4). */
-  judge?: string;
-  /** Judgements per item for the judge's majority (ModelJudge `n`). */
-  judgeN?: number;
-  teacherGuidance?: boolean;
 }
 
 /** The summary as written: the batch summary plus the settings that produced it. */
@@ -47,6 +35,8 @@ export type RunReport = BatchSummary & {
     split: string | null;
     task_ids: string[];
     concurrency: number;
+    /** Worker threads the rollouts ran in (1: the CLI's own). */
+    threads: number;
     max_steps: number;
     /** True when the agent had the reference solution: demonstrations (SFT), not an evaluation. */
     teacher_guidance: boolean;
@@ -85,8 +75,6 @@ async function prepareOut(dir: string): Promise<void> {
   }
 }
 
-const DEFAULT_MAX_STEPS = 100;
-
 /**
  * `run`: the batch, its report, and one line per invalid rollout (every trajectory goes to
  * `--out` as it finishes; none is kept in memory, so a run of any size fits).
@@ -101,33 +89,27 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
   const channel = duplex ? duplexChannel(flagged, duplex, outDir) : flagged;
   const metrics = new RunMetrics();
   if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
-  const agent = agentFactory(opts.agent, models);
-  const user = userFactory(opts.user, models);
-  const judge = judgeFromFlags(opts, models);
-  const { domain, runtime, tasks } = await openTasks(
-    { domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) },
-    opts,
-  );
+  const { domain, tasks, trial } = await trialSetup(opts, models);
+  // Issue 15 (item 5): trials in a pool of worker threads, one per core (not with a channel,
+  // whose speech and audio files stay in this thread).
+  const threads = channel ? 1 : threadCount(opts, tasks.length * opts.trials);
+  const pool = threads > 1 ? await startTrialPool(opts, threads) : undefined;
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
   if (outDir) await prepareOut(outDir);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);
   let writing = Promise.resolve();
   const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
   const invalid: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: string })[] = [];
-  const { summary } = await runBatch({
+  const batch = runBatch({
+    ...trial,
     keepTrajectories: false,
-    runtime,
     tasks,
-    agent,
-    user,
     trials: opts.trials,
-    seed: opts.seed,
     concurrency: opts.concurrency,
-    clock: () => steppingClock(domain.now, 1000),
     maxSteps,
-    ...(judge ? { judge } : {}),
     ...(channel ? { channel } : {}),
     ...(duplex ? { duplex } : {}),
+    ...(pool ? { trialRunner: pool.runTrial } : {}),
     onTrajectory: (t) => {
       metrics.add(t);
       if (t.valid) progress.tick();
@@ -136,6 +118,7 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
       if (lines) writing = writing.then(() => appendFile(lines, `${JSON.stringify(t)}\n`));
     },
   });
+  const { summary } = await batch.finally(() => pool?.close());
   await writing;
   progress.stop();
   // Task, trial, attempt order: the file does not depend on --concurrency.
@@ -148,6 +131,7 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
       split: opts.split ?? null,
       task_ids: tasks.map((t) => t.id),
       concurrency: opts.concurrency,
+      threads,
       max_steps: maxSteps,
       teacher_guidance: opts.teacherGuidance ?? false,
       channel: channel
@@ -195,6 +179,11 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
     )
     .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
+    .option(
+      '--threads <n>',
+      'worker threads running the rollouts (default: one per core, at most --concurrency, from 100 trials up; 1 = all in this thread; a run with a phone channel uses 1)',
+      intOption('--threads', 1),
+    )
     .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
     .option(
       '--max-steps <n>',

@@ -45,6 +45,82 @@ export interface BatchOptions {
   channel?: EpisodeChannel;
   /** Issue 17: the full-duplex timeline for every rollout (needs `channel`; see {@link EpisodeOptions.duplex}). */
   duplex?: DuplexSettings;
+  /**
+   * Issue 15 (item 5): runs one trial somewhere else (a worker thread of a pool), instead of
+   * {@link runTrial} on `runtime` here. It must do what `runTrial` does with the same settings
+   * (the pool's threads call `runTrial`), so the results do not depend on where trials ran.
+   */
+  trialRunner?: TrialRunner;
+}
+
+/**
+ * One trial of a task run elsewhere: every attempt's trajectory, in attempt order (each scored
+ * when valid; the last is the valid one unless every attempt was invalid).
+ */
+export type TrialRunner = (task: Task, trial: number) => Promise<Trajectory[]>;
+
+/** What {@link runTrial} needs of the batch settings. */
+export type TrialOptions = Pick<
+  BatchOptions,
+  'runtime' | 'agent' | 'user' | 'judge' | 'seed' | 'clock' | 'resamples' | 'maxSteps' | 'channel' | 'duplex'
+>;
+
+/**
+ * Score a finished episode in place: `reward_info` when it is valid; a scoring failure makes it
+ * invalid (`infrastructure_error`, resampled), never the agent's 0. Returns `t`.
+ */
+export async function scoreEpisode(
+  opts: { runtime: DomainRuntime; judge?: Judge | undefined },
+  task: Task,
+  t: Trajectory,
+): Promise<Trajectory> {
+  if (!t.valid) return t;
+  try {
+    t.reward_info = await evaluate(opts.runtime, task, t.turns, {
+      termination: t.termination,
+      ...(opts.judge ? { judge: opts.judge } : {}),
+    });
+  } catch (e) {
+    t.valid = false;
+    t.termination = 'infrastructure_error';
+    t.invalid_reason = `scoring failed: ${(e as Error).message}`;
+  }
+  return t;
+}
+
+/**
+ * Trial `trial` of `task`: an episode with seed `seed + trial`, scored; when it ends invalid
+ * (infrastructure), up to `resamples` more attempts with seed + trial + attempt × {@link
+ * RESAMPLE_STRIDE}. Returns every attempt's trajectory in order; `onAttempt` sees each as it
+ * finishes.
+ */
+export async function runTrial(
+  opts: TrialOptions,
+  task: Task,
+  trial: number,
+  onAttempt?: (t: Trajectory) => void,
+): Promise<Trajectory[]> {
+  const out: Trajectory[] = [];
+  for (let attempt = 0; attempt <= (opts.resamples ?? DEFAULT_RESAMPLES); attempt++) {
+    const seed = opts.seed + trial + attempt * RESAMPLE_STRIDE;
+    const t = await runEpisode({
+      runtime: opts.runtime,
+      task,
+      agent: opts.agent(),
+      user: opts.user(),
+      seed,
+      trial,
+      clock: opts.clock(seed),
+      ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+      ...(opts.channel ? { channel: opts.channel } : {}),
+      ...(opts.duplex ? { duplex: opts.duplex } : {}),
+    });
+    await scoreEpisode(opts, task, t);
+    out.push(t);
+    onAttempt?.(t);
+    if (t.valid) break;
+  }
+  return out;
 }
 
 /** Per-task results of a batch. */
@@ -116,50 +192,24 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
   let agentId = '';
   let userId = '';
 
+  const record = (t: Trajectory) => {
+    agentId = t.participants.agent;
+    userId = t.participants.user;
+    episodes++;
+    if (keep) done.push(t);
+    opts.onTrajectory?.(t);
+    finals.set(`${t.task_id}\u0000${t.trial}`, {
+      task_id: t.task_id,
+      trial: t.trial,
+      valid: t.valid,
+      reward_info: t.reward_info,
+    });
+  };
   const worker = async () => {
     while (cursor < jobs.length && !opts.signal?.aborted) {
       const { task, trial } = jobs[cursor++]!;
-      for (let attempt = 0; attempt <= (opts.resamples ?? DEFAULT_RESAMPLES); attempt++) {
-        const seed = opts.seed + trial + attempt * RESAMPLE_STRIDE;
-        const agent = opts.agent();
-        const user = opts.user();
-        agentId = agent.id;
-        userId = user.id;
-        const t = await runEpisode({
-          runtime: opts.runtime,
-          task,
-          agent,
-          user,
-          seed,
-          trial,
-          clock: opts.clock(seed),
-          ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
-          ...(opts.channel ? { channel: opts.channel } : {}),
-          ...(opts.duplex ? { duplex: opts.duplex } : {}),
-        });
-        if (t.valid) {
-          try {
-            t.reward_info = await evaluate(opts.runtime, task, t.turns, {
-              termination: t.termination,
-              ...(opts.judge ? { judge: opts.judge } : {}),
-            });
-          } catch (e) {
-            t.valid = false;
-            t.termination = 'infrastructure_error';
-            t.invalid_reason = `scoring failed: ${(e as Error).message}`;
-          }
-        }
-        episodes++;
-        if (keep) done.push(t);
-        opts.onTrajectory?.(t);
-        finals.set(`${task.id}\u0000${trial}`, {
-          task_id: t.task_id,
-          trial: t.trial,
-          valid: t.valid,
-          reward_info: t.reward_info,
-        });
-        if (t.valid) break;
-      }
+      if (opts.trialRunner) for (const t of await opts.trialRunner(task, trial)) record(t);
+      else await runTrial(opts, task, trial, record);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));

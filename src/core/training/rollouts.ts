@@ -9,9 +9,8 @@ import type { DomainRuntime } from '../env/environment.ts';
 import type { Clock } from '../ports/clock.ts';
 import { hash32 } from '../ports/rng.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
-import { RESAMPLE_STRIDE, runBatch } from '../rollout/batch.ts';
+import { RESAMPLE_STRIDE, runBatch, scoreEpisode } from '../rollout/batch.ts';
 import { runEpisode, type EpisodeCheckpoint } from '../rollout/episode.ts';
-import { evaluate } from '../scoring/evaluate.ts';
 import { replayGold } from '../scoring/replay.ts';
 import { matchesAction } from '../scoring/action-match.ts';
 import { successfulAgentCalls } from '../scoring/turns.ts';
@@ -207,19 +206,8 @@ interface EpisodeRun extends SamplerOptions {
   trial?: number;
 }
 
-async function scored(opts: SamplerOptions & { task: Task }, t: Trajectory): Promise<Trajectory> {
-  if (!t.valid) return t;
-  try {
-    t.reward_info = await evaluate(opts.runtime, opts.task, t.turns, {
-      termination: t.termination,
-      ...(opts.judge ? { judge: opts.judge } : {}),
-    });
-  } catch (e) {
-    t.valid = false;
-    t.termination = 'infrastructure_error';
-    t.invalid_reason = `scoring failed: ${(e as Error).message}`;
-  }
-  return t;
+function scored(opts: SamplerOptions & { task: Task }, t: Trajectory): Promise<Trajectory> {
+  return scoreEpisode(opts, opts.task, t);
 }
 
 /**
