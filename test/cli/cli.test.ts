@@ -95,6 +95,7 @@ describe('switchboard CLI', () => {
       split: null,
       task_ids: ['carrier-pay-balance-1', 'carrier-claimed-payment-1'],
       concurrency: 3,
+      threads: 1,
       max_steps: 100,
       teacher_guidance: false,
       channel: null,
