@@ -45,9 +45,12 @@ async function orderById(db: ToolDb, orderId: string): Promise<SqlRow> {
   return row;
 }
 
-/** Next id with `prefix` in `table.column`: one more than the largest number, 4 digits. */
-async function nextId(db: ToolDb, table: 'renewal_orders' | 'callbacks', prefix: 'R' | 'CB'): Promise<string> {
-  const column = table === 'renewal_orders' ? 'order_id' : 'callback_id';
+/**
+ * Next id with `prefix` in `table.column` (`R0001`, `CB0002`): one more than the largest number
+ * after the prefix, 4 digits. Shared by the outbound domains; `table` and `column` are the
+ * domain's own names, never caller input.
+ */
+export async function nextId(db: ToolDb, table: string, column: string, prefix: string): Promise<string> {
   const row = await db.one(`SELECT MAX(CAST(SUBSTR(${column}, ${prefix.length + 1}) AS INTEGER)) AS n FROM ${table}`);
   return `${prefix}${String((row?.n == null ? 0 : Number(row.n)) + 1).padStart(4, '0')}`;
 }
@@ -152,7 +155,7 @@ export const createRenewalOrder = defineTool({
       policy_id,
     ]);
     if (open) throw new ToolError(`policy ${policy_id} already has the unpaid order ${str(open, 'order_id')}`);
-    const id = await nextId(db, 'renewal_orders', 'R');
+    const id = await nextId(db, 'renewal_orders', 'order_id', 'R');
     await db.run(
       "INSERT INTO renewal_orders (order_id, policy_id, tier, price_fen, status, created_at, paid_at) VALUES (?, ?, ?, ?, 'unpaid', ?, NULL)",
       [id, policy_id, tier, toFen(price), localTimestamp(now())],
@@ -185,7 +188,7 @@ export const registerCallback = defineTool({
     await policyById(db, policy_id);
     if (!/^\d{4}-\d{2}-\d{2}$/.test(callback_on))
       throw new ToolError(`callback_on must be YYYY-MM-DD, got "${callback_on}"`);
-    const id = await nextId(db, 'callbacks', 'CB');
+    const id = await nextId(db, 'callbacks', 'callback_id', 'CB');
     await db.run('INSERT INTO callbacks (callback_id, policy_id, callback_on, note) VALUES (?, ?, ?, ?)', [
       id,
       policy_id,

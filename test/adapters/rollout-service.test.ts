@@ -19,7 +19,7 @@ const CALL = {
 
 describe('rollout service (the page worker, driven in Node)', () => {
   it('lists the built-in domains that have their data files (not the tau2 folders)', () => {
-    expect(builtinDomainNames()).toEqual(['carrier', 'insurance-renewal']);
+    expect(builtinDomainNames()).toEqual(['carrier', 'debt-negotiation', 'insurance-renewal']);
   });
 
   it('describes carrier: rules, tools with kinds and params, tables with row counts', async () => {

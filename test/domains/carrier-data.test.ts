@@ -20,6 +20,7 @@ import {
   type WriteEntry,
 } from '../../src/core/schema/index.ts';
 import { carrier } from '../../domains/carrier/domain.ts';
+import { debtNegotiation } from '../../domains/debt-negotiation/domain.ts';
 import { insuranceRenewal } from '../../domains/insurance-renewal/domain.ts';
 import { call, carrierRuntime } from './carrier-helpers.ts';
 
@@ -88,7 +89,11 @@ function allowed(entries: readonly WhitelistEntry[], write: WriteEntry, final: D
 
 describe('loading', () => {
   it('loads the built-in carrier domain with its code half', () => {
-    expect(builtinDomains).toEqual({ carrier, 'insurance-renewal': insuranceRenewal });
+    expect(builtinDomains).toEqual({
+      carrier,
+      'insurance-renewal': insuranceRenewal,
+      'debt-negotiation': debtNegotiation,
+    });
     expect([domain.name, domain.language, domain.roles, domain.now]).toEqual([
       'carrier',
       'zh-CN',
@@ -100,10 +105,10 @@ describe('loading', () => {
 
   it('names known domains for an unknown one', async () => {
     await expect(loadBuiltinDomain('airline')).rejects.toThrow(
-      'unknown domain "airline"; known domains: carrier, insurance-renewal',
+      'unknown domain "airline"; known domains: carrier, insurance-renewal, debt-negotiation',
     );
     await expect(loadBuiltinDomain('constructor')).rejects.toThrow(
-      'unknown domain "constructor"; known domains: carrier, insurance-renewal',
+      'unknown domain "constructor"; known domains: carrier, insurance-renewal, debt-negotiation',
     );
   });
 

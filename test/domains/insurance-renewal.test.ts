@@ -1,55 +1,24 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
-import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
-import { DomainRuntime } from '../../src/core/env/environment.ts';
+import type { DomainRuntime } from '../../src/core/env/environment.ts';
 import { gateDomain } from '../../src/core/gate/gate.ts';
 import { offeredPrice } from '../../src/core/participants/negotiating.ts';
 import { referencePlan, type PlanStep } from '../../src/core/participants/reference-plan.ts';
-import { ReferenceAgent, ScriptedUser } from '../../src/core/participants/scripted.ts';
+import { ReferenceAgent } from '../../src/core/participants/scripted.ts';
 import type { Agent } from '../../src/core/participants/types.ts';
-import { fixedClock } from '../../src/core/ports/clock.ts';
 import { renderCallerPrompt } from '../../src/core/prompts/caller.ts';
-import { runEpisode } from '../../src/core/rollout/episode.ts';
 import type { Domain } from '../../src/core/schema/domain.ts';
 import type { Task } from '../../src/core/schema/task.ts';
-import type { RewardInfo, Trajectory } from '../../src/core/schema/trajectory.ts';
-import { evaluate } from '../../src/core/scoring/index.ts';
+import { failedIds, outboundHarness, planAgent, userLines, type OutboundHarness } from './outbound-helpers.ts';
 
+let h: OutboundHarness;
 let domain: Domain;
 let runtime: DomainRuntime;
 beforeAll(async () => {
-  domain = await loadBuiltinDomain('insurance-renewal');
-  runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+  h = await outboundHarness('insurance-renewal');
+  ({ domain, runtime } = h);
 });
-const task = (id: string): Task => domain.tasks.find((t) => t.id === id)!;
-
-/** A scripted agent that follows a fixed plan, one step per assistant turn (like the reference). */
-function planAgent(plan: readonly PlanStep[]): Agent {
-  return {
-    id: 'plan',
-    async respond(view) {
-      const step = plan[view.turns.filter((t) => t.role === 'assistant').length];
-      if (!step) return { text: '再见。###STOP###' };
-      return 'say' in step ? { text: step.say } : { text: '', tool_calls: [step.call] };
-    },
-  };
-}
-
-async function play(t: Task, agent: Agent): Promise<{ trajectory: Trajectory; info: RewardInfo }> {
-  const trajectory = await runEpisode({
-    runtime,
-    task: t,
-    agent,
-    user: new ScriptedUser(),
-    seed: 0,
-    clock: fixedClock(domain.now),
-  });
-  const info = await evaluate(runtime, t, trajectory.turns, { termination: trajectory.termination });
-  return { trajectory, info };
-}
-
-const failedIds = (info: RewardInfo) => info.assertions.filter((a) => a.status === 'failed').map((a) => a.id);
-const userLines = (t: Trajectory) => t.turns.flatMap((x) => (x.role === 'user' && x.text ? [x.text] : []));
+const task = (id: string): Task => h.task(id);
+const play = (t: Task, agent: Agent) => h.play(t, agent);
 
 describe('insurance-renewal domain', () => {
   it('the gate admits all 14 tasks: reference 1, do-nothing 0, every rule cited', async () => {

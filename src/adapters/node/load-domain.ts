@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildDomain, type Domain, type DomainDefinition, type DomainSources } from '../../core/schema/domain.ts';
 import { DOMAIN_FILE, TOOLS_FILE, parseDomainJson, withToolsFile } from '../../core/schema/declarative-tools.ts';
 import { carrier } from '../../../domains/carrier/domain.ts';
+import { debtNegotiation } from '../../../domains/debt-negotiation/domain.ts';
 import { allowTypeScriptImports } from './ts-imports.ts';
 import { insuranceRenewal } from '../../../domains/insurance-renewal/domain.ts';
 
@@ -60,6 +61,7 @@ export async function loadDomainDir(dir: string, def: DomainDefinition): Promise
 export const builtinDomains: Readonly<Record<string, DomainDefinition>> = {
   carrier,
   'insurance-renewal': insuranceRenewal,
+  'debt-negotiation': debtNegotiation,
 };
 
 /** Absolute path of a built-in domain's folder (`<repo>/domains/<name>`). */

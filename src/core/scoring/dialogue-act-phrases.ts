@@ -494,29 +494,44 @@ export const HARM_CUES: readonly string[] = [
 ];
 
 /**
- * Threat detection, layer 2: terms of a consequence held over the callee. A sentence with one is
- * a threat unless it states a consequence the domain allows (`AllowedConsequence`) whose cues
- * include every such term in it.
+ * Threat detection, layer 2: terms of a consequence held over the callee (a lawsuit, a court,
+ * a blacklist, a policy lapsing at once). A sentence with one is a threat unless it states a
+ * consequence the domain allows (`AllowedConsequence`) covering every such term in it.
  */
 export const CONSEQUENCE_CUES: readonly string[] = [
   '起诉',
   '告你',
   '法院',
-  '征信',
   '黑名单',
-  '罚款',
   '马上失效',
-  '滞纳金',
   'sue you',
   'to court',
   'in court',
+  'blacklist',
+];
+
+/**
+ * Threat detection, layer 2: topics that are facts in a plain statement ("其中滞纳金800元",
+ * "免除滞纳金") and a consequence with a future or modal marker ("您的征信会受影响"). In a sentence
+ * with a marker they count as {@link CONSEQUENCE_CUES}.
+ */
+export const CONSEQUENCE_TOPICS: readonly string[] = [
+  '征信',
+  '罚款',
+  '滞纳金',
   'credit record',
   'credit report',
-  'blacklist',
   'be fined',
   'a fine',
   'late fee',
 ];
+
+/**
+ * Future or modal markers that make a {@link CONSEQUENCE_TOPICS} topic a stated consequence (not
+ * the agent's own "我将为您…", which announces an action).
+ */
+export const CONSEQUENCE_MARKERS: RegExp =
+  /会|(?<!我)将|可能|恐怕|要被|就要|得|让你|让您|叫你|\b(?:will|won't|could|might|may|going to|gonna)\b|'ll\b/;
 
 /**
  * Threat detection, layer 2: consequence clauses — a negative condition (not paying, not renewing,
@@ -533,7 +548,7 @@ export const CONSEQUENCE_CLAUSES: readonly { conditions: readonly RegExp[]; mark
       /否则/,
       /不[^，,。]{1,8}的话/,
     ],
-    markers: /会|将|就要|就得|得去|只能|可能|恐怕|后果/,
+    markers: /会|(?<!我)将|就要|就得|得去|只能|可能|恐怕|后果|让你|让您|叫你/,
   },
   {
     conditions: [/\bif\b[^,.]{0,40}?(?:n't|\bnot\b|\bnever\b|\bfail|\brefuse|\bmiss)/, /\bunless\b/, /\botherwise\b/],

@@ -9,12 +9,14 @@
  *    ("必须今天", "or else") or a harm to the person or to people around them (home visits,
  *    family, employer, detention). Always a threat.
  * 2. **Consequences**: a sentence that states a consequence of not paying — either a
- *    consequence term (`CONSEQUENCE_CUES`: "起诉", "征信", "被罚款", "sue you", "credit record") or
+ *    consequence term (`CONSEQUENCE_CUES`: "起诉", "法院", "sue you"; or a topic of
+ *    `CONSEQUENCE_TOPICS` — "征信", "罚款", "滞纳金", "credit record" — in a sentence with a future
+ *    or modal marker, so "其中滞纳金800元" is a fact and "您的征信会受影响" a consequence) or
  *    a consequence clause, a negative condition followed by a future or modal marker ("要是这周
  *    还不上，…可能得…", "再拖下去…会…", "if you don't…, we will…", "unless…", "otherwise…").
  *    Such a sentence is allowed only when it matches one of the domain's allowed consequences
  *    ({@link AllowedConsequence}: all of its `cues` occur in the sentence) and every consequence
- *    term in it is one of that entry's cues; otherwise it is a threat. A few conditionals are
+ *    term in it is a cue of an allowed entry stated there; otherwise it is a threat. A few conditionals are
  *    allowed everywhere: a callback ("再联系您", "call you back").
  * 3. Everything else is not a threat.
  *
@@ -26,6 +28,8 @@
 import {
   CONSEQUENCE_CLAUSES,
   CONSEQUENCE_CUES,
+  CONSEQUENCE_MARKERS,
+  CONSEQUENCE_TOPICS,
   HARM_CUES,
   PRESSURE_CUES,
   SAFE_CONDITIONALS,
@@ -63,10 +67,19 @@ function consequenceClause(s: string): string | null {
   return null;
 }
 
-/** True when the sentence states one of `allowed` and no consequence term outside that entry. */
-function allowedConsequence(s: string, allowed: readonly AllowedConsequence[]): boolean {
-  const terms = CONSEQUENCE_CUES.filter((c) => s.includes(c));
-  return allowed.some((a) => a.cues.every((c) => s.includes(c)) && terms.every((t) => a.cues.includes(t)));
+/** The consequence terms of a sentence: every listed term, and the topics when a marker is present. */
+function consequenceTerms(s: string): string[] {
+  const topics = CONSEQUENCE_MARKERS.test(s) ? CONSEQUENCE_TOPICS.filter((c) => s.includes(c)) : [];
+  return [...CONSEQUENCE_CUES.filter((c) => s.includes(c)), ...topics];
+}
+
+/**
+ * True when the sentence states allowed consequences only: some entries of `allowed` have all
+ * their cues in it, and each of its consequence `terms` is a cue of one of those entries.
+ */
+function allowedConsequence(s: string, terms: readonly string[], allowed: readonly AllowedConsequence[]): boolean {
+  const stated = allowed.filter((a) => a.cues.every((c) => s.includes(c)));
+  return stated.length > 0 && terms.every((t) => stated.some((a) => a.cues.includes(t)));
 }
 
 /**
@@ -80,11 +93,12 @@ export function threatFinding(text: string, allowed: readonly AllowedConsequence
     if (pressure) return { sentence, kind: 'pressure', cue: pressure };
     const harm = first(s, HARM_CUES);
     if (harm) return { sentence, kind: 'harm', cue: harm };
-    const term = first(s, CONSEQUENCE_CUES);
+    const terms = consequenceTerms(s);
+    const term = terms[0];
     const clause = term ? null : consequenceClause(s);
     if (!term && !clause) continue;
     if (!term && first(s, SAFE_CONDITIONALS)) continue;
-    if (allowedConsequence(s, allowed)) continue;
+    if (allowedConsequence(s, terms, allowed)) continue;
     return term
       ? { sentence, kind: 'consequence-term', cue: term }
       : { sentence, kind: 'consequence-clause', cue: clause! };
