@@ -117,7 +117,7 @@ describe('switchboard CLI', () => {
     let io = capture();
     expect(await main(['gate', 'atlantis'], io)).toBe(2);
     expect(io.stderr).toBe(
-      'switchboard: unknown domain "atlantis"; known domains: carrier, insurance-renewal, debt-negotiation; tau2-bench domains: tau2-airline, tau2-retail, tau2-telecom\n',
+      'switchboard: unknown domain "atlantis"; known domains: carrier, debt-negotiation, insurance-renewal; tau2-bench domains: tau2-airline, tau2-retail, tau2-telecom\n',
     );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--agent', 'gpt-9'], io)).toBe(2);
@@ -215,7 +215,7 @@ describe('switchboard CLI', () => {
     expect(await main(['run', '--domain', 'atlantis', '--json'], io)).toBe(2);
     expect(JSON.parse(io.stdout)).toEqual({
       error:
-        'unknown domain "atlantis"; known domains: carrier, insurance-renewal, debt-negotiation; tau2-bench domains: tau2-airline, tau2-retail, tau2-telecom',
+        'unknown domain "atlantis"; known domains: carrier, debt-negotiation, insurance-renewal; tau2-bench domains: tau2-airline, tau2-retail, tau2-telecom',
     });
   });
 

@@ -105,10 +105,10 @@ describe('loading', () => {
 
   it('names known domains for an unknown one', async () => {
     await expect(loadBuiltinDomain('airline')).rejects.toThrow(
-      'unknown domain "airline"; known domains: carrier, insurance-renewal, debt-negotiation',
+      'unknown domain "airline"; known domains: carrier, debt-negotiation, insurance-renewal',
     );
     await expect(loadBuiltinDomain('constructor')).rejects.toThrow(
-      'unknown domain "constructor"; known domains: carrier, insurance-renewal, debt-negotiation',
+      'unknown domain "constructor"; known domains: carrier, debt-negotiation, insurance-renewal',
     );
   });
 
