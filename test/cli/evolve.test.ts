@@ -166,6 +166,40 @@ describe('switchboard evolve', () => {
     }
   });
 
+  it('--repair-agent sends each broken task to the code agent; a garbage reply and a dead endpoint are refused and printed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
+    dirs.push(dir);
+    const server = await startOpenAiServer(scriptedModels({ junk: ['Sure! Here is the patch.'] }));
+    try {
+      const args = [
+        ...['evolve', '--domain', 'carrier', '--task-ids', 'carrier-dispute-recent-1', '--agent', 'noisy:1'],
+        ...['--cross-policy', 'noisy:1', '--k', '2', '--model-retries', '0', '--out', dir],
+      ];
+      const io = capture();
+      expect(await main([...args, '--repair-agent', `openai:junk@${server.url}`], io)).toBe(0);
+      expect(io.stdout).toContain(
+        '\nmodel repairs of broken tasks:\n  round 0 carrier-dispute-recent-1: unparseable: not JSON: "Sure! Here is the patch."',
+      );
+      const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as EvolveReport;
+      expect(report.rounds[0]!.repairs!.map((r) => [r.task_id, r.status])).toEqual([
+        ['carrier-dispute-recent-1', 'unparseable'],
+      ]);
+      expect(report.summary.repaired).toEqual([]);
+      // An endpoint that does not serve the model: a model error, reported, never a crash.
+      const io2 = capture();
+      expect(await main([...args, '--repair-agent', `openai:gone@${server.url}`], io2)).toBe(0);
+      const again = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as EvolveReport;
+      expect(again.rounds[0]!.repairs!.map((r) => r.status)).toEqual(['model_error']);
+      expect(io2.stdout).toContain('  round 0 carrier-dispute-recent-1: model_error: ');
+      // A spec that is not a model is a usage error naming the flag.
+      const io3 = capture();
+      expect(await main([...args, '--repair-agent', 'reference'], io3)).toBe(2);
+      expect(io3.stderr).toContain('--repair-agent "reference"');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('stores task issues beside the bank and carries them on with --previous (resolved when the task passes)', async () => {
     const first = await mkdtemp(join(tmpdir(), 'sb-evolve-'));
     const second = await mkdtemp(join(tmpdir(), 'sb-evolve-'));

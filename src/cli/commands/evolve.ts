@@ -32,7 +32,14 @@ import {
   withSamplingOptions,
   type SamplingFlags,
 } from '../options.ts';
-import { agentFactory, judgeFromFlags, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
+import {
+  agentFactory,
+  judgeFromFlags,
+  modelClientFor,
+  userFactory,
+  UsageError,
+  withJudgeOptions,
+} from '../participants.ts';
 
 /** Options of the command. */
 export interface EvolveOpts extends SamplingFlags {
@@ -61,6 +68,8 @@ export interface EvolveOpts extends SamplingFlags {
   perTask?: number;
   /** A task-bank folder of an earlier run: its tasks join (or replace) the domain's. */
   bank?: string;
+  /** A code-agent model (`<flavor>:<model>@<url>`) that proposes repairs of broken tasks in the loop. */
+  repairAgent?: string;
   out: string;
   json?: boolean;
 }
@@ -79,6 +88,7 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   const user = userFactory(opts.user, models);
   const judge = judgeFromFlags(opts, models);
   const crossPolicies = (opts.crossPolicy ?? []).map((spec) => agentFactory(spec, models));
+  const repairClient = opts.repairAgent ? modelClientFor(opts.repairAgent, '--repair-agent', models) : null;
   const opened = await openDomain({ domain: opts.domain, ...(opts.data ? { data: opts.data } : {}) });
   const { domain, runtime, bank } = await withBankTasks(opened, opts.bank);
   const tasks = selectTasks(domain, opts);
@@ -105,6 +115,7 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
       ? { harden: { ...(patterns ? { patterns } : {}), ...(opts.perTask ? { perTask: opts.perTask } : {}) } }
       : {}),
     ...(crossPolicies.length ? { crossPolicies } : {}),
+    ...(repairClient ? { repair: { client: repairClient } } : {}),
   });
   const order = new Map(tasks.map((t, i) => [t.id, i]));
   const lines = trajectories.flatMap((round) =>
@@ -114,7 +125,8 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   await writeFile(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   const last = report.rounds[report.rounds.length - 1]!;
   await writeFile(join(outDir, 'weights.json'), `${JSON.stringify(last.weights, null, 2)}\n`);
-  if (opts.harden) await writeBank(join(outDir, 'bank'), opened.domain.tasks, admitToBank(bank, variants));
+  if (opts.harden || repairClient)
+    await writeBank(join(outDir, 'bank'), opened.domain.tasks, admitToBank(bank, variants));
   await writeTaskIssues(join(outDir, 'bank'), domain.name, last.issues);
   return report;
 }
@@ -165,6 +177,12 @@ export function renderEvolve(report: EvolveReport): string {
         ]
       : [],
   );
+  const repairs = report.rounds.flatMap((r) =>
+    (r.repairs ?? []).map(
+      (x) =>
+        `  round ${r.round} ${x.task_id}: ${x.status === 'admitted' ? `repaired, version ${x.version} (${x.detail})` : `${x.status}: ${x.detail}`}`,
+    ),
+  );
   return [
     head,
     table(headers, rows, new Set(headers.slice(1))),
@@ -172,6 +190,9 @@ export function renderEvolve(report: EvolveReport): string {
     ...(verdicts.length ? ['', 'always-failed tasks:', ...verdicts] : []),
     ...(report.rounds.some((r) => r.hardening)
       ? ['', 'hardened always-passed tasks:', ...(hardening.length ? hardening : ['  none'])]
+      : []),
+    ...(report.rounds.some((r) => r.repairs)
+      ? ['', 'model repairs of broken tasks:', ...(repairs.length ? repairs : ['  none'])]
       : []),
     '',
     'sample next (weights.json, first five):',
@@ -210,10 +231,14 @@ export function registerEvolve(program: Command, io: CliIo, setCode: (code: numb
       `task patterns to try with --harden (comma-separated; default all: ${taskPatternIds().join(', ')})`,
     )
     .option('--per-task <n>', 'variants admitted per always-passed task', intOption('--per-task', 1), 1)
+    .option(
+      '--repair-agent <spec>',
+      'a code-agent model (<flavor>:<model>@<base-url>) that proposes a JSON patch for each broken task; admitted only through the schema and the gate',
+    )
     .option('--bank <dir>', 'a task bank folder (bank/ of an earlier evolve --harden): its tasks join the domain')
     .requiredOption(
       '--out <dir>',
-      'write report.json, weights.json, trajectories.jsonl and bank/issues.json (and the bank with --harden) here',
+      'write report.json, weights.json, trajectories.jsonl and bank/issues.json (and the bank with --harden or --repair-agent) here',
     )
     .option('--json', 'print the report as one JSON document')
     .action(async (opts: EvolveOpts) => {

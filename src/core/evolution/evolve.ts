@@ -7,9 +7,13 @@
  * rounds never reuse a seed and a run replays bit-for-bit with scripted participants.
  *
  * With `harden`, each round's always-passed tasks are hardened with the hard-pattern library
- * between rounds; every variant enters only through the gate. Repairs come later.
+ * between rounds; every variant enters only through the gate. With `repair`, each task the round's
+ * attribution calls broken goes to the code-agent role ({@link proposeTaskChange}: a JSON patch
+ * from a model, checked by the schema and the gate); an admitted repair (same id, version + 1)
+ * runs in its place from the next round on.
  */
 import type { Agent } from '../participants/types.ts';
+import type { ModelClient, SamplingParams } from '../ports/model-client.ts';
 import { runBatch, type BatchOptions } from '../rollout/batch.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
@@ -20,6 +24,7 @@ import { updateIssues, type TaskIssue } from './issues.ts';
 import { summarizeEvolve, type EvolveSummary } from './report-summary.ts';
 import type { HardenReport } from './harden.ts';
 import { hardenRound, type HardenSettings } from './harden-round.ts';
+import { proposeTaskChange, type ProposalOutcome } from './proposals.ts';
 import { defaultThresholds, labelTasks, type LabelReport, type LabelThresholds } from './labels.ts';
 import { DEFAULT_BANDIT, samplingWeights, type BanditSettings, type SamplingWeights } from './weights.ts';
 
@@ -63,6 +68,12 @@ export interface EvolveOptions
    */
   crossPolicies?: readonly (() => Agent)[];
   /**
+   * Model repairs in the loop: each task the round's attribution calls broken is sent, with its
+   * findings, to this code agent ({@link proposeTaskChange}); an admitted repair replaces the
+   * task from the next round on. Off when absent.
+   */
+  repair?: { client: ModelClient; sampling?: Partial<SamplingParams> };
+  /**
    * A monotonic clock in ms (e.g. `performance.now`): with it each round reports where its time
    * went ({@link EvolveRound.timing_ms}). Absent: no timings (a report then replays bit-for-bit).
    */
@@ -94,11 +105,43 @@ export interface EvolveRound {
    * With {@link EvolveOptions.now}: wall time of the round's phases, ms — `environment` (the
    * rollouts, the other policies' included: episodes and their scoring), `labels` (labels and
    * weights), `attribution` (the gate and the checks on always-failed tasks), `hardening` (the
-   * gate on hardened variants).
+   * gate on hardened variants and model repairs).
    */
   timing_ms?: { environment: number; labels: number; attribution: number; hardening: number };
   /** With {@link EvolveOptions.harden}: the always-passed tasks hardened, variants admitted, rejected, skipped. */
   hardening?: HardenReport;
+  /** With {@link EvolveOptions.repair}: one attempt per broken task, in attribution order. */
+  repairs?: RepairAttempt[];
+}
+
+/**
+ * One model repair of a broken task: the finding text sent, and how the proposal ended
+ * (`admitted` with the new version and the model's reason; otherwise the outcome's status and
+ * detail — unparseable, patch_failed, schema_invalid, gate_rejected with the gate's reasons,
+ * model_error).
+ */
+export interface RepairAttempt {
+  task_id: string;
+  finding: string;
+  status: ProposalOutcome['status'];
+  /** The repaired task's version (admitted only). */
+  version?: number;
+  /** The model's reason (admitted), or why it was refused. */
+  detail: string;
+}
+
+/** The report line of a proposal outcome. */
+function repairAttempt(task_id: string, finding: string, o: ProposalOutcome): RepairAttempt {
+  switch (o.status) {
+    case 'admitted':
+      return { task_id, finding, status: o.status, version: o.task.lineage?.version ?? 1, detail: o.reason };
+    case 'gate_rejected':
+      return { task_id, finding, status: o.status, detail: o.reasons.join('; ') };
+    case 'schema_invalid':
+      return { task_id, finding, status: o.status, detail: `${o.field}: ${o.detail}` };
+    default:
+      return { task_id, finding, status: o.status, detail: o.detail };
+  }
 }
 
 /** The report of {@link evolve}. */
@@ -123,6 +166,7 @@ export interface EvolveReport {
 export async function evolve(
   opts: EvolveOptions,
 ): Promise<{ report: EvolveReport; trajectories: Trajectory[][]; variants: Task[] }> {
+  // `variants`: every task admitted in the loop, hardened variants and repaired versions.
   const rounds = opts.rounds ?? 1;
   if (!Number.isInteger(opts.k) || opts.k < 1) throw new RangeError(`evolve needs a positive integer k, got ${opts.k}`);
   if (!Number.isInteger(rounds) || rounds < 1)
@@ -183,6 +227,22 @@ export async function evolve(
     issues = updateIssues(issues, round, labels, attribution);
     const t4 = opts.now?.() ?? 0;
     const hardened = opts.harden ? await hardenRound(opts.runtime, tasks, labels, seed, opts.harden) : null;
+    const repairs: RepairAttempt[] = [];
+    const repaired = new Map<string, Task>();
+    for (const a of opts.repair ? attribution.filter((x) => x.verdict === 'broken') : []) {
+      const finding = a.findings.map((f) => `${f.kind}${f.field ? ` (${f.field})` : ''}: ${f.detail}`).join('\n');
+      const outcome = await proposeTaskChange({
+        client: opts.repair!.client,
+        runtime: opts.runtime,
+        task: tasks.find((t) => t.id === a.task_id)!,
+        request: { kind: 'repair', finding },
+        seed,
+        ...(opts.repair!.sampling ? { sampling: opts.repair!.sampling } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      repairs.push(repairAttempt(a.task_id, finding, outcome));
+      if (outcome.status === 'admitted') repaired.set(a.task_id, outcome.task);
+    }
     const t5 = opts.now?.() ?? 0;
     out.push({
       round,
@@ -197,11 +257,16 @@ export async function evolve(
         ? { timing_ms: { environment: t1 - t0 + (t3 - t2), labels: t2 - t1, attribution: t4 - t3, hardening: t5 - t4 } }
         : {}),
       ...(hardened ? { hardening: hardened.report } : {}),
+      ...(opts.repair ? { repairs } : {}),
     });
     all.push([...trajectories, ...others.flatMap((p) => p.trajectories)]);
     if (hardened) {
       variants.push(...hardened.variants);
       tasks = hardened.next;
+    }
+    if (repaired.size) {
+      variants.push(...repaired.values());
+      tasks = tasks.map((t) => repaired.get(t.id) ?? t);
     }
   }
   const report: Omit<EvolveReport, 'summary'> = {

@@ -16,6 +16,7 @@ export interface SummarySource {
       admitted: readonly { task_id: string; parent: string; pattern: string; reason: string }[];
       rejected: readonly { task_id: string; parent: string; pattern: string; reason: string; gate_reasons: string[] }[];
     };
+    repairs?: readonly { task_id: string; status: string; version?: number; detail: string }[];
   }[];
 }
 
@@ -49,8 +50,8 @@ export interface EvolveSummary {
   hardened: { round: number; task_id: string; parent: string; pattern: string; reason: string }[];
   /** Variants the gate refused, with its reasons. */
   rejected: { round: number; task_id: string; parent: string; pattern: string; reasons: string[] }[];
-  /** Repairs admitted in the loop, with their reasons (none yet: model repairs run outside it, `switchboard propose`). */
-  repaired: { round: number; task_id: string; reason: string }[];
+  /** Model repairs admitted in the loop (`evolve --repair-agent`): round, task, its new version and the model's reason. */
+  repaired: { round: number; task_id: string; version: number; reason: string }[];
 }
 
 const empty = () => Object.fromEntries(TASK_LABELS.map((l) => [l, 0])) as Record<TaskLabel, number>;
@@ -81,7 +82,11 @@ export function summarizeEvolve(report: SummarySource): EvolveSummary {
   };
   const hardened: EvolveSummary['hardened'] = [];
   const rejected: EvolveSummary['rejected'] = [];
+  const repaired: EvolveSummary['repaired'] = [];
   rounds.forEach((r, i) => {
+    for (const x of r.repairs ?? [])
+      if (x.status === 'admitted')
+        repaired.push({ round: r.round, task_id: x.task_id, version: x.version ?? 1, reason: x.detail });
     for (const row of r.labels.tasks) ensure(row.task_id).labels[i] = row.label;
     for (const a of r.attribution ?? []) ensure(a.task_id).verdicts[i] = a.verdict;
     for (const v of r.hardening?.admitted ?? []) {
@@ -123,6 +128,6 @@ export function summarizeEvolve(report: SummarySource): EvolveSummary {
     lineage,
     hardened,
     rejected,
-    repaired: [],
+    repaired,
   };
 }

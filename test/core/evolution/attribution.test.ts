@@ -2,47 +2,12 @@ import { describe, expect, it } from 'vitest';
 
 /** Skipping the dispute write fails the reference action, the R4 assertion and the DB comparison. */
 const CROSS_COMPONENT = 'ACTION+ASSERTIONS+DB';
-import { loadBuiltinDomain } from '../../../src/adapters/node/load-domain.ts';
-import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
-import { DomainRuntime } from '../../../src/core/env/index.ts';
 import { attributeTasks, evolve, taskIssues } from '../../../src/core/evolution/index.ts';
 import { gateDomain } from '../../../src/core/gate/index.ts';
 import { NoisyAgent } from '../../../src/core/participants/noisy.ts';
 import { ScriptedUser } from '../../../src/core/participants/scripted.ts';
 import { steppingClock } from '../../../src/core/ports/clock.ts';
-import type { Task } from '../../../src/core/schema/task.ts';
-
-/** Carrier with two planted broken tasks. */
-async function plantedCarrier() {
-  const base = await loadBuiltinDomain('carrier');
-  const byId = (id: string) => structuredClone(base.tasks.find((t) => t.id === id)!);
-  // Gold breaks R5: a plan change for a customer with an overdue bill.
-  const breaksRule: Task = byId('carrier-change-plan-overdue-1');
-  breaksRule.id = 'planted-gold-breaks-r5';
-  breaksRule.evaluation_criteria!.actions!.push({
-    action_id: 'a3',
-    requestor: 'assistant',
-    name: 'change_plan',
-    arguments: { customer_id: 'C1009', plan_id: 'PL58' },
-  });
-  breaksRule.evaluation_criteria!.write_whitelist = [
-    { table: 'customers', ops: ['update'], columns: ['next_plan_id'], where: { customer_id: 'C1009' } },
-  ];
-  // The caller does not know the phone number the reference looks the customer up by.
-  const unknownPhone: Task = byId('carrier-change-plan-1');
-  unknownPhone.id = 'planted-unknown-phone';
-  unknownPhone.user_scenario.facts = [];
-  const instr = unknownPhone.user_scenario.instructions;
-  if (typeof instr !== 'string') instr.known_info = '想换套餐。';
-  // An ambiguous communicate item: the caller wants to know "the balance" without saying whether
-  // before or after paying; 36.5 is the balance after the payment (100 before it).
-  const ambiguous: Task = byId('carrier-pay-balance-1');
-  ambiguous.id = 'planted-ambiguous-balance';
-  const card = ambiguous.user_scenario.instructions;
-  if (typeof card !== 'string') card.task_instructions = '客服说明金额并征求同意时，回答同意。想知道话费余额是多少。';
-  const domain = { ...base, tasks: [...base.tasks, breaksRule, unknownPhone, ambiguous] };
-  return { domain, runtime: await DomainRuntime.create(domain, await sqlJsFactory()) };
-}
+import { plantedCarrier } from '../../fixtures/planted-carrier.ts';
 
 describe('attribution of always-failed tasks (carrier, noisy agent)', () => {
   it('done when (issue 16): planted broken tasks — gold breaks a rule, a value the caller does not know, an ambiguous communicate item — are attributed with exact evidence; a sound task is hard', async () => {
