@@ -8,6 +8,7 @@ import { largeRunLines } from './large-run.ts';
 import { openEnvLines } from './openenv.ts';
 import { milestoneMemoryLines } from './milestone-memory.ts';
 import { evolveBenchLines } from './evolve.ts';
+import { buildDomainBenchLines } from './build-domain.ts';
 
 await runCases('Core (carrier domain, sql.js in-process)', await coreCases());
 console.log('\nRollout threads: scripted episodes (reference agent, scripted caller, each scored) per second');
@@ -22,6 +23,8 @@ console.log('\nOpenEnv server: environment overhead per agent turn (carrier, scr
 console.log((await openEnvLines()).join('\n'));
 console.log('\nEvolve: one round over carrier, K=8, scripted policy (environment vs gate)');
 console.log((await evolveBenchLines()).join('\n'));
+console.log('\nbuild-domain: a 50-operation OpenAPI 3 spec, scaffold only (no model)');
+console.log((await buildDomainBenchLines()).join('\n'));
 console.log('\nMilestone groups on tau2-airline: peak RSS of this process (snapshots freed per task)');
 console.log((await milestoneMemoryLines()).join('\n'));
 console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');

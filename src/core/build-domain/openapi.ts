@@ -267,7 +267,9 @@ function operation(
     if (responseRef) break;
   }
   const segments = route.split('/').filter((s) => s && !s.startsWith('{'));
-  const byPath = tables.find((t) => segments.some((s) => [t.name, t.noun].includes(snake(s))));
+  const byPath = tables.find((t) =>
+    segments.some((s) => [t.name, t.noun].includes(snake(s)) || singular(snake(s)) === t.noun),
+  );
   const pick = (ref: string | undefined) => (ref ? tables.find((t) => t.name === tableName.get(ref)) : undefined);
   const table = pick(body?.ref) ?? pick(responseRef) ?? byPath;
   if (!table) return 'no table: neither its body, its response nor its path names a component schema with a key';

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildDomainFolder } from '../../../src/adapters/node/build-domain.ts';
 import { buildDomainFiles, parseSpecText, readSpec } from '../../../src/core/build-domain/index.ts';
 import { gateDomain } from '../../../src/core/gate/gate.ts';
+import { fiftyOperationSpec } from '../../../bench/build-domain.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'sb-badspec-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -222,6 +223,13 @@ describe('build-domain output', () => {
     expect(a.files['policy.md']).toContain(
       '- **R3** update_order: Change the state of an order. It needs order_id, state. state must be one of open, paid, shipped.',
     );
+  });
+
+  it("builds the benchmark's 50-operation spec into 50 tools on 10 tables, every write covered in turn", () => {
+    const { report } = buildDomainFiles('bank.json', fiftyOperationSpec(), { ...OPTS, tasks: 30 });
+    expect([report.tools.length, report.tables.length, report.skipped]).toEqual([50, 10, []]);
+    // 30 writes in turn, minus creates of the first table (nothing it references to read first).
+    expect(new Set(report.tasks.map((t) => t.write)).size).toBe(29);
   });
 
   it('writes nothing when the spec is bad, the folder exists, or the gate refuses', async () => {
