@@ -21,6 +21,8 @@ import {
   type TestServer,
 } from '../fixtures/openai-server.ts';
 import { fakePolicy } from '../fixtures/fake-policy.ts';
+import { startOpenEnvServer } from '../../src/adapters/node/openenv-server.ts';
+import { ScriptedUser } from '../../src/core/participants/scripted.ts';
 
 const TASK = 'carrier-pay-balance-1';
 let runtime: DomainRuntime;
@@ -250,6 +252,54 @@ describe('a 1 MB reply', () => {
         [null, 3],
       ]);
       expect([s.final_reward, s.components.QUALITY]).toEqual([0, 0]);
+    }
+  }, 60_000);
+});
+
+describe('POST /rollout and a policy endpoint that redirects', () => {
+  it('does not follow a redirect out of the allow-list (a transport fault: invalid, resampled); follows one to an allowed endpoint', async () => {
+    const good = await serve(fakePolicy(runtime.domain, 'carrier-lora'));
+    const target = 'http://gpu9.invalid:8000/v1/chat/completions';
+    const away = await serve(() => ({ status: 302, json: {}, headers: { location: target } }));
+    const home = await serve(() => ({ status: 307, json: {}, headers: { location: `${good.url}/chat/completions` } }));
+    const server = await startOpenEnvServer({ runtime, user: () => new ScriptedUser() });
+    const post = async (url: string) => {
+      const res = await fetch(`${server.url}/rollout`, {
+        method: 'POST',
+        body: JSON.stringify({
+          base_urls: [url],
+          model: 'carrier-lora',
+          k: 2,
+          task_ids: [TASK],
+          policy_version: 'v',
+          retries: 2,
+        }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.text())
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+    };
+    try {
+      const refused = await post(away.url);
+      expect(refused.map((l) => l.type)).toEqual(['failed', 'summary']);
+      expect(refused[0]).toMatchObject({ group_id: `conversation:${TASK}`, valid: 0 });
+      expect(refused[0].reasons).toEqual([
+        `vllm:carrier-lora at ${away.url}: redirected (HTTP 302) from ${away.url}/chat/completions to ${target}, which is not followed: endpoint ${target} is not allowed: this server calls loopback endpoints and those given when it started (serve --allow-endpoint <base-url>, or the endpoints of its --user, --judge, --tts, --barge-in-model) (1 attempt)`,
+      ]);
+      // Not retried (retries: 2): one request per attempt, 2 samples × 3 attempts (2 resamples).
+      expect(away.requests).toHaveLength(6);
+      expect(refused[1].endpoints).toEqual([{ endpoint: away.url, requests: 6, failures: 6, with_token_ids: 0 }]);
+      // A redirect to an allowed (loopback) endpoint is followed, method and body kept (307).
+      const before = good.requests.length;
+      const followed = await post(home.url);
+      expect(followed.map((l) => l.type)).toEqual(['group', 'summary']);
+      expect(followed[0].samples.map((s: any) => s.final_reward)).toEqual([1, 0]);
+      expect(good.requests.length - before).toBe(home.requests.length);
+      expect(good.requests.at(-1)!.body.model).toBe('carrier-lora');
+    } finally {
+      await server.close();
     }
   }, 60_000);
 });

@@ -17,7 +17,8 @@
  *   an episode id from `/reset`)
  * - `POST /rollout` a rollout request (../shared/rollout-service.ts) → NDJSON groups as they
  *   finish (token-faithful GRPO samples against the trainer's policy endpoints); only loopback
- *   endpoints and those of `allowEndpoints` are called (422 naming `base_urls[i]` otherwise);
+ *   endpoints and those of `allowEndpoints` are called (422 naming `base_urls[i]` otherwise),
+ *   and a redirect out of them is not followed (the sample is invalid and resampled);
  *   with the phone channel on, each group line carries `audio` (path → base64 WAV) for the
  *   caller audio its requests reference by path
  * - WebSocket `/ws`: one session per connection; send `{type: "reset", data}`,
@@ -556,6 +557,8 @@ export async function startOpenEnvServer(
         ...(opts.duplex ? { duplex: opts.duplex } : {}),
         ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
         ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+        // A policy endpoint may not redirect the server out of the allow-list either.
+        redirectRefusal: (url) => endpointRefusal(url, opts.allowEndpoints ?? []),
         onGroup: (g) => void line({ type: 'group', ...g, ...(channel ? { audio: groupAudio(g, channel.store) } : {}) }),
         onFailed: (f) => void line({ type: 'failed', ...f }),
       });

@@ -10,7 +10,8 @@
  * `Retry-After` (seconds or an HTTP date, RFC 9110 §10.2.3) or `retry-after-ms` (OpenAI's
  * header), that wait if longer, itself capped at `maxRetryAfterMs` (default 60 s). After
  * `maxRetries` retries, or at once for any other HTTP error or a parseable body that is not a
- * chat completion, the call throws {@link ModelEndpointError}, an `InfrastructureError`: the
+ * chat completion, or a redirect the client may not follow (`redirectRefusal`), the call throws
+ * {@link ModelEndpointError}, an `InfrastructureError`: the
  * episode is invalid and resampled, never scored 0. The SDK's own retries are off so that this
  * policy is the only one.
  */
@@ -18,6 +19,7 @@ import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai'
 import type { ModelClient, RemoteFlavor, ModelRequest, ModelResponse } from '../../core/ports/model-client.ts';
 import { ModelEndpointError, isRetryableStatus } from '../../core/participants/model-errors.ts';
 import { redactUrl } from './endpoint-secrets.ts';
+import { redirectCheckedFetch, RedirectRefusedError } from './redirect-guard.ts';
 import { StreamAssembler, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
 
 /** Settings of one client. */
@@ -45,6 +47,12 @@ export interface OpenAiClientOptions extends Omit<WireOptions, 'model' | 'flavor
   sleep?: (ms: number) => Promise<void>;
   /** fetch implementation (default the global one). */
   fetch?: typeof fetch;
+  /**
+   * When given, a redirect is followed only to a URL for which this returns null; otherwise the
+   * attempt fails at once (not retried) with the reason (`redirectCheckedFetch`). Default: redirects
+   * are followed as fetch does.
+   */
+  redirectRefusal?: (url: string) => string | null;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -82,7 +90,11 @@ export class OpenAiModelClient implements ModelClient {
       maxRetries: 0,
       timeout: options.timeoutMs ?? 60_000,
       dangerouslyAllowBrowser: true,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.redirectRefusal
+        ? { fetch: redirectCheckedFetch(options.fetch ?? globalThis.fetch, options.redirectRefusal) }
+        : options.fetch
+          ? { fetch: options.fetch }
+          : {}),
     });
   }
 
@@ -155,6 +167,8 @@ export class OpenAiModelClient implements ModelClient {
           retryAfterMs: null,
         };
       }
+      if (e instanceof APIConnectionError && e.cause instanceof RedirectRefusedError)
+        return { message: e.cause.message, status: null, retryable: false, retryAfterMs: null };
       if (e instanceof APIConnectionError)
         return { message: `network error: ${e.message}`, status: null, retryable: true, retryAfterMs: null };
       if (e instanceof APIError && typeof e.status === 'number') {

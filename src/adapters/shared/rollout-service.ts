@@ -67,6 +67,11 @@ export interface RolloutRunContext {
   userAudio?: TurnAudio;
   maxSteps?: number;
   apiKey?: string;
+  /**
+   * Which URLs a policy endpoint may redirect to: null to follow, else why not (the allow-list of
+   * `POST /rollout`). Default: redirects followed as fetch does.
+   */
+  redirectRefusal?: (url: string) => string | null;
   skip?: ReadonlySet<string>;
   onGroup: (g: RolloutGroup) => void | Promise<void>;
   onFailed?: (f: FailedGroup) => void | Promise<void>;
@@ -112,6 +117,7 @@ export async function runRolloutRequest(req: RolloutRequest, ctx: RolloutRunCont
           baseURL,
           model: served,
           ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}),
+          ...(ctx.redirectRefusal ? { redirectRefusal: ctx.redirectRefusal } : {}),
           ...(req.timeout_ms !== undefined ? { timeoutMs: req.timeout_ms } : {}),
           ...(req.retries !== undefined ? { maxRetries: req.retries } : {}),
         }),
