@@ -195,6 +195,32 @@ export function saveEndpoint(e: EndpointSettings, key: string = ENDPOINT_KEY): v
   localStorage.setItem(key, JSON.stringify(settings));
 }
 
+/** The page's realtime agent settings (saved in localStorage; its key is in the key ring, by the URL's origin). */
+export interface RealtimeSettings {
+  /** `ws://` or `wss://` URL of the server, e.g. `wss://api.openai.com/v1/realtime`. */
+  url: string;
+  /** Model, sent as the URL's `model` query parameter when given. */
+  model: string;
+  dialect: 'ga' | 'beta';
+}
+
+const REALTIME_KEY = 'switchboard.realtime';
+
+/** The saved realtime agent settings, or empty ones. */
+export function loadRealtime(): RealtimeSettings {
+  const raw = readJson<Partial<RealtimeSettings>>(REALTIME_KEY) ?? {};
+  return {
+    url: typeof raw.url === 'string' ? raw.url : '',
+    model: typeof raw.model === 'string' ? raw.model : '',
+    dialect: raw.dialect === 'beta' ? 'beta' : 'ga',
+  };
+}
+
+/** Save the realtime agent settings (never a key). */
+export function saveRealtime(s: RealtimeSettings): void {
+  localStorage.setItem(REALTIME_KEY, JSON.stringify({ url: s.url, model: s.model, dialect: s.dialect }));
+}
+
 /** A unique id for records and batches. */
 export function newId(): string {
   return typeof crypto.randomUUID === 'function'

@@ -154,6 +154,8 @@ export function paramsSpec(
   if (agent === 'local' && localId && /^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(localId))
     out.agent = { kind: 'local', id: localId };
   if (agent === 'remote') out.agent = { kind: 'remote', ...getEndpoint(p, '') };
+  // A realtime agent is named by kind only: its URL (which may hold a key) is never in a link.
+  if (agent === 'realtime') out.agent = { kind: 'realtime', url: '' };
   const user = p.get('user');
   if (user === 'scripted' || user === 'human') out.user = { kind: user };
   if (user === 'remote') out.user = { kind: 'remote', ...getEndpoint(p, 'user_') };

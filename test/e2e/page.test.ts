@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
-import { chromiumSession, openPage } from './harness.ts';
+import { chromiumSession, openPage, PAY_BALANCE_TRANSCRIPT, transcript } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
@@ -36,37 +36,6 @@ const open = (hash = ''): Promise<Page> => openPage(context, url, pageErrors, ha
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 }
-
-/** Every transcript line as `role: text` (tool turns as `tool: name ok|error`). */
-async function transcript(page: Page, id = 'transcript'): Promise<string[]> {
-  return page.$$eval(`#${id} > li`, (items) =>
-    items.map((li) => {
-      const role = li.getAttribute('data-role');
-      if (role === 'tool')
-        return `tool: ${li.querySelector('code.call')?.textContent?.replace(/\(.*$/, '')} ${li.querySelector('.badge')?.textContent}`;
-      const text = li.querySelector('p.text')?.textContent ?? '';
-      const calls = [...li.querySelectorAll('p.calls code')].map((c) => c.textContent).join(' ');
-      return `${role}: ${text}${calls ? `→ ${calls}` : ''}`;
-    }),
-  );
-}
-
-const PAY_BALANCE_TRANSCRIPT = [
-  'assistant: 您好，这里是畅联通信客服，请问有什么可以帮您？',
-  'user: 你好，我想用话费余额把二月份的账单交了。',
-  'assistant: 请问您的手机号码是多少？',
-  'user: 15867452301',
-  'assistant: → find_customer_by_phone({"phone":"15867452301"})',
-  'tool: find_customer_by_phone ok',
-  'assistant: → get_bills({"customer_id":"C1002"})',
-  'tool: get_bills ok',
-  'assistant: 我将为您用话费余额缴纳账单：客户C1002，账单B10008，金额63.5元。请问您确认吗？',
-  'user: 是的，确认。',
-  'assistant: → pay_bill_from_balance({"customer_id":"C1002","bill_id":"B10008","amount":63.5})',
-  'tool: pay_bill_from_balance ok',
-  'assistant: 跟您说明一下：63.5；36.5。请问还有什么可以帮您？',
-  'user: 没有了，谢谢，再见。',
-];
 
 describe('the page in chromium', () => {
   it('browses carrier: rules, tools, tasks, live tables', async () => {

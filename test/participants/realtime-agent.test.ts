@@ -14,7 +14,6 @@ import { webSocketConnect, type WebSocketLike } from '../../src/adapters/shared/
 import { main } from '../../src/cli/main.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
 import { fromBase64 } from '../../src/core/channel/audio-store.ts';
-import { referencePlan } from '../../src/core/participants/reference-plan.ts';
 import { RealtimeAgent } from '../../src/core/participants/realtime-agent.ts';
 import { ScriptedUser } from '../../src/core/participants/scripted.ts';
 import { steppingClock } from '../../src/core/ports/clock.ts';
@@ -27,6 +26,7 @@ import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import {
+  planReplies,
   startRealtimeServer,
   type RealtimeTestServer,
   type ScriptContext,
@@ -51,27 +51,13 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-/**
- * The reference plan of `taskId` as realtime replies, one per assistant turn, with `extra`
- * replies inserted before plan step `at` (each an extra assistant turn).
- */
+/** The reference plan of `taskId` as realtime replies (see the fixture's {@link planReplies}). */
 function planScript(
   taskId: string,
   extra: { at: number; reply: ScriptedResponse }[] = [],
   tweak: (r: ScriptedResponse, ctx: ScriptContext) => ScriptedResponse = (r) => r,
 ) {
-  const task = domain.tasks.find((t) => t.id === taskId)!;
-  const replies: ScriptedResponse[] = [];
-  for (const [i, step] of referencePlan(domain, task).entries()) {
-    for (const e of extra.filter((x) => x.at === i)) replies.push(e.reply);
-    replies.push(
-      'say' in step
-        ? { text: step.say }
-        : { calls: [{ name: step.call.name, arguments: JSON.stringify(step.call.arguments) }] },
-    );
-  }
-  return (ctx: ScriptContext): ScriptedResponse =>
-    tweak(replies[ctx.assistantTurns] ?? { text: '再见。###STOP###' }, ctx);
+  return planReplies(domain, taskId, extra, tweak);
 }
 
 async function runCli(agent: string, more: string[] = []) {

@@ -12,6 +12,9 @@ describe('endpoint origins and redaction', () => {
     expect(endpointOrigin('http://127.0.0.1:8000/v1')).toBe('http://127.0.0.1:8000');
     expect(endpointOrigin('https://u:pw@api.example/v1?api_key=x')).toBe('https://api.example');
     expect(endpointOrigin('https://api.example@evil.test/v1')).toBe('https://evil.test');
+    expect(endpointOrigin('wss://RT.example/v1/realtime?model=m')).toBe('wss://rt.example');
+    expect(endpointOrigin('ws://127.0.0.1:9000/v1/realtime')).toBe('ws://127.0.0.1:9000');
+    expect(endpointOrigin('ftp://files.example/x')).toBeNull();
     expect(endpointOrigin('javascript:alert(1)')).toBeNull();
     expect(endpointOrigin('api.example/v1')).toBeNull();
     expect(endpointOrigin('')).toBeNull();

@@ -112,6 +112,26 @@ describe('share links', () => {
     expect(shareLink('http://h/', spec)).toMatch(/^http:\/\/h\/#\/call\?/);
   });
 
+  it('names a realtime agent by kind only: no URL, no model, no key (issue 17)', () => {
+    const spec: CallSpec = {
+      domain: 'carrier',
+      taskId: 't',
+      seed: 0,
+      preset: 'clean',
+      agent: { kind: 'realtime', url: 'wss://rt.example:8443/v1/realtime?model=m1', dialect: 'beta', apiKey: 'ek-1' },
+      user: { kind: 'scripted' },
+    };
+    const p = specParams(spec);
+    expect([...p.keys()].filter((k) => k !== 'task' && k !== 'seed' && k !== 'preset' && k !== 'domain')).toEqual([
+      'agent',
+      'user',
+    ]);
+    expect(p.get('agent')).toBe('realtime');
+    expect(p.toString()).not.toMatch(/rt\.example|8443|m1|ek-1|beta/);
+    // The opening page fills the URL from its own saved settings.
+    expect(paramsSpec(p).agent).toEqual({ kind: 'realtime', url: '' });
+  });
+
   it('round-trips a model-backed caller without its key or endpoint credentials', () => {
     const spec: CallSpec = {
       domain: 'carrier',

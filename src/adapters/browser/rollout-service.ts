@@ -202,7 +202,10 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
         import('../shared/realtime-socket.ts'),
         import('../shared/endpoint-secrets.ts'),
       ]);
-      const connect = webSocketConnect((url) => new WebSocket(url));
+      const key = spec.apiKey;
+      const connect = webSocketConnect((url) =>
+        key ? new WebSocket(url, ['realtime', `openai-insecure-api-key.${key}`]) : new WebSocket(url),
+      );
       return () =>
         new RealtimeAgent({ url: spec.url, connect, endpoint: redactUrl(spec.url), dialect: spec.dialect ?? 'ga' });
     }

@@ -32,10 +32,11 @@ export type AgentSpec =
   | { kind: 'local'; id: string }
   /**
    * A voice agent behind an OpenAI-Realtime-compatible WebSocket server (`ws:`/`wss:` URL), over
-   * the browser's WebSocket (which sends no `Authorization` header: a server needing a key takes
-   * it another way, e.g. in the URL).
+   * the browser's WebSocket. The browser's WebSocket sends no `Authorization` header: `apiKey`
+   * goes as the subprotocol `openai-insecure-api-key.<key>` beside `realtime` (OpenAI's way for
+   * browsers; use a short-lived key), and is never stored or shared.
    */
-  | { kind: 'realtime'; url: string; dialect?: 'ga' | 'beta' };
+  | { kind: 'realtime'; url: string; dialect?: 'ga' | 'beta'; apiKey?: string };
 
 /**
  * Who the caller is: the scripted simulator, the person at the keyboard, a model behind a

@@ -39,13 +39,14 @@ export function isSecretParam(name: string): boolean {
 }
 
 /**
- * The origin of an http(s) URL (`scheme://host[:port]`, lower case, default port omitted), or
- * null when `url` is not an absolute http or https URL.
+ * The origin of an http(s) or ws(s) URL (`scheme://host[:port]`, lower case, default port
+ * omitted), or null when `url` is not an absolute http, https, ws or wss URL (a realtime agent's
+ * key is bound to its `ws(s)://` origin as an endpoint's is to its `http(s)://` one).
  */
 export function endpointOrigin(url: string): string | null {
   try {
     const u = new URL(url.trim());
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : null;
+    return ['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) ? u.origin : null;
   } catch {
     return null;
   }

@@ -1,12 +1,30 @@
 /** The agent and caller choosers, and their settings forms, shared by the Watch / Call and Batch views. */
 import type { ComponentChildren } from 'preact';
 import type { AgentSpec, EndpointSettings } from '../../adapters/browser/rollout-types.ts';
-import { CALLER_ENDPOINT_KEY } from '../runtime.ts';
-import { EndpointForm } from './endpoint-form.tsx';
+import { CALLER_ENDPOINT_KEY, type RealtimeSettings } from '../runtime.ts';
+import { EndpointForm, endpointSpec } from './endpoint-form.tsx';
 import { LocalAgentPicker } from './local-agent.tsx';
+import { RealtimeForm, realtimeSpec } from './realtime-form.tsx';
 
-/** Who the page's forms offer as the agent (a realtime agent is not offered: its URL may hold a key). */
-export type AgentKind = Exclude<AgentSpec['kind'], 'realtime'>;
+/** Who the page's forms offer as the agent. */
+export type AgentKind = AgentSpec['kind'];
+
+/** The agent spec of the forms' choice (a remote endpoint's or realtime agent's key from the key ring). */
+export function agentSpecFor(
+  kind: AgentKind,
+  forms: { endpoint: EndpointSettings; localId: string; realtime: RealtimeSettings },
+): AgentSpec {
+  switch (kind) {
+    case 'remote':
+      return { kind: 'remote', ...endpointSpec(forms.endpoint) };
+    case 'local':
+      return { kind: 'local', id: forms.localId };
+    case 'realtime':
+      return realtimeSpec(forms.realtime);
+    default:
+      return { kind };
+  }
+}
 
 /** The agent chooser (element id `id`). */
 export function AgentSelect({
@@ -28,6 +46,7 @@ export function AgentSelect({
         <option value="noop">do-nothing</option>
         <option value="remote">remote endpoint</option>
         <option value="local">on-device model</option>
+        <option value="realtime">realtime voice agent (OpenAI-Realtime WebSocket)</option>
       </select>
     </label>
   );
@@ -72,6 +91,8 @@ export function ParticipantForms({
   callerRemote,
   callerEndpoint,
   setCallerEndpoint,
+  realtime,
+  setRealtime,
   running,
 }: {
   agentKind: AgentKind;
@@ -83,6 +104,8 @@ export function ParticipantForms({
   callerRemote: boolean;
   callerEndpoint: EndpointSettings;
   setCallerEndpoint(e: EndpointSettings): void;
+  realtime: RealtimeSettings;
+  setRealtime(s: RealtimeSettings): void;
   running: boolean;
 }) {
   return (
@@ -96,6 +119,7 @@ export function ParticipantForms({
           who="caller"
         />
       )}
+      {agentKind === 'realtime' && <RealtimeForm value={realtime} onChange={setRealtime} />}
       {agentKind === 'local' && <LocalAgentPicker value={localId} onChange={setLocalId} disabled={running} />}
     </>
   );

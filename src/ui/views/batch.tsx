@@ -26,6 +26,7 @@ import {
   CALLER_ENDPOINT_KEY,
   errorText,
   loadEndpoint,
+  loadRealtime,
   newId,
   openedTau2,
   pickSessionNoise,
@@ -34,7 +35,14 @@ import {
 } from '../runtime.ts';
 import { endpointSpec } from '../components/endpoint-form.tsx';
 import { ChannelControls } from '../components/channel-controls.tsx';
-import { AgentSelect, CallerSelect, ParticipantForms, type AgentKind } from '../components/participant-select.tsx';
+import {
+  AgentSelect,
+  agentSpecFor,
+  CallerSelect,
+  ParticipantForms,
+  type AgentKind,
+} from '../components/participant-select.tsx';
+import { isRealtimeUrl } from '../components/realtime-form.tsx';
 
 type CallerKind = BatchJob['user']['kind'];
 
@@ -109,6 +117,7 @@ export function BatchView({ info }: ViewProps) {
   const [agentKind, setAgentKind] = useState<AgentKind>('reference');
   const [endpoint, setEndpoint] = useState<EndpointSettings>(loadEndpoint);
   const [localId, setLocalId] = useState('');
+  const [realtime, setRealtime] = useState(loadRealtime);
   const [callerKind, setCallerKind] = useState<CallerKind>('scripted');
   const [callerEndpoint, setCallerEndpoint] = useState<EndpointSettings>(() => loadEndpoint(CALLER_ENDPOINT_KEY));
   const [preset, setPreset] = useState<PresetName>('clean');
@@ -129,12 +138,7 @@ export function BatchView({ info }: ViewProps) {
   const start = () => {
     const tasks = info.tasks.filter((t) => selected.has(t.id)).map((t) => t.id);
     if (tasks.length === 0 || running) return;
-    const agent: AgentSpec =
-      agentKind === 'remote'
-        ? { kind: 'remote', ...endpointSpec(endpoint) }
-        : agentKind === 'local'
-          ? { kind: 'local', id: localId }
-          : { kind: agentKind };
+    const agent: AgentSpec = agentSpecFor(agentKind, { endpoint, localId, realtime });
     const user: BatchJob['user'] =
       callerKind === 'remote' ? { kind: 'remote', ...endpointSpec(callerEndpoint) } : { kind: 'scripted' };
     const jobs: BatchJob[] = tasks.map((taskId) => ({
@@ -348,6 +352,7 @@ export function BatchView({ info }: ViewProps) {
               selected.size === 0 ||
               (agentKind === 'remote' && !endpoint.model) ||
               (agentKind === 'local' && !localId) ||
+              (agentKind === 'realtime' && !isRealtimeUrl(realtime.url)) ||
               (callerKind === 'remote' && !callerEndpoint.model)
             }
           >
@@ -360,6 +365,7 @@ export function BatchView({ info }: ViewProps) {
       </form>
       <ParticipantForms
         {...{ agentKind, endpoint, setEndpoint, localId, setLocalId, callerEndpoint, setCallerEndpoint, running }}
+        {...{ realtime, setRealtime }}
         callerRemote={callerKind === 'remote'}
       />
       {error && (

@@ -31,7 +31,14 @@ import { redactUrl } from '../../adapters/shared/endpoint-secrets.ts';
 import { ScorePanel } from '../components/score-panel.tsx';
 import { asrModels, RecognizerPicker } from '../components/local-agent.tsx';
 import { MODEL_MANIFEST } from '../../adapters/browser/model-hub.ts';
-import { AgentSelect, CallerSelect, ParticipantForms, type AgentKind } from '../components/participant-select.tsx';
+import {
+  AgentSelect,
+  agentSpecFor,
+  CallerSelect,
+  ParticipantForms,
+  type AgentKind,
+} from '../components/participant-select.tsx';
+import { isRealtimeUrl, storedRealtime } from '../components/realtime-form.tsx';
 import { Transcript } from '../components/transcript.tsx';
 import {
   CALLER_ENDPOINT_KEY,
@@ -40,6 +47,7 @@ import {
   PAGE_ID,
   loadEndpoint,
   loadedRecognizer,
+  loadRealtime,
   savedEndpoint,
   mainWorker,
   newId,
@@ -66,10 +74,10 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [taskId, setTaskId] = useState(() => initial.taskId ?? info.tasks[0]?.id ?? '');
   const [seed, setSeed] = useState(initial.seed ?? 0);
   const [preset, setPreset] = useState<PresetName>(initial.preset ?? 'clean');
-  // Links never name a realtime agent (its URL may hold a key); the form does not offer one yet.
-  const linked = initial.agent?.kind;
-  const [agentKind, setAgentKind] = useState<AgentKind>(linked && linked !== 'realtime' ? linked : 'reference');
+  // A link names a realtime agent by kind only (its URL may hold a key): the URL is this browser's.
+  const [agentKind, setAgentKind] = useState<AgentKind>(initial.agent?.kind ?? 'reference');
   const [localId, setLocalId] = useState(initial.agent?.kind === 'local' ? initial.agent.id : '');
+  const [realtime, setRealtime] = useState(loadRealtime);
   // The link's remote endpoints over the saved ones; those it names that this browser has not
   // saved must be confirmed before anything is sent (and never get a saved key: keys go by origin).
   const [opened] = useState(() => {
@@ -124,12 +132,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
   const [toConfirm, setToConfirm] = useState<RemoteEndpoint[]>(opened.confirm);
 
   const task = info.tasks.find((t) => t.id === taskId);
-  const agent: AgentSpec =
-    agentKind === 'remote'
-      ? { kind: 'remote', ...endpointSpec(endpoint) }
-      : agentKind === 'local'
-        ? { kind: 'local', id: localId }
-        : { kind: agentKind };
+  const agent: AgentSpec = agentSpecFor(agentKind, { endpoint, localId, realtime });
   const spec: CallSpec = {
     domain: info.name,
     taskId,
@@ -202,7 +205,8 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     // What is stored and shared never holds a key, nor credentials in a base URL.
     const storedSpec: CallSpec = {
       ...rest,
-      agent: a.kind === 'remote' ? { kind: 'remote', ...storedEndpoint(a) } : a,
+      agent:
+        a.kind === 'remote' ? { kind: 'remote', ...storedEndpoint(a) } : a.kind === 'realtime' ? storedRealtime(a) : a,
       user: u.kind === 'remote' ? { kind: 'remote', ...storedEndpoint(u) } : u,
     };
     const record: StoredRecord = {
@@ -214,7 +218,14 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       domain: spec.domain,
       task_id: spec.taskId,
       seed: spec.seed,
-      agent: a.kind === 'remote' ? `${a.flavor}:${a.model}` : a.kind === 'local' ? `local:${a.id}` : a.kind,
+      agent:
+        a.kind === 'remote'
+          ? `${a.flavor}:${a.model}`
+          : a.kind === 'local'
+            ? `local:${a.id}`
+            : a.kind === 'realtime'
+              ? `realtime:${redactUrl(a.url)}`
+              : a.kind,
       user: u.kind === 'remote' ? `${u.flavor}:${u.model}` : u.kind,
       spec: storedSpec,
       turns: [],
@@ -471,6 +482,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
               toConfirm.length > 0 ||
               (agentKind === 'remote' && !endpoint.model) ||
               (agentKind === 'local' && !localId) ||
+              (agentKind === 'realtime' && !isRealtimeUrl(realtime.url)) ||
               (mode === 'watch' && callerKind === 'remote' && !callerEndpoint.model) ||
               (mode === 'watch' && callerKind === 'replay' && replayed.length === 0)
             }
@@ -528,6 +540,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
       )}
       <ParticipantForms
         {...{ agentKind, endpoint, setEndpoint, localId, setLocalId, callerEndpoint, setCallerEndpoint, running }}
+        {...{ realtime, setRealtime }}
         callerRemote={mode === 'watch' && callerKind === 'remote'}
       />
       {mode === 'call' && channel && <RecognizerPicker value={asrId} onChange={setAsrId} />}
