@@ -13,7 +13,7 @@ import { planChannel, type ChannelPlan } from '../src/core/channel/plan.ts';
 import type { Tts } from '../src/core/ports/tts.ts';
 
 /** Length of the benchmarked caller turn: 10 s of audio. */
-const TURN_S = 10;
+export const TURN_S = 10;
 /** Target: 1,000× real time → a 10 s turn in ≤ 10 ms. */
 const TARGET_X = 1000;
 
@@ -24,7 +24,7 @@ const SENTENCES = [
 ];
 
 /** 10 s of espeak-ng speech: the sentences spoken in turn, repeated to fill the length. */
-async function realSpeech(tts: Tts, seconds: number): Promise<Float32Array> {
+export async function realSpeech(tts: Tts, seconds: number): Promise<Float32Array> {
   const parts = await Promise.all(SENTENCES.map((s) => tts.synthesize(s)));
   const out = new Float32Array(seconds * 16000);
   for (let at = 0, k = 0; at < out.length; k++) {
@@ -36,7 +36,7 @@ async function realSpeech(tts: Tts, seconds: number): Promise<Float32Array> {
 }
 
 /** The `harsh` plan of `seed` with every effect on (those the draw left off are set). */
-function everyEffect(seed: number, length: number): ChannelPlan {
+export function everyEffect(seed: number, length: number): ChannelPlan {
   const p = planChannel('harsh', { seed, taskId: 'bench' }, length);
   const durationMs = p.durationMs;
   return {

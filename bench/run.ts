@@ -27,6 +27,10 @@ console.log('\nbuild-domain: a 50-operation OpenAPI 3 spec, scaffold only (no mo
 console.log((await buildDomainBenchLines()).join('\n'));
 console.log('\nMilestone groups on tau2-airline: peak RSS of this process (snapshots freed per task)');
 console.log((await milestoneMemoryLines()).join('\n'));
+console.log(
+  '\nHot paths on tau2-bench data: tool calls, replay + scoring per task, milestone fork, channel (issue 15)',
+);
+console.log((await (await import('./hot-paths.ts')).hotPathLines()).join('\n'));
 console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');
 console.log(formatTau2Bench(await measureTau2()));
 await runCases(

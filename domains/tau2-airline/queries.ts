@@ -131,17 +131,54 @@ export async function searchDirect(
   leaveAfter: string | null,
   resultDate: string | null,
 ): Promise<RecordJson[]> {
-  const flights = await db.all(
-    `SELECT f.* FROM flights f JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = ?1
-     WHERE d.status = 'available' AND (?2 IS NULL OR f.origin = ?2) AND (?3 IS NULL OR f.destination = ?3)
-       AND (?4 IS NULL OR f.scheduled_departure_time_est >= ?4)
-     ORDER BY f.position`,
-    [date, origin, destination, leaveAfter],
+  // Only the filters given, so that SQLite can use flights_by_origin; named parameters (those a
+  // statement lacks are ignored).
+  const where = [
+    "d.status = 'available'",
+    ...(origin === null ? [] : ['f.origin = :origin']),
+    ...(destination === null ? [] : ['f.destination = :destination']),
+    ...(leaveAfter === null ? [] : ['f.scheduled_departure_time_est >= :after']),
+  ].join(' AND ');
+  // With an origin, CROSS JOIN makes SQLite walk the origin's flights (flights_by_origin) and look
+  // each date up by key; left to itself it scans every flight of the date (~300).
+  const join = origin === null ? 'JOIN' : 'CROSS JOIN';
+  const from = `FROM flights f ${join} flight_dates d ON d.flight_number = f.flight_number AND d.date = :date`;
+  const params = { ':date': date, ':origin': origin, ':destination': destination, ':after': leaveAfter };
+  // The flights, then the seats and prices of all of them in one query each (not two per flight).
+  const [flights, seats, prices] = await Promise.all([
+    db.all(`SELECT f.* ${from} WHERE ${where} ORDER BY f.position`, params),
+    db.all(
+      `SELECT s.flight_number, s.cabin, s.available_seats ${from}
+       JOIN flight_date_seats s ON s.flight_number = f.flight_number AND s.date = :date
+       WHERE ${where} ORDER BY s.flight_number, s.position`,
+      params,
+    ),
+    db.all(
+      `SELECT p.flight_number, p.cabin, p.price ${from}
+       JOIN flight_date_prices p ON p.flight_number = f.flight_number AND p.date = :date
+       WHERE ${where} ORDER BY p.flight_number, p.position`,
+      params,
+    ),
+  ]);
+  const seatsOf = groupByFlight(seats);
+  const pricesOf = groupByFlight(prices);
+  return flights.map((f) =>
+    directFlightRecord(
+      f,
+      resultDate,
+      seatsOf.get(f.flight_number as string) ?? [],
+      pricesOf.get(f.flight_number as string) ?? [],
+    ),
   );
-  const out: RecordJson[] = [];
-  for (const f of flights) {
-    const { seats, prices } = await cabinRows(db, f.flight_number as string, date);
-    out.push(directFlightRecord(f, resultDate, seats, prices));
+}
+
+/** Rows by their `flight_number` (which is left out of each row), in order. */
+function groupByFlight(rows: readonly SqlRow[]): Map<string, SqlRow[]> {
+  const out = new Map<string, SqlRow[]>();
+  for (const { flight_number, ...rest } of rows) {
+    const list = out.get(flight_number as string);
+    if (list) list.push(rest);
+    else out.set(flight_number as string, [rest]);
   }
   return out;
 }

@@ -10,6 +10,7 @@ import {
   toolsFor,
   type Domain,
   type RuleCheck,
+  type RuleCheckContext,
   type ToolContext,
   type ToolDb,
   type ToolDefinition,
@@ -577,13 +578,38 @@ export class Environment {
     const checks: readonly RuleCheck[] = this.domain.ruleChecks ?? [];
     const out: RuleViolation[] = [];
     let log: readonly WriteEntry[] | undefined;
+    let db: RuleCheckContext['db'] | undefined;
     for (const rc of checks) {
       if ((rc.when ?? 'after') !== when || (rc.tools && !rc.tools.includes(tool))) continue;
-      log ??= this.log.slice(0, logLength);
-      const message = await rc.check({ db: this.toolDb, tool, args, writes, log, now: () => this.nowMs });
+      log ??= logLength === this.log.length ? this.log : this.log.slice(0, logLength);
+      db ??= this.memoReader();
+      const message = await rc.check({ db, tool, args, writes, log, now: () => this.nowMs });
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
     return out;
+  }
+
+  /**
+   * A read-only handle for one phase of rule checks: checks read the same rows over and over
+   * (the reservation a call names, its segments), and nothing writes while they run, so each
+   * distinct query runs once and its rows are shared (checks must not change them; each caller
+   * gets its own array).
+   */
+  private memoReader(): RuleCheckContext['db'] {
+    const memo = new Map<string, Promise<SqlRow[]>>();
+    const rows = (sql: string, params?: SqlParams): Promise<SqlRow[]> => {
+      const key = params === undefined ? sql : `${sql}\u0000${JSON.stringify(params)}`;
+      let hit = memo.get(key);
+      if (!hit) {
+        hit = this.db.all(sql, params);
+        memo.set(key, hit);
+      }
+      return hit;
+    };
+    return {
+      one: async (sql, params) => (await rows(sql, params))[0],
+      all: async (sql, params) => [...(await rows(sql, params))],
+    };
   }
 
   /** @internal The tools' database handle, for the domain's task setup ({@link DomainRuntime.open}). */
