@@ -219,7 +219,7 @@ export async function hotPathLines(): Promise<string[]> {
         }
       }
     } finally {
-      worker.terminate();
+      await worker.terminate();
     }
   }
   const tts = espeakTts();
