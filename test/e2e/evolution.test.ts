@@ -129,4 +129,80 @@ describe('Evolution view', () => {
     await linked.close();
     expect(errors).toEqual([]);
   }, 120_000);
+
+  it('shows the task issues after the last round: status, resolution, evidence trajectory', async () => {
+    const domain = await loadBuiltinDomain('carrier');
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const ids = ['carrier-pay-balance-1', 'carrier-dispute-recent-1'];
+    const skipDispute = () => new NoisyAgent({ p: 0, tasks: { 'carrier-dispute-recent-1': 1 } });
+    // An issue of an earlier run on a task that now passes (resolved), and two policies that fail
+    // carrier-dispute-recent-1 the same way (a new open issue).
+    const earlier = {
+      id: 'carrier-pay-balance-1#1',
+      task_id: 'carrier-pay-balance-1',
+      finding: 'ambiguous_communicate' as const,
+      field: 'evaluation_criteria.communicate_info[1]',
+      detail: 'planted',
+      status: 'open' as const,
+      resolution: null,
+      evidence_trajectory: 'carrier/carrier-pay-balance-1/0/0',
+      evidence_trajectories: ['carrier/carrier-pay-balance-1/0/0'],
+    };
+    const { report: withIssues } = await evolve({
+      runtime,
+      tasks: domain.tasks.filter((t) => ids.includes(t.id)),
+      agent: skipDispute,
+      user: () => new ScriptedUser(),
+      crossPolicies: [skipDispute],
+      issues: [earlier],
+      k: 2,
+      seed: 0,
+      concurrency: 2,
+      clock: () => steppingClock(domain.now, 1000),
+    });
+    const expected = withIssues.rounds[0]!.issues;
+    expect(expected.map((i) => [i.id, i.status])).toEqual([
+      ['carrier-pay-balance-1#1', 'resolved'],
+      ['carrier-dispute-recent-1#1', 'open'],
+    ]);
+    const page = await openPage(session.context, session.url, errors, '#/evolution');
+    await page.setInputFiles('#evolution-file', {
+      name: 'report.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(withIssues)),
+    });
+    await page.waitForSelector('#task-issues');
+    const rows = await page.$$eval('#task-issues tbody tr', (trs) =>
+      trs.map((tr) => [tr.getAttribute('data-issue'), ...[...tr.children].map((td) => td.textContent)]),
+    );
+    expect(rows).toEqual([
+      [
+        'carrier-pay-balance-1#1',
+        'carrier-pay-balance-1#1',
+        'ambiguous_communicate (evaluation_criteria.communicate_info[1])',
+        'resolved',
+        expected[0]!.resolution,
+        'carrier/carrier-pay-balance-1/0/0',
+      ],
+      [
+        'carrier-dispute-recent-1#1',
+        'carrier-dispute-recent-1#1',
+        'cross_policy_agreement',
+        'open',
+        '–',
+        'carrier/carrier-dispute-recent-1/0/0 +3',
+      ],
+    ]);
+    expect(expected[0]!.resolution).toBe('round 0: the task is always_pass (pass rate 1)');
+    expect(await overflow(page)).toBe(0);
+    // The first report has no issues: the view says so.
+    await page.setInputFiles('#evolution-file', {
+      name: 'report.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(report)),
+    });
+    await page.waitForSelector('#task-issues-none');
+    await page.close();
+    expect(errors).toEqual([]);
+  }, 120_000);
 });

@@ -2,11 +2,14 @@
  * Evolution: an evolve run's `report.json` (from `switchboard evolve --out`), loaded from a file
  * (picker or drop) or a URL (`#/evolution?report=<url>`): the difficulty of the bank per round
  * (label histogram chart), labels before and after, each task's lineage (label per round, parent,
- * pattern and reason) and the variants the gate admitted or refused. Everything stays in the tab.
+ * pattern and reason), the variants the gate admitted or refused, the model repairs admitted in the
+ * loop, and the task issues after the last round (what the run wrote to `bank/issues.json`:
+ * status, resolution, evidence trajectory). Everything stays in the tab.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { summarizeEvolve, type EvolveSummary, type SummarySource } from '../../core/evolution/report-summary.ts';
 import { TASK_LABELS, type TaskLabel } from '../../core/evolution/labels.ts';
+import type { TaskIssue } from '../../core/evolution/issues.ts';
 import type { Route } from '../share.ts';
 
 interface Loaded {
@@ -16,6 +19,8 @@ interface Loaded {
   k: number;
   rounds: SummarySource['rounds'];
   summary: EvolveSummary;
+  /** The task issues after the last round (`rounds[last].issues`; the run's `bank/issues.json`). */
+  issues: TaskIssue[];
 }
 
 /**
@@ -31,7 +36,11 @@ export function readReport(doc: unknown, source: string): Loaded {
       throw new Error(`${source}: rounds[${i}].labels is not a label report`);
   });
   const summary = summarizeEvolve(r as SummarySource);
+  const last = r.rounds[r.rounds.length - 1] as { issues?: unknown };
+  if (last.issues !== undefined && !Array.isArray(last.issues))
+    throw new Error(`${source}: rounds[${r.rounds.length - 1}].issues is not a list of task issues`);
   return {
+    issues: (last.issues ?? []) as TaskIssue[],
     source,
     domain: String(r.domain ?? '?'),
     agent: String(r.agent ?? '?'),
@@ -222,6 +231,57 @@ export function EvolutionView({ route }: { route: Route }) {
               </tbody>
             </table>
           </div>
+          {s.repaired.length > 0 && (
+            <>
+              <h3>Repaired in the loop</h3>
+              <ul id="evolution-repaired">
+                {s.repaired.map((r) => (
+                  <li key={`${r.task_id}@${r.version}`}>
+                    round {r.round} <code>{r.task_id}</code> → version {r.version}: {r.reason}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          <h3>Task issues</h3>
+          {report.issues.length === 0 ? (
+            <p id="task-issues-none" class="muted">
+              No task issues: no always-failed task was found broken.
+            </p>
+          ) : (
+            <div class="scroll">
+              <table class="data" id="task-issues">
+                <thead>
+                  <tr>
+                    <th>issue</th>
+                    <th>finding</th>
+                    <th>status</th>
+                    <th>resolution</th>
+                    <th>evidence</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {report.issues.map((i) => (
+                    <tr key={i.id} data-issue={i.id} data-status={i.status}>
+                      <td>
+                        <code>{i.id}</code>
+                      </td>
+                      <td title={i.detail}>
+                        {i.finding}
+                        {i.field ? ` (${i.field})` : ''}
+                      </td>
+                      <td>{i.status}</td>
+                      <td>{i.resolution ?? '–'}</td>
+                      <td>
+                        {i.evidence_trajectory ? <code>{i.evidence_trajectory}</code> : '–'}
+                        {(i.evidence_trajectories ?? []).length > 1 ? ` +${i.evidence_trajectories.length - 1}` : ''}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
           {s.rejected.length > 0 && (
             <>
               <h3>Refused by the gate</h3>
