@@ -8,6 +8,7 @@
  */
 import { defineDomain } from '../../src/core/schema/domain.ts';
 import { TAU2_TELECOM_NOW_MS, TELECOM_ENV_FUNCTIONS, setupTelecomTask, syncTelecom } from './env.ts';
+import { telecomRuleChecks } from './rules.ts';
 import { agentTools, userTools } from './tools.ts';
 import { AGENT_TABLES, USER_TABLES } from './store.ts';
 
@@ -25,6 +26,7 @@ export const tau2Telecom = defineDomain({
   tools: agentTools,
   userTools,
   envFunctions: TELECOM_ENV_FUNCTIONS,
+  ruleChecks: telecomRuleChecks,
   // tau2's toolkits answer a tool they lack in these words, whichever side calls it.
   unknownToolError: (name) => `Tool '${name}' not found.`,
   syncState: (db) => syncTelecom(db, TAU2_TELECOM_NOW_MS),
