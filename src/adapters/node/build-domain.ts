@@ -13,6 +13,8 @@ import { SpecError } from '../../core/build-domain/spec-model.ts';
 import { InputError } from '../../core/errors.ts';
 import { DomainRuntime } from '../../core/env/environment.ts';
 import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
+import { refineTasks, type AgentRecord, type RefineResult } from '../../core/build-domain/code-agent.ts';
+import type { ModelClient } from '../../core/ports/model-client.ts';
 import { loadDomainFolder } from './load-domain.ts';
 import { sqlJsFactory } from '../shared/sqljs-db.ts';
 
@@ -29,11 +31,16 @@ export interface BuildDomainOptions {
   name?: string;
   /** The admission check (default {@link gateDomain}); injectable for tests of the refusal path. */
   gate?: (runtime: DomainRuntime) => Promise<GateReport>;
+  /**
+   * The code agent's model (`--agent`, or a replay of recorded replies): refines each task's
+   * caller text; every proposal is checked and the gate admits or refuses it.
+   */
+  agent?: ModelClient;
 }
 
 /** The outcome: the gate's report, the build report, and where the folder is (null when refused). */
 export interface BuildDomainResult {
-  report: BuildReport;
+  report: BuildReport & { agent?: Omit<RefineResult, 'tasks' | 'record'> & { prompt_version: string; model: string } };
   gate: GateReport;
   /** The written folder, or null when the gate refused the domain (nothing was written). */
   dir: string | null;
@@ -58,6 +65,25 @@ export async function readSpecSource(from: string): Promise<string> {
     tools.push(...found.tools);
   }
   return JSON.stringify({ tools });
+}
+
+/** File name of the code agent's recorded replies in a built folder. */
+export const AGENT_REPLIES = 'agent-replies.json';
+
+/**
+ * Read a run's recorded replies (`agent-replies.json`), for {@link replayClient}.
+ * @throws InputError naming the file when it is not such a record
+ */
+export async function readAgentRecord(file: string): Promise<AgentRecord> {
+  let doc: Partial<AgentRecord> | null = null;
+  try {
+    doc = JSON.parse(await readFile(file, 'utf8')) as Partial<AgentRecord>;
+  } catch {
+    doc = null;
+  }
+  if (!doc || typeof doc.model !== 'string' || !Array.isArray(doc.replies))
+    throw new InputError(`${file}: not an ${AGENT_REPLIES} record ({"model", "seed", "replies": [...]})`);
+  return doc as AgentRecord;
 }
 
 /** `my-shop` → `my_shop`: a domain name from a folder name. */
@@ -89,17 +115,33 @@ export async function buildDomainFolder(opts: BuildDomainOptions): Promise<Build
   const tmp = await mkdtemp(join(dirname(out), `.${basename(out)}.building-`));
   try {
     for (const [name, body] of Object.entries(files)) await writeFile(join(tmp, name), body);
-    const domain = await loadDomainFolder(tmp);
-    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    let domain = await loadDomainFolder(tmp);
+    const factory = await sqlJsFactory();
+    let runtime = await DomainRuntime.create(domain, factory);
+    let agentReport: BuildDomainResult['report']['agent'];
+    if (opts.agent) {
+      const refined = await refineTasks({ client: opts.agent, runtime, tasks: domain.tasks, seed: opts.seed });
+      await writeFile(join(tmp, 'tasks.json'), `${JSON.stringify(refined.tasks, null, 2)}\n`);
+      await writeFile(join(tmp, AGENT_REPLIES), `${JSON.stringify(refined.record, null, 2)}\n`);
+      agentReport = {
+        prompt_version: refined.record.prompt_version,
+        model: refined.record.model,
+        admitted: refined.admitted,
+        rejected: refined.rejected,
+      };
+      domain = await loadDomainFolder(tmp);
+      runtime = await DomainRuntime.create(domain, factory);
+    }
+    const full = agentReport ? { ...report, agent: agentReport } : report;
     const gate = await (opts.gate ?? gateDomain)(runtime);
     if (!gate.accepted) {
       await rm(tmp, { recursive: true, force: true });
-      return { report, gate, dir: null };
+      return { report: full, gate, dir: null };
     }
-    await writeFile(join(tmp, 'build-report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(join(tmp, 'build-report.json'), `${JSON.stringify(full, null, 2)}\n`);
     if (existsSync(out)) await rm(out, { recursive: true });
     await rename(tmp, out);
-    return { report, gate, dir: out };
+    return { report: full, gate, dir: out };
   } catch (e) {
     await rm(tmp, { recursive: true, force: true });
     throw e;

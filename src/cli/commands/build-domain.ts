@@ -6,10 +6,11 @@
  * reasons printed), 2 a bad spec or option (the message names the spec path).
  */
 import type { Command } from 'commander';
-import { buildDomainFolder } from '../../adapters/node/build-domain.ts';
+import { buildDomainFolder, readAgentRecord } from '../../adapters/node/build-domain.ts';
+import { replayClient } from '../../core/build-domain/code-agent.ts';
 import type { CliIo } from '../io.ts';
 import { intOption } from '../options.ts';
-import { UsageError } from '../participants.ts';
+import { modelClientFor, UsageError } from '../participants.ts';
 import { renderGate } from '../reports.ts';
 
 interface BuildOpts {
@@ -19,6 +20,8 @@ interface BuildOpts {
   tasks: number;
   seed: number;
   name?: string;
+  agent?: string;
+  replies?: string;
   json?: boolean;
 }
 
@@ -38,13 +41,30 @@ export function registerBuildDomain(program: Command, io: CliIo, setCode: (code:
     .option('--tasks <n>', 'tasks to generate (at most)', intOption('--tasks', 1), 12)
     .option('--seed <n>', 'seed of the synthetic database and the task walks', intOption('--seed', 0), 0)
     .option('--name <name>', 'domain name (default: the --out folder name)')
+    .option(
+      '--agent <spec>',
+      "code agent: <flavor>:<model>@<base-url> rewrites each task's caller text; every proposal is checked and gated, rejects are listed; replies are recorded in agent-replies.json",
+    )
+    .option('--replies <file>', 'reproduce a code-agent run from its agent-replies.json (no model called)')
     .option('--json', 'print the build report and the gate report as one JSON document')
     .action(async (opts: BuildOpts) => {
       if (opts.language !== 'zh' && opts.language !== 'en')
         throw new UsageError(`--language: "${opts.language}" is not zh or en`);
       if (opts.name !== undefined && !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(opts.name))
         throw new UsageError(`--name: "${opts.name}" must be an identifier (letters, digits, _)`);
-      const { report, gate, dir } = await buildDomainFolder({ ...opts, language: opts.language });
+      if (opts.agent && opts.replies)
+        throw new UsageError('give --agent <model spec> or --replies <agent-replies.json>, not both');
+      const agent = opts.agent
+        ? modelClientFor(opts.agent, '--agent')
+        : opts.replies
+          ? replayClient(await readAgentRecord(opts.replies))
+          : undefined;
+      const { agent: _spec, replies: _file, ...rest } = opts;
+      const { report, gate, dir } = await buildDomainFolder({
+        ...rest,
+        language: opts.language,
+        ...(agent ? { agent } : {}),
+      });
       if (opts.json) io.out(JSON.stringify({ written: dir, build: report, gate }, null, 2));
       else {
         const skipped = report.skipped.map((s) => `  skipped ${s.path}: ${s.reason}`);
@@ -52,6 +72,12 @@ export function registerBuildDomain(program: Command, io: CliIo, setCode: (code:
           [
             `${report.format === 'openapi' ? 'OpenAPI' : 'MCP'} ${report.title}: ${report.tables.length} tables (${report.tables.reduce((n, t) => n + t.rows, 0)} rows), ${report.tools.length} tools, ${report.tasks.length} tasks`,
             ...skipped,
+            ...(report.agent
+              ? [
+                  `agent: ${report.agent.admitted.length} admitted, ${report.agent.rejected.length} rejected (${report.agent.prompt_version})`,
+                  ...report.agent.rejected.map((r) => `  rejected ${r.task_id} (${r.status}): ${r.detail}`),
+                ]
+              : []),
             '',
             renderGate(gate),
             '',
