@@ -5,7 +5,7 @@
  * its channel events — then the WAVs are found in IndexedDB from the history and exported in
  * one zip (CLI `--out` layout). Screenshots go to a temp folder (printed once).
  */
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testData } from '../fixtures/data.ts';
@@ -206,7 +206,10 @@ describe('channel audio in chromium', () => {
     // The CLI's scores of the same batch (same seeds, preset, dropout and barge-in).
     const io = capture();
     const args = ['run', '--domain', 'carrier', '--task-ids', tasks.join(','), '--trials', '2'];
-    expect(await main([...args, '--preset', 'harsh', '--dropout', '0.3', '--barge-in', '0.3', '--json'], io)).toBe(0);
+    const out = await mkdtemp(join(tmpdir(), 'switchboard-e2e-batch-cli-'));
+    cleanup.push(() => rm(out, { recursive: true, force: true }));
+    const flags = ['--preset', 'harsh', '--dropout', '0.3', '--barge-in', '0.3'];
+    expect(await main([...args, ...flags, '--json', '--out', out], io)).toBe(0);
     const cli = (
       JSON.parse(io.stdout) as { tasks: { task_id: string; rewards: number[]; pass_hat: Record<string, number> }[] }
     ).tasks;
@@ -221,6 +224,40 @@ describe('channel audio in chromium', () => {
     );
     // The channel hurt: not every harsh rollout passed.
     expect(harsh.map((r) => r[2])).not.toEqual(['2', '2', '2']);
+    // The batch keeps every rollout's channel WAVs and downloads them with its trajectories in
+    // the CLI's --out layout: the same files as the CLI writes for the same flags, at the same
+    // rate, each as long as its trajectory records. (Lengths are not the CLI's: the page speaks
+    // with espeak-ng 1.52-dev compiled to WASM, the CLI with the system's espeak-ng 1.51, whose
+    // Mandarin timing differs.)
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#batch-export')]);
+    const zip = unzipSync(new Uint8Array(await readFile((await download.path())!)));
+    const pageTrajectories = strFromU8(zip['trajectories.jsonl']!)
+      .trimEnd()
+      .split('\n')
+      .map((l) => Trajectory.parse(JSON.parse(l)));
+    expect(pageTrajectories.map((t) => `${t.task_id}/${t.trial}`).sort()).toEqual(
+      tasks.flatMap((id) => [`${id}/0`, `${id}/1`]).sort(),
+    );
+    const cliWavs = (await readdir(join(out, 'audio'), { recursive: true }))
+      .filter((f) => f.endsWith('.wav'))
+      .map((f) => `audio/${f}`)
+      .sort();
+    expect(cliWavs.length).toBeGreaterThanOrEqual(12);
+    expect(
+      Object.keys(zip)
+        .filter((n) => n.endsWith('.wav'))
+        .sort(),
+    ).toEqual(cliWavs);
+    for (const turn of pageTrajectories.flatMap((t) => t.turns)) {
+      if (turn.role !== 'user' || !turn.audio) continue;
+      const { clean, degraded, duration_ms } = turn.audio;
+      const cliRate = decodeWav(new Uint8Array(await readFile(join(out, degraded)))).sampleRate;
+      for (const name of [clean, degraded]) {
+        const wav = decodeWav(zip[name]!);
+        expect([name, wav.sampleRate]).toEqual([name, cliRate]);
+        expect(Math.abs((wav.samples.length / wav.sampleRate) * 1000 - duration_ms)).toBeLessThanOrEqual(1);
+      }
+    }
     await page.screenshot({ path: join(shots, 'batch-harsh.png'), fullPage: true });
     await page.close();
     expect(pageErrors).toEqual([]);

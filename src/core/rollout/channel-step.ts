@@ -51,7 +51,15 @@ const rngFor = (what: string, key: ChannelEpisodeKey, turn: number) =>
 
 /** Folder-like prefix of an episode's audio files: `audio/<domain>/<task>/<trial>-<seed>`. */
 export function audioPrefix(key: ChannelEpisodeKey): string {
-  return `audio/${safeName(key.domain)}/${safeName(key.task.id)}/${key.trial}-${key.seed}`;
+  return episodeAudioPrefix({ domain: key.domain, task_id: key.task.id, trial: key.trial, seed: key.seed });
+}
+
+/**
+ * {@link audioPrefix} of a finished episode, from its trajectory's fields: every WAV its channel
+ * stored (each caller turn's clean and degraded audio, the duplex call files) is named `<prefix>/…`.
+ */
+export function episodeAudioPrefix(t: { domain: string; task_id: string; trial: number; seed: number }): string {
+  return `audio/${safeName(t.domain)}/${safeName(t.task_id)}/${t.trial}-${t.seed}`;
 }
 
 /** Fields a caller turn gains from the channel: heard text, dropout record, audio. */

@@ -4,7 +4,9 @@
  * the reward components and the difficulty of each task. The agent is the reference, do-nothing,
  * a remote endpoint or an on-device model; the caller scripted or a model at a remote endpoint;
  * with channel audio on, every caller turn goes through the preset's channel (dropout, barge-in,
- * noise files) as in a call, so a batch shows what the channel does to the calls.
+ * noise files) as in a call, so a batch shows what the channel does to the calls. Every rollout is
+ * kept in IndexedDB with its channel WAVs; the batch downloads as one zip in the CLI's `--out`
+ * layout (`trajectories.jsonl` and `audio/<domain>/<task>/<trial>-<seed>/…`).
  */
 import { useRef, useState } from 'preact/hooks';
 import { runBatchPool, type PoolRun, type TaskSummary } from '../../adapters/browser/rollout-client.ts';
@@ -19,6 +21,9 @@ import type {
   Trajectory,
 } from '../../adapters/browser/rollout-types.ts';
 import { browserGraphRenderer } from '../../adapters/browser/audio/renderer.ts';
+import type { StoredRecord } from '../../adapters/browser/trajectory-store.ts';
+import { episodeAudioPrefix } from '../../core/rollout/channel-step.ts';
+import { download, exportZip } from '../export-zip.ts';
 import { isSuccess, passHatK } from '../../core/scoring/pass-hat-k.ts';
 import type { ViewProps } from '../view-props.ts';
 import { num } from '../components/score-panel.tsx';
@@ -134,6 +139,8 @@ export function BatchView({ info }: ViewProps) {
     summaries: Map<string, TaskSummary>;
   }>();
   const run = useRef<PoolRun>();
+  // This batch's stored records (for its zip) and the promise of their last IndexedDB write.
+  const saved = useRef<{ records: StoredRecord[]; done(): Promise<unknown> }>();
 
   const start = () => {
     const tasks = info.tasks.filter((t) => selected.has(t.id)).map((t) => t.id);
@@ -150,14 +157,24 @@ export function BatchView({ info }: ViewProps) {
       user,
       ...(channel ? { preset, channel: noise.length ? { ...channel, noise: noise.map((f) => f.name) } : channel } : {}),
     }));
-    // The page renders the channel's graphs (OfflineAudioContext exists only here); a batch's
-    // WAVs are heard by the agent and not kept.
+    // The page renders the channel's graphs (OfflineAudioContext exists only here). Each WAV waits
+    // here until its rollout's trajectory arrives, then is kept with it in IndexedDB.
+    const wavs = new Map<string, Uint8Array>();
     const host: ChannelHost | undefined = channel
-      ? { render: (graph) => browserGraphRenderer.render(graph), put: async (name) => name }
+      ? {
+          render: (graph) => browserGraphRenderer.render(graph),
+          async put(name, bytes) {
+            wavs.set(name, bytes);
+            return name;
+          },
+        }
       : undefined;
     const batch = newId();
     const store = trajectoryStore();
     const state = { tasks, trials, trajectories: [] as Trajectory[], summaries: new Map<string, TaskSummary>() };
+    const records: StoredRecord[] = [];
+    let saving: Promise<unknown> = Promise.resolve();
+    saved.current = { records, done: () => saving };
     setResults({ ...state });
     setError(undefined);
     setCancelled(false);
@@ -179,22 +196,27 @@ export function BatchView({ info }: ViewProps) {
       ...(host ? { host, ...(noise.length ? { noise } : {}) } : {}),
       onTrajectory(t) {
         state.trajectories.push(t);
-        const agentName = t.participants.agent;
-        void store
-          .put({
-            key: newId(),
-            savedAt: Date.now(),
-            source: 'batch',
-            batch,
-            status: 'done',
-            domain: t.domain,
-            task_id: t.task_id,
-            seed: t.seed,
-            agent: agentName,
-            user: t.participants.user,
-            turns: t.turns,
-            trajectory: t,
-          })
+        const record: StoredRecord = {
+          key: newId(),
+          savedAt: Date.now(),
+          source: 'batch',
+          batch,
+          status: 'done',
+          domain: t.domain,
+          task_id: t.task_id,
+          seed: t.seed,
+          agent: t.participants.agent,
+          user: t.participants.user,
+          turns: t.turns,
+          trajectory: t,
+        };
+        records.push(record);
+        const prefix = `${episodeAudioPrefix(t)}/`;
+        const audio = [...wavs].filter(([name]) => name.startsWith(prefix));
+        for (const [name] of audio) wavs.delete(name);
+        saving = saving
+          .then(() => store.put(record))
+          .then(() => Promise.all(audio.map(([name, bytes]) => store.putAudio(record.key, name, bytes))))
           .catch(() => undefined);
         redraw();
       },
@@ -383,7 +405,25 @@ export function BatchView({ info }: ViewProps) {
                 ? ` (${results.trajectories.length - valid.length} invalid, resampled)`
                 : ''}
               {running ? ' · running' : cancelled ? ' · cancelled' : ' · done'}
-            </span>
+            </span>{' '}
+            <button
+              type="button"
+              id="batch-export"
+              disabled={running || results.trajectories.length === 0}
+              onClick={() => {
+                const kept = saved.current;
+                if (!kept) return;
+                void kept
+                  .done()
+                  .then(() => exportZip(kept.records))
+                  .then(
+                    (zip) => download('switchboard-batch.zip', zip, 'application/zip'),
+                    (e: unknown) => setError(errorText(e)),
+                  );
+              }}
+            >
+              Download (zip: trajectories{channel ? ' and channel WAVs' : ''})
+            </button>
           </p>
           {results.trajectories.some((t) => !t.valid) && (
             <p role="alert" class="error" id="batch-invalid">
