@@ -149,6 +149,29 @@ describe('download into the cache (generated files)', () => {
     expect(lines).toEqual(['airline: in the cache, 2 files verified', 'retail: in the cache, 1 files verified']);
   });
 
+  it('says which files are checked by git blob id alone (no sha256 pinned, as airline/db.json upstream)', async () => {
+    const lines: string[] = [];
+    const blobOnly: Tau2DataManifest = {
+      ...manifest,
+      files: manifest.files.map((f) => {
+        if (f.path !== 'airline/db.json') return f;
+        const { sha256: _, ...rest } = f;
+        return rest;
+      }),
+    };
+    await downloadTau2Data({
+      parts: ['airline'],
+      manifest: blobOnly,
+      cacheDir,
+      baseUrl: server.baseUrl,
+      log: (l) => lines.push(l),
+    });
+    expect(lines.filter((l) => l.includes('verified'))).toEqual([
+      'airline/db.json: 16 bytes, verified by its git blob id only (the manifest pins no sha256 for it)',
+      'airline/policy.md: 17 bytes, verified',
+    ]);
+  });
+
   it('refuses a corrupt file with a clear error and leaves no part behind', async () => {
     const bad = content['airline/policy.md']!.slice();
     bad[2] = 'X'.charCodeAt(0);

@@ -167,6 +167,10 @@ describe('channel audio in chromium', () => {
     const offered = (await page.textContent('#local-device strong')) ?? '';
     expect(offered).toMatch(/^(WebGPU|WASM \(CPU\)) \(this browser\)$/);
     expect(await page.getAttribute('#share-link', 'href')).toContain('agent=local&local=whisper-base%2Bqwen3-0.6b');
+    // The repository's manifest is not pinned yet (no internet here): the page says so before a download.
+    expect(await page.textContent('#local-unpinned')).toBe(
+      "Not pinned: onnx-community/whisper-base, onnx-community/Qwen3-0.6B-ONNX have no commit or sha256 in the page's model manifest, so the files downloaded are whatever the Hub serves now and are not checked. On a machine with internet, npm run models:fetch -- --pin records them.",
+    );
     await page.click('#local-load');
     await page.waitForSelector('#local-error', { timeout: 30_000 });
     expect(await page.textContent('#local-error')).toMatch(/whisper-base|qwen3|models/);

@@ -159,7 +159,10 @@ export async function downloadTau2Data(options: DownloadTau2Options = {}): Promi
         fetch: fetchFn,
         baseUrl,
         manifest,
-        onFile: (file, n) => log(`${file.path}: ${n} bytes, verified`),
+        onFile: (file, n) =>
+          log(
+            `${file.path}: ${n} bytes, verified${file.sha256 ? '' : ' by its git blob id only (the manifest pins no sha256 for it)'}`,
+          ),
       });
       await mkdir(partial, { recursive: true });
       let bytes = 0;

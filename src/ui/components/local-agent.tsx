@@ -11,7 +11,12 @@ import { MODEL_MANIFEST } from '../../adapters/browser/model-hub.ts';
 import { errorText, loadRecognizer, mainWorker } from '../runtime.ts';
 import type { RecognizerRef } from '../share.ts';
 
-type RawModel = { id?: string; repo?: string; revision?: string; files?: { size?: number | null }[] };
+type RawModel = {
+  id?: string;
+  repo?: string;
+  revision?: string;
+  files?: { path?: string; size?: number | null; sha256?: string | null }[];
+};
 type RawAgent = { id?: string; llm?: string; asr?: string; audio?: string };
 
 /**
@@ -21,7 +26,7 @@ type RawAgent = { id?: string; llm?: string; asr?: string; audio?: string };
 export function agentDownload(
   json: unknown,
   id: string,
-): { models: { repo: string; revision: string }[]; bytes: number; exact: boolean } {
+): { models: { repo: string; revision: string }[]; bytes: number; exact: boolean; unpinned: string[] } {
   const m = json as { models?: RawModel[]; agents?: RawAgent[] } | null;
   const agent = m?.agents?.find((a) => a.id === id);
   const ids = agent ? [agent.asr, agent.llm, agent.audio].filter((x): x is string => !!x) : [id];
@@ -31,7 +36,16 @@ export function agentDownload(
     models: models.map((x) => ({ repo: x.repo ?? '?', revision: x.revision ?? '?' })),
     bytes: files.reduce((n, f) => n + (f.size ?? 0), 0),
     exact: files.length > 0 && files.every((f) => typeof f.size === 'number'),
+    unpinned: models.filter(isUnpinned).map((x) => x.repo ?? '?'),
   };
+}
+
+/**
+ * A model the manifest does not pin: its revision is a branch name (not a 40-hex commit) or a
+ * file has no sha256, so what downloads may change and is not checked.
+ */
+function isUnpinned(m: RawModel): boolean {
+  return !/^[0-9a-f]{40}$/.test(m.revision ?? '') || (m.files ?? []).some((f) => !f.sha256);
 }
 
 /** `12.3 MB`. */
@@ -173,6 +187,13 @@ function LocalModelPicker({
                 .map((m) => `${m.repo}@${m.revision.length === 40 ? m.revision.slice(0, 12) : m.revision}`)
                 .join(', ')}
             </span>
+          )}
+          {size && size.unpinned.length > 0 && (
+            <p role="note" class="warning" id={`${prefix}-unpinned`}>
+              Not pinned: {size.unpinned.join(', ')} {size.unpinned.length === 1 ? 'has' : 'have'} no commit or sha256
+              in the page's model manifest, so the files downloaded are whatever the Hub serves now and are not checked.
+              On a machine with internet, <code>npm run models:fetch -- --pin</code> records them.
+            </p>
           )}
           {state.busy && progress && (
             <>
