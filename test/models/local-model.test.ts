@@ -182,6 +182,10 @@ describe('on-device models (transformers.js, local files only)', () => {
       `on-device agent "tiny-llama" needs files that are not in ${empty}: tiny-llama/config.json, tiny-llama/generation_config.json, tiny-llama/tokenizer.json, tiny-llama/tokenizer_config.json, tiny-llama/onnx/model.onnx. On a machine with internet run: npm run models:fetch -- tiny-llama`,
     );
     rmSync(empty, { recursive: true });
+    // The repository's manifest is unpinned: the hint says to pin while fetching.
+    expect(() => nodeLocalModel('qwen3-0.6b', REPO_MODELS_DIR)).toThrow(
+      'On a machine with internet run: npm run models:fetch -- --pin qwen3-0.6b (the manifest does not pin them yet: --pin records their commit and sha256)',
+    );
   });
 
   it('the CLI resolves --agent local:<id> through the manifest', async () => {

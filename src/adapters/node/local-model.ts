@@ -54,11 +54,13 @@ export function resolveInstalledAgent(dir: string, id: string): ResolvedLocalAge
   const agent = resolveLocalAgent(readManifest(dir), id);
   const missing = agentModels(agent).flatMap((m) => missingFiles(dir, m));
   if (missing.length) {
+    // Unpinned models are fetched with --pin (models:fetch refuses their files otherwise).
+    const unpinned = agentModels(agent).some((m) => m.files.some((f) => !f.sha256));
     throw new LocalModelError(
       `on-device agent "${id}" needs files that are not in ${dir}: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}. ` +
-        `On a machine with internet run: npm run models:fetch -- ${agentModels(agent)
+        `On a machine with internet run: npm run models:fetch -- ${unpinned ? '--pin ' : ''}${agentModels(agent)
           .map((m) => m.id)
-          .join(' ')}`,
+          .join(' ')}${unpinned ? ' (the manifest does not pin them yet: --pin records their commit and sha256)' : ''}`,
     );
   }
   return agent;
