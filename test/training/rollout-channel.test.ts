@@ -4,7 +4,8 @@
  * policy decodes what it receives and only plays the task when it hears audio, so the exact
  * rewards below also prove the audio reached it. Checked: the wire shape of the requests, the
  * recorded requests (audio by path), the bytes heard against the stored files (CLI) or the
- * group's `audio` map (HTTP), rewards, advantages and loss masks.
+ * group's `audio` map (HTTP), rewards, advantages and loss masks. Also `groups` with the same
+ * channel flags (conversation level).
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -177,4 +178,68 @@ describe('rollout with the phone channel', () => {
       await server.close();
     }
   }, 180_000);
+});
+
+describe('groups with channel flags', () => {
+  it('a model agent hears the degraded caller audio; rows reference the stored WAVs by path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-groups-channel-'));
+    const out = join(dir, 'rows.jsonl');
+    const io = capture();
+    const before = listen.heard.length;
+    const code = await main(
+      [
+        'groups',
+        '--domain',
+        'carrier',
+        '--task-ids',
+        TASK,
+        '--k',
+        '2',
+        '--agent',
+        `vllm:carrier-lora@${policy.url}`,
+        '--preset',
+        'regular',
+        '--out',
+        out,
+        '--json',
+      ],
+      io,
+    );
+    expect(code).toBe(0);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    // Trial 0 plays the task only because it heard audio; trial 1 hangs up.
+    expect(rows.map((r) => [r.sample_index, r.final_reward])).toEqual([
+      [0, 1],
+      [1, 0],
+    ]);
+    for (const r of rows) {
+      const users = r.messages.filter((m: any) => m.role === 'user');
+      expect(users.length).toBeGreaterThan(0);
+      for (const m of users)
+        for (const p of m.content) {
+          expect(p.type).toBe('audio');
+          expect(existsSync(join(dir, p.audio))).toBe(true);
+        }
+    }
+    // Every request after the greeting carried audio parts, and only audio, for each caller message.
+    const heard = listen.heard.slice(before).filter((h) => h.length);
+    expect(heard.length).toBeGreaterThan(0);
+    expect(heard.every((h) => h.every((p) => p.kind === 'audio' && p.rate === 16_000))).toBe(true);
+  }, 90_000);
+
+  it('refuses channel flags at milestone and turn level', async () => {
+    for (const g of ['milestone', 'turn']) {
+      const io = capture();
+      expect(
+        await main(
+          ['groups', '--domain', 'carrier', '--granularity', g, '--preset', 'clean', '--out', '/tmp/x.jsonl'],
+          io,
+        ),
+      ).toBe(2);
+      expect(io.stderr).toBe('switchboard: channel flags (--preset, --dropout, …) need --granularity conversation\n');
+    }
+  });
 });

@@ -2,7 +2,7 @@
  * `switchboard rollout` and `export grpo` against a policy endpoint that misbehaves on purpose:
  * token arrays that do not line up, tool-call arguments that are JSON but not an object.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
@@ -301,5 +301,27 @@ describe('POST /rollout and a policy endpoint that redirects', () => {
     } finally {
       await server.close();
     }
+  }, 60_000);
+});
+
+describe('rollout with a channel and --caller-input transcript', () => {
+  it('sends a text policy the heard words only (no audio part), while the channel still speaks and stores the calls', async () => {
+    const policy = await serve(fakePolicy(runtime.domain, 'carrier-lora'));
+    const { code, out, dir } = await rollout(policy.url, ['--preset', 'clean', '--caller-input', 'transcript']);
+    expect(code).toBe(0);
+    const [g] = lines(out);
+    // The text policy found its task from the words it got, so the rewards are the usual ones.
+    expect(g.samples.map((s: any) => s.final_reward)).toEqual([1, 0]);
+    const users = policy.requests.flatMap((r) => r.body.messages.filter((m: any) => m.role === 'user'));
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.every((m: any) => typeof m.content === 'string')).toBe(true);
+    const opening = runtime.domain.tasks.find((t) => t.id === TASK)!.user_scenario.requests![0];
+    expect(users[0].content.split('\n')[0]).toBe(opening);
+    for (const s of g.samples)
+      for (const t of s.turns)
+        for (const m of t.request.messages.filter((m: any) => m.role === 'user'))
+          expect(typeof m.content).toBe('string');
+    // The channel ran: the caller's degraded audio is stored beside the output.
+    expect(readdirSync(join(dir, 'audio', 'carrier', TASK)).length).toBe(2);
   }, 60_000);
 });

@@ -46,6 +46,12 @@ export const RolloutRequest = z.strictObject({
   endpoint_concurrency: z.number().int().min(1).default(8),
   /** Groups run at once. */
   groups_in_flight: z.number().int().min(1).default(1),
+  /**
+   * With the phone channel on, what the policy gets for a caller turn: `audio` (the degraded WAV,
+   * no transcript beside it) or `transcript` (text only, no audio: the words the channel let
+   * through, cut at a dropout; for text policies). No effect without a channel.
+   */
+  caller_input: z.enum(['audio', 'transcript']).default('audio'),
   /** Per-request timeout, ms, and retries (see OpenAiModelClient). */
   timeout_ms: z.number().int().min(1).optional(),
   retries: z.number().int().min(0).max(20).optional(),
@@ -133,7 +139,7 @@ export async function runRolloutRequest(req: RolloutRequest, ctx: RolloutRunCont
     agent: () =>
       new ModelAgent(pool, {
         sampling: req.sampling,
-        ...(ctx.userAudio ? { userAudio: ctx.userAudio } : {}),
+        ...(ctx.userAudio && req.caller_input === 'audio' ? { userAudio: ctx.userAudio } : {}),
       }),
     user: ctx.user,
     ...(ctx.judge ? { judge: ctx.judge } : {}),

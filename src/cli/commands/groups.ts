@@ -26,10 +26,13 @@ import { agentFactory, judgeFromFlags, userFactory, withJudgeOptions } from '../
 import { choiceOption, intOption, prepareOutFile, withDomainOptions } from '../options.ts';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { addDuplexOptions, duplexChannel, duplexFromFlags, type DuplexFlags } from '../duplex.ts';
+import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
+import { degradedAudioHook } from '../../core/channel/audio-store.ts';
+import { dirname } from 'node:path';
 import { UsageError } from '../participants.ts';
 
 /** Options of the command. */
-export interface GroupsOpts extends DuplexFlags {
+export interface GroupsOpts extends DuplexFlags, ChannelFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -98,7 +101,16 @@ function addSupply(a: GradientSupply, b: GradientSupply): GradientSupply {
 export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   const out = await prepareOutFile(opts.out);
   await writeFile(out, '');
-  const agent = agentFactory(opts.agent);
+  // The phone channel (conversation level, as --duplex): a model agent hears each caller turn's
+  // degraded WAV, stored under audio/ beside the rows (their messages reference it by path).
+  const flagged = await channelFromFlags(opts, dirname(out));
+  const duplex = duplexFromFlags(opts);
+  if ((duplex || flagged) && opts.granularity !== 'conversation')
+    throw new UsageError(
+      `${duplex ? '--duplex and --subset need' : 'channel flags (--preset, --dropout, …) need'} --granularity conversation`,
+    );
+  const channel = duplex ? duplexChannel(flagged, duplex, undefined) : flagged;
+  const agent = agentFactory(opts.agent, channel?.store ? { userAudio: degradedAudioHook(channel.store) } : {});
   const user = userFactory(opts.user);
   const judge = judgeFromFlags(opts);
   const continuationAgent =
@@ -110,16 +122,14 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   const clock = (_seed: number, fromMs?: number) => steppingClock(fromMs ?? domain.now, 1000);
   // Issue 17: conversation-level samples may run on the full-duplex timeline (audio not kept);
   // each row then carries the call's interaction metrics.
-  const duplex = duplexFromFlags(opts);
-  if (duplex && opts.granularity !== 'conversation')
-    throw new UsageError('--duplex and --subset need --granularity conversation');
   const base = {
     runtime,
     agent,
     user,
     clock,
     ...(judge ? { judge } : {}),
-    ...(duplex ? { duplex, channel: duplexChannel(undefined, duplex, undefined) } : {}),
+    ...(duplex ? { duplex } : {}),
+    ...(channel ? { channel } : {}),
   };
   const scoring = { reward: opts.reward, filter: opts.filter, flat: opts.flat };
   let supply: GradientSupply = { groups: 0, outcome: 0, final: 0, shaped: 0, kept: 0, partial_rows: 0 };
@@ -216,7 +226,7 @@ const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
 export function registerGroups(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   return withDomainOptions(
     withJudgeOptions(
-      addDuplexOptions(program.command('groups')),
+      addDuplexOptions(addChannelOptions(program.command('groups'))),
       'NL and unchecked assertions and the turn rubric (without one such rewards are partial)',
     ),
   )

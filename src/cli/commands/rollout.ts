@@ -47,6 +47,7 @@ interface RolloutOpts extends ChannelFlags, SamplingFlags, DuplexFlags {
   out: string;
   resume?: boolean;
   force?: boolean;
+  callerInput: 'audio' | 'transcript';
   json?: boolean;
 }
 
@@ -112,6 +113,7 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
     reward: opts.reward,
     endpoint_concurrency: opts.endpointConcurrency,
     groups_in_flight: opts.groupsInFlight,
+    caller_input: opts.callerInput,
     ...(opts.modelTimeout !== undefined ? { timeout_ms: opts.modelTimeout } : {}),
     ...(opts.modelRetries !== undefined ? { retries: opts.modelRetries } : {}),
   });
@@ -203,6 +205,12 @@ export function registerRollout(program: Command, io: CliIo, setCode: (code: num
     )
     .option('--endpoint-concurrency <n>', 'requests in flight per endpoint', intOption('--endpoint-concurrency', 1), 8)
     .option('--groups-in-flight <n>', 'groups run at once', intOption('--groups-in-flight', 1), 1)
+    .option(
+      '--caller-input <what>',
+      'with a channel flag: audio (the degraded WAV) | transcript (the heard words as text, no audio; text policies)',
+      choiceOption('--caller-input', ['audio', 'transcript'] as const),
+      'audio',
+    )
     .option('--max-steps <n>', 'participant turns per episode', intOption('--max-steps', 1))
     .option('--user <spec>', 'simulated caller', 'scripted')
     .requiredOption('--out <file>', 'rollout groups, JSONL (one group per line)')
