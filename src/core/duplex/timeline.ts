@@ -18,6 +18,7 @@ import { speechEndSample } from '../channel/caller-audio.ts';
 import { asidePhrases } from '../channel/inserts.ts';
 import { personaVoice } from '../channel/persona-voice.ts';
 import { cutAfterToken, tokenize } from '../channel/text-cut.ts';
+import { wordsSaidWithin } from './word-timing.ts';
 import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
 import type { TtsVoice } from '../ports/tts.ts';
 import type { ToolCall } from '../schema/trajectory.ts';
@@ -156,8 +157,8 @@ export class DuplexTimeline {
    * Place an agent reply `text` (trajectory index `turn`). When `mayOverlap` (no stop token),
    * the channel may barge in: a backchannel is said over the reply (not a turn), another type
    * makes the agent yield `yieldAfterMs` after the caller starts, and the returned barge-in
-   * carries the heard part (the words said up to the stop, by their share of the reply's
-   * speech) for the loop to record. Asides and tics are said over a reply without a barge-in;
+   * carries the heard part (the words whose end, measured on the synthesis by
+   * {@link wordsSaidWithin}, is at or before the stop) for the loop to record. Asides and tics are said over a reply without a barge-in;
    * background speech follows it.
    */
   async agentSpeech(turn: number, text: string, calls: readonly ToolCall[], mayOverlap: boolean): Promise<AgentSpeech> {
@@ -177,9 +178,19 @@ export class DuplexTimeline {
       const stop = Math.min(end, onset + this.ticks(this.tt.yieldAfterMs));
       const saidSamples = (stop - start) * this.tickSamples;
       const tokens = tokenize(text);
-      const share = Math.min(1, saidSamples / samples.length);
-      const pickerTokens = tokens.filter((t) => t.end <= barge.interrupted.cut_char).length;
-      const k = Math.max(pickerTokens, Math.floor(share * tokens.length));
+      // The heard words are those whose end (from the synthesis, ./word-timing.ts) is at or
+      // before the agent's stop; all of them when it stopped after the end of its speech.
+      const k =
+        saidSamples >= samples.length
+          ? tokens.length
+          : (
+              await wordsSaidWithin(
+                text,
+                tokens,
+                saidSamples,
+                async (prefix) => (await this.speak(prefix, this.agentVoice)).length,
+              )
+            ).k;
       const heard = k >= tokens.length ? null : cutAfterToken(text, k);
       const said = samples.slice(0, Math.min(samples.length, saidSamples));
       const fade = msToSamples(YIELD_FADE_MS, SPEECH_RATE_HZ);

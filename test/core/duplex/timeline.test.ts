@@ -16,6 +16,8 @@ import { Trajectory as TrajectorySchema, type Trajectory } from '../../../src/co
 import { MINI_NOW, miniDomain } from '../../fixtures/mini-domain.ts';
 import wavefile from 'wavefile';
 import { speechEndSample } from '../../../src/core/channel/caller-audio.ts';
+import { cutAfterToken, tokenize } from '../../../src/core/channel/text-cut.ts';
+import { wordsSaidWithin } from '../../../src/core/duplex/word-timing.ts';
 
 const tts = espeakTts();
 const TICK = 3200; // samples of one 200 ms tick at 16 kHz
@@ -171,6 +173,60 @@ describe('full-duplex timeline (--duplex)', () => {
     const ev = callEvents(spanTicks(d)).events.filter((e) => e.category === 'yield');
     expect(ev.map((e) => [e.type, e.latency_sec])).toEqual(yielded.map(() => ['yield', 0.4]));
   }, 60_000);
+
+  it('the heard words on a yield are exactly those whose end, measured on the synthesis, precedes the stop', async () => {
+    const { t } = await call({ bargeIn: 0.5, mix: { stop: 1 } }, {}, 4);
+    const d = t.duplex!;
+    const yielded = d.spans.filter((s) => s.yielded);
+    expect(yielded.length).toBeGreaterThan(0);
+    // End of speech of the reply up to each word, spoken alone (as the timeline measures it).
+    const speechOf = async (prefix: string) => {
+      const a = await tts.synthesize(prefix, { language: 'en' });
+      return Math.max(1, speechEndSample(a.samples));
+    };
+    for (const y of yielded) {
+      const full = (t.turns[y.turn!] as { interrupted: { full_text: string } }).interrupted.full_text;
+      const tokens = tokenize(full);
+      const ends = [0];
+      for (const tok of tokens) ends.push(await speechOf(full.slice(0, tok.end)));
+      // Word ends grow word by word (the binary search relies on it).
+      for (let k = 1; k < ends.length; k++) expect(ends[k]!).toBeGreaterThan(ends[k - 1]!);
+      const cut = (y.end_tick - y.start_tick) * TICK;
+      const k = ends.filter((e, i) => i > 0 && e <= cut).length;
+      expect(k).toBeLessThan(tokens.length);
+      expect(ends[k]!).toBeLessThanOrEqual(cut);
+      expect(ends[k + 1]!).toBeGreaterThan(cut);
+      expect(y.text).toBe(cutAfterToken(full, k).heard);
+      expect((t.turns[y.turn!] as { text: string }).text).toBe(y.text);
+    }
+  }, 90_000);
+
+  it('wordsSaidWithin: the largest k whose end is at or before the cut, in ⌈log2(n + 1)⌉ syntheses', async () => {
+    const text = 'one two three four five six seven';
+    const tokens = tokenize(text);
+    // A TTS stand-in whose words each take 1,000 samples: word k ends at 1,000 k.
+    const asked: string[] = [];
+    const speech = async (prefix: string) => {
+      asked.push(prefix);
+      return 1000 * tokenize(prefix).length;
+    };
+    for (const [cut, k] of [
+      [0, 0],
+      [999, 0],
+      [1000, 1],
+      [3500, 3],
+      [6999, 6],
+      [7000, 7],
+      [1e9, 7],
+    ] as const) {
+      asked.length = 0;
+      const r = await wordsSaidWithin(text, tokens, cut, speech);
+      expect(r.k).toBe(k);
+      expect(asked.length).toBe(3);
+      for (const [j, end] of r.ends) expect(end).toBe(1000 * j);
+    }
+    expect((await wordsSaidWithin('', [], 5, speech)).k).toBe(0);
+  });
 
   it('a huge agent reply is spoken whole and the call stays valid (nothing the agent says makes it invalid)', async () => {
     const rt = await DomainRuntime.create(miniDomain(), await sqlJsFactory());
