@@ -125,11 +125,13 @@ export function expandLogRow(
   const keyCols = table.primaryKey.length > 0 ? table.primaryKey : table.columns;
   for (const k of keyCols) key[k] = image[k] ?? null;
   const out: WriteEntry[] = [];
+  const { seq, turn, actor, tool } = meta;
   for (const column of table.columns) {
     const b = before ? (before[column] ?? null) : null;
     const a = after ? (after[column] ?? null) : null;
     if (op === 'update' && b === a) continue;
-    out.push({ ...meta, table: table.name, op, key: { ...key }, column, before: b, after: a });
+    // An object literal in the entry's field order (not spreads): this runs for every column written.
+    out.push({ seq, turn, actor, tool, table: table.name, op, key: { ...key }, column, before: b, after: a });
   }
   return out;
 }

@@ -10,7 +10,7 @@
  */
 import type { StateChanges } from '../env/changes.ts';
 import type { DomainRuntime, Environment } from '../env/environment.ts';
-import { canonicalJson, type DbState } from '../env/state.ts';
+import type { DbState } from '../env/state.ts';
 import { ident } from '../env/write-log.ts';
 import type { SqlRow } from '../ports/sql-db.ts';
 import type { Action, Task } from '../schema/task.ts';
@@ -162,7 +162,12 @@ export async function replayTrajectory(
   }
 }
 
-const keyText = (w: WriteEntry) => `${w.table}:${canonicalJson(w.key)}`;
+/**
+ * A row's identity among the writes of one call: its table and key values. Every entry of a call
+ * comes from the write log with its key columns in the table's key order, so the values in order
+ * identify the row (scalars only: JSON text is exact for them).
+ */
+const keyText = (w: WriteEntry) => `${w.table}:${JSON.stringify(Object.values(w.key))}`;
 
 /**
  * Attach the whole row to each column write of one tool call, in one pass over the writes: each
