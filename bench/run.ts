@@ -31,6 +31,11 @@ console.log(
   '\nHot paths on tau2-bench data: tool calls, replay + scoring per task, milestone fork, channel (issue 15)',
 );
 console.log((await (await import('./hot-paths.ts')).hotPathLines()).join('\n'));
+console.log(
+  "\ntau2-bench airline and retail beside tau2-bench's own Python (issue 15: the same work, measured in this run)",
+);
+const anchor = await import('./tau2-anchor.ts');
+console.log((await anchor.tau2AnchorLines(anchor.tau2DataRoot())).join('\n'));
 console.log('\ntau2-bench airline and retail (sql.js in-process; reference trajectories)');
 console.log(formatTau2Bench(await measureTau2()));
 await runCases(

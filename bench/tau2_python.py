@@ -1,0 +1,168 @@
+"""tau2-bench's own Python, measured for `npm run bench` (bench/tau2-anchor.ts prints it beside ours).
+
+Usage: python3 bench/tau2_python.py <tau2-bench src dir> <tau2 data dir with airline/ and retail/> <calls>
+
+Prints one JSON document: per domain, tau2's load time (db.json into its pydantic DB), the median
+of `calls` warm tool calls through `Environment.get_response` (one read, one idempotent write,
+repeated on the same environment), the median `copy.deepcopy` of the airline DB (what a fork of
+tau2's environment costs), and per task the time of tau2's `EnvironmentEvaluator` +
+`ActionEvaluator` on the reference trajectory (gold replay on a fresh environment from
+`get_environment`, the trajectory's replay, DB hash comparison and action matching).
+
+Modules tau2-bench imports but none of these paths uses (its runner's and LLM dependencies) are
+stand-ins installed below: any attribute is a do-nothing class. loguru's logger does nothing;
+toml reads through tomllib; addict's Dict merges recursively.
+"""
+
+import copy
+import importlib.abc
+import importlib.machinery
+import json
+import statistics
+import sys
+import time
+import tomllib
+import types
+
+STAND_INS = {"loguru", "addict", "toml", "pandas", "deepdiff", "dotenv", "yaml", "docstring_parser", "litellm", "httpx"}
+
+
+class _Any:
+    def __init__(self, *a, **k):
+        pass
+
+    def __call__(self, *a, **k):
+        return _Any()
+
+    def __getattr__(self, n):
+        return _Any()
+
+    def __class_getitem__(cls, item):
+        return cls
+
+
+class _Dict(dict):
+    def update(self, *a, **k):
+        for key, v in dict(*a, **k).items():
+            if isinstance(v, dict) and isinstance(self.get(key), dict):
+                d = _Dict(self[key])
+                d.update(v)
+                self[key] = d
+            else:
+                self[key] = v
+
+
+def _toml_load(f):
+    if isinstance(f, str):
+        with open(f, "rb") as fp:
+            return tomllib.load(fp)
+    return tomllib.load(f)
+
+
+SPECIAL = {
+    "loguru": {"logger": _Any()},
+    "addict": {"Dict": _Dict},
+    "toml": {"load": _toml_load, "loads": tomllib.loads},
+}
+
+
+class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in STAND_INS:
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        m = types.ModuleType(spec.name)
+        m.__path__ = []
+        for k, v in SPECIAL.get(spec.name, {}).items():
+            setattr(m, k, v)
+        m.__getattr__ = lambda n: (_ for _ in ()).throw(AttributeError(n)) if n.startswith("__") else _Any
+        return m
+
+    def exec_module(self, module):
+        pass
+
+
+def median_us(fn, n):
+    fn()
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
+
+
+def main():
+    src, data, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    sys.meta_path.insert(0, _StandIns())
+    sys.path.insert(0, src)
+    import os
+
+    os.environ["TAU2_DATA_DIR"] = data
+    t_import = time.perf_counter()
+    from tau2.data_model.message import AssistantMessage, ToolCall
+    from tau2.evaluator.evaluator_action import ActionEvaluator
+    from tau2.evaluator.evaluator_env import EnvironmentEvaluator
+    import tau2.domains.airline.environment as airline
+    import tau2.domains.retail.environment as retail
+
+    out = {"python": sys.version.split()[0], "import_ms": (time.perf_counter() - t_import) * 1000, "domains": {}}
+    picks = {
+        "airline": (airline, ("get_reservation_details", "update_reservation_passengers")),
+        "retail": (retail, ("get_order_details", "modify_user_address")),
+    }
+    for name, (mod, (read, write)) in picks.items():
+        t0 = time.perf_counter()
+        env = mod.get_environment()
+        load_ms = (time.perf_counter() - t0) * 1000
+        tasks = mod.get_tasks(None)
+        args = {}
+        for t in tasks:
+            for a in (t.evaluation_criteria.actions or []) if t.evaluation_criteria else []:
+                args.setdefault(a.name, a.arguments)
+        seq = [0]
+
+        def call(tool):
+            seq[0] += 1
+            msg = env.get_response(ToolCall(id=f"c{seq[0]}", name=tool, arguments=args[tool], requestor="assistant"))
+            assert not msg.error, msg.content
+
+        d = {
+            "load_ms": load_ms,
+            "read": {"tool": read, "us": median_us(lambda: call(read), calls)},
+            "write": {"tool": write, "us": median_us(lambda: call(write), calls)},
+        }
+        if name == "airline":
+            db = env.tools.db
+            d["deepcopy_ms"] = median_us(lambda: copy.deepcopy(db), 20) / 1000
+        per_task = []
+        for task in tasks:
+            if not task.evaluation_criteria or not task.evaluation_criteria.actions:
+                continue
+            # The reference trajectory: each reference call and tau2's own answer to it.
+            live = mod.get_environment()
+            trajectory = []
+            for i, a in enumerate(task.evaluation_criteria.actions):
+                tc = ToolCall(id=f"r{i}", name=a.name, arguments=a.arguments, requestor=a.requestor)
+                trajectory.append(AssistantMessage(role="assistant", tool_calls=[tc]))
+                trajectory.append(live.get_response(tc))
+            t0 = time.perf_counter()
+            EnvironmentEvaluator.calculate_reward(
+                environment_constructor=mod.get_environment, task=task, full_trajectory=trajectory
+            )
+            ActionEvaluator.calculate_reward(task=task, full_trajectory=trajectory)
+            per_task.append((time.perf_counter() - t0) * 1000)
+        d["score_ms"] = {
+            "tasks": len(per_task),
+            "min": min(per_task),
+            "median": statistics.median(per_task),
+            "max": max(per_task),
+            "sum": sum(per_task),
+        }
+        out["domains"][name] = d
+    print(json.dumps(out))
+
+
+main()
