@@ -11,11 +11,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { env } from '@huggingface/transformers';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { env, MoonshineForConditionalGeneration, WhisperForConditionalGeneration } from '@huggingface/transformers';
 import { createLocalModelService } from '../../src/adapters/shared/local-model-service.ts';
 import type { DownloadProgress } from '../../src/adapters/shared/local-model-engine.ts';
-import { tinySeq2SeqSpeech, writeTinyMoonshine, writeTinyWhisper } from './tiny-seq2seq.ts';
+import { LocalModelClient } from '../../src/adapters/shared/local-model-client.ts';
+import type { LocalGenerateRequest } from '../../src/adapters/shared/local-model-engine.ts';
+import { DEFAULT_SAMPLING } from '../../src/core/ports/model-client.ts';
+import { TINY_WHISPER_IDS, tinySeq2SeqSpeech, writeTinyMoonshine, writeTinyWhisper } from './tiny-seq2seq.ts';
 
 const REVISION = 'c0ffee0000000000000000000000000000000001';
 let dir = '';
@@ -117,5 +120,69 @@ describe('Whisper and Moonshine recognizers from a Hub-layout host', () => {
     ).rejects.toThrow(
       'unknown on-device speech recognizer "whisper-large" (manifest has: tiny-whisper, tiny-moonshine)',
     );
+  });
+
+  it("Whisper decodes in the domain's language: forced prefix <|startoftranscript|> <|zh|>/<|en|> <|transcribe|> <|notimestamps|>", async () => {
+    const service = createLocalModelService(() => 'cpu');
+    await service.loadRecognizer(manifest(pinned('tiny-whisper')), 'tiny-whisper', '', host);
+    const prefix = vi.spyOn(WhisperForConditionalGeneration.prototype, '_retrieve_init_tokens');
+    const generate = vi.spyOn(WhisperForConditionalGeneration.prototype, 'generate');
+    try {
+      const { sot, zh, en, transcribe, notimestamps } = TINY_WHISPER_IDS;
+      const heard = (language?: string) => service.transcribe(tinySeq2SeqSpeech('pay my bill'), language);
+      expect(await heard('zh-CN')).toBe('pay my bill');
+      expect(await heard('en-US')).toBe('pay my bill');
+      expect(await heard('cmn')).toBe('pay my bill');
+      // No language (a caller of transcribe that has none): transformers.js' default, English.
+      expect(await heard()).toBe('pay my bill');
+      expect(prefix.mock.results.map((r) => r.value)).toEqual([
+        [sot, zh, transcribe, notimestamps],
+        [sot, en, transcribe, notimestamps],
+        [sot, zh, transcribe, notimestamps],
+        [sot, en, transcribe, notimestamps],
+      ]);
+      const options = generate.mock.calls.map(([o]) => {
+        const { language, task } = o as { language?: string; task?: string };
+        return { language, task };
+      });
+      expect(options).toEqual([
+        { language: 'zh', task: 'transcribe' },
+        { language: 'en', task: 'transcribe' },
+        { language: 'zh', task: 'transcribe' },
+        { language: undefined, task: undefined },
+      ]);
+    } finally {
+      prefix.mockRestore();
+      generate.mockRestore();
+      await service.dispose();
+    }
+  }, 60_000);
+
+  it('Moonshine takes no language: the same generation whatever the domain speaks', async () => {
+    const service = createLocalModelService(() => 'cpu');
+    await service.loadRecognizer(manifest(pinned('tiny-moonshine')), 'tiny-moonshine', '', host);
+    const generate = vi.spyOn(MoonshineForConditionalGeneration.prototype, 'generate');
+    try {
+      expect(await service.transcribe(tinySeq2SeqSpeech('pay my bill'), 'zh-CN')).toBe('pay my bill');
+      const o = generate.mock.calls[0]![0] as { language?: string; task?: string };
+      expect([o.language, o.task]).toEqual([undefined, undefined]);
+    } finally {
+      generate.mockRestore();
+      await service.dispose();
+    }
+  }, 60_000);
+
+  it("the on-device client hands the request's language to the engine (ASR + LLM agents)", async () => {
+    const seen: LocalGenerateRequest[] = [];
+    const client = new LocalModelClient('tiny', {
+      async generate(r) {
+        seen.push(r);
+        return { text: 'ok', token_ids: [1], prompt_token_ids: [2], finish_reason: 'stop', transcripts: [] };
+      },
+    });
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    await client.complete({ messages, sampling: DEFAULT_SAMPLING, language: 'zh-CN' });
+    await client.complete({ messages, sampling: DEFAULT_SAMPLING });
+    expect(seen.map((r) => r.language)).toEqual(['zh-CN', undefined]);
   });
 });

@@ -2,7 +2,7 @@
  * Tiny encoder–decoder speech recognizers made in the test, in the layouts of the two
  * architectures transformers.js' `automatic-speech-recognition` pipeline runs as sequence to
  * sequence generation: Whisper (`WhisperForConditionalGeneration`: log-mel `input_features`, a
- * forced prompt `<|startoftranscript|> <|en|> <|transcribe|> <|notimestamps|>`, decoded by
+ * forced prompt `<|startoftranscript|> <|en|>|<|zh|> <|transcribe|> <|notimestamps|>`, decoded by
  * `WhisperTokenizer._decode_asr`) and Moonshine (`MoonshineForConditionalGeneration`: raw
  * `input_values`, prompt `<s>`, at most 6 new tokens per second of audio). Each is
  * `onnx/encoder_model.onnx` plus `onnx/decoder_model_merged.onnx` (with `use_cache_branch` and
@@ -247,7 +247,15 @@ export function writeTinyMoonshine(modelsDir: string, id: string): string[] {
 // ---------------------------------------------------------------- Whisper
 
 const WHISPER: Vocab = {
-  tokens: [...TINY_S2S_WORDS, '<|endoftext|>', '<|startoftranscript|>', '<|en|>', '<|transcribe|>', '<|notimestamps|>'],
+  tokens: [
+    ...TINY_S2S_WORDS,
+    '<|endoftext|>',
+    '<|startoftranscript|>',
+    '<|en|>',
+    '<|transcribe|>',
+    '<|notimestamps|>',
+    '<|zh|>',
+  ],
   eos: 5,
   promptLength: 4,
 };
@@ -303,12 +311,20 @@ function whisperEncoderOnnx(): Uint8Array {
 }
 
 /**
+ * Token ids of the tiny Whisper's special tokens (after the words): the forced prefix is
+ * `sot, <language>, transcribe, notimestamps`, the language `en` or `zh`.
+ */
+export const TINY_WHISPER_IDS = (() => {
+  const id0 = TINY_S2S_WORDS.length;
+  return { eot: id0, sot: id0 + 1, en: id0 + 2, transcribe: id0 + 3, notimestamps: id0 + 4, zh: id0 + 5 };
+})();
+
+/**
  * Write the tiny Whisper recognizer into `<modelsDir>/<id>/` (multilingual layout: language and
  * task tokens; 2 s chunks instead of 30 s; fp32 file names). Returns the files written.
  */
 export function writeTinyWhisper(modelsDir: string, id: string): string[] {
-  const id0 = TINY_S2S_WORDS.length;
-  const ids = { eot: id0, sot: id0 + 1, en: id0 + 2, transcribe: id0 + 3, notimestamps: id0 + 4 };
+  const ids = TINY_WHISPER_IDS;
   return writeFiles(join(modelsDir, id), {
     'config.json': JSON.stringify({
       model_type: 'whisper',
@@ -334,7 +350,7 @@ export function writeTinyWhisper(modelsDir: string, id: string): string[] {
       pad_token_id: ids.eot,
       decoder_start_token_id: ids.sot,
       is_multilingual: true,
-      lang_to_id: { '<|en|>': ids.en },
+      lang_to_id: { '<|en|>': ids.en, '<|zh|>': ids.zh },
       task_to_id: { transcribe: ids.transcribe },
       no_timestamps_token_id: ids.notimestamps,
       max_length: 64,

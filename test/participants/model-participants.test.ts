@@ -267,6 +267,8 @@ describe('ModelAgent', () => {
       [9, 0.3],
       [9, 0.3],
     ]);
+    // The domain's language rides on each request (an on-device Whisper transcribes in it).
+    expect(client.requests.map((r) => r.language)).toEqual(['zh-CN', 'zh-CN']);
     expect(() => refuseTeacherGuided([t])).toThrow(TeacherGuidanceError);
     const plain = await runEpisode({
       runtime,

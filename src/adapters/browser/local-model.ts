@@ -125,8 +125,8 @@ function downloadError(what: string, models: readonly ManifestModel[], host: str
 
 /** A loaded speech recognizer in the page (the microphone's words as text). */
 export interface BrowserRecognizer {
-  /** What it hears in 16 kHz mono samples. */
-  transcribe(audio: Float32Array): Promise<string>;
+  /** What it hears in 16 kHz mono samples; `language` (BCP-47) as the domain speaks. */
+  transcribe(audio: Float32Array, language?: string): Promise<string>;
   /** `webgpu` or `wasm`. */
   device: LocalDevice;
   dispose(): Promise<void>;
@@ -153,7 +153,7 @@ export async function browserRecognizer(
       hub.onProgress ? proxy(hub.onProgress) : undefined,
     );
     return {
-      transcribe: (audio) => service.transcribe(audio),
+      transcribe: (audio, language) => service.transcribe(audio, language),
       device,
       dispose: () => stopModelWorker(worker, service),
     };

@@ -45,6 +45,7 @@ export class LocalModelClient implements ModelClient {
       messages: request.messages,
       ...(request.tools?.length ? { tools: request.tools } : {}),
       sampling: request.sampling,
+      ...(request.language ? { language: request.language } : {}),
     });
     const { text, calls } = parseTextToolCalls(g.text);
     return {

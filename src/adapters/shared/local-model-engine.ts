@@ -110,6 +110,12 @@ export interface LocalGenerateRequest {
   messages: readonly ModelMessage[];
   tools?: readonly OpenAiToolSchema[];
   sampling: SamplingParams;
+  /**
+   * BCP-47 language of the conversation (the domain's `language`, e.g. `zh-CN`): the caller audio
+   * is transcribed in it by a multilingual Whisper recognizer; absent: transformers.js' default
+   * (English).
+   */
+  language?: string;
 }
 
 /** What the model generated, before tool calls are parsed out. */
@@ -152,6 +158,32 @@ type ChatMessage = {
   tool_calls?: { type: 'function'; function: { name: string; arguments: unknown } }[];
 };
 type Transcriber = (audio: Float32Array) => Promise<string>;
+
+/**
+ * Whisper's language code for BCP-47 tag `tag`: the primary subtag, lower case, with the
+ * ISO 639-3 Mandarin / Cantonese codes folded into Whisper's `zh` / `yue` (Whisper names its
+ * languages by ISO 639-1 code, see transformers.js' `WHISPER_LANGUAGE_MAPPING`).
+ */
+export function whisperLanguage(tag: string): string {
+  const primary = tag.split(/[-_]/)[0]!.toLowerCase();
+  return primary === 'cmn' ? 'zh' : primary;
+}
+
+/**
+ * Generation options for transcribing in `language` (BCP-47) with a model of `config`: a
+ * multilingual Whisper (`generation_config.is_multilingual`) gets transformers.js' own
+ * `language` (see {@link whisperLanguage}) and `task: 'transcribe'`, which force the decoder's
+ * prefix `<|startoftranscript|> <|lang|> <|transcribe|>`; English-only Whisper, Moonshine and CTC
+ * models take no language (none, or transformers.js refuses or ignores it).
+ */
+export function asrOptions(
+  modelType: string,
+  generationConfig: { is_multilingual?: boolean } | null | undefined,
+  language: string | undefined,
+): { language?: string; task?: 'transcribe' } {
+  if (!language || modelType !== 'whisper' || !generationConfig?.is_multilingual) return {};
+  return { language: whisperLanguage(language), task: 'transcribe' };
+}
 
 /** Caller speech for ASR: WAV → mono float at 16 kHz. */
 function audioAt16k(base64: string): Float32Array {
@@ -240,9 +272,12 @@ async function loadTranscriber(m: ManifestModel, device: LocalDevice, hub?: HubS
     tokenizer,
     processor,
   } as never);
+  const generationConfig = (loaded as { generation_config?: { is_multilingual?: boolean } }).generation_config;
   return {
-    async transcribe(audio) {
-      const r = (await asr(audio)) as { text: string } | { text: string }[];
+    async transcribe(audio, language) {
+      const r = (await asr(audio, asrOptions(type, generationConfig, language) as never)) as
+        | { text: string }
+        | { text: string }[];
       return (Array.isArray(r) ? r.map((x) => x.text).join(' ') : r.text).trim();
     },
     dispose: () => asr.dispose(),
@@ -251,7 +286,11 @@ async function loadTranscriber(m: ManifestModel, device: LocalDevice, hub?: HubS
 
 /** A loaded speech recognizer: 16 kHz mono samples in, text out. */
 export interface LocalTranscriber {
-  transcribe(audio: Float32Array): Promise<string>;
+  /**
+   * What the recognizer hears in `audio` (16 kHz mono), trimmed; `language` (BCP-47, the
+   * domain's) is the language a multilingual Whisper decodes in (see {@link asrOptions}).
+   */
+  transcribe(audio: Float32Array, language?: string): Promise<string>;
   dispose(): Promise<void>;
 }
 
@@ -293,7 +332,7 @@ export async function loadLocalEngine(agent: ResolvedLocalAgent, runtime: LocalR
       const transcripts: string[] = [];
       const transcribe: Transcriber | null = asr
         ? async (audio) => {
-            const text = await asr.transcribe(audio);
+            const text = await asr.transcribe(audio, request.language);
             transcripts.push(text);
             return text;
           }

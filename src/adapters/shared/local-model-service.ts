@@ -50,8 +50,11 @@ export interface LocalModelService {
     hub?: string,
     onProgress?: (p: DownloadProgress) => void,
   ): Promise<{ device: LocalDevice }>;
-  /** What the loaded recognizer hears in `audio` (16 kHz mono samples), trimmed. */
-  transcribe(audio: Float32Array): Promise<string>;
+  /**
+   * What the loaded recognizer hears in `audio` (16 kHz mono samples), trimmed; `language`
+   * (BCP-47, the domain's) is the language a multilingual Whisper decodes in.
+   */
+  transcribe(audio: Float32Array, language?: string): Promise<string>;
   /** Free the agent's and the recognizer's models. */
   dispose(): Promise<void>;
 }
@@ -82,9 +85,9 @@ export function createLocalModelService(device: () => LocalDevice): LocalModelSe
       recognizer = await loadLocalTranscriber(model, r);
       return { device: r.device };
     },
-    async transcribe(audio) {
+    async transcribe(audio, language) {
       if (!recognizer) throw new Error('no speech recognizer loaded: call loadRecognizer() first');
-      return recognizer.transcribe(audio);
+      return recognizer.transcribe(audio, language);
     },
     async load(manifest, id, modelsPath, hub, onProgress) {
       const agent = resolveLocalAgent(parseManifest(manifest), id);

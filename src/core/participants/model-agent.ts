@@ -83,6 +83,7 @@ export class ModelAgent implements Agent {
       messages: agentMessages(system, view.turns, this.options.userAudio),
       ...(view.tools.length ? { tools: view.tools } : {}),
       sampling: { ...this.sampling, seed: view.seed ?? this.sampling.seed },
+      language: view.domain.language,
       ...(this.options.voice ? { audio: { voice: this.options.voice } } : {}),
       ...(this.options.stream ? { stream: true } : {}),
     };

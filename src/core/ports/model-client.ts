@@ -87,6 +87,11 @@ export interface ModelRequest {
   json?: boolean;
   /** Stream the reply (server-sent events) and assemble it. Same result as not streaming. */
   stream?: boolean;
+  /**
+   * BCP-47 language of the conversation (the domain's `language`). On-device agents transcribe
+   * caller audio in it (multilingual Whisper); remote clients do not send it.
+   */
+  language?: string;
 }
 
 /** Audio a model spoke. */

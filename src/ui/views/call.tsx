@@ -337,7 +337,7 @@ export function CallView({ info, route, mode }: ViewProps & { mode: 'watch' | 'c
     if (!recognizer) return;
     setHeard({ busy: true });
     try {
-      const text = await recognizer.transcribe(samples);
+      const text = await recognizer.transcribe(samples, info.language);
       setHeard({ text });
       setDraft((d) => (d.trim() ? d : text));
     } catch (e) {
