@@ -298,6 +298,19 @@ describe('POST /rollout and a policy endpoint that redirects', () => {
       expect(followed[0].samples.map((s: any) => s.final_reward)).toEqual([1, 0]);
       expect(good.requests.length - before).toBe(home.requests.length);
       expect(good.requests.at(-1)!.body.model).toBe('carrier-lora');
+      // The answer saved as it came (group, summary lines) exports as it is; an error line is refused.
+      const dir = mkdtempSync(join(tmpdir(), 'sb-post-'));
+      const saved = join(dir, 'answer.ndjson');
+      writeFileSync(saved, [...refused, ...followed].map((l) => `${JSON.stringify(l)}\n`).join(''));
+      const ex = capture();
+      expect(await main(['export', 'grpo', saved, '--out', join(dir, 'rows.jsonl'), '--json'], ex)).toBe(0);
+      expect(JSON.parse(ex.stdout)).toMatchObject({ rows: 2, tokens: { all: 2, partial: 0, none: 0 } });
+      writeFileSync(saved, `${JSON.stringify(followed[0])}\n{"type": "error", "message": "worker crashed"}\n`);
+      const bad = capture();
+      expect(await main(['export', 'grpo', saved, '--out', join(dir, 'rows.jsonl')], bad)).toBe(2);
+      expect(bad.stderr).toBe(
+        `switchboard: ${saved}:2: (line): a POST /rollout answer that ended in an error (worker crashed): its groups before it are complete, run the rest again\n`,
+      );
     } finally {
       await server.close();
     }

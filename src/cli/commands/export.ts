@@ -101,11 +101,18 @@ function olderRow(x: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * A line of `export grpo`'s input: a GRPO row (from `switchboard groups`) as it is, or a rollout
- * group (from `switchboard rollout` / `POST /rollout`, a line with `samples`) as its rows. A line
- * that is neither says which two shapes are read.
+ * group (from `switchboard rollout` / `POST /rollout`, a line with `samples`) as its rows; the
+ * `failed` and `summary` lines of a saved `POST /rollout` answer give no rows, and its `error`
+ * line is refused. A line that is none of these says which two shapes are read.
  */
 const GrpoInputLine = {
   safeParse(x: unknown): Parsed<GrpoRow[]> {
+    // A saved `POST /rollout` answer: its `failed` and `summary` lines hold no samples.
+    if (isObject(x) && (x.type === 'failed' || x.type === 'summary')) return { success: true, data: [] };
+    if (isObject(x) && x.type === 'error')
+      return fail(
+        `a POST /rollout answer that ended in an error (${String(x.message)}): its groups before it are complete, run the rest again`,
+      );
     if (isObject(x) && Array.isArray(x.samples)) {
       const g = RolloutGroupLine.safeParse(x);
       if (!g.success) {
