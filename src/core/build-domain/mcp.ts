@@ -135,7 +135,7 @@ export function readMcp(file: string, tools: unknown[], base: string): SpecModel
       kind,
       description,
       props,
-      at: at || '(the tool)',
+      at: `${at || '(the tool)'} (${t.name})`,
     });
   });
 

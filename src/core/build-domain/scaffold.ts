@@ -353,7 +353,10 @@ export function scaffoldDomain(model: SpecModel, options: ScaffoldOptions): Scaf
     const req = op.params.filter((p) => p.required).map((p) => p.name);
     const enums = op.params.filter((p) => p.enum).map((p) => `${p.name} must be one of ${p.enum!.join(', ')}`);
     return [
-      `${op.name}: ${op.description.replace(/\s+/g, ' ').slice(0, 300)}`,
+      `${op.name}: ${op.description
+        .replace(/\s+/g, ' ')
+        .slice(0, 300)
+        .replace(/([^.!?。])$/, '$1.')}`,
       req.length ? `It needs ${req.join(', ')}.` : '',
       enums.length ? `${enums.join('; ')}.` : '',
       op.verb === 'delete' ? 'A record that other records still refer to cannot be deleted.' : '',

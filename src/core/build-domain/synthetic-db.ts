@@ -134,7 +134,12 @@ export interface ValueContext {
   now: number;
   /** UTC offset of the policy clock, minutes (480 for China Standard Time). */
   offsetMin: number;
+  /** The table holds people (users, customers …): a `name` is a person's name, else words. */
+  person?: boolean;
 }
+
+/** Table nouns whose rows are people. */
+const PERSON = /(user|customer|person|people|owner|member|employee|contact|passenger|patient|client|staff|account)/;
 
 /** A value for `col` of row `i` (not a key or reference). */
 export function syntheticValue(col: ColumnModel, i: number, ctx: ValueContext): string | number {
@@ -162,7 +167,10 @@ export function syntheticValue(col: ColumnModel, i: number, ctx: ValueContext): 
   if (/^(user_?name|login|owner|username)$/.test(n)) return `${rng.pick(EN_FIRST).toLowerCase()}${1001 + i}`;
   if (/first_name|given/.test(n)) return zh ? last : first;
   if (/last_name|family|surname/.test(n)) return zh ? first : last;
-  if (/(^|_)name$/.test(n) || n === 'name') return zh ? `${first}${last}` : `${first} ${last}`;
+  if (/(^|_)name$/.test(n) || n === 'name') {
+    if (ctx.person) return zh ? `${first}${last}` : `${first} ${last}`;
+    return zh ? `${word()}${word()}` : `${word()} ${word()}`;
+  }
   if (/password|secret|token/.test(n)) return `pw${String(rng.int(1e6)).padStart(6, '0')}`;
   if (/url|link|href/.test(n)) return `https://example.com/${n}/${i + 1}`;
   if (/colou?r/.test(n)) return String(rng.int(0xffffff).toString(16)).padStart(6, '0');
@@ -197,7 +205,7 @@ export function syntheticDb(
           const parent = db[c.references];
           const pt = tables.find((x) => x.name === c.references)!;
           row[c.name] = parent?.length ? parent[rng.int(parent.length)]![pt.key[0]!]! : null;
-        } else row[c.name] = syntheticValue(c, i, { ...ctx, rng });
+        } else row[c.name] = syntheticValue(c, i, { ...ctx, rng, person: PERSON.test(t.noun) });
         // A unique non-key column or the last column of a composite key: made unique by row.
         const last = t.key.length > 1 && c.name === t.key[t.key.length - 1];
         if ((c.unique && !(t.key.length === 1 && c.name === t.key[0])) || last)
