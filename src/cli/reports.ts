@@ -67,13 +67,16 @@ export function renderSummary(
   },
 ): string {
   const ks = Array.from({ length: s.trials }, (_, i) => String(i + 1));
-  const headers = ['task', 'rewards', 'mean', ...ks.map((k) => `pass^${k}`), 'invalid'];
+  // Outbound negotiations: the objection-handled score per trial, a column beside the reward.
+  const obj = s.totals.objections;
+  const headers = ['task', 'rewards', 'mean', ...ks.map((k) => `pass^${k}`), 'invalid', ...(obj ? ['objections'] : [])];
   const rows = s.tasks.map((t) => [
     t.task_id,
     t.rewards.map((r) => r.toFixed(2)).join(' ') + (t.partial ? ' (partial)' : ''),
     num(t.mean),
     ...ks.map((k) => num(t.pass_hat[k])),
     String(t.invalid),
+    ...(obj ? [(t.objections ?? []).map((o) => (o === null ? '-' : o.toFixed(2))).join(' ')] : []),
   ]);
   rows.push([
     'ALL',
@@ -81,6 +84,7 @@ export function renderSummary(
     num(s.totals.mean_reward),
     ...ks.map((k) => num(s.totals.pass_hat[k])),
     String(s.totals.invalid),
+    ...(obj ? [`${obj.handled}/${obj.raised}`] : []),
   ]);
   const numeric = new Set(['mean', 'invalid', ...ks.map((k) => `pass^${k}`)]);
   const ch = s.settings?.channel;

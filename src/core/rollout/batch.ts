@@ -139,6 +139,20 @@ export interface TaskSummary {
    * policy on the agent's writes; for `imported` domains reported beside the reward, never in it).
    */
   rule_breaks: number[];
+  /**
+   * Outbound negotiations only (issue 18): the objection-handled score of each valid trial,
+   * aligned with `rewards` — handled / raised, `null` when the callee raised none
+   * (`RewardInfo.objections`). Beside the reward, never in it; absent for other domains.
+   */
+  objections?: (number | null)[];
+}
+
+/** Objections raised and handled over a batch's valid episodes (outbound negotiations only). */
+export interface ObjectionTotals {
+  raised: number;
+  handled: number;
+  /** handled / raised over all valid episodes; `null` when none was raised. */
+  score: number | null;
 }
 
 /** Summary of a batch. */
@@ -163,6 +177,8 @@ export interface BatchSummary {
     rule_breaking: number;
     /** Of those, episodes that still passed (reward 1): the agent "passed" by breaking a rule. */
     rule_breaking_passes: number;
+    /** Outbound negotiations only: objections over all valid episodes (see {@link TaskSummary.objections}). */
+    objections?: ObjectionTotals;
   };
 }
 
@@ -239,6 +255,9 @@ function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent:
       partial: valid.some((t) => t.reward_info!.partial),
       pass_hat,
       rule_breaks,
+      ...(valid.some((t) => t.reward_info!.objections)
+        ? { objections: valid.map((t) => t.reward_info!.objections?.score ?? null) }
+        : {}),
     };
   });
   const all = finals.filter((t) => t.valid && t.reward_info);
@@ -250,6 +269,9 @@ function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent:
   }));
   const pass_hat: Record<string, number> = {};
   for (let k = 1; k <= opts.trials; k++) pass_hat[k] = passHatK(results, k);
+  const scored = all.flatMap((t) => (t.reward_info!.objections ? [t.reward_info!.objections] : []));
+  const raised = scored.reduce((n, o) => n + o.raised, 0);
+  const handled = scored.reduce((n, o) => n + o.handled, 0);
   return {
     domain: opts.runtime.domain.name,
     agent,
@@ -266,6 +288,7 @@ function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent:
       pass_hat,
       rule_breaking: breaking.length,
       rule_breaking_passes: breaking.filter((t) => isSuccess(t.reward_info!)).length,
+      ...(scored.length ? { objections: { raised, handled, score: raised ? handled / raised : null } } : {}),
     },
   };
 }
