@@ -345,7 +345,7 @@ describe('switchboard run with model-backed agent, caller and judge (local test 
     expect(await main(['run', '--domain', 'carrier', '--agent', 'local:qwen3-0.6b'], io)).toBe(2);
     // Resolved through models/manifest.json; the weights are not in the repository.
     expect(io.stderr).toBe(
-      `switchboard: on-device agent "qwen3-0.6b" needs files that are not in ${REPO_MODELS_DIR}: qwen3-0.6b/config.json, qwen3-0.6b/generation_config.json, qwen3-0.6b/tokenizer.json, qwen3-0.6b/tokenizer_config.json, qwen3-0.6b/onnx/model_q4f16.onnx. On a machine with internet run: npm run models:fetch -- qwen3-0.6b\n`,
+      `switchboard: on-device agent "qwen3-0.6b" needs files that are not in ${REPO_MODELS_DIR}: qwen3-0.6b/config.json, qwen3-0.6b/generation_config.json, qwen3-0.6b/tokenizer.json, qwen3-0.6b/tokenizer_config.json, qwen3-0.6b/onnx/model_q4f16.onnx. On a machine with internet run: npm run models:fetch -- --pin qwen3-0.6b (the manifest does not pin them yet: --pin records their commit and sha256)\n`,
     );
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--user', 'local:qwen3-0.6b'], io)).toBe(2);
