@@ -124,6 +124,43 @@ describe('channel audio in chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 120_000);
 
+  it('two fresh runs of one link give byte-identical channel audio, babble noise included', async () => {
+    /** Each caller turn's degraded WAV bytes (hex, compared whole), its noise bed and its marks' titles. */
+    const run = async () => {
+      const page = await open(`${CALL}&run=1`);
+      await page.waitForSelector('#termination', { timeout: 60_000 });
+      const n = await page.locator('#transcript li[data-role="user"]').count();
+      await page.waitForFunction(
+        (k) => document.querySelectorAll('#transcript .turn-audio audio[src^="blob:"]').length === k,
+        n,
+      );
+      const got = await page.$$eval('#transcript .turn-audio', async (turns) =>
+        Promise.all(
+          turns.map(async (t) => {
+            const src = t.querySelector('audio')!.getAttribute('src')!;
+            const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
+            return {
+              wav: Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(''),
+              noise: t.getAttribute('data-noise'),
+              marks: [...t.querySelectorAll('[data-mark] title')].map((x) => x.textContent ?? ''),
+            };
+          }),
+        ),
+      );
+      await page.close();
+      return got;
+    };
+    const a = await run();
+    const b = await run();
+    expect(a.length).toBeGreaterThanOrEqual(3);
+    // The link's plan uses babble (several espeak-ng talkers), the case that used to differ.
+    expect(a.some((t) => t.noise === 'procedural:babble')).toBe(true);
+    expect(b.map((t) => [t.noise, t.marks])).toEqual(a.map((t) => [t.noise, t.marks]));
+    expect(b.map((t) => t.wav.length)).toEqual(a.map((t) => t.wav.length));
+    expect(b.filter((t, i) => t.wav !== a[i]!.wav).length).toBe(0);
+    expect(pageErrors).toEqual([]);
+  }, 180_000);
+
   it('uses the noise files the user adds as the noise bank, and the link says so', {
     tags: ['noise-data'],
     timeout: 120_000,
