@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { INTERRUPTED_REASON } from '../../src/adapters/browser/trajectory-store.ts';
-import { completion, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
+import { completion, httpError, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
 import { chromiumSession, openPage } from './harness.ts';
 
 let url = '';
@@ -110,6 +110,34 @@ describe('share links and saved API keys (chromium)', () => {
     await page.close();
     expect(pageErrors).toEqual([]);
   });
+
+  it('an endpoint that refuses the key shows its error above the conversation, in view after Run', async () => {
+    const refusing = await startOpenAiServer(() => httpError(401, 'Incorrect API key provided'), { cors: true });
+    cleanup.push(refusing.close);
+    const page = await open('#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&pace=0');
+    await page.selectOption('#agent', 'remote');
+    const form = page.locator('fieldset[data-endpoint="agent"]');
+    await form.locator('input[type="url"]').fill(refusing.url);
+    await form.locator('label', { hasText: 'Model' }).locator('input').fill('m');
+    await page.click('#run');
+    await page.waitForSelector('#call-error', { timeout: 60_000 });
+    const text = (await page.textContent('#call-error')) ?? '';
+    expect(text.startsWith('The call could not be completed: ')).toBe(true);
+    expect(text).toContain('401');
+    expect(text).toContain('Incorrect API key provided');
+    expect(posts(refusing).length).toBeGreaterThan(0);
+    // Where the user looks: inside the window without scrolling, before the conversation.
+    const box = (await page.locator('#call-error').boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(page.viewportSize()!.height);
+    expect(
+      await page.$eval('#call-error', (e) =>
+        Boolean(
+          e.compareDocumentPosition(document.querySelector('section.conversation')!) & Node.DOCUMENT_POSITION_FOLLOWING,
+        ),
+      ),
+    ).toBe(true);
+    await page.close();
+  }, 120_000);
 });
 
 describe('a call whose tab is closed mid-call (chromium)', () => {
