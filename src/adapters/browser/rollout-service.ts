@@ -24,6 +24,7 @@ import type { Task } from '../../core/schema/task.ts';
 import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
 import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
+import { gateDomain } from '../../core/gate/gate.ts';
 import { liveScore } from './live-score.ts';
 import {
   agentSpeechName,
@@ -94,12 +95,43 @@ export interface RolloutService {
    */
   openTau2(files: Record<string, string>, folder: string): Promise<{ name: string; tasks: number }>;
   /**
+   * Build a domain from an API description dropped on the page (issue 19 item 5): the same
+   * deterministic scaffold as `switchboard build-domain` (`buildDomainFiles`, then the gate) runs
+   * in this worker. On admission the domain is served like a built-in one for the rest of the
+   * session (a second build of the same name replaces it); nothing is stored on disk.
+   * @param file the spec's file name (named in errors, and the policy's source)
+   * @param text the spec's text: OpenAPI 3.x JSON/YAML or an MCP tool list
+   * @param options as the CLI's: `name` (default: the file name's stem as an identifier),
+   *   `language` (`en`), `tasks` (12), `seed` (0)
+   * @throws SpecError (`<file>: <path in the spec>: <what is wrong>`) for a bad spec; Error
+   *   `<name>: refused by the gate: …` listing the gate's reasons when it refuses the domain;
+   *   Error when `name` is a built-in domain's.
+   */
+  buildFromSpec(file: string, text: string, options?: SpecBuildOptions): Promise<SpecBuild>;
+  /**
    * Load on-device agent `id` of the page's bundled manifest into a model worker, its files
    * downloaded from the Hub on first use (then cached by the browser); once, calls reuse it.
    * `onProgress` gets each file's bytes as they arrive. Resolves with the device it runs on
    * (`webgpu` or `wasm`).
    */
   loadLocal(id: string, onProgress?: (p: DownloadProgress) => void): Promise<{ device: string }>;
+}
+
+/** Options of {@link RolloutService.buildFromSpec} (the CLI's `--name`, `--language`, `--tasks`, `--seed`). */
+export interface SpecBuildOptions {
+  name?: string;
+  language?: 'zh' | 'en';
+  tasks?: number;
+  seed?: number;
+}
+
+/** An admitted domain built from a spec: its name, counts, and what the scaffold skipped (`{ path, reason }`). */
+export interface SpecBuild {
+  name: string;
+  tasks: number;
+  tools: number;
+  tables: number;
+  skipped: { path: string; reason: string }[];
 }
 
 /** JSON-Schema property → short type text for display. */
@@ -378,6 +410,40 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
   return {
     async domainNames() {
       return [...builtinDomainNames(), ...[...opened].sort()];
+    },
+
+    async buildFromSpec(file, text, options = {}) {
+      const { buildDomainFiles, domainFromFiles, domainNameOf } = await import('../../core/build-domain/index.ts');
+      const base = file.split('/').pop() ?? file;
+      const name = options.name ?? domainNameOf(base.replace(/\.[^.]*$/, ''));
+      if (builtinDomainNames().includes(name))
+        throw new Error(`${name}: a built-in domain has this name; choose another name`);
+      const { files, report } = buildDomainFiles(file, text, {
+        name,
+        language: options.language ?? 'en',
+        tasks: options.tasks ?? 12,
+        seed: options.seed ?? 0,
+        source: base,
+      });
+      const domain = domainFromFiles(name, files);
+      const runtime = await DomainRuntime.create(domain, await (factory ??= sqlFactory()));
+      const gate = await gateDomain(runtime);
+      if (!gate.accepted) {
+        const reasons = [
+          ...gate.domain_problems.map((p) => `domain: ${p}`),
+          ...gate.tasks.flatMap((t) => t.reasons.map((r) => `${t.task_id}: ${r}`)),
+        ];
+        throw new Error(`${name}: refused by the gate: ${reasons.join('; ')}`);
+      }
+      runtimes.set(name, Promise.resolve(runtime));
+      opened.add(name);
+      return {
+        name,
+        tasks: domain.tasks.length,
+        tools: domain.tools.length,
+        tables: report.tables.length,
+        skipped: report.skipped,
+      };
     },
 
     async loadLocal(id, onProgress) {

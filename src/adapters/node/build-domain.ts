@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { buildDomainFiles, parseSpecText, type BuildReport } from '../../core/build-domain/index.ts';
+import { buildDomainFiles, domainNameOf, parseSpecText, type BuildReport } from '../../core/build-domain/index.ts';
 import { mcpTools } from '../../core/build-domain/mcp.ts';
 import { SpecError } from '../../core/build-domain/spec-model.ts';
 import { InputError } from '../../core/errors.ts';
@@ -86,14 +86,6 @@ export async function readAgentRecord(file: string): Promise<AgentRecord> {
   return doc as AgentRecord;
 }
 
-/** `my-shop` → `my_shop`: a domain name from a folder name. */
-function nameFrom(out: string): string {
-  const n = basename(resolve(out))
-    .replace(/[^a-zA-Z0-9_]+/g, '_')
-    .replace(/^([0-9])/, 'd_$1');
-  return n || 'generated';
-}
-
 /**
  * Build, gate and write a domain folder.
  * @throws SpecError / InputError naming the spec path for bad input, or `out` when it exists and is
@@ -105,7 +97,7 @@ export async function buildDomainFolder(opts: BuildDomainOptions): Promise<Build
     throw new InputError(`${out}: already exists and is not an empty folder; choose a new --out`);
   const text = await readSpecSource(opts.from);
   const { files, report } = buildDomainFiles(opts.from, text, {
-    name: opts.name ?? nameFrom(out),
+    name: opts.name ?? domainNameOf(basename(out)),
     language: opts.language,
     tasks: opts.tasks,
     seed: opts.seed,

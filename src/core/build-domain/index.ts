@@ -8,6 +8,8 @@ import { readMcp, mcpTools } from './mcp.ts';
 import { readOpenApi } from './openapi.ts';
 import { MAX_SPEC_CHARS, SpecError, type SpecModel } from './spec-model.ts';
 import { scaffoldDomain, type Scaffold, type ScaffoldOptions } from './scaffold.ts';
+import { buildDomain, type Domain, type DomainSources } from '../schema/domain.ts';
+import { DOMAIN_FILE, TOOLS_FILE, parseDomainJson, withToolsFile } from '../schema/declarative-tools.ts';
 
 export { SpecError, type SpecModel } from './spec-model.ts';
 export { scaffoldDomain, type BuildReport, type Scaffold, type ScaffoldOptions } from './scaffold.ts';
@@ -82,4 +84,40 @@ export function buildDomainFiles(
 ): Scaffold {
   const model = readSpec(file, parseSpecText(file, text));
   return scaffoldDomain(model, { ...options, source: options.source ?? file });
+}
+
+/**
+ * A code-free domain from its files in memory (name → text, as {@link buildDomainFiles} returns
+ * them): `domain.json` and `tools.json` joined with `policy.md`, `schema.sql`, `seed.json` and
+ * `tasks.json` by `buildDomain` — what loading the written folder gives, without a filesystem
+ * (the page builds domains in the tab with it).
+ * @param dir folder name used in error messages (`<dir>/<file>`)
+ * @throws Error naming `<dir>/<file>` when a file is missing; DomainFileError naming it and the field when one is malformed.
+ */
+export function domainFromFiles(dir: string, files: Readonly<Record<string, string>>): Domain {
+  const at = (name: string) => `${dir}/${name}`;
+  const text = (name: string): string => {
+    const t = files[name];
+    if (t === undefined) throw new Error(`${at(name)}: missing`);
+    return t;
+  };
+  const def = withToolsFile(parseDomainJson(at(DOMAIN_FILE), text(DOMAIN_FILE)), at(TOOLS_FILE), text(TOOLS_FILE));
+  const names: Record<keyof DomainSources, string> = {
+    policy: 'policy.md',
+    schema: 'schema.sql',
+    seed: 'seed.json',
+    tasks: 'tasks.json',
+  };
+  const keys = Object.keys(names) as (keyof DomainSources)[];
+  const sources = Object.fromEntries(keys.map((k) => [k, text(names[k])])) as unknown as DomainSources;
+  const paths = Object.fromEntries(keys.map((k) => [k, at(names[k])])) as Record<keyof DomainSources, string>;
+  return buildDomain(def, sources, paths);
+}
+
+/**
+ * A domain name (an identifier) from a folder or file-stem name: runs of other characters become
+ * `_`, a leading digit gets `d_` (`my-shop` → `my_shop`, `2024` → `d_2024`; empty → `generated`).
+ */
+export function domainNameOf(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_]+/g, '_').replace(/^([0-9])/, 'd_$1') || 'generated';
 }

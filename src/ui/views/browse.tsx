@@ -4,6 +4,7 @@ import type { TableRows } from '../../adapters/browser/rollout-types.ts';
 import type { ViewProps } from '../view-props.ts';
 import { reasonOf } from '../task-reason.ts';
 import { errorText, mainWorker, rememberTau2 } from '../runtime.ts';
+import { BuildFromSpec } from './build-from-spec.tsx';
 
 /** A cell value as text (JSON for anything but strings and numbers). */
 export function cellText(v: unknown): string {
@@ -168,6 +169,7 @@ export function BrowseView({ info, onDomainOpened }: ViewProps) {
   return (
     <div class="browse">
       <OpenTau2 {...(onDomainOpened ? { onOpened: onDomainOpened } : {})} />
+      <BuildFromSpec {...(onDomainOpened ? { onBuilt: onDomainOpened } : {})} />
       <p class="lede">
         <strong>{info.name}</strong> · language {info.language} · calls {info.roles.join(' and ')} · {info.rules.length}{' '}
         rules · {info.checks.length} rule checks · {info.tools.length} tools · {info.tasks.length} tasks ·{' '}
