@@ -236,6 +236,34 @@ describe('rollout and an --out file that already holds lines', () => {
   }, 60_000);
 });
 
+describe('export grpo of two rollout runs of the same task joined into one file', () => {
+  it('refuses it in every format, naming the file and the repeated sample, instead of merging the groups', async () => {
+    const policy = await serve(fakePolicy(runtime.domain, 'carrier-lora'));
+    const a = await rollout(policy.url);
+    const b = await rollout(policy.url);
+    const joined = join(a.dir, 'joined.jsonl');
+    writeFileSync(joined, readFileSync(a.out, 'utf8') + readFileSync(b.out, 'utf8'));
+    for (const [format, file] of [
+      ['switchboard', 'rows.jsonl'],
+      ['switchboard', 'rows.parquet'],
+      ['trl', 'trl.jsonl'],
+      ['verl', 'verl.parquet'],
+    ]) {
+      const e = capture();
+      expect(await main(['export', 'grpo', joined, '--format', format!, '--out', join(a.dir, file!)], e)).toBe(2);
+      expect(e.stderr).toBe(
+        `switchboard: ${joined}: group conversation:${TASK} sample 0 appears twice (two runs of the same task joined?): a group's advantages are computed over its own samples, so export each run's file on its own\n`,
+      );
+      expect(readdirSync(a.dir)).not.toContain(file);
+    }
+    const one = capture();
+    expect(
+      await main(['export', 'grpo', b.out, '--format', 'verl', '--out', join(b.dir, 'verl.parquet'), '--json'], one),
+    ).toBe(0);
+    expect(JSON.parse(one.stdout).rows).toBe(1);
+  }, 60_000);
+});
+
 describe('a 1 MB reply', () => {
   it('is cut to the reply cap, marked oversize on the rollout turn, and fails QUALITY', async () => {
     const policy = await serve((body) => {

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { RewardComponent } from '../../core/schema/task.ts';
 import { Trajectory } from '../../core/schema/trajectory.ts';
-import { GrpoRow, sftRecords, tokenCoverage, withAudioPaths } from '../../core/training/export.ts';
+import { GrpoRow, repeatedSample, sftRecords, tokenCoverage, withAudioPaths } from '../../core/training/export.ts';
 import { RolloutGroupLine, rolloutGrpoRows } from '../../core/training/policy-rollout.ts';
 import { readJsonl, verlParquet, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
 import {
@@ -238,6 +238,11 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
           .flat()
           .map((r) => ({ ...r, messages: withAudioPaths(r.messages, audioPath) }));
         if (rows.length === 0) throw new UsageError(`${file}: no GRPO rows`);
+        const twice = repeatedSample(rows);
+        if (twice)
+          throw new UsageError(
+            `${file}: group ${twice} appears twice (two runs of the same task joined?): a group's advantages are computed over its own samples, so export each run's file on its own`,
+          );
         const ext = { switchboard: /\.(parquet|jsonl)$/, trl: /\.jsonl$/, verl: /\.parquet$/ }[opts.format];
         if (!ext.test(opts.out))
           throw new UsageError(

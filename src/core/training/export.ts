@@ -335,6 +335,22 @@ function generated(turns: readonly Turn[]): Pick<GrpoRow, 'token_ids' | 'logprob
   );
 }
 
+/**
+ * The first sample that two GRPO rows both claim (same `group_id` and `sample_index`) as
+ * `"<group_id> sample <i>"`, or null. Rows of one group share one advantage baseline, so a group
+ * read twice (two `rollout` or `groups` runs of the same task joined into one file) would
+ * otherwise be merged into a group its advantages were not computed over.
+ */
+export function repeatedSample(rows: readonly Pick<GrpoRow, 'group_id' | 'sample_index'>[]): string | null {
+  const seen = new Set<string>();
+  for (const r of rows) {
+    const key = `${r.group_id} sample ${r.sample_index}`;
+    if (seen.has(key)) return key;
+    seen.add(key);
+  }
+  return null;
+}
+
 /** Options of {@link grpoRows}. */
 export interface GrpoRowOptions {
   /** Policy or adapter name written on every row (default: the trajectory's agent id). */
