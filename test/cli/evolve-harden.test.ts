@@ -90,3 +90,48 @@ describe('switchboard evolve --harden on tau2-retail: a derived bank', { tags: [
     expect(await readFile(join(data, 'tasks.json'), 'utf8')).toBe(before);
   });
 });
+
+describe('switchboard evolve --harden-channel', () => {
+  it('moves always-passed tasks up the channel ladder, one round at a time, and says so', async () => {
+    const dir = await tmp();
+    const io = capture();
+    const args = ['evolve', '--domain', 'carrier', '--agent', 'noisy:0.3', '--k', '4', '--rounds', '2'];
+    const ids = ['--task-ids', 'carrier-pay-balance-1,carrier-bill-inquiry-1'];
+    expect(await main([...args, ...ids, '--preset', 'clean', '--harden-channel', '--out', dir], io)).toBe(0);
+    const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as EvolveReport;
+    expect(report.rounds.map((r) => r.labels.tasks.map((t) => [t.task_id, t.successes]))).toEqual([
+      [
+        ['carrier-pay-balance-1', 4],
+        ['carrier-bill-inquiry-1', 4],
+      ],
+      [
+        ['carrier-pay-balance-1~harsher_channel.0', 1],
+        ['carrier-bill-inquiry-1~harsher_channel.0', 4],
+      ],
+    ]);
+    expect(io.stdout).toContain(
+      [
+        '  round 0 carrier-pay-balance-1~harsher_channel.0: admitted (channel clean → control)',
+        '  round 0 carrier-bill-inquiry-1~harsher_channel.0: admitted (channel clean → control)',
+        '  round 1 carrier-bill-inquiry-1~harsher_channel.0~harsher_channel.4: admitted (channel control → regular)',
+      ].join('\n'),
+    );
+    expect(report.summary.hardened[2]!.channel).toEqual({
+      from: { preset: 'control', barge_in: 0 },
+      to: { preset: 'regular', barge_in: 0 },
+    });
+  }, 120_000);
+
+  it('refuses without a preset and with a barge-in off the ladder', async () => {
+    const dir = await tmp();
+    const base = ['evolve', '--domain', 'carrier', '--k', '1', '--harden-channel', '--out', dir];
+    const a = capture();
+    expect(await main(base, a)).toBe(2);
+    expect(a.stderr).toBe('switchboard: --harden-channel needs the phone channel: give --preset\n');
+    const b = capture();
+    expect(await main([...base, '--preset', 'clean', '--barge-in', '0.2'], b)).toBe(2);
+    expect(b.stderr).toBe(
+      'switchboard: --harden-channel: channel level {"preset":"clean","barge_in":0.2} is not on the harsher_channel ladder (--barge-in must be one of its steps)\n',
+    );
+  });
+});

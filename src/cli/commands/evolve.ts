@@ -22,6 +22,10 @@ import { readWeightsFile, weightsFilePath } from '../../adapters/node/curriculum
 import { steppingClock } from '../../core/ports/clock.ts';
 import { writeJsonlStream } from '../../adapters/node/jsonl.ts';
 import { openDomain, selectTasks, withBankTasks } from '../domains.ts';
+import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
+import { degradedAudioHook } from '../../core/channel/audio-store.ts';
+import { baseLevel } from '../../core/evolution/channel-axis.ts';
+import { harsherChannel } from '../../core/evolution/patterns.ts';
 import { num, table } from '../format.ts';
 import type { CliIo } from '../io.ts';
 import {
@@ -42,7 +46,7 @@ import {
 } from '../participants.ts';
 
 /** Options of the command. */
-export interface EvolveOpts extends SamplingFlags {
+export interface EvolveOpts extends SamplingFlags, ChannelFlags {
   domain: string;
   data?: string;
   split?: string;
@@ -62,6 +66,8 @@ export interface EvolveOpts extends SamplingFlags {
   previous?: string;
   /** Harden each round's always-passed tasks with the hard-pattern library. */
   harden?: boolean;
+  /** Also harden on the channel axis (needs the channel flags: a named `--preset`). */
+  hardenChannel?: boolean;
   /** Comma-separated task-axis pattern ids (default all). */
   patterns?: string;
   /** Variants admitted per always-passed task. */
@@ -84,7 +90,19 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   const earlier = opts.previous ? await previousRun(opts.previous) : undefined;
   const previous = earlier?.weights;
   const models = modelSettingsFromFlags(opts);
-  const agent = agentFactory(opts.agent, models);
+  const channel = await channelFromFlags(opts, outDir);
+  if (opts.hardenChannel && !channel) throw new UsageError('--harden-channel needs the phone channel: give --preset');
+  if (opts.hardenChannel && channel)
+    try {
+      harsherChannel(baseLevel(channel));
+    } catch (e) {
+      throw new UsageError(`--harden-channel: ${(e as Error).message} (--barge-in must be one of its steps)`);
+    }
+  // A model agent hears each caller turn's degraded audio (as in groups).
+  const agent = agentFactory(opts.agent, {
+    ...models,
+    ...(channel?.store ? { userAudio: degradedAudioHook(channel.store) } : {}),
+  });
   const user = userFactory(opts.user, models);
   const judge = judgeFromFlags(opts, models);
   const crossPolicies = (opts.crossPolicy ?? []).map((spec) => agentFactory(spec, models));
@@ -111,8 +129,16 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
     ...(judge ? { judge } : {}),
     ...(previous ? { previous } : {}),
     ...(issues ? { issues } : {}),
-    ...(opts.harden
-      ? { harden: { ...(patterns ? { patterns } : {}), ...(opts.perTask ? { perTask: opts.perTask } : {}) } }
+    ...(channel ? { channel } : {}),
+    ...(opts.harden || opts.hardenChannel
+      ? {
+          harden: {
+            // --harden-channel alone: the channel is the only axis.
+            ...(patterns ? { patterns } : opts.harden ? {} : { patterns: [] }),
+            ...(opts.perTask ? { perTask: opts.perTask } : {}),
+            ...(opts.hardenChannel ? { channel: true } : {}),
+          },
+        }
       : {}),
     ...(crossPolicies.length ? { crossPolicies } : {}),
     ...(repairClient ? { repair: { client: repairClient } } : {}),
@@ -125,7 +151,7 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
   await writeFile(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   const last = report.rounds[report.rounds.length - 1]!;
   await writeFile(join(outDir, 'weights.json'), `${JSON.stringify(last.weights, null, 2)}\n`);
-  if (opts.harden || repairClient)
+  if (opts.harden || opts.hardenChannel || repairClient)
     await writeBank(join(outDir, 'bank'), opened.domain.tasks, admitToBank(bank, variants));
   await writeTaskIssues(join(outDir, 'bank'), domain.name, last.issues);
   return report;
@@ -203,7 +229,7 @@ export function renderEvolve(report: EvolveReport): string {
 /** Add the `evolve` command. */
 export function registerEvolve(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   const collect = (value: string, previous: string[]) => [...previous, value];
-  return withSamplingOptions(withDomainOptions(withJudgeOptions(program.command('evolve'))))
+  return addChannelOptions(withSamplingOptions(withDomainOptions(withJudgeOptions(program.command('evolve')))))
     .option(
       '--agent <spec>',
       'agent: reference | noop | noisy:<p> | <flavor>:<model>@<base-url> | local:<model-id>',
@@ -226,6 +252,10 @@ export function registerEvolve(program: Command, io: CliIo, setCode: (code: numb
       "an earlier run's --out folder (or its weights.json): the bandit continues from its weights, its task issues (bank/issues.json) carry on",
     )
     .option('--harden', 'harden always-passed tasks with the hard-pattern library (variants admitted by the gate)')
+    .option(
+      '--harden-channel',
+      'also harden on the channel axis: an always-passed task no task pattern hardened moves one step up the channel ladder (preset clean → control → regular → harsh, then barge-in); needs --preset; alone, the only axis',
+    )
     .option(
       '--patterns <ids>',
       `task patterns to try with --harden (comma-separated; default all: ${taskPatternIds().join(', ')})`,

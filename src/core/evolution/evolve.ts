@@ -10,7 +10,9 @@
  * between rounds; every variant enters only through the gate. With `repair`, each task the round's
  * attribution calls broken goes to the code-agent role ({@link proposeTaskChange}: a JSON patch
  * from a model, checked by the schema and the gate); an admitted repair (same id, version + 1)
- * runs in its place from the next round on.
+ * runs in its place from the next round on. With `harden.channel` (and a channel), a task may
+ * instead move up the channel ladder: from then on it runs under its own channel level (one
+ * batch per level, each with the round's seed).
  */
 import type { Agent } from '../participants/types.ts';
 import type { ModelClient, SamplingParams } from '../ports/model-client.ts';
@@ -18,6 +20,8 @@ import { runBatch, type BatchOptions } from '../rollout/batch.ts';
 import type { Task } from '../schema/task.ts';
 import type { Trajectory } from '../schema/trajectory.ts';
 import { attributeTasks } from './attribution.ts';
+import { baseLevel, channelAt, levelText } from './channel-axis.ts';
+import { harsherChannel, type ChannelLevel } from './patterns.ts';
 import { crossPolicyRollouts, optionalBatchSettings } from './cross-policy.ts';
 import type { Attribution } from './findings.ts';
 import { updateIssues, type TaskIssue } from './issues.ts';
@@ -161,7 +165,8 @@ export interface EvolveReport {
 
 /**
  * Run the loop.
- * @throws RangeError when k or rounds is not a positive integer
+ * @throws RangeError when k or rounds is not a positive integer, or with `harden.channel` when there
+ *   is no channel, its preset is inline, or its level is not on the `harsher_channel` ladder
  */
 export async function evolve(
   opts: EvolveOptions,
@@ -181,21 +186,15 @@ export async function evolve(
   let userId = '';
   let tasks: readonly Task[] = opts.tasks;
   const variants: Task[] = [];
+  if (opts.harden?.channel && !opts.channel)
+    throw new RangeError('evolve: hardening on the channel axis needs a channel (a named preset)');
+  const start = opts.harden?.channel && opts.channel ? baseLevel(opts.channel) : null;
+  if (start) harsherChannel(start, opts.harden?.library); // throws when the level is not on the ladder
+  const levels = start ? new Map<string, ChannelLevel>(tasks.map((t) => [t.id, start])) : undefined;
   for (let round = 0; round < rounds && !opts.signal?.aborted; round++) {
     const seed = opts.seed + round * opts.k;
     const t0 = opts.now?.() ?? 0;
-    const { trajectories, summary } = await runBatch({
-      runtime: opts.runtime,
-      tasks,
-      agent: opts.agent,
-      user: opts.user,
-      trials: opts.k,
-      seed,
-      concurrency: opts.concurrency,
-      clock: opts.clock,
-      ...optionalBatchSettings(opts),
-      onTrajectory: (t) => opts.onTrajectory?.(t, round),
-    });
+    const { trajectories, ...summary } = await runByLevel(opts, tasks, levels, seed, round);
     agentId = summary.agent;
     userId = summary.user;
     const t1 = opts.now?.() ?? 0;
@@ -211,6 +210,7 @@ export async function evolve(
     const t2 = opts.now?.() ?? 0;
     const others = await crossPolicyRollouts({
       ...opts,
+      ...(levels && opts.channel ? { channel: channelAt(opts.channel, start!) } : {}),
       agents: opts.crossPolicies ?? [],
       tasks: failedTasks,
       seed,
@@ -226,7 +226,7 @@ export async function evolve(
     previous = weights;
     issues = updateIssues(issues, round, labels, attribution);
     const t4 = opts.now?.() ?? 0;
-    const hardened = opts.harden ? await hardenRound(opts.runtime, tasks, labels, seed, opts.harden) : null;
+    const hardened = opts.harden ? await hardenRound(opts.runtime, tasks, labels, seed, opts.harden, levels) : null;
     const repairs: RepairAttempt[] = [];
     const repaired = new Map<string, Task>();
     for (const a of opts.repair ? attribution.filter((x) => x.verdict === 'broken') : []) {
@@ -247,8 +247,8 @@ export async function evolve(
     out.push({
       round,
       seed,
-      episodes: summary.totals.episodes,
-      invalid_attempts: summary.totals.invalid_attempts,
+      episodes: summary.episodes,
+      invalid_attempts: summary.invalid_attempts,
       labels,
       weights,
       attribution,
@@ -283,5 +283,51 @@ export async function evolve(
     report: { ...report, summary: summarizeEvolve(report) },
     trajectories: all,
     variants,
+  };
+}
+
+/**
+ * One round's rollouts of the main policy: one batch over all tasks, or, with channel levels, one
+ * batch per level (in order of first appearance, each with the round's seed): the trajectories in
+ * batch order, the participants' ids and the episode and invalid-attempt counts summed.
+ */
+async function runByLevel(
+  opts: EvolveOptions,
+  tasks: readonly Task[],
+  levels: Map<string, ChannelLevel> | undefined,
+  seed: number,
+  round: number,
+): Promise<{ trajectories: Trajectory[]; agent: string; user: string; episodes: number; invalid_attempts: number }> {
+  const groups = new Map<string, { level: ChannelLevel | null; tasks: Task[] }>();
+  for (const t of tasks) {
+    const level = levels?.get(t.id) ?? null;
+    const key = level ? levelText(level) : '';
+    const g = groups.get(key) ?? { level, tasks: [] };
+    g.tasks.push(t);
+    groups.set(key, g);
+  }
+  const runs = [];
+  for (const g of groups.values())
+    runs.push(
+      await runBatch({
+        runtime: opts.runtime,
+        tasks: g.tasks,
+        agent: opts.agent,
+        user: opts.user,
+        trials: opts.k,
+        seed,
+        concurrency: opts.concurrency,
+        clock: opts.clock,
+        ...optionalBatchSettings(opts),
+        ...(g.level && opts.channel ? { channel: channelAt(opts.channel, g.level) } : {}),
+        onTrajectory: (t) => opts.onTrajectory?.(t, round),
+      }),
+    );
+  return {
+    trajectories: runs.flatMap((r) => r.trajectories),
+    agent: runs[0]?.summary.agent ?? '',
+    user: runs[0]?.summary.user ?? '',
+    episodes: runs.reduce((n, r) => n + r.summary.totals.episodes, 0),
+    invalid_attempts: runs.reduce((n, r) => n + r.summary.totals.invalid_attempts, 0),
   };
 }

@@ -12,7 +12,7 @@ import type { DomainRuntime } from '../env/environment.ts';
 import { gateDomain } from '../gate/gate.ts';
 import { seededRng } from '../ports/rng.ts';
 import type { Task } from '../schema/task.ts';
-import { applyPattern, HARD_PATTERNS, type HardPatternLibrary } from './patterns.ts';
+import { applyPattern, HARD_PATTERNS, type ChannelLevel, type HardPatternLibrary } from './patterns.ts';
 
 /** Options of {@link hardenTasks}. */
 export interface HardenOptions {
@@ -34,6 +34,8 @@ export interface AdmittedVariant {
   parent: string;
   pattern: string;
   reason: string;
+  /** A channel-axis variant (`harsher_channel`): the level it moved from and to. */
+  channel?: { from: ChannelLevel; to: ChannelLevel };
 }
 
 /** One variant the gate refused, with its reasons. */

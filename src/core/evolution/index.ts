@@ -14,3 +14,4 @@ export * from './harden.ts';
 export * from './harden-round.ts';
 export * from './bank.ts';
 export * from './proposals.ts';
+export * from './channel-axis.ts';

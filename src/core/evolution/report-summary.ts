@@ -13,7 +13,13 @@ export interface SummarySource {
     labels: { histogram: Record<TaskLabel, number>; tasks: readonly { task_id: string; label: TaskLabel }[] };
     attribution?: readonly { task_id: string; verdict: 'broken' | 'hard' }[];
     hardening?: {
-      admitted: readonly { task_id: string; parent: string; pattern: string; reason: string }[];
+      admitted: readonly {
+        task_id: string;
+        parent: string;
+        pattern: string;
+        reason: string;
+        channel?: { from: { preset: string; barge_in: number }; to: { preset: string; barge_in: number } };
+      }[];
       rejected: readonly { task_id: string; parent: string; pattern: string; reason: string; gate_reasons: string[] }[];
     };
     repairs?: readonly { task_id: string; status: string; version?: number; detail: string }[];
@@ -46,8 +52,15 @@ export interface EvolveSummary {
   labels_after: Record<TaskLabel, number>;
   /** Every task of every round, parents before their variants. */
   lineage: TaskLineage[];
-  /** Variants the gate admitted. */
-  hardened: { round: number; task_id: string; parent: string; pattern: string; reason: string }[];
+  /** Variants the gate admitted; a channel-axis one (`harsher_channel`) with the level it moved from and to. */
+  hardened: {
+    round: number;
+    task_id: string;
+    parent: string;
+    pattern: string;
+    reason: string;
+    channel?: { from: { preset: string; barge_in: number }; to: { preset: string; barge_in: number } };
+  }[];
   /** Variants the gate refused, with its reasons. */
   rejected: { round: number; task_id: string; parent: string; pattern: string; reasons: string[] }[];
   /** Model repairs admitted in the loop (`evolve --repair-agent`): round, task, its new version and the model's reason. */

@@ -26,6 +26,12 @@ export interface ErrorProfile {
    * the agent must tell). Default 0: only writes err.
    */
   tell?: number;
+  /**
+   * Error probability by channel preset name (`clean`, `control`, `regular`, `harsh`, `custom`):
+   * the preset of the caller's last turn heard through the phone channel (`audio.preset`); used for
+   * tasks not in `tasks`, in place of `p`, when the preset is listed. Without a channel it is not used.
+   */
+  channel?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -35,16 +41,24 @@ export interface ErrorProfile {
 export class NoisyAgent implements Agent {
   readonly id: string;
   constructor(private readonly profile: ErrorProfile) {
-    const all = [profile.p, profile.tell ?? 0, ...Object.values(profile.tasks ?? {})];
+    const all = [
+      profile.p,
+      profile.tell ?? 0,
+      ...Object.values(profile.tasks ?? {}),
+      ...Object.values(profile.channel ?? {}),
+    ];
     if (all.some((p) => !(p >= 0 && p <= 1))) throw new RangeError(`NoisyAgent: error probabilities must be in [0, 1]`);
     const n = Object.keys(profile.tasks ?? {}).length;
-    this.id = `noisy:${profile.p}${profile.tell ? `,tell=${profile.tell}` : ''}${n > 0 ? `+${n}tasks` : ''}`;
+    const ch = Object.entries(profile.channel ?? {}).map(([k, v]) => `,${k}=${v}`);
+    this.id = `noisy:${profile.p}${profile.tell ? `,tell=${profile.tell}` : ''}${ch.join('')}${n > 0 ? `+${n}tasks` : ''}`;
   }
 
-  /** p_task of `taskId`. */
-  errorRate(taskId: string): number {
+  /** p_task of `taskId`, heard through channel preset `preset` (see {@link ErrorProfile.channel}). */
+  errorRate(taskId: string, preset?: string): number {
     const t = this.profile.tasks;
-    return t && Object.hasOwn(t, taskId) ? t[taskId]! : this.profile.p;
+    if (t && Object.hasOwn(t, taskId)) return t[taskId]!;
+    const c = this.profile.channel;
+    return preset !== undefined && c && Object.hasOwn(c, preset) ? c[preset]! : this.profile.p;
   }
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {
@@ -57,7 +71,10 @@ export class NoisyAgent implements Agent {
     const kind = toolsFor(view.domain, 'assistant').find((t) => t.name === step.call.name)?.kind;
     // A generator per (task, plan step): mistakes of different tasks and steps are independent.
     const rng = view.rng.fork(`noisy:${view.task.id}:${done}`);
-    if (kind !== 'write' || rng.next() >= this.errorRate(view.task.id)) return { text: '', tool_calls: [step.call] };
+    const heard = view.turns.findLast((t) => t.role === 'user' && t.audio !== undefined);
+    const preset = heard?.role === 'user' ? heard.audio?.preset : undefined;
+    if (kind !== 'write' || rng.next() >= this.errorRate(view.task.id, preset))
+      return { text: '', tool_calls: [step.call] };
     const wrong = rng.next() < 0.5 ? wrongAmount(step.call) : null;
     return wrong ? { text: '', tool_calls: [wrong] } : { text: phrasesFor(view.domain.language).noop };
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { toneTts } from '../../fixtures/tone-tts.ts';
 import { DomainRuntime } from '../../../src/core/env/environment.ts';
 import { steppingClock } from '../../../src/core/ports/clock.ts';
 import { runEpisode } from '../../../src/core/rollout/episode.ts';
@@ -16,7 +17,6 @@ import { samplesToMs } from '../../../src/core/audio/pcm.ts';
 import { scoreCommunicate } from '../../../src/core/scoring/communicate.ts';
 import { evaluate } from '../../../src/core/scoring/evaluate.ts';
 import { INTERRUPTION_TYPES, normalizeMix } from '../../../src/core/channel/barge-in.ts';
-import type { Tts } from '../../../src/core/ports/tts.ts';
 import type { Trajectory, UserTurn } from '../../../src/core/schema/trajectory.ts';
 import { Trajectory as TrajectorySchema } from '../../../src/core/schema/trajectory.ts';
 import { MINI_NOW, miniDomain } from '../../fixtures/mini-domain.ts';
@@ -145,15 +145,6 @@ describe('episode loop with the phone channel', () => {
     expect(verdicts).toHaveLength(cut.length);
   });
 });
-
-/** A deterministic stand-in TTS: 10 ms of tone per character (fast, for statistics). */
-const toneTts: Tts = {
-  id: 'tone',
-  async synthesize(text) {
-    const n = 160 * Math.max(1, [...text].length);
-    return { samples: Float32Array.from({ length: n }, (_, i) => 0.2 * Math.sin(i / 3)), sampleRate: 16000 };
-  },
-};
 
 describe('barge-in', () => {
   /** Says a long reply with a fact to communicate near its end, plus a write call. */
