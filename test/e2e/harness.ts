@@ -203,6 +203,34 @@ export async function chromiumSession(
   };
 }
 
+/**
+ * Every record the page keeps in its IndexedDB database `switchboard` (all object stores, Blobs
+ * left out), as one JSON string: for asserting that no secret is stored.
+ */
+export function storedRecords(page: Page): Promise<string> {
+  return page.evaluate(
+    () =>
+      new Promise<string>((ok, ko) => {
+        const req = indexedDB.open('switchboard');
+        req.onerror = () => ko(req.error);
+        req.onsuccess = () => {
+          const db = req.result;
+          const names = [...db.objectStoreNames];
+          const tx = db.transaction(names, 'readonly');
+          const all: unknown[] = [];
+          let left = names.length;
+          for (const n of names) {
+            const r = tx.objectStore(n).getAll();
+            r.onsuccess = () => {
+              all.push(...r.result.filter((x: unknown) => !(x instanceof Blob)));
+              if (--left === 0) ok(JSON.stringify(all));
+            };
+          }
+        };
+      }),
+  );
+}
+
 /** Every transcript line as `role: text` (tool turns as `tool: name ok|error`). */
 export async function transcript(page: Page, id = 'transcript'): Promise<string[]> {
   return page.$$eval(`#${id} > li`, (items) =>

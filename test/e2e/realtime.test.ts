@@ -11,7 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
 import type { Domain } from '../../src/core/schema/domain.ts';
 import { planReplies, startRealtimeServer, type RealtimeTestServer } from '../fixtures/realtime-server.ts';
-import { chromiumSession, openPage, PAY_BALANCE_TRANSCRIPT, transcript } from './harness.ts';
+import { chromiumSession, openPage, PAY_BALANCE_TRANSCRIPT, storedRecords, transcript } from './harness.ts';
 
 const TASK = 'carrier-pay-balance-1';
 const KEY = 'ek-short-lived-test-key';
@@ -76,27 +76,7 @@ describe('the realtime agent in the page (chromium, fake OpenAI-Realtime server)
     expect(link).not.toContain(String(new URL(server.url).port));
     expect(link).not.toContain(KEY);
     // The stored call (IndexedDB) names the agent by its URL (credentials redacted) and holds no key.
-    const stored = await page.evaluate(
-      () =>
-        new Promise<string>((ok, ko) => {
-          const req = indexedDB.open('switchboard');
-          req.onerror = () => ko(req.error);
-          req.onsuccess = () => {
-            const db = req.result;
-            const names = [...db.objectStoreNames];
-            const tx = db.transaction(names, 'readonly');
-            const all: unknown[] = [];
-            let left = names.length;
-            for (const n of names) {
-              const r = tx.objectStore(n).getAll();
-              r.onsuccess = () => {
-                all.push(...r.result.filter((x: unknown) => !(x instanceof Blob)));
-                if (--left === 0) ok(JSON.stringify(all));
-              };
-            }
-          };
-        }),
-    );
+    const stored = await storedRecords(page);
     expect(stored).toContain('"agent":"realtime:ws://127.0.0.1');
     expect(stored).not.toContain(KEY);
     await page.close();

@@ -11,15 +11,19 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { INTERRUPTED_REASON } from '../../src/adapters/browser/trajectory-store.ts';
 import { completion, httpError, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
-import { chromiumSession, openPage } from './harness.ts';
+import { chromiumSession, openPage, storedRecords } from './harness.ts';
 
 let url = '';
 let context: BrowserContext;
 let endpointA: TestServer;
 let endpointB: TestServer;
+let endpointC: TestServer;
+let endpointD: TestServer;
 const cleanup: (() => Promise<void>)[] = [];
 const pageErrors: string[] = [];
 const KEY_A = 'sk-e2e-saved-for-A';
+const KEY_C = 'sk-e2e-typed-last-for-C';
+const KEY_D = 'sk-e2e-typed-last-for-D';
 
 beforeAll(async () => {
   const session = await chromiumSession();
@@ -28,7 +32,9 @@ beforeAll(async () => {
   const reply = () => ({ json: completion({ model: 'm', content: '您好，请问有什么可以帮您？' }) });
   endpointA = await startOpenAiServer(reply, { cors: true });
   endpointB = await startOpenAiServer(reply, { cors: true });
-  cleanup.push(endpointA.close, endpointB.close);
+  endpointC = await startOpenAiServer(reply, { cors: true });
+  endpointD = await startOpenAiServer(reply, { cors: true });
+  cleanup.push(endpointA.close, endpointB.close, endpointC.close, endpointD.close);
 }, 180_000);
 
 afterAll(async () => {
@@ -196,4 +202,40 @@ describe('a call whose tab is closed mid-call (chromium)', () => {
     await history.close();
     expect(pageErrors).toEqual([]);
   }, 90_000);
+});
+
+// Last: typing into the forms saves C and D as this profile's endpoints.
+describe('keys typed last in the Watch form (chromium)', () => {
+  it('a key typed last, then Run: the agent’s and the model caller’s requests carry their keys; no link or record holds them', async () => {
+    const page = await open('#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&max_steps=2&pace=0');
+    await page.selectOption('#agent', 'remote');
+    await page.selectOption('#caller', 'remote');
+    for (const [who, server, key] of [
+      ['agent', endpointC, KEY_C],
+      ['caller', endpointD, KEY_D],
+    ] as const) {
+      const form = page.locator(`fieldset[data-endpoint="${who}"]`);
+      await form.locator('input[type="url"]').fill(server.url);
+      await form.locator('label', { hasText: 'Model' }).locator('input').fill('m');
+      await form.locator('input[type="password"]').fill(key);
+    }
+    await page.click('#run');
+    await page.waitForSelector('#call-status:has-text("ended")');
+    for (const [server, key] of [
+      [endpointC, KEY_C],
+      [endpointD, KEY_D],
+    ] as const) {
+      expect(posts(server).length).toBeGreaterThan(0);
+      expect(posts(server).map((r) => r.headers.authorization)).toEqual(posts(server).map(() => `Bearer ${key}`));
+    }
+    const link = (await page.getAttribute('#share-link', 'href'))!;
+    const stored = await storedRecords(page);
+    expect(stored).toContain(`"agent":"openai:m"`);
+    for (const key of [KEY_C, KEY_D]) {
+      expect(link).not.toContain(key);
+      expect(stored).not.toContain(key);
+    }
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
 });

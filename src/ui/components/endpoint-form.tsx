@@ -1,5 +1,4 @@
 /** A remote OpenAI-compatible endpoint in the page: its settings form and how it is shared and stored. */
-import { useState } from 'preact/hooks';
 import type { EndpointSettings, ModelFlavor } from '../../adapters/browser/rollout-types.ts';
 import { endpointOrigin, redactUrl } from '../../adapters/shared/endpoint-secrets.ts';
 import { endpointKey, saveEndpointKey, saveEndpoint } from '../runtime.ts';
@@ -28,7 +27,9 @@ export function storedEndpoint(e: EndpointSettings): EndpointSettings {
 /**
  * Endpoint settings form (kept in localStorage only, under `storageKey` when given). The API key
  * field shows and saves the key of the base URL's origin: changing the base URL to another
- * origin shows that origin's key (usually none), never carries the old one over.
+ * origin shows that origin's key (usually none), never carries the old one over. Typing a key
+ * calls `onChange` with the same settings (a new object), so the view rebuilds its call settings
+ * with the key before a Run.
  */
 export function EndpointForm({
   value,
@@ -41,7 +42,6 @@ export function EndpointForm({
   storageKey?: string;
   who?: 'agent' | 'caller';
 }) {
-  const [, redraw] = useState(0);
   const set = (patch: Partial<EndpointSettings>) => {
     const next = { ...value, ...patch };
     saveEndpoint(next, storageKey);
@@ -77,7 +77,8 @@ export function EndpointForm({
             // Typing a key adopts this endpoint: its settings are saved with it.
             saveEndpointKey(value.baseURL, e.currentTarget.value);
             saveEndpoint(value, storageKey);
-            redraw((n) => n + 1);
+            // The view's participant specs read the key: have the view (and this form) drawn again.
+            onChange({ ...value });
           }}
           size={20}
         />{' '}
