@@ -206,6 +206,51 @@ describe('links and calls', () => {
   });
 });
 
+describe('the score panel after a watched call', () => {
+  it('labels the reference agent for what it is, and shows the final reward and every final assertion state', async () => {
+    const page = await open('#/watch?domain=carrier&task=carrier-pay-balance-1&seed=0&agent=reference&user=scripted');
+    await page.waitForSelector('#agent');
+    expect(
+      await page.$$eval('#agent option', (o) => o.map((x) => `${x.getAttribute('value')}=${x.textContent}`)),
+    ).toEqual([
+      'reference=reference (replays the gold solution; does not listen)',
+      'noop=do-nothing',
+      'remote=remote endpoint',
+      'local=on-device model',
+      'realtime=realtime voice agent (OpenAI-Realtime WebSocket)',
+    ]);
+    expect(await page.inputValue('#agent')).toBe('reference');
+    await page.selectOption('#pace', '150');
+    await page.click('#run');
+    await page.waitForSelector('#assertions tbody tr');
+    // While the call runs the panel is live: the payment the agent has not made yet is pending.
+    expect(await page.textContent('#h-score')).toBe('Live score');
+    expect(await page.textContent('#assertions tr[data-assertion="pay-full"] .state')).toBe('pending');
+    await page.waitForSelector('#termination', { timeout: 30_000 });
+    expect(await page.getAttribute('#score', 'data-final')).toBe('true');
+    expect(await page.textContent('#h-score')).toBe('Score');
+    expect(await page.textContent('#process-total')).toBe('Process reward: +0.3 (3 agent tool calls)');
+    expect(await page.textContent('#termination')).toBe('Ended: user_stop');
+    expect(await page.textContent('#reward-breakdown .reward-value')).toBe('1');
+    expect(await page.getAttribute('#reward-breakdown .reward-value', 'data-reward')).toBe('1');
+    const states = await page.$$eval('#assertions tbody tr', (rows) =>
+      rows.map((r) => `${r.getAttribute('data-assertion')}=${r.querySelector('.state')?.textContent}`),
+    );
+    expect(states).toEqual([
+      'identify-first=passed',
+      'confirm-first=passed',
+      'pay-full=passed',
+      'rule:R3=passed',
+      'rule:R4=passed',
+      'rule:R5=passed',
+    ]);
+    expect(await page.locator('#assertions .state:not(.good)').count()).toBe(0);
+    expect(await page.textContent('#call-status')).toBe('ended (user_stop)');
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+});
+
 describe('tau2-bench data on demand', { tags: ['tau2-data'] }, () => {
   it('a share link to a tau2 task downloads the pinned data, runs the call, and the next visit uses the cache', async () => {
     const link = '#/watch?domain=tau2-airline&task=1&seed=0&preset=clean&agent=reference&user=scripted&run=1&pace=0';
