@@ -236,6 +236,32 @@ describe('rollout and an --out file that already holds lines', () => {
   }, 60_000);
 });
 
+describe('rollout against an endpoint that answers with another model', () => {
+  it('records the model each reply named and warns once per model with its count', async () => {
+    const good = fakePolicy(runtime.domain, 'carrier-lora');
+    const policy = await serve(async (body, i, req) => {
+      const reply: any = await good(body, i, req);
+      // The first agent turn of every sample is answered by the base model (adapter not loaded).
+      if (!body.messages.some((m: any) => m.role === 'assistant')) reply.json.model = 'base-model';
+      return reply;
+    });
+    const { code, io, out } = await rollout(policy.url);
+    expect(code).toBe(0);
+    const models = lines(out)[0].samples.map((s: any) => s.turns.map((t: any) => t.model));
+    expect(models.map((m: string[]) => m[0])).toEqual(['base-model', 'base-model']);
+    expect(
+      models
+        .flat()
+        .filter((m: string) => m !== 'base-model')
+        .every((m: string) => m === 'carrier-lora'),
+    ).toBe(true);
+    expect(io.stderr).toContain(
+      "warning: 2 agent turns were answered by model base-model, not carrier-lora as requested: their tokens and logprobs are that model's (each turn's model says which)\n",
+    );
+    expect(io.stderr.match(/answered by model/g)).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('export grpo of two rollout runs of the same task joined into one file', () => {
   it('refuses it in every format, naming the file and the repeated sample, instead of merging the groups', async () => {
     const policy = await serve(fakePolicy(runtime.domain, 'carrier-lora'));

@@ -132,6 +132,10 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
   const channel = duplex ? duplexChannel(flagged, duplex, dirname(out)) : flagged;
   const total = tasks.length;
   let finished = skip.size;
+  // vLLM answers with the model it served: a reply naming another model (an adapter not loaded, a
+  // base model behind the URL) means the tokens and logprobs are not the policy's being trained.
+  const asked = opts.lora ?? opts.model;
+  const otherModels = new Map<string, number>();
   if (skip.size) io.err(`resuming: ${skip.size} of ${total} groups already in ${out}`);
   const summary = await runRolloutRequest(parsed.data, {
     runtime,
@@ -155,6 +159,8 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
     },
     onGroup: async (g: RolloutGroup) => {
       await appendFile(out, `${JSON.stringify(g)}\n`);
+      for (const t of g.samples.flatMap((x) => x.turns))
+        if (t.model !== null && t.model !== asked) otherModels.set(t.model, (otherModels.get(t.model) ?? 0) + 1);
       finished++;
       io.err(
         `[${finished}/${total}] ${g.group_id}: mean ${g.mean_reward.toFixed(2)}, advantages ${g.samples
@@ -177,6 +183,10 @@ export async function runRollout(io: CliIo, opts: RolloutOpts): Promise<RolloutS
       summary.token_ids === 'none'
         ? 'note: the endpoints returned no token ids (vLLM gives them with return_token_ids; other servers cannot): prompt_token_ids, completion_token_ids and loss_mask are null'
         : 'note: some completions came without token ids: their turns have null prompt_token_ids, completion_token_ids and loss_mask',
+    );
+  for (const [m, n] of otherModels)
+    io.err(
+      `warning: ${n} agent turns were answered by model ${m}, not ${asked} as requested: their tokens and logprobs are that model's (each turn's model says which)`,
     );
   return { ...summary, out };
 }
