@@ -590,12 +590,14 @@ const changeOfMindMutator: Mutator = async (base, ctx) => {
   if (!write) return { skip: 'no agent write to change' };
   if (write.say) return { skip: `${write.name} is proposed by the task's own line (say)` };
   // Candidates: (argument, new value) — an enum's other values; without any, another record of
-  // the table a string argument is a key of. A value the first agent lookup returns (the
-  // caller's account) is who the caller is, not what it wants: it is kept.
-  const first = actions.findIndex((a) => a.requestor === 'assistant');
-  const [found] = first >= 0 && first < at ? await runActions(ctx.runtime, base, actions.slice(first, first + 1)) : [];
+  // the table a string argument is a key of. A value the first successful agent lookup returns
+  // (the caller's account) is who the caller is, not what it wants: it is kept, so a write is
+  // never moved to a record of another caller (tau2-retail task 39: the first lookup, with the
+  // wrong zip, fails; the second finds the user whose address is modified).
+  const before = await runActions(ctx.runtime, base, actions.slice(0, at));
+  const found = before.find((r, j) => actions[j]!.requestor === 'assistant' && !r.error);
   const args = Object.entries(write.arguments).filter(
-    ([, v]) => !(typeof v === 'string' && found && !found.error && found.content.includes(v)),
+    ([, v]) => !(typeof v === 'string' && found?.content.includes(v)),
   );
   let candidates: [string, unknown][] = args.flatMap(([key, value]) =>
     enumAlternatives(ctx.domain, write.name, key, value).map((v): [string, unknown] => [key, v]),

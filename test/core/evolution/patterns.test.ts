@@ -493,4 +493,32 @@ describe('a second domain: the same library on tau2-retail (derived bank)', { ta
     expect(await rewardOf(runtime, v, new NoopAgent())).toBe(0);
     await runtime.close();
   });
+
+  it('mid_call_change_of_mind never moves a write to another caller (task 39: modify_user_address keeps the user)', async () => {
+    const domain = await loadTau2Domain('tau2-retail', testData('retail'));
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const base = domain.tasks.find((t) => t.id === '39')!;
+    const { variants, report } = await hardenTasks({
+      runtime,
+      tasks: [base],
+      seed: 0,
+      patterns: ['mid_call_change_of_mind'],
+    });
+    // The first lookup (zip 85033) fails; the second finds fatima_taylor_3452, the user whose
+    // address is modified: that user_id is who the caller is, and the address has no other value.
+    expect(variants).toEqual([]);
+    expect(report).toEqual({
+      seed: 0,
+      admitted: [],
+      rejected: [],
+      skipped: [
+        {
+          parent: '39',
+          pattern: 'mid_call_change_of_mind',
+          reason: 'no argument of modify_user_address with another value to change to',
+        },
+      ],
+    });
+    await runtime.close();
+  });
 });
