@@ -105,7 +105,7 @@ export interface RolloutService {
    *   `language` (`en`), `tasks` (12), `seed` (0)
    * @throws SpecError (`<file>: <path in the spec>: <what is wrong>`) for a bad spec; Error
    *   `<name>: refused by the gate: …` listing the gate's reasons when it refuses the domain;
-   *   Error when `name` is a built-in domain's.
+   *   Error when `name` is not an identifier or is a built-in domain's.
    */
   buildFromSpec(file: string, text: string, options?: SpecBuildOptions): Promise<SpecBuild>;
   /**
@@ -416,6 +416,8 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       const { buildDomainFiles, domainFromFiles, domainNameOf } = await import('../../core/build-domain/index.ts');
       const base = file.split('/').pop() ?? file;
       const name = options.name ?? domainNameOf(base.replace(/\.[^.]*$/, ''));
+      if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name))
+        throw new Error(`name "${name}": must be an identifier (letters, digits, _)`);
       if (builtinDomainNames().includes(name))
         throw new Error(`${name}: a built-in domain has this name; choose another name`);
       const { files, report } = buildDomainFiles(file, text, {

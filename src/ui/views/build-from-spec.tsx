@@ -11,12 +11,13 @@ import { errorText, mainWorker } from '../runtime.ts';
 
 let lastBuilt: string | undefined; // survives the view's remount when the domain switches
 
-/** The drop zone and file picker, with the CLI's `--language`, `--tasks` and `--seed`. */
+/** The drop zone and file picker, with the CLI's `--name`, `--language`, `--tasks` and `--seed`. */
 export function BuildFromSpec({ onBuilt }: { onBuilt?: (name: string) => void }) {
   const [state, setState] = useState<{ busy?: boolean; error?: string; done?: string }>(() =>
     lastBuilt ? { done: lastBuilt } : {},
   );
   const [over, setOver] = useState(false);
+  const [name, setName] = useState('');
   const [options, setOptions] = useState<{ language: 'zh' | 'en'; tasks: number; seed: number }>({
     language: 'en',
     tasks: 12,
@@ -27,7 +28,10 @@ export function BuildFromSpec({ onBuilt }: { onBuilt?: (name: string) => void })
     setState({ busy: true });
     try {
       const service: RolloutService = mainWorker().service;
-      const r = await service.buildFromSpec(file.name, await file.text(), options);
+      const r = await service.buildFromSpec(file.name, await file.text(), {
+        ...options,
+        ...(name.trim() ? { name: name.trim() } : {}),
+      });
       const skipped = r.skipped.length ? `; ${r.skipped.length} parts skipped` : '';
       lastBuilt = `${file.name} built as ${r.name} (${r.tables} tables, ${r.tools} tools, ${r.tasks} tasks; admitted by the gate${skipped})`;
       setState({ done: lastBuilt });
@@ -60,6 +64,16 @@ export function BuildFromSpec({ onBuilt }: { onBuilt?: (name: string) => void })
           accept=".json,.yaml,.yml,.snap,application/json"
           disabled={state.busy}
           onChange={(e) => void build(e.currentTarget.files?.[0])}
+        />
+      </label>{' '}
+      <label>
+        name{' '}
+        <input
+          id="spec-name"
+          size={12}
+          placeholder="file name"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
         />
       </label>{' '}
       <label>
