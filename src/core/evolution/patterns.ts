@@ -582,6 +582,51 @@ function replaceScalar<T>(value: T, from: unknown, to: unknown): T {
   return value;
 }
 
+/**
+ * What an assertion's text may quote of an argument's old value, and the new value's counterpart:
+ * the values themselves, the enum's spoken words (`spokenValues`), and, for a record key, each
+ * column of the old record that differs from the new one's — whole, and its digit runs position by
+ * position (PL58 → PL18 gives 58 → 18, so "58 元套餐" becomes "18 元套餐"). A digit run that would
+ * map to two different runs is left out.
+ */
+async function quotedPairs(
+  ctx: MutatorContext,
+  task: Task,
+  from: unknown,
+  to: unknown,
+  words: Readonly<Record<string, string>> | undefined,
+): Promise<Map<string, string>> {
+  const whole = new Map<string, string>([[String(from), String(to)]]);
+  if (words?.[String(from)] && words[String(to)]) whole.set(words[String(from)]!, words[String(to)]!);
+  const digits = new Map<string, string | null>();
+  for (const table of ctx.runtime.tables) {
+    const a = await rowByKey(ctx, task, table.name, from);
+    const b = a ? await rowByKey(ctx, task, table.name, to) : undefined;
+    if (!a || !b) continue;
+    for (const [col, v] of Object.entries(a)) {
+      const w = b[col];
+      if (v === null || w === null || v === w || (typeof v !== 'string' && typeof v !== 'number')) continue;
+      whole.set(String(v), String(w));
+      const ds = String(v).match(/\d+/g) ?? [];
+      const dt = String(w).match(/\d+/g) ?? [];
+      if (ds.length !== dt.length) continue;
+      ds.forEach((d, i) => digits.set(d, digits.has(d) && digits.get(d) !== dt[i] ? null : dt[i]!));
+    }
+    break;
+  }
+  for (const [d, t] of digits) if (t !== null && !whole.has(d)) whole.set(d, t);
+  return whole;
+}
+
+/** `text` with each key of `pairs` (longest first; a number only where it is not part of a longer one) replaced, in one pass. */
+function rewriteQuoted(text: string, pairs: ReadonlyMap<string, string>): string {
+  const keys = [...pairs.keys()].filter((k) => k.length > 0).sort((x, y) => y.length - x.length);
+  if (keys.length === 0) return text;
+  const esc = (k: string) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const re = new RegExp(keys.map((k) => (/^\d+$/.test(k) ? `(?<!\\d)${esc(k)}(?!\\d)` : esc(k))).join('|'), 'g');
+  return text.replace(re, (m) => pairs.get(m) ?? m);
+}
+
 const changeOfMindMutator: Mutator = async (base, ctx) => {
   if (base.user_scenario.change_of_mind) return { skip: 'the caller already changes its mind' };
   const actions = base.evaluation_criteria?.actions ?? [];
@@ -624,14 +669,16 @@ const changeOfMindMutator: Mutator = async (base, ctx) => {
     const task = structuredClone(base);
     const ec = task.evaluation_criteria!;
     ec.actions = (ec.actions ?? []).map((a, j) => (j === at ? changed : a));
+    const words = toolsFor(ctx.domain, 'assistant').find((t) => t.name === write.name)?.spokenValues;
+    // The changed write's assertions check the new value, and their text quotes it.
+    const pairs = await quotedPairs(ctx, base, from, to, words);
     ec.assertions = [
       ...(ec.assertions ?? []).map((a) =>
         a.check?.tool === write.name && a.check.args && key in a.check.args
-          ? { ...a, check: { ...a.check, args: { ...a.check.args, [key]: to } } }
+          ? { ...a, text: rewriteQuoted(a.text, pairs), check: { ...a.check, args: { ...a.check.args, [key]: to } } }
           : a,
       ),
     ];
-    const words = toolsFor(ctx.domain, 'assistant').find((t) => t.name === write.name)?.spokenValues;
     const said = {
       first: spokenArguments({ [key]: from }, ctx.domain.language, words),
       value: spokenArguments({ [key]: to }, ctx.domain.language, words),

@@ -321,6 +321,9 @@ describe('task mutators on carrier (seed 0)', () => {
         .map((a) => [a.id, a.rule, a.check?.kind, { ...a.check?.args, plan_id: 'PL18' }]),
       ['final-intent', 'R2', 'tool_not_called', { plan_id: 'PL58' }],
     ]);
+    // The changed write's assertion quotes the new plan (PL18, 18 元), not the first (58 元).
+    expect(base.evaluation_criteria!.assertions![2]!.text).toBe('为没有逾期账单的客户安排下月生效的 58 元套餐');
+    expect(ec.assertions![2]!.text).toBe('为没有逾期账单的客户安排下月生效的 18 元套餐');
     // The reference agent first proposes PL58, hears the change, proposes PL18 and gets a yes.
     const episode = await runEpisode({
       runtime,
