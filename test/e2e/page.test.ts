@@ -206,62 +206,6 @@ describe('the page in chromium', () => {
     await page.close();
   });
 
-  it("keeps the batch table's total row in view at 1400 px and 390 px", async () => {
-    for (const [width, height] of [
-      [1400, 1000],
-      [390, 844],
-    ] as const) {
-      const page = await context.newPage();
-      page.on('pageerror', (e) => pageErrors.push(e.message));
-      await page.setViewportSize({ width, height });
-      await page.goto(`${url}#/batch`);
-      await page.waitForSelector('#batch-run');
-      await page.getByRole('button', { name: 'all', exact: true }).click();
-      await page.fill('#trials', '1');
-      await page.fill('#workers', '2');
-      await page.click('#batch-run');
-      await page.waitForFunction(
-        () => document.querySelector('#batch-status')?.textContent?.includes('done'),
-        undefined,
-        { timeout: 60_000 },
-      );
-      expect(await page.textContent('#batch-status')).toBe('15 / 15 rollouts · done');
-      // The user scrolls to the results: the table is taller than its scroll area (15 task rows),
-      // yet the total row's cells (sticky; the row box itself stays below) show at the area's bottom,
-      // inside the viewport, every value's text inside the visible area.
-      await page.locator('#batch-results').scrollIntoViewIfNeeded();
-      const m = await page.evaluate(() => {
-        const box = (r: DOMRect) => ({ top: r.top, bottom: r.bottom, left: r.left, right: r.right });
-        const table = document.querySelector('#batch-results')!;
-        const scroll = table.closest('.scroll')!;
-        const range = document.createRange();
-        return {
-          rows: table.querySelectorAll('tbody tr').length,
-          scrolls: scroll.scrollHeight > scroll.clientHeight,
-          area: box(scroll.getBoundingClientRect()),
-          cells: [...table.querySelectorAll('tfoot tr > *')].map((c) => {
-            range.selectNodeContents(c);
-            return { text: c.textContent, ...box(range.getBoundingClientRect()) };
-          }),
-        };
-      });
-      expect(m.rows).toBe(15);
-      expect(m.scrolls).toBe(true);
-      expect(m.cells.map((c) => c.text)).toEqual(['All tasks', '15', '15', '1', '1', '']);
-      expect(m.area.top).toBeGreaterThanOrEqual(0);
-      expect(m.area.bottom).toBeLessThanOrEqual(height);
-      for (const c of m.cells.filter((x) => x.text)) {
-        expect(c.left, `${width} px: "${c.text}"`).toBeGreaterThanOrEqual(m.area.left);
-        expect(c.right, `${width} px: "${c.text}"`).toBeLessThanOrEqual(Math.min(m.area.right, width));
-        expect(c.top).toBeGreaterThanOrEqual(m.area.top);
-        expect(c.bottom).toBeLessThanOrEqual(m.area.bottom);
-      }
-      await shot(page, `6b-batch-total-${width}`);
-      await page.close();
-    }
-    expect(pageErrors).toEqual([]);
-  });
-
   it('lets a person call as the caller by keyboard (text shown as text, never HTML)', async () => {
     const page = await open('#/call');
     await page.waitForSelector('#task');
@@ -318,6 +262,62 @@ describe('the page in chromium', () => {
     expect(lines.filter((t) => t.participants.user === 'scripted' && t.reward_info?.reward === 1)).toHaveLength(11);
     await shot(page, '9-history');
     await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("keeps the batch table's total row in view at 1400 px and 390 px", async () => {
+    for (const [width, height] of [
+      [1400, 1000],
+      [390, 844],
+    ] as const) {
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(e.message));
+      await page.setViewportSize({ width, height });
+      await page.goto(`${url}#/batch`);
+      await page.waitForSelector('#batch-run');
+      await page.getByRole('button', { name: 'all', exact: true }).click();
+      await page.fill('#trials', '1');
+      await page.fill('#workers', '2');
+      await page.click('#batch-run');
+      await page.waitForFunction(
+        () => document.querySelector('#batch-status')?.textContent?.includes('done'),
+        undefined,
+        { timeout: 60_000 },
+      );
+      expect(await page.textContent('#batch-status')).toBe('15 / 15 rollouts · done');
+      // The user scrolls to the results: the table is taller than its scroll area (15 task rows),
+      // yet the total row's cells (sticky; the row box itself stays below) show at the area's bottom,
+      // inside the viewport, every value's text inside the visible area.
+      await page.locator('#batch-results').scrollIntoViewIfNeeded();
+      const m = await page.evaluate(() => {
+        const box = (r: DOMRect) => ({ top: r.top, bottom: r.bottom, left: r.left, right: r.right });
+        const table = document.querySelector('#batch-results')!;
+        const scroll = table.closest('.scroll')!;
+        const range = document.createRange();
+        return {
+          rows: table.querySelectorAll('tbody tr').length,
+          scrolls: scroll.scrollHeight > scroll.clientHeight,
+          area: box(scroll.getBoundingClientRect()),
+          cells: [...table.querySelectorAll('tfoot tr > *')].map((c) => {
+            range.selectNodeContents(c);
+            return { text: c.textContent, ...box(range.getBoundingClientRect()) };
+          }),
+        };
+      });
+      expect(m.rows).toBe(15);
+      expect(m.scrolls).toBe(true);
+      expect(m.cells.map((c) => c.text)).toEqual(['All tasks', '15', '15', '1', '1', '']);
+      expect(m.area.top).toBeGreaterThanOrEqual(0);
+      expect(m.area.bottom).toBeLessThanOrEqual(height);
+      for (const c of m.cells.filter((x) => x.text)) {
+        expect(c.left, `${width} px: "${c.text}"`).toBeGreaterThanOrEqual(m.area.left);
+        expect(c.right, `${width} px: "${c.text}"`).toBeLessThanOrEqual(Math.min(m.area.right, width));
+        expect(c.top).toBeGreaterThanOrEqual(m.area.top);
+        expect(c.bottom).toBeLessThanOrEqual(m.area.bottom);
+      }
+      await shot(page, `6b-batch-total-${width}`);
+      await page.close();
+    }
     expect(pageErrors).toEqual([]);
   });
 
