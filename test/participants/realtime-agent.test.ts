@@ -25,6 +25,9 @@ import { DomainRuntime } from '../../src/core/env/environment.ts';
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { espeakTts } from '../../src/adapters/node/audio/espeak-tts.ts';
+import { nodeGraphRenderer } from '../../src/adapters/node/audio/renderer.ts';
+import { MemoryAudioStore } from '../../src/core/channel/audio-store.ts';
 import {
   planReplies,
   startRealtimeServer,
@@ -326,4 +329,41 @@ describe('realtime agent in an episode (library)', () => {
     expect(t.valid).toBe(true);
     expect(info.reward).toBe(1);
   });
+});
+
+describe('realtime agent on the duplex timeline', () => {
+  /** A duplex call (clean channel, espeak caller) with the realtime agent; every spoken reply `audioS` s of audio. */
+  const duplexCall = async (audioS: number) => {
+    server = await startRealtimeServer(planScript(TASK, [], (r) => (r.text ? { ...r, audioS } : r)));
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const t = await runEpisode({
+      runtime,
+      task: domain.tasks.find((x) => x.id === TASK)!,
+      agent: new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }),
+      user: new ScriptedUser(),
+      clock: steppingClock(domain.now, 1000),
+      seed: 3,
+      channel: { tts: espeakTts(), renderer: nodeGraphRenderer, preset: 'clean', store: new MemoryAudioStore() },
+      duplex: {},
+    });
+    expect(t.valid).toBe(true);
+    const spans = t.duplex!.spans.filter((s) => s.who === 'agent' && s.kind === 'speech');
+    return { t, ms: spans.map((s) => (s.end_tick - s.start_tick) * t.duplex!.turn_taking.tick_ms) };
+  };
+
+  it("the agent's speech on the timeline is its own audio: each span lasts exactly the audio it sent", async () => {
+    // 1.8 s of 24 kHz audio per reply (9 ticks of 200 ms), whatever the text's length.
+    const own = await duplexCall(1.8);
+    const spoken = own.t.turns.filter((x) => x.role === 'assistant' && x.text);
+    expect(own.ms).toHaveLength(spoken.length);
+    expect(spoken.length).toBeGreaterThan(3);
+    expect(own.ms).toEqual(spoken.map(() => 1800));
+    await server!.close();
+    server = undefined;
+    // Without audio the replies are synthesized from their text: other lengths, varying by reply.
+    const synthesized = await duplexCall(0);
+    expect(synthesized.ms).toHaveLength(spoken.length);
+    expect(new Set(synthesized.ms).size).toBeGreaterThan(1);
+    expect(synthesized.ms).not.toContain(1800);
+  }, 120_000);
 });

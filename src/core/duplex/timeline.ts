@@ -13,12 +13,13 @@
  */
 import { msToSamples, SPEECH_RATE_HZ } from '../audio/pcm.ts';
 import { vocalTic, VOCAL_TIC_KINDS } from '../audio/tics.ts';
-import { decodeWav } from '../audio/wav.ts';
+import { decodeWav, resample } from '../audio/wav.ts';
+import { fromBase64 } from '../channel/audio-store.ts';
 import { speechEndSample } from '../channel/caller-audio.ts';
 import { asidePhrases } from '../channel/inserts.ts';
 import { personaVoice } from '../channel/persona-voice.ts';
 import { cutAfterToken, tokenize } from '../channel/text-cut.ts';
-import { wordsSaidWithin } from './word-timing.ts';
+import { type PrefixSpeech, wordsSaidWithin } from './word-timing.ts';
 import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
 import type { TtsVoice } from '../ports/tts.ts';
 import type { ToolCall } from '../schema/trajectory.ts';
@@ -154,16 +155,33 @@ export class DuplexTimeline {
   }
 
   /**
-   * Place an agent reply `text` (trajectory index `turn`). When `mayOverlap` (no stop token),
+   * Length (samples) of the speech of a prefix of the reply `text`: its synthesis, scaled by
+   * own audio length / synthesis length of the whole reply when the agent spoke its own audio
+   * `own` (word ends in proportion to the synthesis's, as no word timings come with it).
+   */
+  private async prefixSpeech(text: string, own: Float32Array | null): Promise<PrefixSpeech> {
+    const scale = own ? own.length / (await this.speak(text, this.agentVoice)).length : 1;
+    return async (prefix) => Math.round((await this.speak(prefix, this.agentVoice)).length * scale);
+  }
+
+  /**
+   * Place an agent reply `text` (trajectory index `turn`), as the agent's own audio `own` (16 kHz
+   * samples, see {@link agentOwnAudio}) when it gave some, else as its synthesis. When `mayOverlap` (no stop token),
    * the channel may barge in: a backchannel is said over the reply (not a turn), another type
    * makes the agent yield `yieldAfterMs` after the caller starts, and the returned barge-in
    * carries the heard part (the words whose end, measured on the synthesis by
    * {@link wordsSaidWithin}, is at or before the stop) for the loop to record. Asides and tics are said over a reply without a barge-in;
    * background speech follows it.
    */
-  async agentSpeech(turn: number, text: string, calls: readonly ToolCall[], mayOverlap: boolean): Promise<AgentSpeech> {
+  async agentSpeech(
+    turn: number,
+    text: string,
+    calls: readonly ToolCall[],
+    mayOverlap: boolean,
+    own: Float32Array | null = null,
+  ): Promise<AgentSpeech> {
     const start = this.agentStart();
-    const samples = await this.speak(text, this.agentVoice);
+    const samples = own ?? (await this.speak(text, this.agentVoice));
     const length = this.samplesToTicks(samples.length);
     const end = start + length;
     // The answer to a barge-in is let finish when the settings say so (the user-interruption subset).
@@ -183,14 +201,7 @@ export class DuplexTimeline {
       const k =
         saidSamples >= samples.length
           ? tokens.length
-          : (
-              await wordsSaidWithin(
-                text,
-                tokens,
-                saidSamples,
-                async (prefix) => (await this.speak(prefix, this.agentVoice)).length,
-              )
-            ).k;
+          : (await wordsSaidWithin(text, tokens, saidSamples, await this.prefixSpeech(text, own))).k;
       const heard = k >= tokens.length ? null : cutAfterToken(text, k);
       const said = samples.slice(0, Math.min(samples.length, saidSamples));
       const fade = msToSamples(YIELD_FADE_MS, SPEECH_RATE_HZ);
@@ -392,5 +403,28 @@ export class DuplexTimeline {
   /** Detection windows for this call's metrics: tau2-bench's, with this timeline's tick. */
   windows(): InteractionWindows {
     return { ...DEFAULT_WINDOWS, tick_duration_sec: this.tt.tickMs / 1000 };
+  }
+}
+
+/**
+ * The agent's own speech in a reply (a realtime agent's response audio, an endpoint's audio
+ * output): the first audio content part `{ type: 'audio', base64 }` of `reply.parts`, a WAV file
+ * of any rate, as 16 kHz mono samples ({@link SPEECH_RATE_HZ}); null when there is none, or
+ * when it is not a decodable WAV or holds no samples (the reply is then synthesized from its text:
+ * nothing the agent sends makes the call invalid).
+ */
+export function agentOwnAudio(reply: unknown): Float32Array | null {
+  const parts = (reply as { parts?: unknown } | null)?.parts;
+  if (!Array.isArray(parts)) return null;
+  const part = parts.find((p) => (p as { type?: unknown } | null)?.type === 'audio') as
+    | { base64?: unknown }
+    | undefined;
+  if (typeof part?.base64 !== 'string') return null;
+  try {
+    const { samples, sampleRate } = decodeWav(fromBase64(part.base64));
+    const out = sampleRate === SPEECH_RATE_HZ ? samples : resample(samples, sampleRate, SPEECH_RATE_HZ);
+    return out.length > 0 ? out : null;
+  } catch {
+    return null;
   }
 }

@@ -16,7 +16,7 @@ import { type StopTokenKind, visibleReply } from '../participants/reply-text.ts'
 import { asksForConfirmation, classifyDialogueAct } from '../scoring/dialogue-acts.ts';
 import { textTurns } from '../scoring/turns.ts';
 import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from './channel-step.ts';
-import { DuplexTimeline } from '../duplex/timeline.ts';
+import { agentOwnAudio, DuplexTimeline } from '../duplex/timeline.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
 
 /** Settings of one episode. */
@@ -256,10 +256,11 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       };
       // Barge-in: the reply keeps only its heard part, its tool calls are not executed, and the
       // caller's interruption is the next turn. Full duplex: every reply is placed on the time
-      // axis and only a real barge-in comes back (backchannels and the like are no turns).
+      // axis (as the agent's own audio when its reply carries some, so its length is the real
+      // one) and only a real barge-in comes back (backchannels and the like are no turns).
       const barge =
         timeline && who === 'assistant' && text
-          ? await timeline.agentSpeech(turns.length, text, calls, !token)
+          ? await timeline.agentSpeech(turns.length, text, calls, !token, agentOwnAudio(raw))
           : opts.channel && who === 'assistant' && !token && text
             ? await channelBargeIn(opts.channel, channelKey, turns.length, text, calls)
             : null;

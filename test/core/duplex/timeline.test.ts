@@ -7,7 +7,9 @@ import { ReferenceAgent, ScriptedUser } from '../../../src/core/participants/scr
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { nodeGraphRenderer } from '../../../src/adapters/node/audio/renderer.ts';
 import { espeakTts } from '../../../src/adapters/node/audio/espeak-tts.ts';
-import { MemoryAudioStore } from '../../../src/core/channel/audio-store.ts';
+import { MemoryAudioStore, toBase64 } from '../../../src/core/channel/audio-store.ts';
+import { encodeWav } from '../../../src/core/audio/wav.ts';
+import { agentOwnAudio } from '../../../src/core/duplex/timeline.ts';
 import { evaluate } from '../../../src/core/scoring/evaluate.ts';
 import { callEvents } from '../../../src/core/duplex/interaction-events.ts';
 import { labelTrack, spanTicks } from '../../../src/core/duplex/record.ts';
@@ -251,4 +253,19 @@ describe('full-duplex timeline (--duplex)', () => {
     long.fill(0.1, 0, 16000 * 60 * 20);
     expect(speechEndSample(long)).toBe(16000 * 60 * 20);
   }, 120_000);
+});
+
+describe('agentOwnAudio', () => {
+  const part = (base64: string) => ({ text: 'hi', parts: [{ type: 'audio', base64 }] });
+  it('a 24 kHz WAV part becomes 16 kHz samples of the same duration', () => {
+    const wav = toBase64(encodeWav(new Float32Array(24_000 * 0.6).fill(0.1), 24_000));
+    expect(agentOwnAudio(part(wav))?.length).toBe(9600);
+  });
+  it('no part, a part that is not a WAV, or an empty WAV: null (the reply is synthesized)', () => {
+    expect(agentOwnAudio({ text: 'hi' })).toBeNull();
+    expect(agentOwnAudio(null)).toBeNull();
+    expect(agentOwnAudio(part('bm90IGEgd2F2'))).toBeNull();
+    expect(agentOwnAudio(part('%%%'))).toBeNull();
+    expect(agentOwnAudio(part(toBase64(encodeWav(new Float32Array(0), 16_000))))).toBeNull();
+  });
 });
