@@ -102,7 +102,7 @@ function flatten(
 
 const isObjectSchema = (s: Json) => s.type === 'object' || isObj(s.properties) || Array.isArray(s.allOf);
 
-/** Read an OpenAPI 3.x document. @throws SpecError naming `file` and the path in the spec. */
+/** Read an OpenAPI 3.x description (parsed JSON/YAML). @throws SpecError naming `file` and the path in the spec. */
 export function readOpenApi(file: string, doc: Json): SpecModel {
   const ctx: Ctx = { file, doc, skipped: [] };
   const info = isObj(doc.info) ? doc.info : {};
