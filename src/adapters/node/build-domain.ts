@@ -7,13 +7,18 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { buildDomainFiles, domainNameOf, parseSpecText, type BuildReport } from '../../core/build-domain/index.ts';
-import { mcpTools } from '../../core/build-domain/mcp.ts';
-import { SpecError } from '../../core/build-domain/spec-model.ts';
+import {
+  buildDomainFiles,
+  domainNameOf,
+  MCP_FILE_NAME,
+  mergeMcpFiles,
+  type BuildReport,
+} from '../../core/build-domain/index.ts';
+import { AGENT_REPLIES, runCodeAgent, type AgentReport } from '../../core/build-domain/agent-step.ts';
 import { InputError } from '../../core/errors.ts';
 import { DomainRuntime } from '../../core/env/environment.ts';
 import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
-import { refineTasks, type AgentRecord, type RefineResult } from '../../core/build-domain/code-agent.ts';
+import type { AgentRecord } from '../../core/build-domain/code-agent.ts';
 import type { ModelClient } from '../../core/ports/model-client.ts';
 import { loadDomainFolder } from './load-domain.ts';
 import { sqlJsFactory } from '../shared/sqljs-db.ts';
@@ -40,7 +45,7 @@ export interface BuildDomainOptions {
 
 /** The outcome: the gate's report, the build report, and where the folder is (null when refused). */
 export interface BuildDomainResult {
-  report: BuildReport & { agent?: Omit<RefineResult, 'tasks' | 'record'> & { prompt_version: string; model: string } };
+  report: BuildReport & { agent?: AgentReport };
   gate: GateReport;
   /** The written folder, or null when the gate refused the domain (nothing was written). */
   dir: string | null;
@@ -48,27 +53,19 @@ export interface BuildDomainResult {
 
 /**
  * The text of a spec path: a file's text, or for a folder the MCP tools of its `*.json` / `*.snap`
- * files (each one tool or a tool list), in file-name order, as one tool list.
+ * files (each one tool or a tool list), in file-name order, as one tool list ({@link mergeMcpFiles}).
  * @throws InputError naming the path when it cannot be read; SpecError naming the file for a
- *   folder file that is not an MCP tool.
+ *   folder file that is not an MCP tool, or the folder when it holds none.
  */
 export async function readSpecSource(from: string): Promise<string> {
   if (!existsSync(from)) throw new InputError(`${from}: no such spec file or folder`);
   if (!statSync(from).isDirectory()) return readFile(from, 'utf8');
-  const names = (await readdir(from)).filter((n) => /\.(json|snap)$/.test(n)).sort();
-  if (names.length === 0) throw new InputError(`${from}: a spec folder needs MCP tool files (*.json, *.snap)`);
-  const tools: unknown[] = [];
-  for (const n of names) {
-    const file = join(from, n);
-    const found = mcpTools(parseSpecText(file, await readFile(file, 'utf8')));
-    if (!found) throw new SpecError(file, '', 'not an MCP tool ({"name", "inputSchema"}) or tool list');
-    tools.push(...found.tools);
-  }
-  return JSON.stringify({ tools });
+  const names = (await readdir(from)).filter((n) => MCP_FILE_NAME.test(n));
+  return mergeMcpFiles(
+    from,
+    await Promise.all(names.map(async (n) => ({ name: join(from, n), text: await readFile(join(from, n), 'utf8') }))),
+  );
 }
-
-/** File name of the code agent's recorded replies in a built folder. */
-export const AGENT_REPLIES = 'agent-replies.json';
 
 /**
  * Read a run's recorded replies (`agent-replies.json`), for {@link replayClient}.
@@ -103,27 +100,16 @@ export async function buildDomainFolder(opts: BuildDomainOptions): Promise<Build
     seed: opts.seed,
     source: basename(opts.from),
   });
+  const factory = await sqlJsFactory();
+  const agent = opts.agent
+    ? await runCodeAgent({ dir: basename(out), files, client: opts.agent, seed: opts.seed, factory })
+    : undefined;
+  const agentReport = agent?.report;
   await mkdir(dirname(out), { recursive: true });
   const tmp = await mkdtemp(join(dirname(out), `.${basename(out)}.building-`));
   try {
-    for (const [name, body] of Object.entries(files)) await writeFile(join(tmp, name), body);
-    let domain = await loadDomainFolder(tmp);
-    const factory = await sqlJsFactory();
-    let runtime = await DomainRuntime.create(domain, factory);
-    let agentReport: BuildDomainResult['report']['agent'];
-    if (opts.agent) {
-      const refined = await refineTasks({ client: opts.agent, runtime, tasks: domain.tasks, seed: opts.seed });
-      await writeFile(join(tmp, 'tasks.json'), `${JSON.stringify(refined.tasks, null, 2)}\n`);
-      await writeFile(join(tmp, AGENT_REPLIES), `${JSON.stringify(refined.record, null, 2)}\n`);
-      agentReport = {
-        prompt_version: refined.record.prompt_version,
-        model: refined.record.model,
-        admitted: refined.admitted,
-        rejected: refined.rejected,
-      };
-      domain = await loadDomainFolder(tmp);
-      runtime = await DomainRuntime.create(domain, factory);
-    }
+    for (const [name, body] of Object.entries(agent?.files ?? files)) await writeFile(join(tmp, name), body);
+    const runtime = await DomainRuntime.create(await loadDomainFolder(tmp), factory);
     const full = agentReport ? { ...report, agent: agentReport } : report;
     const gate = await (opts.gate ?? gateDomain)(runtime);
     if (!gate.accepted) {

@@ -72,6 +72,32 @@ export function readSpec(file: string, doc: unknown): SpecModel {
   );
 }
 
+/** Names of the files a folder of MCP tools is read from (others, like a README or LICENSE, are left out). */
+export const MCP_FILE_NAME = /\.(json|snap)$/;
+
+/**
+ * Several MCP tool files (each one tool `{"name", "inputSchema"}` or a tool list in any shape
+ * {@link mcpTools} accepts) → the text of one tool list `{"tools": [...]}`, their tools in
+ * file-name order (what `--from <folder>` and a folder dropped on the page build).
+ * @param files name (or path in the folder) and text of each file; those not named by
+ *   {@link MCP_FILE_NAME} are left out
+ * @throws SpecError naming the folder when no file is left, or naming a file that is not an MCP
+ *   tool or tool list (or not JSON/YAML)
+ */
+export function mergeMcpFiles(folder: string, files: readonly { name: string; text: string }[]): string {
+  const picked = files
+    .filter((f) => MCP_FILE_NAME.test(f.name))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (picked.length === 0) throw new SpecError(folder, '', 'a spec folder needs MCP tool files (*.json, *.snap)');
+  const tools: unknown[] = [];
+  for (const f of picked) {
+    const found = mcpTools(parseSpecText(f.name, f.text));
+    if (!found) throw new SpecError(f.name, '', 'not an MCP tool ({"name", "inputSchema"}) or tool list');
+    tools.push(...found.tools);
+  }
+  return JSON.stringify({ tools });
+}
+
 /**
  * Spec text → domain files and build report ({@link parseSpecText}, {@link readSpec},
  * {@link scaffoldDomain}).
