@@ -28,6 +28,9 @@ import { capture } from '../fixtures/cli-io.ts';
 import { espeakTts } from '../../src/adapters/node/audio/espeak-tts.ts';
 import { nodeGraphRenderer } from '../../src/adapters/node/audio/renderer.ts';
 import { MemoryAudioStore } from '../../src/core/channel/audio-store.ts';
+import { channelBargeIn } from '../../src/core/rollout/channel-step.ts';
+import { speechEndSample } from '../../src/core/channel/caller-audio.ts';
+import { cutAfterToken, tokenize } from '../../src/core/channel/text-cut.ts';
 import {
   planReplies,
   startRealtimeServer,
@@ -365,5 +368,86 @@ describe('realtime agent on the duplex timeline', () => {
     expect(synthesized.ms).toHaveLength(spoken.length);
     expect(new Set(synthesized.ms).size).toBeGreaterThan(1);
     expect(synthesized.ms).not.toContain(1800);
+  }, 120_000);
+});
+
+describe("a yield with the agent's own audio", () => {
+  it('the caller barges in on the realtime reply: yield tick, heard prefix and span lengths are exact', async () => {
+    const TICK_MS = 200;
+    const TICK = 3200;
+    // 1.8 s of audio per reply: 28,800 samples at 16 kHz, 9 ticks, whatever the text says.
+    server = await startRealtimeServer(planScript(TASK, [], (r) => (r.text ? { ...r, audioS: 1.8 } : r)));
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const task = domain.tasks.find((x) => x.id === TASK)!;
+    const tts = espeakTts();
+    const store = new MemoryAudioStore();
+    const channel = { tts, renderer: nodeGraphRenderer, preset: 'clean' as const, store, bargeIn: 1, mix: { stop: 1 } };
+    const seed = 5;
+    const t = await runEpisode({
+      runtime,
+      task,
+      agent: new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }),
+      user: new ScriptedUser(),
+      clock: steppingClock(domain.now, 1000),
+      seed,
+      channel,
+      duplex: {},
+    });
+    expect(t.valid).toBe(true);
+    const d = t.duplex!;
+    const agentSpans = d.spans.filter((s) => s.who === 'agent' && s.kind === 'speech');
+    const yielded = agentSpans.filter((s) => s.yielded);
+    expect(yielded.length).toBeGreaterThan(0);
+    // Replies said whole last exactly their audio: 9 ticks.
+    for (const s of agentSpans.filter((x) => !x.yielded)) expect(s.end_tick - s.start_tick).toBe(9);
+    const trimmed = async (text: string) => {
+      const a = await tts.synthesize(text, { language: domain.language });
+      return Math.max(1, speechEndSample(a.samples));
+    };
+    const [, right] = await import('wavefile').then(({ default: wavefile }) => {
+      const wav = new wavefile.WaveFile(store.getSync!(d.audio!.stereo)!);
+      return wav.getSamples(false, Float64Array) as unknown as Float64Array[];
+    });
+    const rmsOf = (a: number, b: number) => {
+      let e = 0;
+      for (let i = a; i < b; i++) e += (right![i]! / 32768) ** 2;
+      return Math.sqrt(e / Math.max(1, b - a));
+    };
+    for (const y of yielded) {
+      const turn = t.turns[y.turn!] as { text: string; interrupted: { full_text: string; cut_ms: number } };
+      const full = turn.interrupted.full_text;
+      // The yield tick: the caller starts where the channel's barge-in cut the reply (its heard
+      // part's end of speech on the synthesis, scaled to the own audio's 28,800 samples, in whole
+      // ticks), and the agent stops 400 ms (2 ticks) later.
+      const barge = await channelBargeIn(
+        channel,
+        { domain: domain.name, language: domain.language, task, trial: 0, seed },
+        y.turn!,
+        full,
+        [],
+      );
+      const scale = 28_800 / (await trimmed(full));
+      const onset = Math.min(
+        y.start_tick + 8,
+        y.start_tick + Math.floor((barge!.interrupted.cut_ms! * scale) / TICK_MS),
+      );
+      const bargeSpan = d.spans.find((s) => s.kind === 'barge_in' && s.turn === y.turn! + 1)!;
+      expect(bargeSpan.start_tick).toBe(onset);
+      expect(y.end_tick).toBe(Math.min(y.start_tick + 9, onset + 2));
+      expect(turn.interrupted.cut_ms).toBe((y.end_tick - y.start_tick) * TICK_MS);
+      // The heard prefix: word ends measured on the synthesis, scaled to the agent's own audio
+      // (28,800 samples over the whole reply's synthesis); the words ending by the stop are heard.
+      const said = (y.end_tick - y.start_tick) * TICK;
+      const tokens = tokenize(full);
+      let k = 0;
+      while (k < tokens.length && Math.round((await trimmed(full.slice(0, tokens[k]!.end))) * scale) <= said) k++;
+      expect(k).toBeLessThan(tokens.length);
+      expect(y.text).toBe(cutAfterToken(full, k).heard);
+      expect(turn.text).toBe(y.text);
+      // Measured on the stereo WAV: the agent's tone plays until the stop and not after.
+      const stop = y.end_tick * TICK;
+      expect(rmsOf(stop - TICK, stop - 160)).toBeGreaterThan(0.05);
+      expect(rmsOf(stop, stop + TICK)).toBeLessThan(1e-4);
+    }
   }, 120_000);
 });

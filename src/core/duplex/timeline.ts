@@ -155,13 +155,16 @@ export class DuplexTimeline {
   }
 
   /**
-   * Length (samples) of the speech of a prefix of the reply `text`: its synthesis, scaled by
-   * own audio length / synthesis length of the whole reply when the agent spoke its own audio
-   * `own` (word ends in proportion to the synthesis's, as no word timings come with it).
+   * Length (samples) of the speech of a prefix of the reply: its synthesis × `scale` ({@link ownScale}:
+   * word ends on the agent's own audio in proportion to the synthesis's, as no word timings come with it).
    */
-  private async prefixSpeech(text: string, own: Float32Array | null): Promise<PrefixSpeech> {
-    const scale = own ? own.length / (await this.speak(text, this.agentVoice)).length : 1;
+  private prefixSpeech(scale: number): PrefixSpeech {
     return async (prefix) => Math.round((await this.speak(prefix, this.agentVoice)).length * scale);
+  }
+
+  /** own audio length / synthesis length of the whole reply `text` (1 without own audio). */
+  private async ownScale(text: string, own: Float32Array | null): Promise<number> {
+    return own ? own.length / (await this.speak(text, this.agentVoice)).length : 1;
   }
 
   /**
@@ -192,7 +195,10 @@ export class DuplexTimeline {
     // the reply's natural end would look like a yield to it.
     const room = this.ticks(1000) + 1;
     if (barge && barge.interrupted.type !== 'backchannel') {
-      const onset = Math.min(end - 1, start + Math.floor((barge.interrupted.cut_ms ?? 0) / this.tt.tickMs));
+      // The channel measures its cut on the synthesis; on the agent's own audio the cut falls
+      // at the same share of the reply (scaled by own length / synthesis length).
+      const scale = await this.ownScale(text, own);
+      const onset = Math.min(end - 1, start + Math.floor(((barge.interrupted.cut_ms ?? 0) * scale) / this.tt.tickMs));
       const stop = Math.min(end, onset + this.ticks(this.tt.yieldAfterMs));
       const saidSamples = (stop - start) * this.tickSamples;
       const tokens = tokenize(text);
@@ -201,7 +207,7 @@ export class DuplexTimeline {
       const k =
         saidSamples >= samples.length
           ? tokens.length
-          : (await wordsSaidWithin(text, tokens, saidSamples, await this.prefixSpeech(text, own))).k;
+          : (await wordsSaidWithin(text, tokens, saidSamples, this.prefixSpeech(scale))).k;
       const heard = k >= tokens.length ? null : cutAfterToken(text, k);
       const said = samples.slice(0, Math.min(samples.length, saidSamples));
       const fade = msToSamples(YIELD_FADE_MS, SPEECH_RATE_HZ);
