@@ -4,12 +4,12 @@ import { dirname, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { numberOption, UsageError, type ModelSettings } from './participants.ts';
 
-/** Parse a decimal whole-number option in [min, 2^31). */
-export function intOption(name: string, min: number) {
+/** Parse a decimal whole-number option in [min, max] (max default 2^31 − 1). */
+export function intOption(name: string, min: number, max = 2 ** 31 - 1) {
   return (value: string): number => {
     const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-    if (!Number.isSafeInteger(n) || n < min || n >= 2 ** 31) {
-      throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${2 ** 31 - 1}`);
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}`);
     }
     return n;
   };
@@ -74,7 +74,7 @@ export interface SamplingFlags {
  * 60,000 ms, 4 retries: src/adapters/shared/openai-client.ts) apply.
  */
 export function withSamplingOptions(cmd: Command): Command {
-  return cmd
+  const withSampling = cmd
     .option('--temperature <t>', 'model sampling temperature (default 1)', numberOption('--temperature', 0, 2))
     .option('--top-p <p>', 'model nucleus sampling (default 1)', numberOption('--top-p', 0, 1))
     .option(
@@ -86,7 +86,16 @@ export function withSamplingOptions(cmd: Command): Command {
       '--max-tokens <n>',
       'most tokens per model reply (default 1024)',
       numberOption('--max-tokens', 1, 1_000_000, true),
-    )
+    );
+  return withRequestOptions(withSampling);
+}
+
+/**
+ * Add the model request flags `--model-timeout <ms>` (per attempt, default 60000) and
+ * `--model-retries <n>` (on 429/5xx/network errors, default 4: src/adapters/shared/openai-client.ts).
+ */
+export function withRequestOptions(cmd: Command): Command {
+  return cmd
     .option(
       '--model-timeout <ms>',
       'per-request model timeout (default 60000)',

@@ -4,7 +4,7 @@
  * admitted, the others are listed with the reason; `--replies` reproduces the run without the
  * endpoint, byte for byte.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +79,29 @@ describe('switchboard build-domain --agent', () => {
     expect(server.requests.length).toBe(4);
     for (const f of ['tasks.json', 'tools.json', 'seed.json', 'policy.md', 'agent-replies.json', 'build-report.json'])
       expect(read(again, f), f).toBe(read(out, f));
+  });
+
+  it('fails with exit 1 and writes nothing when the endpoint is down', async () => {
+    const down = await startOpenAiServer(() => ({ json: {} }));
+    const url = down.url;
+    await down.close();
+    const out = join(work, 'down');
+    const io = capture();
+    const args = ['build-domain', '--from', SPEC, '--out', out, '--tasks', '2', '--name', 'pets'];
+    expect(await main([...args, '--agent', `openai:editor@${url}`, '--model-retries', '0'], io)).toBe(1);
+    expect(io.stderr).toBe(
+      `switchboard: build-domain: the code agent's endpoint failed on task pets-update_pet-1: openai:editor at ${url}: network error: Connection error. (1 attempt); nothing was written\n`,
+    );
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(work).filter((n) => n.startsWith('.down'))).toEqual([]);
+  });
+
+  it('caps --tasks with a clear error', async () => {
+    const io = capture();
+    expect(await main(['build-domain', '--from', SPEC, '--out', join(work, 'y'), '--tasks', '5000'], io)).toBe(2);
+    expect(io.stderr).toContain(
+      "option '--tasks <n>' argument '5000' is invalid. --tasks must be a whole number from 1 to 200",
+    );
   });
 
   it('refuses --agent with --replies, and a replies file that is not one', async () => {

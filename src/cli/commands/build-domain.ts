@@ -8,8 +8,10 @@
 import type { Command } from 'commander';
 import { buildDomainFolder, readAgentRecord } from '../../adapters/node/build-domain.ts';
 import { replayClient } from '../../core/build-domain/code-agent.ts';
+import { MAX_TASKS } from '../../core/build-domain/scaffold.ts';
+import { InfrastructureError } from '../../core/errors.ts';
 import type { CliIo } from '../io.ts';
-import { intOption } from '../options.ts';
+import { intOption, modelSettingsFromFlags, withRequestOptions } from '../options.ts';
 import { modelClientFor, UsageError } from '../participants.ts';
 import { renderGate } from '../reports.ts';
 
@@ -22,13 +24,14 @@ interface BuildOpts {
   name?: string;
   agent?: string;
   replies?: string;
+  modelTimeout?: number;
+  modelRetries?: number;
   json?: boolean;
 }
 
 /** Add the `build-domain` command. */
 export function registerBuildDomain(program: Command, io: CliIo, setCode: (code: number) => void): Command {
-  return program
-    .command('build-domain')
+  return withRequestOptions(program.command('build-domain'))
     .description(
       'Scaffold a code-free domain folder (tables, declarative tools, seeded database, policy draft, tasks) from an OpenAPI 3.x description or an MCP tool list; written only when the gate admits it.',
     )
@@ -38,7 +41,7 @@ export function registerBuildDomain(program: Command, io: CliIo, setCode: (code:
     )
     .requiredOption('--out <dir>', 'domain folder to create (must not exist or be empty)')
     .option('--language <zh|en>', 'language of goal texts and names', 'en')
-    .option('--tasks <n>', 'tasks to generate (at most)', intOption('--tasks', 1), 12)
+    .option('--tasks <n>', `tasks to generate (at most; 1 to ${MAX_TASKS})`, intOption('--tasks', 1, MAX_TASKS), 12)
     .option('--seed <n>', 'seed of the synthetic database and the task walks', intOption('--seed', 0), 0)
     .option('--name <name>', 'domain name (default: the --out folder name)')
     .option(
@@ -55,19 +58,29 @@ export function registerBuildDomain(program: Command, io: CliIo, setCode: (code:
       if (opts.agent && opts.replies)
         throw new UsageError('give --agent <model spec> or --replies <agent-replies.json>, not both');
       const agent = opts.agent
-        ? modelClientFor(opts.agent, '--agent')
+        ? modelClientFor(opts.agent, '--agent', modelSettingsFromFlags(opts))
         : opts.replies
           ? replayClient(await readAgentRecord(opts.replies))
           : undefined;
-      const { agent: _spec, replies: _file, ...rest } = opts;
-      const { report, gate, dir } = await buildDomainFolder({
-        ...rest,
-        language: opts.language,
-        ...(agent ? { agent } : {}),
-      });
+      const { agent: _spec, replies: _file, modelTimeout: _t, modelRetries: _r, ...rest } = opts;
+      let built: Awaited<ReturnType<typeof buildDomainFolder>>;
+      try {
+        built = await buildDomainFolder({ ...rest, language: opts.language, ...(agent ? { agent } : {}) });
+      } catch (e) {
+        // The code agent's endpoint failed: exit 1, nothing written (the message says so).
+        if (!(e instanceof InfrastructureError)) throw e;
+        io.err(`switchboard: build-domain: ${e.message}`);
+        if (opts.json) io.out(JSON.stringify({ written: null, error: e.message }));
+        setCode(1);
+        return;
+      }
+      const { report, gate, dir } = built;
       if (opts.json) io.out(JSON.stringify({ written: dir, build: report, gate }, null, 2));
       else {
-        const skipped = report.skipped.map((s) => `  skipped ${s.path}: ${s.reason}`);
+        const skipped = [
+          ...report.flattened.map((f) => `  flattened ${f.path} into columns ${f.columns.join(', ')}`),
+          ...report.skipped.map((s) => `  skipped ${s.path}: ${s.reason}`),
+        ];
         io.out(
           [
             `${report.format === 'openapi' ? 'OpenAPI' : 'MCP'} ${report.title}: ${report.tables.length} tables (${report.tables.reduce((n, t) => n + t.rows, 0)} rows), ${report.tools.length} tools, ${report.tasks.length} tasks`,

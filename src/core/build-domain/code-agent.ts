@@ -9,6 +9,7 @@
  * ({@link replayClient}) without the model.
  */
 import type { DomainRuntime } from '../env/environment.ts';
+import { InfrastructureError } from '../errors.ts';
 import { proposeTaskChange, type ProposalOutcome } from '../evolution/proposals.ts';
 import type { ModelClient, ModelRequest, ModelResponse } from '../ports/model-client.ts';
 import { TASK_EDITOR_PROMPT_VERSION } from '../prompts/task-editor.ts';
@@ -65,6 +66,8 @@ function rejection(o: Exclude<ProposalOutcome, { status: 'admitted' }>): string 
 /**
  * Refine every task's caller text. Task i's request uses seed `seed + i`.
  * @param runtime the scaffolded domain (the gate runs on it)
+ * @throws InfrastructureError when the endpoint fails a request (after the client's retries):
+ *   the build stops rather than keep a scaffold the model never saw.
  */
 export async function refineTasks(opts: {
   client: ModelClient;
@@ -101,6 +104,11 @@ export async function refineTasks(opts: {
       request: { kind: 'repair', finding: REFINE_CALLER_TEXT },
       seed: opts.seed + i,
     });
+    if (outcome.status === 'model_error')
+      // The endpoint failed (after its retries): an infrastructure fault, not a rejected proposal.
+      throw new InfrastructureError(
+        `the code agent's endpoint failed on task ${task.id}: ${outcome.detail}; nothing was written`,
+      );
     if (outcome.status !== 'admitted') {
       rejected.push({ task_id: task.id, status: outcome.status, detail: rejection(outcome) });
       tasks.push(task);

@@ -14,6 +14,7 @@ import {
   type OperationModel,
   type ParamModel,
   type Skip,
+  type Flattened,
   type SpecModel,
   type TableModel,
   CONTROL_PARAMS,
@@ -73,6 +74,7 @@ interface RawTool {
 /** Read an MCP tool list. @throws SpecError naming `file` and the path (e.g. `tools[3].inputSchema`). */
 export function readMcp(file: string, tools: unknown[], base: string): SpecModel {
   const skipped: Skip[] = [];
+  const flattened: Flattened[] = [];
   if (tools.length === 0) throw new SpecError(file, base, 'the tool list is empty');
   if (tools.length > MAX_OPERATIONS)
     throw new SpecError(
@@ -120,11 +122,34 @@ export function readMcp(file: string, tools: unknown[], base: string): SpecModel
     const req = new Set(
       Array.isArray(schema.required) ? schema.required.filter((x): x is string => typeof x === 'string') : [],
     );
-    const props = isObj(schema.properties)
-      ? Object.entries(schema.properties)
-          .filter((e): e is [string, Json] => isObj(e[1]))
-          .map(([k, v]) => ({ name: k, schema: v, required: req.has(k), at: f(`inputSchema.properties.${k}`) }))
-      : [];
+    const props: RawTool['props'] = [];
+    for (const [k, v] of isObj(schema.properties) ? Object.entries(schema.properties) : []) {
+      if (!isObj(v)) continue;
+      const at = f(`inputSchema.properties.${k}`);
+      if (columnType(v) || !isObj(v.properties)) {
+        props.push({ name: k, schema: v, required: req.has(k), at });
+        continue;
+      }
+      // A nested object input: its scalar fields become inputs `<name>_<field>`, one level deep.
+      const inner = new Set(
+        Array.isArray(v.required) ? v.required.filter((x): x is string => typeof x === 'string') : [],
+      );
+      const made: string[] = [];
+      for (const [sub, sv] of Object.entries(v.properties)) {
+        if (!isObj(sv)) continue;
+        const name = `${k}_${sub}`;
+        if (!columnType(sv) && !enumOf(sv)) {
+          skipped.push({
+            path: `${at}.properties.${sub}`,
+            reason: `${String(sv.type ?? 'untyped')} field of a nested object input; left out (nested objects are flattened one level only)`,
+          });
+          continue;
+        }
+        props.push({ name, schema: sv, required: req.has(k) && inner.has(sub), at: `${at}.properties.${sub}` });
+        made.push(safeIdent(snake(name), '_value'));
+      }
+      if (made.length) flattened.push({ path: at, columns: made });
+    }
     const description =
       typeof t.description === 'string' && t.description.trim() ? t.description.trim() : name.replace(/_/g, ' ');
     raw.push({
@@ -246,5 +271,5 @@ export function readMcp(file: string, tools: unknown[], base: string): SpecModel
     });
   }
   const title = 'MCP tools';
-  return { format: 'mcp', title, tables, operations, skipped };
+  return { format: 'mcp', title, tables, operations, skipped, flattened };
 }

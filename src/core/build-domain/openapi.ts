@@ -16,6 +16,7 @@ import {
   type SpecModel,
   type TableModel,
   type Skip,
+  type Flattened,
   CONTROL_PARAMS,
   type Json,
   isObj,
@@ -36,6 +37,7 @@ interface Ctx {
   file: string;
   doc: Json;
   skipped: Skip[];
+  flattened: Flattened[];
 }
 
 /** The component a local `$ref` points at; throws on external or dangling refs. */
@@ -104,7 +106,7 @@ const isObjectSchema = (s: Json) => s.type === 'object' || isObj(s.properties) |
 
 /** Read an OpenAPI 3.x description (parsed JSON/YAML). @throws SpecError naming `file` and the path in the spec. */
 export function readOpenApi(file: string, doc: Json): SpecModel {
-  const ctx: Ctx = { file, doc, skipped: [] };
+  const ctx: Ctx = { file, doc, skipped: [], flattened: [] };
   const info = isObj(doc.info) ? doc.info : {};
   const title = typeof info.title === 'string' && info.title.trim() ? info.title.trim() : 'API';
   const schemas = isObj(doc.components) && isObj(doc.components.schemas) ? doc.components.schemas : {};
@@ -145,6 +147,30 @@ export function readOpenApi(file: string, doc: Json): SpecModel {
         continue;
       }
       const type = columnType(ps) ?? (enumOf(ps) ? 'text' : null);
+      if (!type && isObjectSchema(ps)) {
+        // A nested object: its scalar fields become columns `<prop>_<field>`, one level deep.
+        const made: string[] = [];
+        for (const [sub, rawSub, sp] of flatten(ctx, ps, p).props) {
+          const s2 = deref(ctx, rawSub, sp).value;
+          const t2 = columnType(s2) ?? (enumOf(s2) ? 'text' : null);
+          const name = safeIdent(snake(`${prop}_${sub}`), '_value');
+          if (!t2) {
+            ctx.skipped.push({
+              path: sp,
+              reason: `${String(s2.type ?? 'untyped')} field of a nested object is not a column (nested objects are flattened one level only)`,
+            });
+            continue;
+          }
+          if (columns.some((c) => c.name === name)) continue;
+          const e2 = enumOf(s2);
+          const f2 = dateFormat(s2);
+          columns.push({ name, type: t2, ...(e2 ? { enum: e2 } : {}), ...(f2 ? { format: f2 } : {}) });
+          made.push(name);
+        }
+        if (made.length) ctx.flattened.push({ path: p, columns: made });
+        else ctx.skipped.push({ path: p, reason: 'object property with no scalar field; not a column' });
+        continue;
+      }
       if (!type) {
         ctx.skipped.push({
           path: p,
@@ -214,7 +240,7 @@ export function readOpenApi(file: string, doc: Json): SpecModel {
       else operations.push(built);
     }
   }
-  return { format: 'openapi', title, tables, operations, skipped: ctx.skipped };
+  return { format: 'openapi', title, tables, operations, skipped: ctx.skipped, flattened: ctx.flattened };
 }
 
 function jsonSchemaOf(content: unknown, at: string): { schema: Json; at: string } | null {
@@ -337,8 +363,18 @@ function operation(
     } else ctx.skipped.push({ path: p, reason: `parameter ${prm.name} names no column of ${table.name}; left out` });
   }
   if (body) {
-    const { props, required } = flatten(ctx, body.schema, body.at);
-    for (const [prop, rawProp, p] of props) {
+    const { props: top, required } = flatten(ctx, body.schema, body.at);
+    // A nested object's fields are the flattened columns `<prop>_<field>` (see the table's columns).
+    const props: [string, Json, string, boolean][] = [];
+    for (const [prop, rawProp, p] of top) {
+      const { value: ps, name: refName } = deref(ctx, rawProp, p);
+      if (!(refName && tableName.has(refName)) && !colOf(prop) && isObjectSchema(ps) && !columnType(ps)) {
+        const inner = flatten(ctx, ps, p);
+        for (const [sub, rawSub, sp] of inner.props)
+          props.push([`${prop}_${sub}`, rawSub, sp, required.has(prop) && inner.required.has(sub)]);
+      } else props.push([prop, rawProp, p, required.has(prop)]);
+    }
+    for (const [prop, rawProp, p, isRequired] of props) {
       const { value: ps, name: refName } = deref(ctx, rawProp, p);
       const fkCol = refName && tableName.has(refName) ? safeIdent(`${snake(prop)}_id`, '_value') : undefined;
       const column = fkCol && table.columns.some((c) => c.name === fkCol) ? fkCol : colOf(prop);
@@ -352,7 +388,7 @@ function operation(
         name: column,
         column,
         type: col.type,
-        required: required.has(prop) && !isKey,
+        required: isRequired && !isKey,
         role: isKey ? 'locator' : 'value',
         ...(col.enum ? { enum: col.enum } : {}),
         ...(desc ? { description: desc } : {}),

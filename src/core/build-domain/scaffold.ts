@@ -11,9 +11,17 @@
  * reference solution is the read then the write; the whitelist allows exactly that write; the
  * assertions bind R1 (find the record first), R2 (confirm before acting) and the write's own rule.
  */
+import { InputError } from '../errors.ts';
 import { seededRng, type Rng } from '../ports/rng.ts';
 import type { ToolSpec } from '../schema/declarative-tools.ts';
-import { SpecError, type OperationModel, type ParamModel, type SpecModel, type TableModel } from './spec-model.ts';
+import {
+  SpecError,
+  type ColumnModel,
+  type OperationModel,
+  type ParamModel,
+  type SpecModel,
+  type TableModel,
+} from './spec-model.ts';
 import { syntheticDb, syntheticValue, parentFirst, type SeedRow, type SyntheticDb } from './synthetic-db.ts';
 import { toolSpec } from './tools-file.ts';
 
@@ -44,7 +52,10 @@ export interface BuildReport {
   tools: { name: string; kind: 'read' | 'write'; verb: string; table: string; from: string; rule: string | null }[];
   /** Parts of the spec left out, with the reason. */
   skipped: { path: string; reason: string }[];
-  tasks: { id: string; read: string; write: string }[];
+  /** Nested object properties flattened one level into columns `<property>_<field>`. */
+  flattened: { path: string; columns: string[] }[];
+  /** Each task's read (null: a create with no parent record, nothing to find first) and write. */
+  tasks: { id: string; read: string | null; write: string }[];
 }
 
 /** The files of a domain folder (name → text) and the build report. */
@@ -52,6 +63,12 @@ export interface Scaffold {
   files: Record<string, string>;
   report: BuildReport;
 }
+
+/**
+ * Most tasks one build makes (`--tasks`): each task is gated with two scripted episodes, and a
+ * task bank past this size is better grown by `switchboard evolve` from an admitted domain.
+ */
+export const MAX_TASKS = 200;
 
 /** Policy clock of generated domains: 2025-03-15 10:00 local time. */
 const CLOCK = {
@@ -97,7 +114,8 @@ const asArg = (type: string, v: string | number): Arg => (type === 'boolean' ? v
 /** A task's plan: the read, the write and their arguments. */
 interface Walk {
   op: OperationModel;
-  read: OperationModel;
+  /** The read that finds the row (or a create's parent); null for a create with no parent. */
+  read: OperationModel | null;
   readArgs: Record<string, Arg>;
   writeArgs: Record<string, Arg>;
   /** Columns the write sets (update) and the row's locating values. */
@@ -147,9 +165,28 @@ function walk(
 ): Walk | null {
   const table = model.tables.find((t) => t.name === op.table)!;
   const rows = db[table.name] ?? [];
+  const fresh = (col: ColumnModel) => {
+    // A unique column's new value must not be one a row already has.
+    for (let k = 1; ; k++) {
+      const v = syntheticValue(col, rows.length + k, { rng, zh, ...clock });
+      if (!col.unique || k > 50 || !rows.some((r) => r[col.name] === v)) return v;
+    }
+  };
   if (op.verb === 'create') {
     const fk = op.params.find((p) => p.column && table.columns.find((c) => c.name === p.column)?.references);
-    if (!fk) return null;
+    if (!fk) {
+      // A create with no parent record: the caller gives the new record's values; nothing to find first.
+      const writeArgs: Record<string, Arg> = {};
+      for (const p of op.params) {
+        if (p.role === 'dispatch' && p.required) writeArgs[p.name] = dispatchValue(p, 'create');
+        else if (p.column && !table.key.includes(p.column)) {
+          const col = table.columns.find((c) => c.name === p.column)!;
+          writeArgs[p.name] = asArg(p.type, fresh(col));
+        } else if (p.column && p.required) return null; // a key the caller would have to invent
+      }
+      if (Object.keys(writeArgs).length === 0) return null;
+      return { op, read: null, readArgs: {}, writeArgs, changed: [], where: {}, table };
+    }
     const parent = model.tables.find((t) => t.name === table.columns.find((c) => c.name === fk.column)!.references)!;
     const read = readFor(model, parent, parent.key);
     if (!read) return null;
@@ -165,8 +202,7 @@ function walk(
         !table.key.includes(p.column) &&
         !table.columns.find((c) => c.name === p.column)?.references
       ) {
-        const col = table.columns.find((c) => c.name === p.column)!;
-        writeArgs[p.name] = asArg(p.type, syntheticValue(col, rows.length + 1, { rng, zh, ...clock }));
+        writeArgs[p.name] = asArg(p.type, fresh(table.columns.find((c) => c.name === p.column)!));
       }
     }
     return {
@@ -270,12 +306,17 @@ function texts(w: Walk, zh: boolean) {
       .map(([k, v]) => `${spoken(k)} ${v}`)
       .join(zh ? '，' : ', ');
     const parent = spoken(readTable.noun);
-    request = zh
-      ? `你好，我想在${parent}下面新建一条${noun}：${fields}。`
-      : `Hi, I'd like to add a new ${noun} under my ${parent}: ${fields}.`;
-    reason = zh
-      ? `想在${parent}（${known}）下新建${noun}：${fields}。`
-      : `You want a new ${noun} under the ${parent} with ${known}: ${fields}.`;
+    if (!w.read) {
+      request = zh ? `你好，我想新建一条${noun}：${fields}。` : `Hi, I'd like to add a new ${noun}: ${fields}.`;
+      reason = zh ? `想新建${noun}：${fields}。` : `You want a new ${noun}: ${fields}.`;
+    } else {
+      request = zh
+        ? `你好，我想在${parent}下面新建一条${noun}：${fields}。`
+        : `Hi, I'd like to add a new ${noun} under my ${parent}: ${fields}.`;
+      reason = zh
+        ? `想在${parent}（${known}）下新建${noun}：${fields}。`
+        : `You want a new ${noun} under the ${parent} with ${known}: ${fields}.`;
+    }
   }
   const facts = factCols.map((k) => {
     const l = label(k, readTable);
@@ -287,7 +328,7 @@ function texts(w: Walk, zh: boolean) {
       : `A customer calling about their ${noun}; direct and brief.`,
     instructions: {
       reason_for_call: reason,
-      known_info: zh ? `${known}。` : `${known}.`,
+      known_info: known ? (zh ? `${known}。` : `${known}.`) : reason,
       unknown_info: zh ? '不知道记录里的其他信息。' : 'You do not know the other details of the record.',
       task_instructions: zh
         ? '客服说明要办理的操作并征求同意时，回答同意。'
@@ -300,10 +341,15 @@ function texts(w: Walk, zh: boolean) {
 
 /**
  * Build the domain folder's files from a spec model.
+ * @throws InputError when `options.tasks` is not in 1…{@link MAX_TASKS}.
  * @throws SpecError (file = `options.source`) when no task can be built: no write operation has a
  *   read that finds the row it acts on, or no row suits any write.
  */
 export function scaffoldDomain(model: SpecModel, options: ScaffoldOptions): Scaffold {
+  if (!Number.isInteger(options.tasks) || options.tasks < 1 || options.tasks > MAX_TASKS)
+    throw new InputError(
+      `tasks: ${options.tasks} is not a whole number from 1 to ${MAX_TASKS} (the most one build makes)`,
+    );
   const zh = options.language === 'zh';
   const clock = CLOCK[options.language];
   const now = Date.parse(clock.iso);
@@ -372,7 +418,12 @@ export function scaffoldDomain(model: SpecModel, options: ScaffoldOptions): Scaf
     '',
     '## Rules',
     '',
-    `- **R1** Find the record first: before any change, look the record up with a read tool (${reads.join(', ')}) using the details the caller gives; do not change a record you have not found.`,
+    // R1 only when some task finds a record first (a create with no parent has nothing to find).
+    ...(walks.some((w) => w.read)
+      ? [
+          `- **R1** Find the record first: before any change, look the record up with a read tool (${reads.join(', ')}) using the details the caller gives; do not change a record you have not found.`,
+        ]
+      : []),
     '- **R2** Confirm before acting: before any change, say in one sentence what you will do and with which values, and act only after the caller clearly agrees.',
     ...writes.filter((o) => ruleOf.has(o.name)).map((o) => `- **${ruleOf.get(o.name)}** ${ruleText(o)}`),
     '',
@@ -401,34 +452,41 @@ export function scaffoldDomain(model: SpecModel, options: ScaffoldOptions): Scaf
           ]
         : w.op.verb === 'delete'
           ? [{ table: w.table.name, ops: ['delete'], where: w.where }]
-          : [{ table: w.table.name, ops: ['insert'], where: w.where }];
+          : [{ table: w.table.name, ops: ['insert'], ...(w.read ? { where: w.where } : {}) }];
     const keyArgs = Object.fromEntries(
       Object.keys(w.where).flatMap((c) =>
         Object.entries(w.writeArgs).filter(([k]) => w.op.params.find((p) => p.name === k)?.column === c),
       ),
     );
     const t = texts(w, zh);
+    const read = w.read;
     return {
       id,
       description: {
-        purpose: `Generated walk: ${w.read.name} finds the ${spoken(w.parent?.noun ?? w.table.noun)}, then ${w.op.name} (${w.op.verb}).`,
-        relevant_policies: `R1 R2 ${rule}`,
+        purpose: read
+          ? `Generated walk: ${read.name} finds the ${spoken(w.parent?.noun ?? w.table.noun)}, then ${w.op.name} (${w.op.verb}).`
+          : `Generated walk: ${w.op.name} (${w.op.verb}) of a new ${spoken(w.table.noun)} with no parent record.`,
+        relevant_policies: read ? `R1 R2 ${rule}` : `R2 ${rule}`,
       },
       user_scenario: { persona: t.persona, instructions: t.instructions, facts: t.facts, requests: t.requests },
       evaluation_criteria: {
         actions: [
-          { action_id: 'a1', requestor: 'assistant', name: w.read.name, arguments: w.readArgs },
+          ...(read ? [{ action_id: 'a1', requestor: 'assistant', name: read.name, arguments: w.readArgs }] : []),
           { action_id: 'a2', requestor: 'assistant', name: w.op.name, arguments: w.writeArgs },
         ],
         communicate_info: [],
         reward_basis: ['DB', 'ASSERTIONS'],
         assertions: [
-          {
-            id: 'find-first',
-            rule: 'R1',
-            text: zh ? '办理前先用读工具查到记录' : 'Look the record up before any change',
-            check: { kind: 'read_before_write', tool: w.read.name },
-          },
+          ...(read
+            ? [
+                {
+                  id: 'find-first',
+                  rule: 'R1',
+                  text: zh ? '办理前先用读工具查到记录' : 'Look the record up before any change',
+                  check: { kind: 'read_before_write', tool: read.name },
+                },
+              ]
+            : []),
           {
             id: 'confirm-first',
             rule: 'R2',
@@ -479,7 +537,8 @@ export function scaffoldDomain(model: SpecModel, options: ScaffoldOptions): Scaf
       rule: ruleOf.get(o.name) ?? null,
     })),
     skipped: model.skipped,
-    tasks: walks.map((w, i) => ({ id: tasks[i]!.id, read: w.read.name, write: w.op.name })),
+    flattened: model.flattened,
+    tasks: walks.map((w, i) => ({ id: tasks[i]!.id, read: w.read?.name ?? null, write: w.op.name })),
   };
   const json = (x: unknown) => `${JSON.stringify(x, null, 2)}\n`;
   return {

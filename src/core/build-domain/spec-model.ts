@@ -84,6 +84,16 @@ export interface Skip {
   reason: string;
 }
 
+/**
+ * A nested object property flattened one level into columns (and tool parameters) named
+ * `<property>_<field>`: `address: {city, zip}` → `address_city`, `address_zip`. Listed in the
+ * build report; objects nested deeper and arrays are skipped.
+ */
+export interface Flattened {
+  path: string;
+  columns: string[];
+}
+
 /** Everything the scaffold needs from a spec. */
 export interface SpecModel {
   format: 'openapi' | 'mcp';
@@ -91,6 +101,7 @@ export interface SpecModel {
   tables: TableModel[];
   operations: OperationModel[];
   skipped: Skip[];
+  flattened: Flattened[];
 }
 
 /** A parsed JSON object. */

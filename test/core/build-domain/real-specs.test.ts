@@ -101,13 +101,13 @@ describe('Swagger Petstore (OpenAPI 3.0, YAML, Apache-2.0)', () => {
       'delete_pet',
       'place_order',
       'delete_order',
+      'create_user',
       'update_user',
       'delete_user',
       'update_pet',
       'update_pet_with_form',
       'delete_pet',
       'place_order',
-      'delete_order',
     ]);
     expectDiscriminating(gate);
     expect(readdirSync(dir!).sort()).toEqual([
@@ -164,7 +164,13 @@ describe('Petstore expanded (OpenAPI 3.0, allOf, Apache-2.0)', () => {
     const { report, gate } = await build('oai-petstore-expanded/petstore-expanded.yaml', 'expanded', { tasks: 4 });
     expect(report.tables).toEqual([{ name: 'pets', from: 'components.schemas.Pet', rows: 60, key: ['id'] }]);
     expect(report.tools.map((t) => t.name)).toEqual(['find_pets', 'add_pet', 'find_pet_by_id', 'delete_pet']);
-    expect(report.tasks.map((t) => `${t.read}→${t.write}`)).toEqual(Array(4).fill('find_pet_by_id→delete_pet'));
+    // add_pet has no parent record: its tasks create a pet with nothing to find first.
+    expect(report.tasks.map((t) => `${t.read}→${t.write}`)).toEqual([
+      'null→add_pet',
+      'find_pet_by_id→delete_pet',
+      'null→add_pet',
+      'find_pet_by_id→delete_pet',
+    ]);
     expectDiscriminating(gate);
   });
 });
@@ -187,16 +193,21 @@ describe('GitHub MCP server tool snapshots (MCP, MIT)', () => {
       'update_gist:write:update',
     ]);
     expect(report.tasks.map((t) => t.write)).toEqual([
+      'create_gist',
       'label_write',
       'update_gist',
-      'label_write',
-      'update_gist',
+      'create_gist',
       'label_write',
       'update_gist',
     ]);
     expectDiscriminating(gate);
     const tasks = JSON.parse(readFileSync(join(work, 'github', 'tasks.json'), 'utf8'));
-    expect(tasks[0].user_scenario.requests[0]).toMatch(/^你好，我想把label的/);
-    expect(tasks[0].evaluation_criteria.actions[1].arguments.method).toBe('update');
+    expect(tasks[1].user_scenario.requests[0]).toMatch(/^你好，我想把label的/);
+    expect(tasks[1].evaluation_criteria.actions[1].arguments.method).toBe('update');
+    // A create with no parent record: one action, no R1 assertion, a whitelist without a row filter.
+    expect(tasks[0].user_scenario.requests[0]).toMatch(/^你好，我想新建一条gist：/);
+    expect(tasks[0].evaluation_criteria.actions.map((a: { name: string }) => a.name)).toEqual(['create_gist']);
+    expect(tasks[0].evaluation_criteria.assertions.map((a: { rule: string }) => a.rule)).toEqual(['R2', 'R3']);
+    expect(tasks[0].evaluation_criteria.write_whitelist).toEqual([{ table: 'gists', ops: ['insert'] }]);
   });
 });
