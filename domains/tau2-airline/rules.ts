@@ -3,6 +3,7 @@
  * write log and the database. Each check quotes the policy text it encodes (`policy`); the gate
  * reports a quote the loaded policy.md lacks. Which rules cannot be broken by a write, or cannot
  * be checked from state, is listed in README.md ("Executable policy").
+ * `= +?` before an `ORDER BY`: see `queries.ts`.
  */
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
@@ -39,7 +40,7 @@ async function segments(db: Db, reservationId: string): Promise<SqlRow[]> {
   return db.all(
     `SELECT f.flight_number, f.date, f.origin, f.destination, d.status FROM reservation_flights f
      LEFT JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
-     WHERE f.reservation_id = ? ORDER BY f.position`,
+     WHERE f.reservation_id = +? ORDER BY f.position`,
     [reservationId],
   );
 }

@@ -1,6 +1,7 @@
 /**
  * The tau2-bench airline tools that change the database (bookings, cancellations, updates,
  * certificates); quirks as listed in `tools.ts`.
+ * `= +?` before an `ORDER BY`: see `queries.ts`.
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
@@ -187,7 +188,7 @@ export const cancelReservation = defineTool({
   async run({ db }, { reservation_id }) {
     await reservationRow(db, reservation_id);
     const payments = await db.all(
-      'SELECT payment_id, amount FROM reservation_payments WHERE reservation_id = ? ORDER BY position',
+      'SELECT payment_id, amount FROM reservation_payments WHERE reservation_id = +? ORDER BY position',
       [reservation_id],
     );
     for (const p of payments) await appendPayment(db, reservation_id, p.payment_id as string, -(p.amount as number));

@@ -3,6 +3,7 @@
  * write log and the database. Each check quotes the policy text it encodes (`policy`); the gate
  * reports a quote the loaded policy.md lacks. Which rules the tools already enforce, and which
  * cannot be checked from state, is listed in README.md ("Executable policy").
+ * `= +?` before an `ORDER BY`: see `../tau2-airline/queries.ts`.
  */
 import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
 import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
@@ -93,7 +94,7 @@ const giftCardCoversDifference: RuleCheck = {
     if (balance === null) return null;
     let diff = 0;
     for (const [from, to] of swaps(args)) {
-      const old = await db.one('SELECT price FROM order_items WHERE order_id = ? AND item_id = ? ORDER BY position', [
+      const old = await db.one('SELECT price FROM order_items WHERE order_id = +? AND item_id = +? ORDER BY position', [
         orderId,
         from,
       ]);
@@ -138,7 +139,7 @@ const sameProduct: RuleCheck = {
     const orderId = str(args.order_id);
     for (const [from, to] of swaps(args)) {
       const old = await db.one(
-        'SELECT i.product_id, p.name FROM order_items i JOIN products p ON p.product_id = i.product_id WHERE i.order_id = ? AND i.item_id = ? ORDER BY i.position',
+        'SELECT i.product_id, p.name FROM order_items i JOIN products p ON p.product_id = i.product_id WHERE i.order_id = +? AND i.item_id = +? ORDER BY i.position',
         [orderId, from],
       );
       const next = await db.one(

@@ -9,6 +9,9 @@
  *   with less balance than the (rounded) price difference.
  * - Gift-card balances are rounded to cents after each change; refunds are not rounded.
  * - Order lookups for address and payment changes accept any status containing "pending".
+ *
+ * `= +?` before an `ORDER BY`: the same comparison as `= ?`, ~10 µs faster per query in sql.js
+ * (see `../tau2-airline/queries.ts`).
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
@@ -55,11 +58,11 @@ async function orderRow(db: ToolDb, orderId: string): Promise<SqlRow> {
 }
 
 async function orderItems(db: ToolDb, orderId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM order_items WHERE order_id = ? ORDER BY position', [orderId]);
+  return db.all('SELECT * FROM order_items WHERE order_id = +? ORDER BY position', [orderId]);
 }
 
 async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM order_payment_history WHERE order_id = ? ORDER BY position', [orderId]);
+  return db.all('SELECT * FROM order_payment_history WHERE order_id = +? ORDER BY position', [orderId]);
 }
 
 /** The order as tau2 returns it (after any change made by the calling tool). */
@@ -67,7 +70,7 @@ async function orderJson(db: ToolDb, orderId: string): Promise<string> {
   const o = await orderRow(db, orderId);
   const [items, fulfillments, payments] = await Promise.all([
     orderItems(db, orderId),
-    db.all('SELECT * FROM order_fulfillments WHERE order_id = ? ORDER BY position', [orderId]),
+    db.all('SELECT * FROM order_fulfillments WHERE order_id = +? ORDER BY position', [orderId]),
     orderPayments(db, orderId),
   ]);
   return toolJson(orderRecord(o, items, fulfillments, payments, 'model'));
@@ -82,8 +85,8 @@ async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
 async function userJson(db: ToolDb, userId: string): Promise<string> {
   const u = await userRow(db, userId);
   const [pms, orders] = await Promise.all([
-    db.all('SELECT * FROM user_payment_methods WHERE user_id = ? ORDER BY position', [userId]),
-    db.all('SELECT * FROM user_order_ids WHERE user_id = ? ORDER BY position', [userId]),
+    db.all('SELECT * FROM user_payment_methods WHERE user_id = +? ORDER BY position', [userId]),
+    db.all('SELECT * FROM user_order_ids WHERE user_id = +? ORDER BY position', [userId]),
   ]);
   return toolJson(userRecord(u, pms, orders));
 }
@@ -162,7 +165,7 @@ const findUserIdByNameZip = defineTool({
     const first = first_name.toLowerCase();
     const last = last_name.toLowerCase();
     const candidates = await db.all(
-      'SELECT user_id, first_name, last_name FROM users WHERE zip = ? ORDER BY position',
+      'SELECT user_id, first_name, last_name FROM users WHERE zip = +? ORDER BY position',
       [zip],
     );
     const hit = candidates.find(
@@ -208,7 +211,7 @@ const getProductDetails = defineTool({
   async run({ db }, { product_id }) {
     const p = await db.one('SELECT * FROM products WHERE product_id = ?', [product_id]);
     if (!p) throw new ToolError('Product not found');
-    const variants = await db.all('SELECT * FROM product_variants WHERE product_id = ? ORDER BY position', [
+    const variants = await db.all('SELECT * FROM product_variants WHERE product_id = +? ORDER BY position', [
       product_id,
     ]);
     return toolJson(productRecord(p, variants));

@@ -127,6 +127,15 @@ describe('pyJsonDumps (json.dumps) and parsePyJson (json.loads)', () => {
     );
   });
 
+  it('escapes exactly what Python escapes, at the edges of printable ASCII, in keys met again too', () => {
+    // Expected text printed by Python 3.11's json.dumps for the same document.
+    const doc = { ' ~!#[]': ' ~', 'k"é': ['\u001f', ' ', '~', '\u007f', '\\', '😀'], 'k"é2': { 'k"é': 1 } };
+    const python =
+      '{" ~!#[]": " ~", "k\\"\\u00e9": ["\\u001f", " ", "~", "\\u007f", "\\\\", "\\ud83d\\ude00"], "k\\"\\u00e92": {"k\\"\\u00e9": 1}}';
+    expect(pyJsonDumps(doc)).toBe(python);
+    expect(pyJsonDumps(doc)).toBe(python);
+  });
+
   it('keeps dict order, integer-like keys included, and sorts keys on request', () => {
     const dict = new Map([
       ['9612497925', 1],

@@ -136,10 +136,27 @@ const ESCAPES: Readonly<Record<string, string>> = {
   '\f': '\\f',
 };
 
+/** Printable ASCII other than `"` and backslash: what `json.dumps` writes unchanged (most tau2 strings). */
+const PLAIN_STRING = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /** A string as Python's `json.dumps` writes it with `ensure_ascii=True`. */
 function pyJsonString(s: string): string {
+  if (PLAIN_STRING.test(s)) return `"${s}"`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's ensure_ascii escapes exactly these control characters
   return `"${s.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+}
+
+/** Quoted keys seen so far: records repeat the same few field names on every call. */
+const quotedKeys = new Map<string, string>();
+
+/** {@link pyJsonString} of an object key, cached (the first 4,096 distinct keys). */
+function pyJsonKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = pyJsonString(k);
+    if (quotedKeys.size < 4096) quotedKeys.set(k, q);
+  }
+  return q;
 }
 
 /** A float as `json.dumps` writes it (`NaN`, `Infinity`, `-Infinity` for non-finite values). */
@@ -159,48 +176,48 @@ function pyJsonFloat(x: number): string {
 export function pyJsonDumps(value: PyJson, options: PyJsonDumpsOptions = {}): string {
   const indent = options.indent;
   const [itemSep, keySep] = options.separators ?? (indent === undefined ? [', ', ': '] : [',', ': ']);
-  const out: string[] = [];
-  const write = (v: PyJson, level: number): void => {
-    if (v === null) out.push('null');
-    else if (v === true) out.push('true');
-    else if (v === false) out.push('false');
-    else if (typeof v === 'string') out.push(pyJsonString(v));
-    else if (typeof v === 'number') {
-      if (!Number.isSafeInteger(v)) throw new TypeError(`pyJsonDumps: ${v} is not an int; wrap floats in PyFloat`);
-      out.push(String(v));
-    } else if (v instanceof PyFloat) out.push(pyJsonFloat(v.value));
-    else if (Array.isArray(v)) {
-      if (v.length === 0) return void out.push('[]');
-      const pad = indent === undefined ? null : ' '.repeat(indent * (level + 1));
-      out.push('[');
-      v.forEach((item, i) => {
-        if (i > 0) out.push(itemSep);
-        if (pad !== null) out.push('\n', pad);
-        write(item, level + 1);
-      });
-      if (pad !== null) out.push('\n', ' '.repeat(indent! * level));
-      out.push(']');
-    } else if (typeof v === 'object') {
-      const entries: [string, PyJson][] = v instanceof Map ? [...v] : Object.entries(v);
-      if (options.sortKeys) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      if (entries.length === 0) return void out.push('{}');
-      const pad = indent === undefined ? null : ' '.repeat(indent * (level + 1));
-      out.push('{');
-      entries.forEach(([k, item], i) => {
-        if (i > 0) out.push(itemSep);
-        if (pad !== null) out.push('\n', pad);
-        out.push(pyJsonString(k), keySep);
-        if (item === undefined) throw new TypeError(`pyJsonDumps: key "${k}" is undefined`);
-        write(item, level + 1);
-      });
-      if (pad !== null) out.push('\n', ' '.repeat(indent! * level));
-      out.push('}');
-    } else {
-      throw new TypeError(`pyJsonDumps: unsupported value ${String(v)}`);
+  const sortKeys = options.sortKeys === true;
+  // Built by string concatenation (V8 joins the pieces once, at the end): a tool result is
+  // serialized on every call.
+  const write = (v: PyJson, level: number): string => {
+    if (v === null) return 'null';
+    switch (typeof v) {
+      case 'string':
+        return pyJsonString(v);
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'number':
+        if (!Number.isSafeInteger(v)) throw new TypeError(`pyJsonDumps: ${v} is not an int; wrap floats in PyFloat`);
+        return String(v);
+      case 'object':
+        break;
+      default:
+        throw new TypeError(`pyJsonDumps: unsupported value ${String(v)}`);
     }
+    if (v instanceof PyFloat) return pyJsonFloat(v.value);
+    const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (level + 1))}`;
+    const end = indent === undefined ? '' : `\n${' '.repeat(indent * level)}`;
+    if (Array.isArray(v)) {
+      if (v.length === 0) return '[]';
+      let out = '[';
+      for (let i = 0; i < v.length; i++) out += (i > 0 ? itemSep : '') + pad + write(v[i]!, level + 1);
+      return `${out}${end}]`;
+    }
+    const map = v instanceof Map ? v : undefined;
+    const keys = map ? [...map.keys()] : Object.keys(v);
+    if (sortKeys) keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (keys.length === 0) return '{}';
+    let out = '{';
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const item = map ? map.get(k) : (v as PyJsonObject)[k];
+      out += (i > 0 ? itemSep : '') + pad + pyJsonKey(k) + keySep;
+      if (item === undefined) throw new TypeError(`pyJsonDumps: key "${k}" is undefined`);
+      out += write(item, level + 1);
+    }
+    return `${out}${end}}`;
   };
-  write(value, 0);
-  return out.join('');
+  return write(value, 0);
 }
 
 /** Invalid JSON text given to {@link parsePyJson}; `offset` is the character index of the problem. */
