@@ -112,7 +112,8 @@ export interface GateOptions {
  * 7. the do-nothing agent scores 0 and the reference agent with the scripted caller scores 1
  *    (for `imported` domains a do-nothing pass is reported as information only).
  * The domain is refused when any task is, when a policy rule is cited by no assertion (the
- * domain's `channelRules` count as citations), or when a channel rule names no policy rule.
+ * domain's `channelRules` count as citations, and so does a rule check naming its `tools` when
+ * some task's reference calls one of them), or when a channel rule names no policy rule.
  */
 export async function gateDomain(runtime: DomainRuntime, options: GateOptions = {}): Promise<GateReport> {
   const domain = runtime.domain;
@@ -139,6 +140,10 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
       cited.add(a.rule);
       if (ruleBinding && !ruleIds.has(a.rule)) reasons.push(`assertion ${a.id} cites unknown rule ${a.rule}`);
     }
+    // A rule check that names its tools is an assertion of its rule on every call of them: it
+    // cites the rule when this task's reference calls one of those tools.
+    const called = new Set((task.evaluation_criteria?.actions ?? []).map((a) => a.name));
+    for (const rc of domain.ruleChecks ?? []) if (rc.tools?.some((t) => called.has(t))) cited.add(rc.rule);
     try {
       const gold = await replayGold(runtime, task);
       checkReplay(runtime, task, gold, reasons, info);

@@ -35,7 +35,14 @@
 import { z } from 'zod';
 import { DomainFileError, ToolError } from '../errors.ts';
 import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
-import { fieldPath, parseJson, type DomainDefinition, type ToolDb, type ToolDefinition } from './domain.ts';
+import {
+  fieldPath,
+  parseJson,
+  type DomainDefinition,
+  type RuleCheck,
+  type ToolDb,
+  type ToolDefinition,
+} from './domain.ts';
 
 const Ident = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'must be an identifier (letters, digits, _)');
 const Literal = z.object({ value: z.union([z.string(), z.number(), z.null()]) }).strict();
@@ -63,8 +70,32 @@ const ToolSpec = z
   })
   .strict();
 
-/** The shape of a tools file (`tools.json`). */
-export const ToolsFile = z.object({ tools: z.array(ToolSpec).min(1) }).strict();
+/**
+ * A rule check as data (`rule_checks` of a tools file), the declarative form of a
+ * {@link RuleCheck}: when a call of one of `tools` runs (`before`: on the database as the call
+ * found it; `after`, the default: after its writes), `violation_if` is run with `args` bound
+ * (parameter names of the call, `$now`, literals); a returned row is a violation, reported as
+ * `message` (braces name parameters or columns of the returned row as `row.<column>`).
+ */
+const RuleCheckSpec = z
+  .object({
+    rule: z.string().min(1),
+    description: z.string().min(1),
+    policy: z.string().min(1).optional(),
+    tools: z.array(Ident).min(1),
+    when: z.enum(['before', 'after']).default('after'),
+    violation_if: z.string(),
+    args: Args,
+    message: z.string().min(1),
+  })
+  .strict();
+
+/** The shape of a tools file (`tools.json`): tools, and optionally rule checks as data. */
+export const ToolsFile = z
+  .object({ tools: z.array(ToolSpec).min(1), rule_checks: z.array(RuleCheckSpec).optional() })
+  .strict();
+/** One data rule check as written in a tools file. */
+export type RuleCheckSpec = z.infer<typeof RuleCheckSpec>;
 /** One declarative tool as written in a tools file. */
 export type ToolSpec = z.infer<typeof ToolSpec>;
 type ArgRef = z.infer<typeof Arg>;
@@ -274,6 +305,64 @@ export function declarativeTools(file: string, raw: unknown): ToolDefinition[] {
   });
 }
 
+/** Parameter names of a tool (the keys of its zod object schema). */
+function paramNames(tool: ToolDefinition): string[] {
+  return tool.params instanceof z.ZodObject ? Object.keys(tool.params.shape) : [];
+}
+
+/**
+ * The data rule checks of a parsed tools file (`rule_checks`), as {@link RuleCheck}s the
+ * environment runs like hand-written ones.
+ *
+ * @param tools every agent tool of the domain (a check's `tools` must name them)
+ * @throws DomainFileError naming `file` and the field (e.g. `rule_checks[0].violation_if`): a
+ *   shape error, a statement that is not one parameterized SELECT, an unknown tool, an argument
+ *   that is not a parameter of every tool the check names.
+ */
+export function declarativeRuleChecks(file: string, raw: unknown, tools: readonly ToolDefinition[]): RuleCheck[] {
+  const parsed = ToolsFile.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new DomainFileError(file, fieldPath(issue.path), issue.message);
+  }
+  return (parsed.data.rule_checks ?? []).map((spec, i) => {
+    const at = `rule_checks[${i}]`;
+    const named: ToolDefinition[] = spec.tools.map((name, k) => {
+      const t = tools.find((x) => x.name === name);
+      if (!t)
+        throw new DomainFileError(
+          file,
+          `${at}.tools[${k}]`,
+          `unknown tool "${name}" (tools: ${tools.map((x) => x.name).join(', ')})`,
+        );
+      return t;
+    });
+    // An argument must be a parameter of every tool the check applies to.
+    const params = new Set(paramNames(named[0]!).filter((p) => named.every((t) => paramNames(t).includes(p))));
+    checkSql(file, `${at}.violation_if`, spec.violation_if, spec.args, READ_KEYWORDS);
+    spec.args.forEach((a, k) => checkRef(file, `${at}.args[${k}]`, a, params, new Set()));
+    for (const r of templateRefs(spec.message)) checkRef(file, `${at}.message`, r, params, new Set(['row']));
+    const check: RuleCheck = {
+      rule: spec.rule,
+      description: spec.description,
+      ...(spec.policy === undefined ? {} : { policy: spec.policy }),
+      tools: spec.tools,
+      when: spec.when,
+      async check({ db, args, now }) {
+        const scope: Scope = { args, rows: new Map(), now: now() };
+        const row = await db.one(
+          spec.violation_if,
+          spec.args.map((a) => resolveRef(spec.rule, a, scope)),
+        );
+        if (!row) return null;
+        scope.rows.set('row', row);
+        return render(spec.rule, spec.message, scope);
+      },
+    };
+    return check;
+  });
+}
+
 /**
  * Parse a tools file's text ({@link declarativeTools} after `JSON.parse`).
  * @throws DomainFileError naming `file` when the text is not JSON or the tools are malformed.
@@ -289,18 +378,21 @@ export const DOMAIN_FILE = 'domain.json';
 
 /**
  * Add a folder's declarative tools (`tools.json`) to its definition's agent tools, after the
- * hand-written ones.
+ * hand-written ones, and its data rule checks (`rule_checks`) after the code's rule checks.
  * @throws DomainFileError naming `file` when the tools are malformed or a name is already a tool.
  */
 export function withToolsFile(def: DomainDefinition, file: string, text: string): DomainDefinition {
-  const added = parseDeclarativeTools(file, text);
+  const raw = parseJson(file, text);
+  const added = declarativeTools(file, raw);
   const taken = new Set([...def.tools, ...(def.userTools ?? [])].map((t) => t.name));
   added.forEach((t, i) => {
     if (taken.has(t.name)) {
       throw new DomainFileError(file, `tools[${i}].name`, `tool "${t.name}" is already defined by the domain's code`);
     }
   });
-  return { ...def, tools: [...def.tools, ...added] };
+  const tools = [...def.tools, ...added];
+  const checks = declarativeRuleChecks(file, raw, tools);
+  return { ...def, tools, ...(checks.length ? { ruleChecks: [...(def.ruleChecks ?? []), ...checks] } : {}) };
 }
 
 const DomainJson = z

@@ -329,3 +329,85 @@ describe('a code-free domain folder (domain.json + tools.json)', () => {
     );
   });
 });
+
+describe('data rule checks (rule_checks in tools.json) match the hand-written carrier rule R5', () => {
+  /** Carrier R5 ("no plan change while the customer has an overdue bill") written as data. */
+  const R5 = {
+    rule: 'R5',
+    description: 'A plan change is not scheduled while the customer has an overdue bill.',
+    policy: '客户有逾期账单时不得办理套餐变更',
+    tools: ['change_plan'],
+    violation_if:
+      "SELECT group_concat(bill_id, ', ') AS bills FROM (SELECT bill_id FROM bills WHERE customer_id = ? AND status = 'overdue' ORDER BY bill_id) HAVING COUNT(*) > 0",
+    args: ['customer_id'],
+    message: 'plan change scheduled for customer {customer_id} while bills {row.bills} are overdue',
+  };
+
+  /** Carrier without the tools the fixture declares, and without rule checks: the base a tools file adds to. */
+  const names = new Set(declared.map((t) => t.name));
+  const base = { ...carrier, tools: carrier.tools.filter((t) => !names.has(t.name)), ruleChecks: [] };
+
+  it('reports the same violations as the code check, and none where the rule holds', async () => {
+    const codeR5 = carrier.ruleChecks!.filter((r) => r.description.startsWith('A plan change'));
+    const withData = withToolsFile(
+      base,
+      'tools.json',
+      JSON.stringify({ tools: JSON.parse(TEXT).tools, rule_checks: [R5] }),
+    );
+    const dir = builtinDomainDir('carrier');
+    const factory = await sqlJsFactory();
+    const runtimes = [
+      await DomainRuntime.create(await loadDomainDir(dir, { ...carrier, ruleChecks: codeR5 }), factory),
+      await DomainRuntime.create(
+        await loadDomainDir(dir, {
+          ...withData,
+          tools: carrier.tools
+            .filter((t) => t.name !== 'change_plan')
+            .concat(withData.tools.filter((t) => t.name === 'change_plan')),
+        }),
+        factory,
+      ),
+    ];
+    const seen = [];
+    for (const rt of runtimes) {
+      const env = await rt.open();
+      open.push(env);
+      const outs = [];
+      for (const args of [
+        { customer_id: 'C1007', plan_id: 'PL58' },
+        { customer_id: 'C1008', plan_id: 'PL58' },
+      ])
+        outs.push((await env.call({ id: 'c', name: 'change_plan', arguments: args })).violations);
+      seen.push(outs);
+    }
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[0]).toEqual([
+      [
+        {
+          rule: 'R5',
+          message: 'plan change scheduled for customer C1007 while bills B10027 are overdue',
+          policy: '客户有逾期账单时不得办理套餐变更',
+        },
+      ],
+      [],
+    ]);
+  });
+
+  it('refuses a malformed data rule check naming the field', () => {
+    const file = (check: Record<string, unknown>) =>
+      JSON.stringify({ tools: JSON.parse(TEXT).tools, rule_checks: [{ ...R5, ...check }] });
+    const load = (check: Record<string, unknown>) => () => withToolsFile(base, 'tools.json', file(check));
+    expect(load({ tools: ['cancel_everything'] })).toThrow(
+      /^tools\.json: rule_checks\[0\]\.tools\[0\]: unknown tool "cancel_everything" \(tools: /,
+    );
+    expect(load({ args: ['plan'] })).toThrow(
+      'tools.json: rule_checks[0].args[0]: unknown parameter "plan" (parameters: customer_id, plan_id)',
+    );
+    expect(load({ violation_if: "SELECT 1 FROM bills WHERE customer_id = '' || ? || ''; DELETE FROM bills" })).toThrow(
+      'tools.json: rule_checks[0].violation_if: only one statement is allowed',
+    );
+    expect(load({ message: 'bills {row.bills} of {customer}' })).toThrow(
+      'tools.json: rule_checks[0].message: unknown parameter "customer" (parameters: customer_id, plan_id)',
+    );
+  });
+});
