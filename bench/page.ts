@@ -13,13 +13,9 @@ import { join } from 'node:path';
 import type { BrowserContext, Request } from 'playwright-core';
 import { writeTinyModel } from '../test/models/tiny-model.ts';
 import { buildPage, launch, serve } from '../test/e2e/harness.ts';
+import { median } from './harness.ts';
 
 const RUNS = 3;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 
 /** Bytes of the requests of `context` that finished, counted by `track`. */
 function byteCounter(context: BrowserContext) {

@@ -1,60 +1,76 @@
 /**
- * Issue 15, item 1: the same work as tau2-bench's Python, measured side by side in the same run.
+ * Issue 15: the work tau2-bench's Python does, measured here on the same data, with tau2's own
+ * figures measured in the same run or not printed at all.
  *
- * Ours, per domain (tau2-airline, tau2-retail; sql.js in this thread, and through the
- * `worker_threads` database worker): one read and one write tool call (the tools tau2's side
- * calls, with a reference action's arguments), median of {@link CALLS} warm calls, each write on
- * a freshly opened environment (only the call is timed); the airline environment's own
- * `snapshot()` after a reference solution + `restore()` into a freshly opened environment; and per task, gold replay + full
- * scoring of the reference trajectory (`evaluate`): min, median and max over tasks, and load +
- * scoring of every task (db.json import, runtime build, each task once).
+ * Ours, per domain (tau2-airline, tau2-retail):
+ * - **tool calls**: one read and one write tool (those tau2's side calls, with the first reference
+ *   action's arguments), median of {@link CALLS} warm calls, wall and CPU time; in-process sql.js
+ *   and through the `worker_threads` database worker. Each write runs on a freshly opened
+ *   environment (only the call is timed).
+ * - **milestone fork** (airline): `snapshot()` of an environment after the longest reference
+ *   solution + `restore()` into a freshly opened one, median of 50; and the same on a database ten
+ *   times the airline's (every row copied under suffixed ids), to show how the cost grows.
+ * - **replay + scoring per task**: `evaluate` of each task's reference trajectory without a
+ *   precomputed gold (gold replay + trajectory replay + every component), each task the median of
+ *   3 warm runs, wall and CPU; min, median, max over the tasks with reference actions.
+ * - **whole process**: bench/tau2-score.ts spawned (Node + tsx, module imports, db.json load,
+ *   every task scored once), wall time from spawn to exit minus the time it spent running the
+ *   reference episodes (building what is scored, not scoring).
  *
- * tau2-bench's side (bench/tau2_python.py, when `SWITCHBOARD_TAU2_SRC` names a checkout's `src`
- * folder and python3 has pydantic): the same tool calls through `Environment.get_response`,
- * `copy.deepcopy` of the airline DB, and per task `EnvironmentEvaluator` + `ActionEvaluator` on
- * the reference trajectory (its gold replay loads db.json again for each task, as tau2 does).
- * Without it nothing of tau2 is printed and no ratio either. Where ours and tau2's do different
- * work, the line says so.
+ * tau2-bench's side (bench/tau2_python.py, when `SWITCHBOARD_TAU2_SRC` names a tau2-bench checkout
+ * or its `src` folder and python3 has pydantic): the same tool calls through
+ * `Environment.get_response`, `copy.deepcopy` of the airline DB, per task its `EnvironmentEvaluator`
+ * + `ActionEvaluator` on the reference trajectory (its gold replay loads db.json again for each
+ * task, as tau2 does), and its whole process timed the same way. Per-task ratios pair each task
+ * with itself (tau2's time / ours, by wall and by CPU); the lowest is the figure for "every task".
+ * Every tau2 figure is printed with the host, date and load average of this run.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, symlink } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { tmpdir, hostname, loadavg } from 'node:os';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { cpus, hostname, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { cachedTau2Part, tau2CacheDir } from '../src/adapters/node/tau2-data.ts';
+import { loadTau2Domain, type Tau2DomainName } from '../src/adapters/node/tau2-loader.ts';
+import { inProcessSqlDbFactory, workerSqlDbFactory } from '../src/adapters/node/worker-db.ts';
 import { DomainRuntime } from '../src/core/env/environment.ts';
-import { ReferenceAgent, ScriptedUser } from '../src/core/participants/scripted.ts';
-import { fixedClock } from '../src/core/ports/clock.ts';
-import type { SqlDbFactory } from '../src/core/ports/sql-db.ts';
-import { runEpisode } from '../src/core/rollout/episode.ts';
+import type { SqlDbFactory, SqlRow } from '../src/core/ports/sql-db.ts';
 import type { Domain } from '../src/core/schema/domain.ts';
 import type { Task } from '../src/core/schema/task.ts';
-import { evaluate } from '../src/core/scoring/index.ts';
-import { sqlJsFactory } from '../src/adapters/shared/sqljs-db.ts';
-import { workerSqlDbFactory } from '../src/adapters/node/worker-db.ts';
-import { loadTau2Domain } from '../src/adapters/node/tau2-loader.ts';
-import { cachedTau2Part, tau2CacheDir } from '../src/adapters/node/tau2-data.ts';
+import { median, versus } from './harness.ts';
+import { referenceTrajectories, sample, scoreOnce, type Sample } from './tau2-score.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const run = promisify(execFile);
 
 /** tau2-bench's data: the `switchboard data tau2` cache when it has airline and retail, else ../shared/tau2/. */
 export function tau2DataRoot(): string {
   if (cachedTau2Part('airline') && cachedTau2Part('retail')) return tau2CacheDir();
-  return resolve(import.meta.dirname, '../../shared/tau2');
+  return resolve(ROOT, '../shared/tau2');
 }
 
 /** Warm calls per tool-call figure (the issue asks for at least 1,000). */
 const CALLS = 1000;
-const READ_WRITE: Record<'tau2-airline' | 'tau2-retail', [string, string]> = {
-  'tau2-airline': ['get_reservation_details', 'update_reservation_passengers'],
-  'tau2-retail': ['get_order_details', 'modify_user_address'],
+/** Warm evaluations per task; the task's figure is their median. */
+const SCORE_ROUNDS = 3;
+type Part = 'airline' | 'retail';
+const PARTS: readonly Part[] = ['airline', 'retail'];
+/** The read and the write tool both sides call. */
+const READ_WRITE: Record<Part, [string, string]> = {
+  airline: ['get_reservation_details', 'update_reservation_passengers'],
+  retail: ['get_order_details', 'modify_user_address'],
 };
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
 const ms = (x: number) => (x < 1 ? us(x) : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(0)} ms`);
+const both = (s: Sample, f = ms) => `${f(s.wall)} wall / ${f(s.cpu)} CPU`;
+const medianSample = (xs: readonly Sample[]): Sample => ({
+  wall: median(xs.map((x) => x.wall)),
+  cpu: median(xs.map((x) => x.cpu)),
+});
+/** `theirs / ours` as words, e.g. `12× faster` (ours takes less time) or `2.61× slower`. */
+const ratio = (ours: number, theirs: number) => versus(theirs / ours);
 
 /** The first reference action calling `tool` and its task. */
 function referenceCall(domain: Domain, tool: string): { task: Task; args: Record<string, unknown> } {
@@ -63,196 +79,299 @@ function referenceCall(domain: Domain, tool: string): { task: Task; args: Record
   throw new Error(`${domain.name}: no reference action calls ${tool}`);
 }
 
-/** Median ms of {@link CALLS} warm calls of `tool`; a write gets a fresh environment each time. */
-async function toolCallMs(rt: DomainRuntime, tool: string, write: boolean): Promise<number> {
+/** Median of {@link CALLS} warm calls of `tool`; a write gets a freshly opened environment each time. */
+async function toolCall(rt: DomainRuntime, tool: string, write: boolean): Promise<Sample> {
   const { task, args } = referenceCall(rt.domain, tool);
-  const times: number[] = [];
+  const times: Sample[] = [];
   let env = await rt.open(task);
-  for (let i = -50; i < CALLS; i++) {
-    if (write) {
-      await env.close();
-      env = await rt.open(task);
-    }
-    const t0 = performance.now();
-    const r = await env.call({ id: `c${i}`, name: tool, arguments: args }, 'assistant', 0);
-    const dt = performance.now() - t0;
-    if (i === -50 && r.error) throw new Error(`${tool}: ${r.content}`);
-    if (i >= 0) times.push(dt);
-  }
-  await env.close();
-  return median(times);
-}
-
-interface OurDomain {
-  load: number;
-  read: { tool: string; inProcess: number; worker: number };
-  write: { tool: string; inProcess: number; worker: number };
-  fork?: number;
-  score: { tasks: number; min: number; median: number; max: number; all: number };
-}
-
-async function measureOurs(name: 'tau2-airline' | 'tau2-retail', dir: string): Promise<OurDomain> {
-  const t0 = performance.now();
-  const domain = await loadTau2Domain(name, dir);
-  const rt = await DomainRuntime.create(domain, await sqlJsFactory());
-  const load = performance.now() - t0;
-  const [read, write] = READ_WRITE[name];
-  const inRead = await toolCallMs(rt, read, false);
-  const inWrite = await toolCallMs(rt, write, true);
-  const workerFactory = await workerSqlDbFactory();
-  let wRead: number;
-  let wWrite: number;
   try {
-    const wrt = await DomainRuntime.create(domain, workerFactory as SqlDbFactory);
-    wRead = await toolCallMs(wrt, read, false);
-    wWrite = await toolCallMs(wrt, write, true);
+    for (let i = -50; i < CALLS; i++) {
+      if (write) {
+        await env.close();
+        env = await rt.open(task);
+      }
+      let error = '';
+      const s = await sample(async () => {
+        const r = await env.call({ id: `c${i}`, name: tool, arguments: args }, 'assistant', 0);
+        if (r.error) error = r.content;
+      });
+      if (error) throw new Error(`${tool}: ${error}`);
+      if (i >= 0) times.push(s);
+    }
+  } finally {
+    await env.close();
+  }
+  return medianSample(times);
+}
+
+/** Columns that hold ids of the airline's rows; copies get them suffixed, so keys and references stay consistent. */
+const AIRLINE_ID_COLUMNS = new Set(['flight_number', 'user_id', 'reservation_id', 'payment_method_id', 'payment_id']);
+
+/** The airline seed `times` as large: copy k of every row has its id columns suffixed `~k`. */
+function scaledAirline(domain: Domain, times: number): Domain {
+  const seed: Record<string, SqlRow[]> = {};
+  for (const [table, rows] of Object.entries(domain.seed)) {
+    const all = [...rows];
+    for (let k = 1; k < times; k++)
+      for (const row of rows) {
+        const copy: SqlRow = { ...row };
+        for (const c of Object.keys(copy))
+          if (AIRLINE_ID_COLUMNS.has(c) && typeof copy[c] === 'string') copy[c] = `${copy[c]}~${k}`;
+        all.push(copy);
+      }
+    seed[table] = all;
+  }
+  return { ...domain, seed };
+}
+
+/** Snapshot after the longest reference solution + restore into a fresh environment, median of `runs`. */
+async function fork(domain: Domain, factory: SqlDbFactory, runs = 50): Promise<Sample> {
+  const rt = await DomainRuntime.create(domain, factory);
+  const actions = (t: Task) => t.evaluation_criteria?.actions?.length ?? 0;
+  const task = domain.tasks.reduce((a, b) => (actions(b) > actions(a) ? b : a));
+  const env = await rt.open(task);
+  const samples: Sample[] = [];
+  try {
+    for (const [i, a] of (task.evaluation_criteria?.actions ?? []).entries())
+      await env.call({ id: `f${i}`, name: a.name, arguments: a.arguments }, a.requestor, i);
+    for (let i = -5; i < runs; i++) {
+      const other = await rt.open(task);
+      const s = await sample(async () => other.restore(await env.snapshot()));
+      await other.close();
+      if (i >= 0) samples.push(s);
+    }
+  } finally {
+    await env.close();
+    await rt.close();
+  }
+  return medianSample(samples);
+}
+
+interface Ours {
+  read: { tool: string; inProcess: Sample; worker: Sample };
+  write: { tool: string; inProcess: Sample; worker: Sample };
+  fork?: { one: Sample; ten: Sample };
+  /** Task id → median of {@link SCORE_ROUNDS} warm evaluations. */
+  tasks: Map<string, Sample>;
+}
+
+async function measureOurs(part: Part, dir: string): Promise<Ours> {
+  const name = `tau2-${part}` as Tau2DomainName;
+  const domain = await loadTau2Domain(name, dir);
+  const inProcess = await inProcessSqlDbFactory();
+  const rt = await DomainRuntime.create(domain, inProcess);
+  const worker = await workerSqlDbFactory();
+  const [read, write] = READ_WRITE[part];
+  const calls = { read: { tool: read }, write: { tool: write } } as Pick<Ours, 'read' | 'write'>;
+  try {
+    const wrt = await DomainRuntime.create(domain, worker);
+    for (const [kind, tool] of [
+      ['read', read],
+      ['write', write],
+    ] as const) {
+      calls[kind].inProcess = await toolCall(rt, tool, kind === 'write');
+      calls[kind].worker = await toolCall(wrt, tool, kind === 'write');
+    }
     await wrt.close();
   } finally {
-    await workerFactory.terminate();
+    await worker.terminate();
   }
-  // Reference trajectories, then each task's gold replay + full scoring, timed once (warm).
-  const scores: number[] = [];
-  const trajectories = new Map<string, Awaited<ReturnType<typeof runEpisode>>>();
-  for (const task of domain.tasks) {
-    const t = await runEpisode({
-      runtime: rt,
-      task,
-      agent: new ReferenceAgent(),
-      user: new ScriptedUser(),
-      seed: 0,
-      clock: fixedClock(domain.now),
-    });
-    trajectories.set(task.id, t);
-    await evaluate(rt, task, t.turns, { termination: t.termination });
-  }
-  for (const task of domain.tasks) {
-    if (!task.evaluation_criteria?.actions?.length) continue;
-    const t = trajectories.get(task.id)!;
-    const s0 = performance.now();
-    await evaluate(rt, task, t.turns, { termination: t.termination });
-    scores.push(performance.now() - s0);
-  }
-  let fork: number | undefined;
-  if (name === 'tau2-airline') {
-    // The task with the most reference actions (a booking-heavy one): the most writes to carry.
-    const actions = (t: Task) => t.evaluation_criteria?.actions?.length ?? 0;
-    const task = domain.tasks.reduce((a, b) => (actions(b) > actions(a) ? b : a));
-    const env = await rt.open(task);
-    for (const [i, a] of task.evaluation_criteria!.actions!.entries())
-      await env.call({ id: `f${i}`, name: a.name, arguments: a.arguments }, a.requestor, i);
-    // A fork as milestone groups make one: the environment's state into a fresh environment.
-    const forks: number[] = [];
-    for (let i = 0; i < 50; i++) {
-      const other = await rt.open(task);
-      const f0 = performance.now();
-      await other.restore(await env.snapshot());
-      forks.push(performance.now() - f0);
-      await other.close();
-    }
-    await env.close();
-    fork = median(forks);
-  }
+  const trajectories = await referenceTrajectories(rt, domain);
+  await scoreOnce(rt, domain, trajectories); // warm-up
+  const rounds: Map<string, Sample>[] = [];
+  for (let r = 0; r < SCORE_ROUNDS; r++) rounds.push(await scoreOnce(rt, domain, trajectories));
+  const tasks = new Map([...trajectories.keys()].map((id) => [id, medianSample(rounds.map((m) => m.get(id)!))]));
   await rt.close();
+  const forks =
+    part === 'airline'
+      ? { fork: { one: await fork(domain, inProcess), ten: await fork(scaledAirline(domain, 10), inProcess) } }
+      : {};
+  return { ...calls, ...forks, tasks };
+}
+
+/** A whole scoring process: wall time from spawn to exit minus its setup, and its per-task times. */
+interface ScoreProcess {
+  wholeMs: number;
+  loadMs: number;
+  tasks: Map<string, Sample>;
+}
+
+/** Spawn `cmd args`, parse the JSON it prints, and time it from spawn to exit (ms). */
+function timedSpawn(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ out: unknown; ms: number }> {
+  return new Promise((done, fail) => {
+    const t0 = performance.now();
+    const child = spawn(cmd, args, { cwd: ROOT, env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('error', fail);
+    child.on('close', (code) => {
+      const elapsed = performance.now() - t0;
+      if (code !== 0) return fail(new Error(`${cmd} exited with ${code}: ${stderr.trim().split('\n').pop()}`));
+      try {
+        done({ out: JSON.parse(stdout), ms: elapsed });
+      } catch {
+        fail(new Error(`${cmd} printed no JSON: ${stdout.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
+type ScoreJson = { load_ms: number; setup_ms: number; tasks: Record<string, [number, number]> };
+function scoreProcess({ out, ms }: { out: unknown; ms: number }): ScoreProcess {
+  const j = out as ScoreJson;
   return {
-    load,
-    read: { tool: read, inProcess: inRead, worker: wRead },
-    write: { tool: write, inProcess: inWrite, worker: wWrite },
-    ...(fork !== undefined ? { fork } : {}),
-    score: {
-      tasks: scores.length,
-      min: Math.min(...scores),
-      median: median(scores),
-      max: Math.max(...scores),
-      all: load + scores.reduce((a, b) => a + b, 0),
-    },
+    wholeMs: ms - j.setup_ms,
+    loadMs: j.load_ms,
+    tasks: new Map(Object.entries(j.tasks).map(([id, [wall, cpu]]) => [id, { wall, cpu }])),
   };
 }
 
-interface PythonDomain {
-  load_ms: number;
-  read: { tool: string; us: number };
-  write: { tool: string; us: number };
-  deepcopy_ms?: number;
-  score_ms: { tasks: number; min: number; median: number; max: number; sum: number };
+/** Where tau2-bench's sources are: `$SWITCHBOARD_TAU2_SRC` (a checkout or its `src` folder), or why not. */
+function tau2Src(): { src: string } | { missing: string } {
+  const how =
+    'to measure it in this run: `git clone https://github.com/sierra-research/tau2-bench /tmp/tau2-bench` (or `git archive` of a local copy), then `SWITCHBOARD_TAU2_SRC=/tmp/tau2-bench npm run bench -- tau2` (python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed)';
+  const given = process.env.SWITCHBOARD_TAU2_SRC;
+  if (!given) return { missing: `tau2-bench's Python not measured (SWITCHBOARD_TAU2_SRC not set); ${how}` };
+  for (const src of [join(given, 'src'), given])
+    if (existsSync(join(src, 'tau2/domains/airline/tools.py'))) return { src };
+  return {
+    missing: `tau2-bench's Python not measured: SWITCHBOARD_TAU2_SRC=${given} has no tau2/domains/airline/tools.py nor src/tau2/…; ${how}`,
+  };
 }
-interface PythonResult {
-  python: string;
-  import_ms: number;
-  domains: Record<'airline' | 'retail', PythonDomain>;
+
+interface Python {
+  version: string;
+  /** Which sources: the checkout's commit when it is a git checkout, else the folder. */
+  source: string;
+  calls: Record<Part, { read: { us: number }; write: { us: number }; deepcopy_ms?: number }>;
+  score: Record<Part, ScoreProcess>;
 }
 
 /** tau2-bench's Python on the same data, or why it was not run. */
-async function measurePython(dataRoot: string): Promise<PythonResult | string> {
-  const src = process.env.SWITCHBOARD_TAU2_SRC;
-  if (!src || !existsSync(join(src, 'tau2/domains/airline/tools.py')))
-    return "tau2-bench Python not measured: set SWITCHBOARD_TAU2_SRC to a tau2-bench checkout's src folder (commit a2c024725189) to measure it in this run";
+async function measurePython(dataRoot: string): Promise<Python | string> {
+  const where = tau2Src();
+  if ('missing' in where) return where.missing;
+  try {
+    await run('python3', ['-c', 'import pydantic']);
+  } catch {
+    return "tau2-bench's Python not measured: python3 with pydantic is needed (`pip install pydantic`)";
+  }
   // tau2 reads <TAU2_DATA_DIR>/tau2/domains/<name>/.
   const data = await mkdtemp(join(tmpdir(), 'sb-tau2-py-'));
+  const script = join(ROOT, 'bench/tau2_python.py');
   try {
     await mkdir(join(data, 'tau2/domains'), { recursive: true });
-    for (const d of ['airline', 'retail']) await symlink(join(dataRoot, d), join(data, 'tau2/domains', d));
-    const { stdout } = await promisify(execFile)(
-      'python3',
-      [resolve(import.meta.dirname, 'tau2_python.py'), src, data, String(CALLS)],
-      { maxBuffer: 16 * 1024 * 1024, timeout: 30 * 60_000 },
+    for (const d of PARTS) await symlink(join(dataRoot, d), join(data, 'tau2/domains', d));
+    const calls = (await timedSpawn('python3', [script, where.src, data, 'calls', String(CALLS)])).out as {
+      python: string;
+      domains: Python['calls'];
+    };
+    const score = {} as Python['score'];
+    for (const d of PARTS) score[d] = scoreProcess(await timedSpawn('python3', [script, where.src, data, 'score', d]));
+    const commit = await run('git', ['-C', where.src, 'rev-parse', '--short=12', 'HEAD']).then(
+      (r) => `commit ${r.stdout.trim()}`,
+      () => where.src,
     );
-    return JSON.parse(stdout) as PythonResult;
+    return { version: calls.python, source: commit, calls: calls.domains, score };
   } catch (e) {
-    return `tau2-bench Python failed: ${(e as Error).message.split('\n')[0]}`;
+    return `tau2-bench's Python failed: ${(e as Error).message.split('\n')[0]}`;
   } finally {
     await rm(data, { recursive: true, force: true });
   }
 }
 
-/** `faster` when ours takes less time than theirs. */
-function ratio(ours: number, theirs: number): string {
-  const r = theirs / ours;
-  return r >= 1 ? `${r >= 10 ? r.toFixed(0) : r.toFixed(2)}× faster` : `${(1 / r).toFixed(2)}× slower`;
+/** Per-task ratios tau2 / ours by `key`: the median and the lowest three (task, ratio, both times). */
+function perTask(ours: Map<string, Sample>, theirs: Map<string, Sample>, key: keyof Sample) {
+  const rows = [...ours]
+    .filter(([id]) => theirs.has(id))
+    .map(([id, o]) => ({ id, o: o[key], t: theirs.get(id)![key], r: theirs.get(id)![key] / o[key] }))
+    .sort((a, b) => a.r - b.r);
+  return { n: rows.length, median: median(rows.map((x) => x.r)), lowest: rows.slice(0, 3) };
 }
 
+const spread = (xs: number[]) => `min ${ms(Math.min(...xs))} · median ${ms(median(xs))} · max ${ms(Math.max(...xs))}`;
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+
 /** Printable lines; `dataRoot` holds `airline/` and `retail/` (tau2-bench's data). */
-export async function tau2AnchorLines(dataRoot: string): Promise<string[]> {
-  if (!existsSync(join(dataRoot, 'airline/db.json'))) return [`  tau2 data not found at ${dataRoot}: skipped`];
-  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  const ours = {
-    airline: await measureOurs('tau2-airline', join(dataRoot, 'airline/')),
-    retail: await measureOurs('tau2-retail', join(dataRoot, 'retail/')),
-  };
+export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string[]> {
+  if (!PARTS.every((d) => existsSync(join(dataRoot, d, 'db.json'))))
+    return [`  tau2 data not found at ${dataRoot} (run \`npx switchboard data tau2\`): skipped`];
+  const started = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const loadBefore = load();
+  const ours = {} as Record<Part, Ours>;
+  const oursWhole = {} as Record<Part, ScoreProcess>;
+  for (const d of PARTS) {
+    ours[d] = await measureOurs(d, join(dataRoot, d, '/'));
+    oursWhole[d] = scoreProcess(
+      await timedSpawn(process.execPath, [
+        '--import',
+        'tsx',
+        'bench/tau2-score.ts',
+        `tau2-${d}`,
+        join(dataRoot, d, '/'),
+      ]),
+    );
+  }
   const py = await measurePython(dataRoot);
-  const lines: string[] = [];
-  const where =
+  const lines = [
+    `  measured on ${hostname()} (${cpus().length} cores), ${started}; load average (1, 5, 15 min) ${loadBefore} at the start, ${load()} at the end`,
     typeof py === 'string'
-      ? py
-      : `tau2-bench Python ${py.python} measured in this run on ${hostname()} at ${started} UTC (its imports ${ms(py.import_ms)})`;
-  lines.push(`  ${where}; load average ${loadavg()[0]!.toFixed(1)}`);
-  for (const d of ['airline', 'retail'] as const) {
+      ? `  ${py}`
+      : `  tau2-bench: its own Python ${py.version} (${py.source}) run after ours in this run, on the same host and data`,
+  ];
+  for (const d of PARTS) {
     const o = ours[d];
-    const p = typeof py === 'string' ? undefined : py.domains[d];
-    const vs = (mine: number, theirs: number | undefined) =>
-      theirs === undefined ? '' : `  ·  tau2 ${us(theirs)}, ours ${ratio(mine, theirs)}`;
+    const p = typeof py === 'string' ? undefined : py;
     lines.push(`  tau2-${d}`);
     for (const kind of ['read', 'write'] as const) {
       const c = o[kind];
-      const theirs = p ? p[kind].us / 1000 : undefined;
+      const theirs = p ? p.calls[d][kind].us / 1000 : undefined;
+      const vs = (s: Sample) => (theirs === undefined ? '' : ` (${ratio(s.wall, theirs)} than tau2)`);
       lines.push(
-        `    ${kind} tool call ${c.tool} (median of ${CALLS}): in-process ${us(c.inProcess)}${vs(c.inProcess, theirs)}  ·  through the worker ${us(c.worker)}${vs(c.worker, theirs)}`,
+        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls: in-process ${both(c.inProcess, us)}${vs(c.inProcess)} · through the worker ${both(c.worker, us)}${vs(c.worker)}` +
+          (theirs === undefined ? '' : ` · tau2 ${us(theirs)} wall`),
       );
     }
-    if (o.fork !== undefined)
+    if (o.fork) {
+      const deepcopy = p?.calls[d].deepcopy_ms;
       lines.push(
-        `    fork: snapshot() of an airline environment after the longest reference solution + restore() into a fresh one: ${ms(o.fork)}${p?.deepcopy_ms !== undefined ? `  ·  tau2 deepcopy of its DB ${ms(p.deepcopy_ms)}, ours ${ratio(o.fork, p.deepcopy_ms)}` : ''}`,
+        `    milestone fork (snapshot after the longest reference solution + restore into a fresh environment), median of 50: ${both(o.fork.one)}` +
+          (deepcopy === undefined
+            ? ''
+            : ` · tau2's deepcopy of its DB ${ms(deepcopy)} wall (ours ${ratio(o.fork.one.wall, deepcopy)})`),
+        `      database ×10: ${both(o.fork.ten)} (${(o.fork.ten.cpu / o.fork.one.cpu).toFixed(1)}× the CPU time at ×1)`,
       );
-    const s = o.score;
+    }
+    const tasks = [...o.tasks.values()];
     lines.push(
-      `    gold replay + scoring per task (${s.tasks} tasks with reference actions; ours every component, tau2 its DB and ACTION evaluators): ours min ${ms(s.min)} · median ${ms(s.median)} · max ${ms(s.max)}` +
-        (p
-          ? `  ·  tau2 min ${ms(p.score_ms.min)} · median ${ms(p.score_ms.median)} · max ${ms(p.score_ms.max)}  ·  medians: ours ${ratio(s.median, p.score_ms.median)}, slowest tasks: ${ratio(s.max, p.score_ms.max)}`
-          : ''),
+      `    gold replay + scoring per task (${o.tasks.size} tasks with reference actions, each the median of ${SCORE_ROUNDS} warm runs; ours every component):`,
+      `      ours wall ${spread(tasks.map((t) => t.wall))} · CPU ${spread(tasks.map((t) => t.cpu))}`,
     );
+    if (p) {
+      const theirs = [...p.score[d].tasks.values()];
+      lines.push(
+        `      tau2 (its DB + ACTION evaluators, each task once) wall ${spread(theirs.map((t) => t.wall))} · CPU ${spread(theirs.map((t) => t.cpu))}`,
+      );
+      for (const key of ['cpu', 'wall'] as const) {
+        const r = perTask(o.tasks, p.score[d].tasks, key);
+        lines.push(
+          `      per task, tau2 ÷ ours by ${key === 'cpu' ? 'CPU' : 'wall'} (${r.n} tasks paired): median ${r.median.toFixed(0)}×, lowest ${r.lowest.map((x) => `task ${x.id} ${x.r.toFixed(0)}× (${ms(x.t)} vs ${ms(x.o)})`).join(', ')} (target: every task ≥ 100×)`,
+        );
+      }
+    } else {
+      const slowest = [...o.tasks].sort((a, b) => b[1].cpu - a[1].cpu).slice(0, 3);
+      lines.push(`      slowest by CPU: ${slowest.map(([id, s]) => `task ${id} ${both(s)}`).join(', ')}`);
+    }
+    const w = oursWhole[d];
     lines.push(
-      `    load + score every task once: ours ${ms(s.all)} (load ${ms(o.load)})` +
+      `    whole process (spawn to exit: start, imports, load, every task scored once; minus running the reference episodes): ours ${ms(w.wholeMs)} (node + tsx; load ${ms(w.loadMs)})` +
         (p
-          ? `  ·  tau2 ${ms(p.load_ms + p.score_ms.sum)} (load ${ms(p.load_ms)}), ours ${ratio(s.all, p.load_ms + p.score_ms.sum)}`
+          ? ` · tau2 ${ms(p.score[d].wholeMs)} (python; load ${ms(p.score[d].loadMs)}) · ours ${ratio(w.wholeMs, p.score[d].wholeMs)} by wall`
           : ''),
     );
   }

@@ -1,22 +1,16 @@
 /**
  * tau2 benchmarks, for tau2-airline and tau2-retail: loading (db.json import, runtime build),
- * environment open, one tool call, gold replay, and the issue's targets:
+ * environment open, one tool call, gold replay, the rewards of the reference trajectories, and:
  *
- * - **gold replay + full scoring per task**: `evaluate(runtime, task, turns)` without a
- *   precomputed gold, so it replays the reference solution on a fresh environment (gold),
- *   replays the trajectory's tool turns on another (predicted), and computes every component
- *   (DB by comparing the two replays' changes, COMMUNICATE, ACTION, ENV_ASSERTION, QUALITY, …).
- *   The trajectory scored is the task's reference episode: `runEpisode` with `ReferenceAgent` +
- *   `ScriptedUser` (the reference calls plus the conversation around them; it scores 1). Each
- *   task's time is the median of `rounds` evaluations; the figure is the median over tasks,
- *   compared with tau2-bench's own Python evaluator on this machine (median 590 ms per airline
- *   task, 245 ms per retail task; target ≥ 50× faster).
  * - **gate**: `gateDomain(runtime, { episodes: true })` over every task (gold replay, checks,
  *   reference and do-nothing episodes, each scored), wall time.
  * - **executable policy overhead** (issue 20): the same gate with the domain's rule checks and on
  *   a runtime of the same domain without them (`ruleChecks: []`), `policyRounds` rounds each,
  *   interleaved (which goes first alternates); the median of each and their ratio, over all tasks of both domains (target: the
  *   checks add at most 20%, ratio ≤ {@link POLICY_OVERHEAD_TARGET}).
+ *
+ * Replay + scoring per task beside tau2-bench's own Python, measured in the same run, is
+ * bench/tau2-anchor.ts (`npm run bench -- tau2`).
  *
  * The data is read from `<dataRoot>/airline/` and `<dataRoot>/retail/` (default the cache of
  * `switchboard data tau2`, else `../shared/tau2/` from the repository root); {@link measureTau2} reports a missing folder
@@ -27,20 +21,14 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DomainRuntime } from '../src/core/env/environment.ts';
 import { gateDomain } from '../src/core/gate/gate.ts';
-import { ReferenceAgent, ScriptedUser } from '../src/core/participants/scripted.ts';
-import { fixedClock } from '../src/core/ports/clock.ts';
-import { runEpisode } from '../src/core/rollout/episode.ts';
 import { evaluate, replayGold } from '../src/core/scoring/index.ts';
-import type { Turn } from '../src/core/schema/trajectory.ts';
 import { sqlJsFactory } from '../src/adapters/shared/sqljs-db.ts';
 import { loadTau2Domain, type Tau2DomainName, type Tau2LoadTimings } from '../src/adapters/node/tau2-loader.ts';
+import { median } from './harness.ts';
+import { referenceEpisode } from './tau2-score.ts';
 
-/** tau2-bench's Python evaluator on this machine: median ms per task (gold replay + scoring). */
-export const TAU2_PYTHON_MS: Readonly<Record<BenchedDomain, number>> = { 'tau2-airline': 590, 'tau2-retail': 245 };
 /** The tau2 domains this bench measures. */
 type BenchedDomain = Exclude<Tau2DomainName, 'tau2-telecom'>;
-/** The issue's bar: at least this many times faster than tau2-bench's Python. */
-export const TAU2_SPEEDUP_TARGET = 50;
 
 /** The issue-20 bar: the gate with rule checks takes at most this many times the gate without. */
 export const POLICY_OVERHEAD_TARGET = 1.2;
@@ -63,10 +51,6 @@ export interface Tau2DomainBench {
   exportStateMs: number;
   /** `replayGold`: open + the reference actions + changes + close (median over tasks). */
   goldReplayMs: number;
-  /** Gold replay + full scoring of the reference trajectory (median over tasks, see module doc). */
-  scoreMs: number;
-  /** The slowest task's gold replay + full scoring (its median). */
-  scoreMaxMs: number;
   /** Reward of every reference trajectory (must be 1). */
   referenceRewards: Record<string, number>;
   /** `gateDomain` with episodes over every task, wall time. */
@@ -86,19 +70,12 @@ export interface Tau2BenchOptions {
    * when it has both, else `../shared/tau2/` from the repo root.
    */
   dataRoot?: string;
-  /** Gold replays and evaluations per task (the median of the rounds is the task's time). Default 5. */
+  /** Gold replays and environment opens per task (the median of the rounds is the task's time). Default 5. */
   rounds?: number;
   /** Runtime builds to take the median of. Default 3. */
   runtimeRuns?: number;
   /** Gate rounds with and without rule checks (interleaved) for the policy overhead. Default 5. */
   policyRounds?: number;
-}
-
-function median(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
@@ -135,18 +112,9 @@ export async function measureTau2Domain(
   const rt = runtime!;
 
   // Reference episodes, and a warm-up of every tool path.
-  const trajectories = new Map<string, Turn[]>();
   const referenceRewards: Record<string, number> = {};
   for (const task of domain.tasks) {
-    const trajectory = await runEpisode({
-      runtime: rt,
-      task,
-      agent: new ReferenceAgent(),
-      user: new ScriptedUser(),
-      seed: 0,
-      clock: fixedClock(domain.now),
-    });
-    trajectories.set(task.id, trajectory.turns);
+    const trajectory = await referenceEpisode(rt, task);
     const info = await evaluate(rt, task, trajectory.turns, { termination: trajectory.termination });
     const key = String(info.reward);
     referenceRewards[key] = (referenceRewards[key] ?? 0) + 1;
@@ -155,7 +123,6 @@ export async function measureTau2Domain(
   const opens: number[] = [];
   const calls: number[] = [];
   const golds: number[] = [];
-  const scores: number[] = [];
   for (const task of domain.tasks) {
     const env = await rt.open(task);
     for (const [i, action] of (task.evaluation_criteria?.actions ?? []).entries()) {
@@ -170,8 +137,6 @@ export async function measureTau2Domain(
     await env.close();
     opens.push(await medianOf(rounds, async () => (await rt.open(task)).close()));
     golds.push(await medianOf(rounds, () => replayGold(rt, task)));
-    const turns = trajectories.get(task.id)!;
-    scores.push(await medianOf(rounds, () => evaluate(rt, task, turns)));
   }
   const exports: number[] = [];
   for (const task of domain.tasks.slice(0, 5)) {
@@ -203,8 +168,6 @@ export async function measureTau2Domain(
     toolCallMs: median(calls),
     exportStateMs: median(exports),
     goldReplayMs: median(golds),
-    scoreMs: median(scores),
-    scoreMaxMs: Math.max(...scores),
     referenceRewards,
     gateMs,
     gateAccepted: gate.tasks.filter((t) => t.accepted).length,
@@ -247,7 +210,7 @@ export function policyOverheadLine(results: readonly Tau2DomainBench[]): string 
   const without = median(total((r) => r.gateNoPolicyRoundsMs));
   const ratio = withChecks / without;
   const tasks = results.reduce((n, r) => n + r.tasks, 0);
-  return `  executable policy: ${tasks}-task gate with rule checks ${(withChecks / 1000).toFixed(2)} s, without ${(without / 1000).toFixed(2)} s (medians of ${rounds} interleaved rounds)  ·  ratio ${ratio.toFixed(3)}  ·  target ≤ ${POLICY_OVERHEAD_TARGET}  ${ratio <= POLICY_OVERHEAD_TARGET ? 'meets' : 'MISSES'}`;
+  return `  executable policy: ${tasks}-task gate with rule checks ${(withChecks / 1000).toFixed(2)} s, without ${(without / 1000).toFixed(2)} s (medians of ${rounds} interleaved rounds)  ·  ratio ${ratio.toFixed(3)}  ·  target ≤ ${POLICY_OVERHEAD_TARGET}`;
 }
 
 const fmt = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
@@ -257,12 +220,8 @@ export function formatTau2Bench(result: Tau2BenchResult): string {
   if ('missing' in result) return `  tau2 data not found at ${result.missing}: tau2 benchmarks skipped`;
   const lines: string[] = [];
   for (const r of result.results) {
-    const python = TAU2_PYTHON_MS[r.domain];
-    const target = python / TAU2_SPEEDUP_TARGET;
-    const speedup = python / r.scoreMs;
     lines.push(
       `  ${r.domain} (${r.tasks} tasks)`,
-      `    gold replay + full scoring per task        median ${fmt(r.scoreMs).padStart(9)}  (max ${fmt(r.scoreMaxMs)})  ·  ${speedup.toFixed(0)}× faster than tau2-bench's Python (${python} ms)  ·  target ≥ ${TAU2_SPEEDUP_TARGET}× (≤ ${fmt(target)})  ${r.scoreMs <= target ? 'meets' : 'MISSES'}`,
       `    reference trajectories' rewards            ${Object.entries(r.referenceRewards)
         .map(([k, n]) => `${n} × ${k}`)
         .join(', ')}`,

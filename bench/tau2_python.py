@@ -1,16 +1,24 @@
 """tau2-bench's own Python, measured for `npm run bench` (bench/tau2-anchor.ts prints it beside ours).
 
-Usage: python3 bench/tau2_python.py <tau2-bench src dir> <tau2 data dir with airline/ and retail/> <calls>
+Usage: python3 bench/tau2_python.py <tau2-bench src dir> <tau2 data dir> calls <n>
+       python3 bench/tau2_python.py <tau2-bench src dir> <tau2 data dir> score <airline|retail>
 
-Prints one JSON document: per domain, tau2's load time (db.json into its pydantic DB), the median
-of `calls` warm tool calls through `Environment.get_response` (one read, one idempotent write,
-repeated on the same environment), the median `copy.deepcopy` of the airline DB (what a fork of
-tau2's environment costs), and per task the time of tau2's `EnvironmentEvaluator` +
-`ActionEvaluator` on the reference trajectory (gold replay on a fresh environment from
-`get_environment`, the trajectory's replay, DB hash comparison and action matching).
+The data dir holds tau2/domains/airline/ and tau2/domains/retail/ (what tau2 reads from
+TAU2_DATA_DIR). Prints one JSON document.
 
-Modules tau2-bench imports but none of these paths uses (its runner's and LLM dependencies) are
-stand-ins installed below: any attribute is a do-nothing class. loguru's logger does nothing;
+`calls`: per domain, the median wall time (µs) of `n` warm tool calls through
+`Environment.get_response` (one read, one idempotent write, repeated on the same environment), and
+the median `copy.deepcopy` of the airline DB (what a fork of tau2's environment costs), ms.
+
+`score`: per task with reference actions, the wall and CPU time (ms) of tau2's
+`EnvironmentEvaluator` + `ActionEvaluator` on the reference trajectory (gold replay on a fresh
+environment from `get_environment`, the trajectory's replay, DB hash comparison and action
+matching); `setup_ms`, the time spent building the reference trajectories (each reference call
+answered by a live environment: not scoring work, so the caller subtracts it from the process's
+wall time); and the import and load times. The caller times the whole process from spawn to exit.
+
+Modules tau2-bench imports but none of these paths uses (its runner's, UI's and LLM dependencies)
+are stand-ins installed below: any attribute is a do-nothing class. loguru's logger does nothing;
 toml reads through tomllib; addict's Dict merges recursively.
 """
 
@@ -24,7 +32,7 @@ import time
 import tomllib
 import types
 
-STAND_INS = {"loguru", "addict", "toml", "pandas", "deepdiff", "dotenv", "yaml", "docstring_parser", "litellm", "httpx"}
+STAND_INS = {"loguru", "addict", "toml", "pandas", "deepdiff", "dotenv", "yaml", "docstring_parser", "litellm", "httpx", "rich"}
 
 
 class _Any:
@@ -95,7 +103,7 @@ def median_us(fn, n):
 
 
 def main():
-    src, data, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    src, data, mode, arg = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     sys.meta_path.insert(0, _StandIns())
     sys.path.insert(0, src)
     import os
@@ -108,60 +116,64 @@ def main():
     import tau2.domains.airline.environment as airline
     import tau2.domains.retail.environment as retail
 
-    out = {"python": sys.version.split()[0], "import_ms": (time.perf_counter() - t_import) * 1000, "domains": {}}
+    out = {"python": sys.version.split()[0], "import_ms": (time.perf_counter() - t_import) * 1000}
     picks = {
         "airline": (airline, ("get_reservation_details", "update_reservation_passengers")),
         "retail": (retail, ("get_order_details", "modify_user_address")),
     }
-    for name, (mod, (read, write)) in picks.items():
+    if mode == "calls":
+        calls = int(arg)
+        out["domains"] = {}
+        for name, (mod, (read, write)) in picks.items():
+            env = mod.get_environment()
+            args = {}
+            for t in mod.get_tasks(None):
+                for a in (t.evaluation_criteria.actions or []) if t.evaluation_criteria else []:
+                    args.setdefault(a.name, a.arguments)
+            seq = [0]
+
+            def call(tool):
+                seq[0] += 1
+                msg = env.get_response(
+                    ToolCall(id=f"c{seq[0]}", name=tool, arguments=args[tool], requestor="assistant")
+                )
+                assert not msg.error, msg.content
+
+            d = {
+                "read": {"tool": read, "us": median_us(lambda: call(read), calls)},
+                "write": {"tool": write, "us": median_us(lambda: call(write), calls)},
+            }
+            if name == "airline":
+                db = env.tools.db
+                d["deepcopy_ms"] = median_us(lambda: copy.deepcopy(db), 20) / 1000
+            out["domains"][name] = d
+    else:
+        mod = picks[arg][0]
         t0 = time.perf_counter()
-        env = mod.get_environment()
-        load_ms = (time.perf_counter() - t0) * 1000
-        tasks = mod.get_tasks(None)
-        args = {}
-        for t in tasks:
-            for a in (t.evaluation_criteria.actions or []) if t.evaluation_criteria else []:
-                args.setdefault(a.name, a.arguments)
-        seq = [0]
-
-        def call(tool):
-            seq[0] += 1
-            msg = env.get_response(ToolCall(id=f"c{seq[0]}", name=tool, arguments=args[tool], requestor="assistant"))
-            assert not msg.error, msg.content
-
-        d = {
-            "load_ms": load_ms,
-            "read": {"tool": read, "us": median_us(lambda: call(read), calls)},
-            "write": {"tool": write, "us": median_us(lambda: call(write), calls)},
-        }
-        if name == "airline":
-            db = env.tools.db
-            d["deepcopy_ms"] = median_us(lambda: copy.deepcopy(db), 20) / 1000
-        per_task = []
-        for task in tasks:
+        mod.get_environment()
+        out["load_ms"] = (time.perf_counter() - t0) * 1000
+        setup = 0.0
+        per_task = {}
+        for task in mod.get_tasks(None):
             if not task.evaluation_criteria or not task.evaluation_criteria.actions:
                 continue
             # The reference trajectory: each reference call and tau2's own answer to it.
+            s0 = time.perf_counter()
             live = mod.get_environment()
             trajectory = []
             for i, a in enumerate(task.evaluation_criteria.actions):
                 tc = ToolCall(id=f"r{i}", name=a.name, arguments=a.arguments, requestor=a.requestor)
                 trajectory.append(AssistantMessage(role="assistant", tool_calls=[tc]))
                 trajectory.append(live.get_response(tc))
-            t0 = time.perf_counter()
+            setup += time.perf_counter() - s0
+            t0, c0 = time.perf_counter(), time.process_time()
             EnvironmentEvaluator.calculate_reward(
                 environment_constructor=mod.get_environment, task=task, full_trajectory=trajectory
             )
             ActionEvaluator.calculate_reward(task=task, full_trajectory=trajectory)
-            per_task.append((time.perf_counter() - t0) * 1000)
-        d["score_ms"] = {
-            "tasks": len(per_task),
-            "min": min(per_task),
-            "median": statistics.median(per_task),
-            "max": max(per_task),
-            "sum": sum(per_task),
-        }
-        out["domains"][name] = d
+            per_task[task.id] = [(time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000]
+        out["setup_ms"] = setup * 1000
+        out["tasks"] = per_task
     print(json.dumps(out))
 
 

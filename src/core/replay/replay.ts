@@ -222,7 +222,7 @@ export async function replayEpisodes(
     const key = `${task.id}@${task.lineage?.version ?? 1}`;
     let gold = golds.get(key);
     if (!gold) {
-      gold = await replayGold(runtime, task);
+      gold = await replayGold(runtime, task, { writes: false });
       golds.set(key, gold);
     }
     const one = await replayEpisode(runtime, task, episode, gold);

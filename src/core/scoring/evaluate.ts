@@ -116,8 +116,9 @@ export async function evaluate(
   if (options.gold && options.gold.task_id !== task.id) {
     throw new Error(`evaluate: options.gold is the gold replay of task ${options.gold.task_id}, not of ${task.id}`);
   }
-  const gold = options.gold ?? (await replayGold(runtime, task));
-  const predicted = await replayTrajectory(runtime, task, turns);
+  // The replays' row-by-row `writes` serve only the write whitelist (the gold's: only the gate).
+  const gold = options.gold ?? (await replayGold(runtime, task, { writes: false }));
+  const predicted = await replayTrajectory(runtime, task, turns, { writes: criteria.write_whitelist != null });
   const components: Partial<Record<RewardComponent, ComponentResult>> = {};
   let orderFree: ComponentResult | null = null;
   try {

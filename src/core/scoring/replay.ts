@@ -30,7 +30,10 @@ export interface GoldResult {
    * gold state when really needed.
    */
   changes: StateChanges;
-  /** Every write of the replay, in order, with its row (`turn` is the action's index). */
+  /**
+   * Every write of the replay, in order, with its row (`turn` is the action's index); empty when
+   * replayed with `writes: false` ({@link ReplayOptions}).
+   */
   writes: ReplayedWrite[];
   /** Actions that failed (`content` is the `Error: …` message). A sound task has none. */
   errors: { index: number; action: Action; content: string }[];
@@ -70,6 +73,7 @@ export interface TrajectoryReplay {
    * replay's: every later check reads these, never the recorded outcome.
    */
   turns: Turn[];
+  /** Every write of the replay with its row; empty when replayed with `writes: false`. */
   writes: ReplayedWrite[];
   violations: ReplayedViolation[];
   /**
@@ -83,15 +87,25 @@ export interface TrajectoryReplay {
   env: Environment;
 }
 
+/** Options of {@link replayGold} and {@link replayTrajectory}. */
+export interface ReplayOptions {
+  /**
+   * Collect `writes`, each with its whole row (default true). Every row written costs one read
+   * after its call; scoring needs them only for a task's write whitelist, so `evaluate` leaves
+   * them out otherwise (`writes` is then empty; each tool turn's own `writes` are kept).
+   */
+  writes?: boolean;
+}
+
 /**
  * Replay the reference solution of `task` (each action with its `requestor`) on a fresh
  * environment and record what it changed. The environment is closed before returning.
  * Cost: the reference calls plus ~20 µs (tau2-airline: median 0.7 ms a task, ~0.2 ms a call).
  */
-export async function replayGold(runtime: DomainRuntime, task: Task): Promise<GoldResult> {
+export async function replayGold(runtime: DomainRuntime, task: Task, options: ReplayOptions = {}): Promise<GoldResult> {
   const env = await runtime.open(task);
   try {
-    const replay = await replayActions(env, task);
+    const replay = await replayActions(env, task, options.writes !== false);
     return { task_id: task.id, changes: await env.changes(), ...replay };
   } finally {
     await env.close();
@@ -105,14 +119,18 @@ export async function replayGold(runtime: DomainRuntime, task: Task): Promise<Go
 export async function goldState(runtime: DomainRuntime, task: Task): Promise<DbState> {
   const env = await runtime.open(task);
   try {
-    await replayActions(env, task);
+    await replayActions(env, task, false);
     return await env.exportState();
   } finally {
     await env.close();
   }
 }
 
-async function replayActions(env: Environment, task: Task): Promise<Omit<GoldResult, 'task_id' | 'changes'>> {
+async function replayActions(
+  env: Environment,
+  task: Task,
+  withWrites: boolean,
+): Promise<Omit<GoldResult, 'task_id' | 'changes'>> {
   const writes: ReplayedWrite[] = [];
   const errors: GoldResult['errors'] = [];
   const violations: GoldResult['violations'] = [];
@@ -122,7 +140,7 @@ async function replayActions(env: Environment, task: Task): Promise<Omit<GoldRes
     const call = { id: action.action_id ?? `gold-${index}`, name: action.name, arguments: action.arguments };
     const outcome = await env.call(call, action.requestor, index, { sync });
     if (outcome.error) errors.push({ index, action, content: outcome.content });
-    writes.push(...(await withRows(env, outcome.writes)));
+    if (withWrites) writes.push(...(await withRows(env, outcome.writes)));
     for (const v of outcome.violations) violations.push({ index, action, ...v });
   }
   return { writes, errors, violations };
@@ -136,7 +154,9 @@ export async function replayTrajectory(
   runtime: DomainRuntime,
   task: Task,
   turns: readonly Turn[],
+  options: ReplayOptions = {},
 ): Promise<TrajectoryReplay> {
+  const withWrites = options.writes !== false;
   const env = await runtime.open(task);
   try {
     const out: Turn[] = [];
@@ -152,7 +172,7 @@ export async function replayTrajectory(
       const outcome = await env.call(call, turn.requestor, index);
       if (outcome.error !== turn.error || outcome.content !== turn.content) diverged.push(index);
       out.push({ ...turn, content: outcome.content, error: outcome.error, writes: outcome.writes });
-      writes.push(...(await withRows(env, outcome.writes)));
+      if (withWrites) writes.push(...(await withRows(env, outcome.writes)));
       for (const v of outcome.violations) violations.push({ turn: index, tool: turn.name, ...v });
     }
     return { turns: out, writes, violations, changes: await env.changes(), diverged, env };

@@ -195,7 +195,7 @@ const NO_FAILURES: ReadonlySet<number> = new Set();
  * solution is replayed on a fresh database ({@link replayGold}): lookups that fail on purpose.
  */
 export async function failingReferenceActions(runtime: DomainRuntime, task: Task): Promise<Set<number>> {
-  const gold = await replayGold(runtime, task);
+  const gold = await replayGold(runtime, task, { writes: false });
   return new Set(gold.errors.map((e) => e.index));
 }
 
