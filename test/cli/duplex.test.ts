@@ -103,10 +103,5 @@ describe('GRPO rows of duplex calls', () => {
       expect(r.interaction_metrics).toMatchObject({ selectivity_backchannel: 1, response_rate: 1 });
       expect(r.interaction_metrics.counts).toMatchObject({ response_total: 3, backchannel_total: 4 });
     }
-    const bad = capture();
-    expect(
-      await main([...args.slice(0, 3), '--granularity', 'turn', '--duplex', '--out', join(dir, 'x.jsonl')], bad),
-    ).toBe(2);
-    expect(bad.stderr).toMatch(/--duplex and --subset need --granularity conversation/);
   }, 120_000);
 });

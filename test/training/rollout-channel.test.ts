@@ -230,16 +230,14 @@ describe('groups with channel flags', () => {
     expect(heard.every((h) => h.every((p) => p.kind === 'audio' && p.rate === 16_000))).toBe(true);
   }, 90_000);
 
-  it('refuses channel flags at milestone and turn level', async () => {
-    for (const g of ['milestone', 'turn']) {
-      const io = capture();
-      expect(
-        await main(
-          ['groups', '--domain', 'carrier', '--granularity', g, '--preset', 'clean', '--out', '/tmp/x.jsonl'],
-          io,
-        ),
-      ).toBe(2);
-      expect(io.stderr).toBe('switchboard: channel flags (--preset, --dropout, …) need --granularity conversation\n');
-    }
+  it('refuses channel flags at turn level without --duplex (the continuations need the timeline)', async () => {
+    const io = capture();
+    expect(
+      await main(
+        ['groups', '--domain', 'carrier', '--granularity', 'turn', '--preset', 'clean', '--out', '/tmp/x.jsonl'],
+        io,
+      ),
+    ).toBe(2);
+    expect(io.stderr).toBe('switchboard: channel flags (--preset, --dropout, …) at --granularity turn need --duplex\n');
   });
 });

@@ -105,10 +105,9 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   // degraded WAV, stored under audio/ beside the rows (their messages reference it by path).
   const flagged = await channelFromFlags(opts, dirname(out));
   const duplex = duplexFromFlags(opts);
-  if ((duplex || flagged) && opts.granularity !== 'conversation')
-    throw new UsageError(
-      `${duplex ? '--duplex and --subset need' : 'channel flags (--preset, --dropout, …) need'} --granularity conversation`,
-    );
+  // Turn level: the continuations go on on the source call's timeline, which needs --duplex.
+  if (flagged && !duplex && opts.granularity === 'turn')
+    throw new UsageError('channel flags (--preset, --dropout, …) at --granularity turn need --duplex');
   const channel = duplex ? duplexChannel(flagged, duplex, undefined) : flagged;
   const agent = agentFactory(opts.agent, channel?.store ? { userAudio: degradedAudioHook(channel.store) } : {});
   const user = userFactory(opts.user);
@@ -120,8 +119,9 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
     opts,
   );
   const clock = (_seed: number, fromMs?: number) => steppingClock(fromMs ?? domain.now, 1000);
-  // Issue 17: conversation-level samples may run on the full-duplex timeline (audio not kept);
-  // each row then carries the call's interaction metrics.
+  // Issue 17: samples may run on the full-duplex timeline; each row then carries the call's
+  // interaction metrics. Milestone forks and turn-level continuations go on on the source
+  // call's timeline from their fork point.
   const base = {
     runtime,
     agent,
@@ -171,7 +171,13 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
       incomplete.push(...got.incomplete);
       await emit(got.groups, new Map(got.milestones.map((m) => [m.id, m.turns])));
     } else {
-      const source = await sourceEpisode({ ...base, task, seed: opts.seed, onInvalid: invalidTrajectory });
+      const source = await sourceEpisode({
+        ...base,
+        task,
+        seed: opts.seed,
+        onInvalid: invalidTrajectory,
+        decisionStates: duplex !== undefined,
+      });
       if (!source) {
         incomplete.push(task.id);
         continue;
@@ -187,6 +193,9 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
         ...(judge ? { judge } : {}),
         continuation: { agent: continuationAgent, user, clock, ...(judge ? { judge } : {}) },
         onInvalid: invalid,
+        ...(duplex && channel && source.timeline_states
+          ? { duplex: { channel, settings: duplex, states: source.timeline_states } }
+          : {}),
       });
       incomplete.push(...got.incomplete);
       await emit(got.groups);

@@ -42,6 +42,19 @@ export class MemoryAudioStore implements AudioStore {
   }
 }
 
+/**
+ * `store` with every name put under `folder/` (a relative path of {@link safeName} parts): runs
+ * that reuse (trial, seed) pairs, such as the forks of different milestones, keep apart files.
+ * The references returned are the prefixed names; reads take them as they are.
+ */
+export function storeUnder(store: AudioStore, folder: string): AudioStore {
+  return {
+    put: (name, bytes) => store.put(`${folder}/${name}`, bytes),
+    get: (ref) => store.get(ref),
+    ...(store.getSync ? { getSync: (ref: string) => store.getSync!(ref) } : {}),
+  };
+}
+
 /** Characters allowed in stored names; anything else in ids becomes `_`. */
 export function safeName(part: string): string {
   return part.replace(/[^A-Za-z0-9._-]/g, '_');

@@ -22,7 +22,7 @@ import { cutAfterToken, tokenize } from '../channel/text-cut.ts';
 import { type PrefixSpeech, wordsSaidWithin } from './word-timing.ts';
 import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
 import type { TtsVoice } from '../ports/tts.ts';
-import type { ToolCall } from '../schema/trajectory.ts';
+import type { ToolCall, Turn } from '../schema/trajectory.ts';
 import {
   audioPrefix,
   callerVoice,
@@ -49,6 +49,13 @@ import {
 class Track {
   data = new Float32Array(SPEECH_RATE_HZ * 10);
   length = 0;
+
+  /** A track holding `samples` (copied). */
+  static of(samples: Float32Array): Track {
+    const t = new Track();
+    t.add(samples, 0);
+    return t;
+  }
 
   /** Mix `samples × gain` in at sample `at`. */
   add(samples: Float32Array, at: number, gain = 1): void {
@@ -79,6 +86,34 @@ const BACKGROUND_GAIN = 10 ** (-15 / 20);
 /** Level of a vocal tic: −6 dB. */
 const TIC_GAIN = 10 ** (-6 / 20);
 
+/**
+ * The state of a timeline at a point of its episode (a milestone, a decision point), from
+ * {@link DuplexTimeline.save}: a timeline built from it ({@link DuplexTimeline}'s `from`) goes on
+ * exactly where this one was. Every random choice of the timeline and the channel comes from
+ * (seed, task, turn), so nothing else is needed: a fork with the source's seed replays the
+ * source's call bit for bit, a fork with another seed draws its own overlaps from there on.
+ */
+export interface TimelineState {
+  /** Trajectory turns placed so far (the episode's turn count when saved). */
+  turns: number;
+  /** Spans so far (deep copies). */
+  spans: DuplexSpan[];
+  /** Tick at which the last floor-holder stopped, and who it was. */
+  lastEnd: number;
+  lastWho: 'caller' | 'agent' | null;
+  /** Where the caller's interrupting turn starts, when a barge-in awaits its turn. */
+  bargeOnset: number | null;
+  /** The caller's last turn was a barge-in the agent has not answered yet. */
+  answering: boolean;
+  /** Earliest tick of the caller's next turn (after background speech). */
+  callerNotBefore: number;
+  /**
+   * Both tracks so far (16 kHz samples, copies), or null when not kept: a timeline resumed
+   * without them stores no stereo WAV or label track (its record's `audio` is null).
+   */
+  audio: { caller: Float32Array; agent: Float32Array } | null;
+}
+
 /** The agent's reply as placed: a barge-in to hand to the loop, or null when it was said whole. */
 export type AgentSpeech = ChannelBargeIn | null;
 
@@ -90,9 +125,11 @@ export type AgentSpeech = ChannelBargeIn | null;
 export class DuplexTimeline {
   readonly tt: TurnTaking;
   readonly overlaps: Overlaps;
-  private readonly spans: DuplexSpan[] = [];
-  private readonly caller = new Track();
-  private readonly agent = new Track();
+  private spans: DuplexSpan[] = [];
+  private readonly caller: Track;
+  private readonly agent: Track;
+  /** False for a timeline resumed from a state without audio: no stereo WAV is stored. */
+  private readonly keepsAudio: boolean;
   private readonly tickSamples: number;
   /** Tick at which the last floor-holder stopped, and who it was. */
   private lastEnd = 0;
@@ -109,11 +146,27 @@ export class DuplexTimeline {
   /** The degraded WAV of the last caller turn. */
   private lastWav: Uint8Array | null = null;
 
+  /**
+   * @param from A saved state ({@link save}) to go on from, e.g. a milestone fork's; absent: the
+   *   call's start.
+   */
   constructor(
     channel: EpisodeChannel,
     private readonly key: ChannelEpisodeKey,
     private readonly settings: DuplexSettings = {},
+    from?: TimelineState,
   ) {
+    this.caller = from?.audio ? Track.of(from.audio.caller) : new Track();
+    this.agent = from?.audio ? Track.of(from.audio.agent) : new Track();
+    this.keepsAudio = !from || from.audio !== null;
+    if (from) {
+      this.spans = structuredClone(from.spans);
+      this.lastEnd = from.lastEnd;
+      this.lastWho = from.lastWho;
+      this.bargeOnset = from.bargeOnset;
+      this.answering = from.answering;
+      this.callerNotBefore = from.callerNotBefore;
+    }
     this.ch = {
       ...channel,
       onAudio: (i, wav) => {
@@ -364,6 +417,42 @@ export class DuplexTimeline {
     this.lastWho = side;
   }
 
+  /**
+   * Save the timeline after `turns` trajectory turns (see {@link TimelineState}), with copies of
+   * both tracks when `audio` (default true; a 3-minute call is about 23 MB of them), else none.
+   */
+  save(turns: number, audio = true): TimelineState {
+    return {
+      turns,
+      spans: structuredClone(this.spans),
+      lastEnd: this.lastEnd,
+      lastWho: this.lastWho,
+      bargeOnset: this.bargeOnset,
+      answering: this.answering,
+      callerNotBefore: this.callerNotBefore,
+      audio:
+        audio && this.keepsAudio
+          ? { caller: this.caller.take(this.caller.length), agent: this.agent.take(this.agent.length) }
+          : null,
+    };
+  }
+
+  /**
+   * Place turns given whole (no overlap, no barge-in, no dropout: they were decided elsewhere,
+   * e.g. a turn-level candidate and its tool results), from trajectory index `from` on: spoken
+   * agent turns as {@link agentSpeech} (their own audio absent: synthesized), caller turns as
+   * {@link callerSpeech} (a `barge_in` turn where its barge-in started), tool turns as
+   * {@link toolCall}.
+   */
+  async placeWhole(turns: readonly Turn[], from: number): Promise<void> {
+    for (let i = from; i < turns.length; i++) {
+      const t = turns[i]!;
+      if (t.role === 'tool') this.toolCall(t.requestor);
+      else if (t.role === 'assistant' && t.text) await this.agentSpeech(i, t.text, [], false);
+      else if (t.role === 'user' && t.text) await this.callerSpeech(i, t.text, false, t.barge_in !== undefined);
+    }
+  }
+
   /** The record so far, without stored files or metrics. */
   record(): Omit<DuplexRecord, 'audio' | 'metrics'> {
     const spans = [...this.spans].sort(
@@ -395,7 +484,7 @@ export class DuplexTimeline {
     const metrics = rec.total_ticks > 0 ? interactionPanel([{ ticks: spanTicks(rec) }], this.windows()) : null;
     let audio: DuplexRecord['audio'] = null;
     const store = this.ch.store;
-    if (store && rec.total_ticks > 0) {
+    if (store && this.keepsAudio && rec.total_ticks > 0) {
       const n = rec.total_ticks * this.tickSamples;
       const prefix = audioPrefix(this.key);
       audio = {

@@ -16,7 +16,7 @@ import { type StopTokenKind, visibleReply } from '../participants/reply-text.ts'
 import { asksForConfirmation, classifyDialogueAct } from '../scoring/dialogue-acts.ts';
 import { textTurns } from '../scoring/turns.ts';
 import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type EpisodeChannel } from './channel-step.ts';
-import { agentOwnAudio, DuplexTimeline } from '../duplex/timeline.ts';
+import { agentOwnAudio, DuplexTimeline, type TimelineState } from '../duplex/timeline.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
 
 /** Settings of one episode. */
@@ -63,7 +63,9 @@ export interface EpisodeOptions {
    * Issue 17: the full-duplex timeline (needs `channel`). Turns are placed on one tick axis:
    * backchannels, tics, asides and background speech overlap the agent's speech without becoming
    * turns; a real barge-in makes the agent yield (see `../duplex/timeline.ts`). The trajectory
-   * gains `duplex`. Not with `resume` (a milestone fork has no timeline to continue).
+   * gains `duplex`. With `resume`, the timeline goes on from the checkpoint's `duplex` state
+   * (turns of the checkpoint after that state are placed whole first, `DuplexTimeline.placeWhole`);
+   * a checkpoint without one gives no timeline.
    */
   duplex?: DuplexSettings;
 }
@@ -88,6 +90,8 @@ export interface EpisodeCheckpoint {
    * resumed episode's clock gives it.
    */
   started_at_ms?: number;
+  /** Issue 17: the full-duplex timeline's state at that point (a duplex episode's checkpoint). */
+  duplex?: TimelineState;
 }
 
 /** The state before one participant turn, given to {@link EpisodeOptions.onStep}. */
@@ -97,6 +101,11 @@ export interface EpisodeStepPoint {
   step: number;
   /** Save this point (snapshots the database). Call it before `onStep` returns. */
   checkpoint(): Promise<EpisodeCheckpoint>;
+  /**
+   * The full-duplex timeline's state at this point (without its audio unless `audio`), or null
+   * without a timeline: cheap, for saving many points (turn-level decision points).
+   */
+  timeline(audio?: boolean): TimelineState | null;
 }
 
 /** Split a stop token off a participant's text (see `participants/reply-text.ts`). */
@@ -185,7 +194,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   };
 
   const timeline =
-    opts.duplex && opts.channel && !resume ? new DuplexTimeline(opts.channel, channelKey, opts.duplex) : null;
+    opts.duplex && opts.channel && (!resume || resume.duplex)
+      ? new DuplexTimeline(opts.channel, channelKey, opts.duplex, resume?.duplex)
+      : null;
 
   const view = (who: Requestor): EpisodeView => ({
     domain: runtime.domain,
@@ -199,6 +210,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   try {
     env = await runtime.open(task);
     if (resume) await env.restore(resume.env);
+    if (timeline && resume?.duplex) await timeline.placeWhole(turns, resume.duplex.turns);
     const opened = env;
     let errors = resume?.errors ?? 0;
     let next: Requestor = resume?.next ?? 'assistant';
@@ -219,7 +231,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
             rng: { assistant: rngs.assistant.state(), user: rngs.user.state() },
             ...at,
             started_at_ms: startedAt,
+            ...(timeline ? { duplex: timeline.save(turns.length) } : {}),
           }),
+          timeline: (audio = false) => timeline?.save(turns.length, audio) ?? null,
         });
       }
       const who: Requestor = next;

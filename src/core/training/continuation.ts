@@ -22,6 +22,7 @@ import {
   type UserSimulator,
 } from '../participants/types.ts';
 import { runEpisode } from '../rollout/episode.ts';
+import { thrownReason } from '../rollout/normalize.ts';
 import { evaluate } from '../scoring/evaluate.ts';
 import { isSuccess } from '../scoring/pass-hat-k.ts';
 import { PROCESS_DEFAULTS } from '../scoring/process-reward.ts';
@@ -30,6 +31,9 @@ import type { EnvSnapshot } from '../env/environment.ts';
 import type { Task } from '../schema/task.ts';
 import type { TerminationReason, Turn } from '../schema/trajectory.ts';
 import { failingReferenceActions, referencePrefix } from './rollouts.ts';
+import { DuplexTimeline, type TimelineState } from '../duplex/timeline.ts';
+import type { DuplexSettings } from '../duplex/turn-taking.ts';
+import type { EpisodeChannel } from '../rollout/channel-step.ts';
 
 /**
  * The reference solution resumed from wherever the conversation is: it counts the reference
@@ -88,6 +92,19 @@ export interface ContinuationPolicy {
   clock: (seed: number, fromMs: number) => Clock;
 }
 
+/**
+ * Issue 17: the full-duplex timeline of a continuation: the channel and turn-taking settings
+ * of the source call and the timeline's state at the decision point (`point.timeline()` of the
+ * episode loop, without audio). The candidate and its tool results are placed whole on it
+ * (`DuplexTimeline.placeWhole`), then the continuation goes on on the timeline. No files are
+ * stored for a continuation (its channel has no store; its record's `audio` is null).
+ */
+export interface ContinuationTimeline {
+  channel: EpisodeChannel;
+  settings: DuplexSettings;
+  state: TimelineState;
+}
+
 /** Where a continued episode ended. */
 export interface ContinuationResult {
   /** Episode reward R of the continued episode, in [0, 1]. */
@@ -104,6 +121,31 @@ export interface ContinuationResult {
   /** True when the continuation broke on infrastructure (the sample is resampled, never scored). */
   invalid: boolean;
   invalid_reason: string | null;
+  /**
+   * Issue 17, with a {@link ContinuationTimeline} only: the interaction metrics of the whole
+   * call (context, candidate, continuation; docs/duplex.md), beside the reward, never in it.
+   */
+  interaction_metrics?: Record<string, unknown> | null;
+}
+
+/** A continuation broken by infrastructure (resampled, never scored). */
+function invalidContinuation(termination: TerminationReason, reason: string | null): ContinuationResult {
+  return {
+    reward: 0,
+    partial: false,
+    success: false,
+    termination,
+    agent_turns: 0,
+    discounted: 0,
+    invalid: true,
+    invalid_reason: reason,
+  };
+}
+
+/** `channel` without its store: a continuation keeps no files. */
+function withoutStore(channel: EpisodeChannel): EpisodeChannel {
+  const { store: _store, ...rest } = channel;
+  return rest;
 }
 
 /** Who speaks after `turns` (the next participant), and how many participant turns they hold. */
@@ -135,6 +177,8 @@ export async function continueAndScore(opts: {
   policy: ContinuationPolicy;
   /** How the candidate ended the call, when it did. */
   ended?: TerminationReason;
+  /** Issue 17: go on on the source call's full-duplex timeline. */
+  duplex?: ContinuationTimeline;
 }): Promise<ContinuationResult> {
   const { runtime, task, policy } = opts;
   const gamma = PROCESS_DEFAULTS.gamma;
@@ -143,6 +187,19 @@ export async function continueAndScore(opts: {
   const fromMs = opts.turns.reduce((m, t) => Math.max(m, t.t_ms), 0);
   let turns: readonly Turn[] = opts.turns;
   let termination: TerminationReason = opts.ended ?? 'agent_stop';
+  let metrics: Record<string, unknown> | null = null;
+  const duplex = opts.duplex ? { channel: withoutStore(opts.duplex.channel), settings: opts.duplex.settings } : null;
+  if (opts.ended && opts.duplex && duplex) {
+    // The candidate ended the call: the timeline is the context's plus the candidate.
+    const key = { domain: runtime.domain.name, language: runtime.domain.language, task, trial: 0, seed: opts.seed };
+    try {
+      const timeline = new DuplexTimeline(duplex.channel, key, duplex.settings, opts.duplex.state);
+      await timeline.placeWhole(turns, opts.duplex.state.turns);
+      metrics = (await timeline.finish()).metrics;
+    } catch (e) {
+      return invalidContinuation(termination, `duplex timeline: ${thrownReason(e)}`);
+    }
+  }
   if (!opts.ended) {
     const rng = seededRng(opts.seed);
     const errors = turns.filter((t) => t.role === 'tool' && t.requestor === 'assistant' && t.error).length;
@@ -154,27 +211,20 @@ export async function continueAndScore(opts: {
       seed: opts.seed,
       clock: policy.clock(opts.seed, fromMs + 1),
       ...(policy.maxSteps ? { maxSteps: policy.maxSteps } : {}),
+      ...(duplex ? { channel: duplex.channel, duplex: duplex.settings } : {}),
       resume: {
         turns: structuredClone(opts.turns) as Turn[],
         env: opts.env,
         rng: { assistant: rng.fork('agent').state(), user: rng.fork('user').state() },
         ...nextAndSteps(opts.turns),
         errors,
+        ...(opts.duplex ? { duplex: opts.duplex.state } : {}),
       },
     });
-    if (!t.valid)
-      return {
-        reward: 0,
-        partial: false,
-        success: false,
-        termination: t.termination,
-        agent_turns: 0,
-        discounted: 0,
-        invalid: true,
-        invalid_reason: t.invalid_reason,
-      };
+    if (!t.valid) return invalidContinuation(t.termination, t.invalid_reason);
     turns = t.turns;
     termination = t.termination;
+    metrics = t.duplex?.metrics ?? null;
   }
   const info = await evaluate(runtime, task, turns, {
     termination,
@@ -190,5 +240,6 @@ export async function continueAndScore(opts: {
     discounted: gamma ** agentTurns * info.reward,
     invalid: false,
     invalid_reason: null,
+    ...(opts.duplex ? { interaction_metrics: metrics } : {}),
   };
 }

@@ -407,7 +407,10 @@ export function grpoRows(
           sampling_seed: sent?.sampling.seed ?? s.seed,
           sampling: sent?.sampling ?? null,
           ...generated(turns),
-          interaction_metrics: g.granularity === 'turn' ? null : ((s.item as Trajectory).duplex?.metrics ?? null),
+          interaction_metrics:
+            g.granularity === 'turn'
+              ? ((s.item as TurnSample).score.continuation?.interaction_metrics ?? null)
+              : ((s.item as Trajectory).duplex?.metrics ?? null),
         }),
       );
     });

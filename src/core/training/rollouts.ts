@@ -18,6 +18,8 @@ import type { Task } from '../schema/task.ts';
 import type { ToolCall, Trajectory, Turn } from '../schema/trajectory.ts';
 import { episodeRewards, groupId, type Group } from './groups.ts';
 import { TeacherGuidanceError } from '../errors.ts';
+import type { TimelineState } from '../duplex/timeline.ts';
+import { storeUnder } from '../channel/audio-store.ts';
 
 export { TeacherGuidanceError };
 
@@ -59,7 +61,11 @@ export interface SamplerOptions {
   maxSteps?: number;
   /** Extra attempts for a sample broken by infrastructure (resampled, never scored). Default 2. */
   resamples?: number;
-  /** Issue 17: phone channel and full-duplex timeline of conversation-level samples (see `runBatch`). */
+  /**
+   * Issue 17: phone channel and full-duplex timeline of every sample (see `runBatch`): a
+   * milestone saves the timeline's state with the database, and its forks go on on the
+   * timeline from there ({@link forkMilestone}).
+   */
   channel?: EpisodeChannel;
   duplex?: DuplexSettings;
 }
@@ -204,6 +210,16 @@ interface EpisodeRun extends SamplerOptions {
   task: Task;
   seed: number;
   trial?: number;
+  /**
+   * Issue 17, duplex only: also keep the timeline's state (without audio) before every agent
+   * turn, by trajectory index (the turn-level decision points; see `turnGroups`).
+   */
+  decisionStates?: boolean;
+}
+
+/** The channel and duplex settings of one episode of the samplers, when set. */
+function callOptions(opts: SamplerOptions, channel = opts.channel) {
+  return { ...(channel ? { channel } : {}), ...(opts.duplex ? { duplex: opts.duplex } : {}) };
 }
 
 function scored(opts: SamplerOptions & { task: Task }, t: Trajectory): Promise<Trajectory> {
@@ -216,12 +232,11 @@ function scored(opts: SamplerOptions & { task: Task }, t: Trajectory): Promise<T
  * before the next participant turn after the matching call, i.e. right where the agent makes its
  * next decision. The episode ends as usual; milestones are returned with the trajectory.
  */
-export async function runWithMilestones(
-  opts: EpisodeRun,
-): Promise<{ trajectory: Trajectory; milestones: Milestone[] }> {
+export async function runWithMilestones(opts: EpisodeRun): Promise<SourceEpisode> {
   const agent = opts.agent();
   const user = opts.user();
   const milestones: Milestone[] = [];
+  const states = new Map<number, TimelineState>();
   const failing = await failingReferenceActions(opts.runtime, opts.task);
   let level = 0;
   const id = (n: number) => `${opts.runtime.domain.name}/${opts.task.id}/${opts.trial ?? 0}/${opts.seed}#m${n}`;
@@ -234,7 +249,12 @@ export async function runWithMilestones(
     trial: opts.trial ?? 0,
     clock: opts.clock(opts.seed),
     ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+    ...callOptions(opts),
     onStep: async (point) => {
+      if (opts.decisionStates && point.next === 'assistant') {
+        const state = point.timeline();
+        if (state) states.set(point.turns.length, state);
+      }
       const m = referencePrefix(opts.task, point.turns, failing);
       if (m === null || m <= level) return;
       level = m;
@@ -254,7 +274,22 @@ export async function runWithMilestones(
       });
     },
   });
-  return { trajectory: await scored(opts, trajectory), milestones };
+  return {
+    trajectory: await scored(opts, trajectory),
+    milestones,
+    ...(opts.decisionStates && opts.duplex ? { timeline_states: states } : {}),
+  };
+}
+
+/** A source episode of milestone and turn groups, with what was saved along the way. */
+export interface SourceEpisode {
+  trajectory: Trajectory;
+  milestones: Milestone[];
+  /**
+   * Issue 17, with `decisionStates` on a duplex episode: the timeline's state (no audio) before
+   * each agent turn, by that turn's trajectory index.
+   */
+  timeline_states?: ReadonlyMap<number, TimelineState>;
 }
 
 /**
@@ -265,7 +300,7 @@ export async function runWithMilestones(
  */
 export async function sourceEpisode(
   opts: EpisodeRun & { onInvalid?: (t: Trajectory) => void },
-): Promise<{ trajectory: Trajectory; milestones: Milestone[] } | null> {
+): Promise<SourceEpisode | null> {
   for (let attempt = 0; attempt <= (opts.resamples ?? 2); attempt++) {
     const got = await runWithMilestones({ ...opts, seed: opts.seed + attempt * RESAMPLE_STRIDE });
     refuseTeacherGuidance([got.trajectory]);
@@ -284,6 +319,13 @@ export async function sourceEpisode(
  * continuation broken by infrastructure is resampled with seed `seed + a × RESAMPLE_STRIDE`
  * (`resamples` times, default 2); the result has one trajectory per seed, invalid only when
  * every attempt broke. `onInvalid` sees every broken attempt.
+ *
+ * Duplex (issue 17): a milestone of a duplex episode holds the timeline's state, and each fork
+ * goes on on the timeline from it (its call's spans, audio and interaction metrics cover the
+ * whole call, the shared prefix included). With a channel store, a fork's files go under
+ * `m<level>/` ({@link storeUnder}): forks of different milestones share (trial, seed) pairs.
+ * The channel's and the timeline's random choices come from (seed, task, turn) alone, so they
+ * need no saved generator state: with `exact` and the source's seed a fork replays the source.
  */
 export async function forkMilestone(
   opts: SamplerOptions & {
@@ -296,6 +338,9 @@ export async function forkMilestone(
 ): Promise<Trajectory[]> {
   const { milestone } = opts;
   const fromMs = milestone.checkpoint.turns.reduce((m, t) => Math.max(m, t.t_ms), 0) + 1;
+  const channel = opts.channel?.store
+    ? { ...opts.channel, store: storeUnder(opts.channel.store, `m${milestone.level}`) }
+    : opts.channel;
   const out: Trajectory[] = [];
   for (const [i, base] of opts.seeds.entries()) {
     let t: Trajectory | undefined;
@@ -318,6 +363,7 @@ export async function forkMilestone(
           trial: i,
           clock: opts.clock(seed, fromMs),
           ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+          ...callOptions(opts, channel),
           resume: { ...milestone.checkpoint, rng: { assistant: agentState, user: milestone.checkpoint.rng.user } },
         }),
       );

@@ -11,7 +11,13 @@ import { seededRng } from '../ports/rng.ts';
 import { normalizeReply } from '../rollout/normalize.ts';
 import { visibleReply } from '../participants/reply-text.ts';
 import { stopTermination } from '../rollout/episode.ts';
-import { continueAndScore, type ContinuationPolicy, type ContinuationResult } from './continuation.ts';
+import {
+  continueAndScore,
+  type ContinuationPolicy,
+  type ContinuationResult,
+  type ContinuationTimeline,
+} from './continuation.ts';
+import type { TimelineState } from '../duplex/timeline.ts';
 import { checkAssertion } from '../scoring/behaviour-checks.ts';
 import { ambiguousConsentItems, judgedConsent } from '../scoring/consent.ts';
 import { channelVerdicts, countedChannelRules } from '../scoring/channel-checks.ts';
@@ -118,6 +124,8 @@ export interface TurnRubricOptions {
   maxSpokenChars?: number;
   /** Continue the episode after the candidate with this policy and add the outcome term. */
   continuation?: ContinuationPolicy;
+  /** Issue 17: the continuation goes on on the source call's full-duplex timeline. */
+  duplex?: ContinuationTimeline;
 }
 
 /** What the judge is asked about a candidate turn. */
@@ -415,6 +423,7 @@ export async function scoreTurnCandidate(
           seed: candidate.seed,
           policy: opts.continuation,
           ...(candidate.ended ? { ended: candidate.ended } : {}),
+          ...(opts.duplex ? { duplex: opts.duplex } : {}),
         })
       : null;
   const rubricOutcome = !vetoed && passedCount === decided.length;
@@ -490,6 +499,13 @@ export interface TurnGroupOptions {
   resamples?: number;
   /** Called with the reason of every sample attempt broken by infrastructure. */
   onInvalid?: (reason: string) => void;
+  /**
+   * Issue 17: the trajectory's call ran on the full-duplex timeline: its channel and settings,
+   * and the timeline's state before each decision point (`SourceEpisode.timeline_states`).
+   * Each candidate's continuation goes on on the timeline from its point, and its sample
+   * carries the call's interaction metrics (`ContinuationResult.interaction_metrics`).
+   */
+  duplex?: Omit<ContinuationTimeline, 'state'> & { states: ReadonlyMap<number, TimelineState> };
 }
 
 /** Result of {@link turnGroups}. */
@@ -523,10 +539,14 @@ async function validSample(
         agent: opts.agent,
         seeds: [s],
       });
+      const state = opts.duplex?.states.get(context.length);
       const score = await scoreTurnCandidate(opts.runtime, opts.task, context, candidate!, {
         ...(opts.judge ? { judge: opts.judge } : {}),
         ...(opts.maxSpokenChars ? { maxSpokenChars: opts.maxSpokenChars } : {}),
         ...(opts.continuation ? { continuation: opts.continuation } : {}),
+        ...(opts.duplex && state
+          ? { duplex: { channel: opts.duplex.channel, settings: opts.duplex.settings, state } }
+          : {}),
       });
       if (score.continuation?.invalid) {
         invalid(`continuation: ${score.continuation.invalid_reason}`);
