@@ -1,0 +1,150 @@
+/**
+ * Environments whose tool calls run whole in a `worker_threads` Worker (issue 15, item 2). The
+ * worker loads the domain itself (tool code cannot be sent to a thread), holds its runtime and
+ * databases, and answers each tool call in one message ({@link EnvService}); the calling thread
+ * only sends the call and gets back the outcome with its writes. Compare {@link
+ * ./worker-db.ts}, where the tools run in the calling thread and every SQL statement is a message.
+ *
+ * The worker runs TypeScript through tsx (`ts-worker.mjs`), so it is for Node with the sources
+ * (tests, `npm run bench`, library use), not the prebuilt CLI bundle.
+ */
+import type { StateChanges } from '../../core/env/changes.ts';
+import type { Environment, ToolOutcome } from '../../core/env/environment.ts';
+import type { Domain } from '../../core/schema/domain.ts';
+import type { Task } from '../../core/schema/task.ts';
+import type { WriteEntry } from '../../core/schema/trajectory.ts';
+import type { EnvReplies, EnvRequest } from '../shared/env-service.ts';
+import { loadDomain } from './load-domain.ts';
+import { TAU2_DOMAIN_NAMES, loadTau2Domain, type Tau2DomainName } from './tau2-loader.ts';
+import { startThreadPool } from './thread-pool.ts';
+
+/** Where the worker loads its domain from (plain data, sent to the thread). */
+export interface EnvWorkerSource {
+  /** A built-in domain name, a domain folder, or `tau2-airline` / `tau2-retail` / `tau2-telecom`. */
+  domain: string;
+  /** tau2 domains: the tau2-bench data folder of the domain (`data/tau2/domains/<name>/`). */
+  data?: string;
+  /** tau2-telecom: the split whose tasks are loaded (default `base`). */
+  split?: string;
+}
+
+/**
+ * Load the domain of a {@link EnvWorkerSource} (in the worker; exported for it).
+ * @throws Error when a tau2 domain has no `data` folder, or what the loaders throw.
+ */
+export async function loadEnvWorkerDomain(source: EnvWorkerSource): Promise<Domain> {
+  if (!(TAU2_DOMAIN_NAMES as readonly string[]).includes(source.domain)) return loadDomain(source.domain);
+  if (!source.data) throw new Error(`${source.domain}: the environment worker needs its tau2-bench data folder`);
+  return loadTau2Domain(source.domain as Tau2DomainName, source.data, undefined, {
+    ...(source.split ? { split: source.split } : {}),
+  });
+}
+
+/**
+ * A started environment worker. {@link requests} counts the messages sent to it (each answered by
+ * one reply), so a caller can check that a tool call costs one round trip.
+ */
+export class EnvWorker {
+  private sent = 0;
+
+  private constructor(private readonly pool: Awaited<ReturnType<typeof startEnvPool>>) {}
+
+  /**
+   * Start a worker and load `source`'s domain in it (tau2-airline: ~1–2 s).
+   * @throws (rejects) with the worker's error message when the domain cannot be loaded.
+   */
+  static async start(source: EnvWorkerSource): Promise<EnvWorker> {
+    return new EnvWorker(await startEnvPool(source));
+  }
+
+  /** Messages sent to the worker so far (one per request; each gets one reply). */
+  get requests(): number {
+    return this.sent;
+  }
+
+  /** @internal one request, one reply. */
+  request<Op extends EnvRequest['op']>(request: Extract<EnvRequest, { op: Op }>): Promise<EnvReplies[Op]> {
+    this.sent++;
+    return this.pool.run(request) as Promise<EnvReplies[Op]>;
+  }
+
+  /**
+   * A fresh environment in the worker for `task` (a task of the worker's domain, or its id; none:
+   * the pristine database), as {@link DomainRuntime.open}.
+   * @throws (rejects) when the domain has no such task or its initial state fails.
+   */
+  async open(task?: Task | string, options: { now?: number } = {}): Promise<RemoteEnvironment> {
+    const taskId = typeof task === 'string' ? task : task?.id;
+    const handle = await this.request({
+      op: 'open',
+      ...(taskId === undefined ? {} : { taskId }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
+    return new RemoteEnvironment(this, handle);
+  }
+
+  /** Stop the worker; its environments are gone and requests in flight reject. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+function startEnvPool(source: EnvWorkerSource) {
+  return startThreadPool<EnvRequest, unknown>(new URL('./env-thread.ts', import.meta.url), source, 1);
+}
+
+/**
+ * One environment held by an {@link EnvWorker}: the subset of {@link Environment} a tool-calling
+ * loop needs, each method one round trip.
+ */
+export class RemoteEnvironment {
+  private readonly log: WriteEntry[] = [];
+  private closed = false;
+
+  /** @internal use {@link EnvWorker.open} */
+  constructor(
+    private readonly worker: EnvWorker,
+    /** The worker's handle of this environment. */
+    readonly handle: number,
+  ) {}
+
+  /** Every write of the episode so far, in order (as the calls' outcomes returned them). */
+  get writes(): readonly WriteEntry[] {
+    return this.log;
+  }
+
+  /**
+   * Run one tool call in the worker, as {@link Environment.call}: the same outcome, in one round
+   * trip.
+   * @throws (rejects) with the message of what {@link Environment.call} rethrows, or
+   *   `Error("environment is closed")`.
+   */
+  async call(
+    ...[call, actor = 'assistant', turn = -1, options = {}]: Parameters<Environment['call']>
+  ): Promise<ToolOutcome> {
+    if (this.closed) throw new Error('environment is closed');
+    const outcome = await this.worker.request({
+      op: 'call',
+      env: this.handle,
+      call,
+      actor,
+      turn,
+      ...(options.sync === false ? { sync: false } : {}),
+    });
+    this.log.push(...outcome.writes);
+    return outcome;
+  }
+
+  /** {@link Environment.changes}, read in the worker. */
+  changes(): Promise<StateChanges> {
+    if (this.closed) return Promise.reject(new Error('environment is closed'));
+    return this.worker.request({ op: 'changes', env: this.handle });
+  }
+
+  /** Close the environment in the worker; a second call is a no-op. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.worker.request({ op: 'close', env: this.handle });
+  }
+}
