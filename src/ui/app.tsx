@@ -3,6 +3,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { DomainInfo } from '../adapters/browser/rollout-types.ts';
 import { lazyView } from './lazy.tsx';
 import { errorText, mainWorker, storeSwept } from './runtime.ts';
+import { restoreBuilt } from './built-domains.ts';
+import type { StoredProblem } from '../adapters/browser/built-domain-store.ts';
 import { formatHash, parseHash, type Route } from './share.ts';
 import type { ViewProps } from './view-props.ts';
 import { TAU2_DOWNLOADS, loadTau2, tau2Download } from './tau2-data.ts';
@@ -46,10 +48,19 @@ export function App() {
   const [reload, setReload] = useState(0);
   const [error, setError] = useState<string>();
   const [download, setDownload] = useState<{ done: number; total: number }>();
+  const [skipped, setSkipped] = useState<StoredProblem[]>([]);
 
   useEffect(() => {
     const { service, failed } = mainWorker();
-    Promise.race([service.domainNames(), failed]).then(setNames, (e: unknown) => setError(errorText(e)));
+    Promise.race([service.domainNames(), failed]).then(
+      (all) => setNames((n) => [...new Set([...all, ...n])]),
+      (e: unknown) => setError(errorText(e)),
+    );
+    // Domains built in this browser earlier: served again (or reported and skipped).
+    void restoreBuilt().then((r) => {
+      setNames((n) => [...new Set([...n, ...r.names])]);
+      setSkipped(r.problems);
+    });
   }, []);
   // Calls that a closed tab left running are marked interrupted on every visit, whatever the view.
   useEffect(() => {
@@ -71,7 +82,7 @@ export function App() {
       ? loadTau2(tau2, (done, total) => current && setDownload({ done, total })).then(() =>
           setNames((n) => (n.includes(domain) ? n : [...n, domain])),
         )
-      : Promise.resolve();
+      : restoreBuilt(); // a domain built in this browser (e.g. a reload showing it) is served first
     Promise.race([loaded.then(() => service.describe(domain)), failed]).then(
       (i) => current && setInfo(i),
       (e: unknown) => current && setError(errorText(e)),
@@ -129,6 +140,21 @@ export function App() {
             {error}
           </p>
         )}
+        {skipped.length > 0 && (
+          <div role="alert" class="error" id="built-skipped">
+            Kept built domains that could not be served (skipped; delete them in Browse):
+            <ul>
+              {skipped.map((p) => (
+                <li key={p.name} data-name={p.name}>
+                  <strong>{p.name}</strong>: {p.reason}
+                </li>
+              ))}
+            </ul>
+            <button type="button" onClick={() => setSkipped([])}>
+              Dismiss
+            </button>
+          </div>
+        )}
         {!info && !error && view !== 'home' && (
           <p class="muted" aria-live="polite" id="domain-loading">
             Loading domain {domain}…
@@ -149,6 +175,11 @@ export function App() {
               setNames((n) => (n.includes(name) ? n : [...n, name]));
               setDomain(name);
               setReload((r) => r + 1); // the same name reloaded from disk: describe it afresh
+            }}
+            onDomainRemoved={(name) => {
+              setNames((n) => n.filter((x) => x !== name));
+              setSkipped((s) => s.filter((p) => p.name !== name));
+              if (name === domain) setDomain('carrier');
             }}
           />
         )}

@@ -8,4 +8,6 @@ export interface ViewProps {
   route: Route;
   /** A domain was loaded from disk into the main worker: list it and switch to it. */
   onDomainOpened?: (name: string) => void;
+  /** A domain built in the page was deleted: drop it from the list (and leave it if it is shown). */
+  onDomainRemoved?: (name: string) => void;
 }

@@ -1,15 +1,23 @@
 /**
  * The page's build of a domain from a dropped spec ({@link RolloutService.buildFromSpec}), driven
  * in Node: the same files and counts as the core scaffold, served like a built-in domain after
- * admission, and bad input refused with the scaffold's own message.
+ * admission, and bad input refused with the scaffold's own message; a dropped folder of MCP tool
+ * files and a build with the code agent at a fake endpoint give the CLI's files byte for byte;
+ * a built domain's files restore it ({@link RolloutService.openBuilt}), and damaged files are
+ * refused naming the file.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { createRolloutService } from '../../src/adapters/browser/rollout-service.ts';
+import { buildDomainFolder } from '../../src/adapters/node/build-domain.ts';
 import { buildDomainFiles } from '../../src/core/build-domain/index.ts';
+import { OpenAiModelClient } from '../../src/adapters/shared/openai-client.ts';
+import { scriptedModels, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
+import { EDITED_PERSONA, EDITOR_REPLIES } from '../fixtures/editor-replies.ts';
 
 const SPECS = fileURLToPath(new URL('../fixtures/specs/', import.meta.url));
 const service = createRolloutService(() => sqlJsFactory());
@@ -39,6 +47,7 @@ describe('buildFromSpec (the page drop zone)', () => {
       tools: (JSON.parse(core.files['tools.json']!) as { tools: unknown[] }).tools.length,
       tables: core.report.tables.length,
       skipped: core.report.skipped,
+      files: { ...core.files, 'build-report.json': `${JSON.stringify(core.report, null, 2)}\n` },
     });
     expect(await service.domainNames()).toContain('gh_tools');
     const info = await service.describe('gh_tools');
@@ -71,5 +80,145 @@ describe('buildFromSpec (the page drop zone)', () => {
       'name "my shop": must be an identifier (letters, digits, _)',
     );
     expect(await service.domainNames()).toEqual(before);
+  }, 60_000);
+});
+
+const PETSTORE = join(SPECS, 'swagger-petstore/openapi.yaml');
+const TOOLS = join(SPECS, 'github-mcp-server/tools');
+let server: TestServer;
+let work = '';
+beforeAll(async () => {
+  server = await startOpenAiServer(scriptedModels({ editor: EDITOR_REPLIES }));
+  work = await mkdtemp(join(tmpdir(), 'sb-page-build-'));
+});
+afterAll(async () => {
+  await server.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** The files of a folder the CLI wrote: name → text. */
+async function folderFiles(dir: string): Promise<Record<string, string>> {
+  const names = (await readdir(dir)).sort();
+  return Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(join(dir, n), 'utf8')])));
+}
+
+describe('buildFromSpec with a folder and with the code agent', () => {
+  it('builds a dropped folder of MCP tool files (a LICENSE beside them left out) as `--from <folder>` does', async () => {
+    const names = await readdir(TOOLS);
+    const dropped = await Promise.all(
+      [...names, '../LICENSE'].map(async (n) => ({
+        name: n.replace('../', ''),
+        text: await readFile(join(TOOLS, n), 'utf8'),
+      })),
+    );
+    const built = await service.buildFromSpec('tools', dropped.reverse(), { language: 'zh', tasks: 5, seed: 3 });
+    const cli = await buildDomainFolder({ from: TOOLS, out: join(work, 'tools'), language: 'zh', tasks: 5, seed: 3 });
+    expect(built.name).toBe('tools');
+    expect(built.files).toEqual(await folderFiles(cli.dir!));
+    expect(built.tasks).toBe(cli.report.tasks.length);
+    expect(await failure(() => service.buildFromSpec('notes', [{ name: 'README.md', text: '# no tools' }]))).toBe(
+      'notes: a spec folder needs MCP tool files (*.json, *.snap)',
+    );
+    expect(
+      await failure(() => service.buildFromSpec('mixed', [{ name: 'a.json', text: '{"openapi": "3.0.0"}' }])),
+    ).toBe('a.json: not an MCP tool ({"name", "inputSchema"}) or tool list');
+  }, 60_000);
+
+  it('runs the code agent at the endpoint as `--agent` does: same files, rejects listed, the key sent and kept nowhere', async () => {
+    const key = 'sk-page-builder-7731';
+    const seen: { done: number; total: number }[] = [];
+    const petstore = await readFile(PETSTORE, 'utf8');
+    const built = await service.buildFromSpec(
+      'openapi.yaml',
+      petstore,
+      { name: 'pets', tasks: 4, agent: { flavor: 'openai', baseURL: server.url, model: 'editor', apiKey: key } },
+      (p) => seen.push(p),
+    );
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual(Array(4).fill(`Bearer ${key}`));
+    expect(seen).toEqual([0, 1, 2, 3, 4].map((done) => ({ done, total: 4 })));
+    expect(built.agent?.admitted).toEqual([{ task_id: 'pets-update_pet-1', reason: 'Natural caller text' }]);
+    expect(built.agent?.rejected.map((r) => [r.task_id, r.status])).toEqual([
+      ['pets-update_pet_with_form-2', 'unparseable'],
+      ['pets-delete_pet-3', 'gate_rejected'],
+      ['pets-place_order-4', 'out_of_scope'],
+    ]);
+    expect(JSON.stringify(built)).not.toContain(key);
+    // The CLI, given the same replies by a second endpoint, writes the same folder.
+    const second = await startOpenAiServer(scriptedModels({ editor: EDITOR_REPLIES }));
+    const client = new OpenAiModelClient({ flavor: 'openai', baseURL: second.url, model: 'editor' });
+    const cli = await buildDomainFolder({
+      from: PETSTORE,
+      out: join(work, 'pets'),
+      name: 'pets',
+      language: 'en',
+      tasks: 4,
+      seed: 0,
+      agent: client,
+    }).finally(() => second.close());
+    expect(built.files).toEqual(await folderFiles(cli.dir!));
+    expect((await service.describe('pets')).tasks[0]!.user_scenario.persona).toBe(EDITED_PERSONA);
+  }, 60_000);
+
+  it('never follows the endpoint to another origin: a redirect fails the proposal, the other origin gets nothing', async () => {
+    const other = await startOpenAiServer(scriptedModels({ editor: EDITOR_REPLIES }));
+    const hop = await startOpenAiServer((_body, _i, req) => ({
+      status: 307,
+      json: {},
+      headers: { location: `${other.url}${req.path.replace(/^\/v1/, '')}` },
+    }));
+    try {
+      const built = await service.buildFromSpec('openapi.yaml', await readFile(PETSTORE, 'utf8'), {
+        name: 'hop',
+        tasks: 1,
+        agent: { flavor: 'openai', baseURL: hop.url, model: 'editor', apiKey: 'sk-hop' },
+      });
+      expect(built.agent?.rejected.map((r) => r.status)).toEqual(['model_error']);
+      expect(built.agent?.rejected[0]!.detail).toContain(
+        `not followed: the code agent's requests (and key) go only to ${new URL(hop.url).origin}`,
+      );
+      expect(hop.requests.length).toBeGreaterThan(0);
+      expect(other.requests).toEqual([]);
+    } finally {
+      await hop.close();
+      await other.close();
+    }
+  }, 60_000);
+
+  it('restores a built domain from its files, and refuses damaged files naming the file', async () => {
+    const built = await service.buildFromSpec('openapi.yaml', await readFile(PETSTORE, 'utf8'), {
+      name: 'shop',
+      tasks: 3,
+    });
+    await service.forget('shop');
+    expect(await service.domainNames()).not.toContain('shop');
+    expect(await failure(() => service.describe('shop'))).toBe(
+      'unknown domain "shop"; known domains: carrier, debt-negotiation, insurance-renewal',
+    );
+    expect(await service.openBuilt('shop', built.files)).toEqual({ tasks: 3 });
+    expect(await service.domainNames()).toContain('shop');
+    expect((await service.describe('shop')).tasks.map((t) => t.id)).toEqual(
+      (JSON.parse(built.files['tasks.json']!) as { id: string }[]).map((t) => t.id),
+    );
+    const { 'seed.json': _, ...noSeed } = built.files;
+    expect(await failure(() => service.openBuilt('shop', noSeed))).toBe('shop/seed.json: missing');
+    expect(await failure(() => service.openBuilt('shop', { ...built.files, 'tasks.json': '[{"id": ' }))).toMatch(
+      /^shop\/tasks\.json: /,
+    );
+    expect(await failure(() => service.openBuilt('store', built.files))).toBe(
+      'store/domain.json: name is "shop", not "store"',
+    );
+    expect(await failure(() => service.openBuilt('carrier', built.files))).toBe(
+      'carrier: a built-in domain has this name; choose another name',
+    );
+    // A reference solution that no longer replays: the gate refuses it again.
+    const tasks = JSON.parse(built.files['tasks.json']!) as {
+      evaluation_criteria: { actions: { arguments: Record<string, unknown> }[] };
+    }[];
+    const args = tasks[0]!.evaluation_criteria.actions[1]!.arguments;
+    const [field] = Object.keys(args);
+    args[field!] = 987654;
+    expect(
+      await failure(() => service.openBuilt('shop', { ...built.files, 'tasks.json': JSON.stringify(tasks) })),
+    ).toMatch(/^shop: refused by the gate: shop-.*987654/);
   }, 60_000);
 });

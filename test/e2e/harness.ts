@@ -204,14 +204,14 @@ export async function chromiumSession(
 }
 
 /**
- * Every record the page keeps in its IndexedDB database `switchboard` (all object stores, Blobs
- * left out), as one JSON string: for asserting that no secret is stored.
+ * Every record the page keeps in its IndexedDB database `db` (default `switchboard`; all object
+ * stores, Blobs left out), as one JSON string: for asserting that no secret is stored.
  */
-export function storedRecords(page: Page): Promise<string> {
+export function storedRecords(page: Page, db = 'switchboard'): Promise<string> {
   return page.evaluate(
-    () =>
+    (name) =>
       new Promise<string>((ok, ko) => {
-        const req = indexedDB.open('switchboard');
+        const req = indexedDB.open(name);
         req.onerror = () => ko(req.error);
         req.onsuccess = () => {
           const db = req.result;
@@ -228,6 +228,7 @@ export function storedRecords(page: Page): Promise<string> {
           }
         };
       }),
+    db,
   );
 }
 

@@ -45,6 +45,12 @@ export interface PoolOptions {
    * given to `openTau2`): every worker loads it once before its first job.
    */
   tau2?: { files: Record<string, string>; folder: string };
+  /**
+   * A domain built in the page that the jobs run on (its name and folder files, as the main
+   * worker's `buildFromSpec` returned them): every worker serves it once before its first job,
+   * without gating it again (the main worker admitted it).
+   */
+  built?: { name: string; files: Record<string, string> };
   /** What renders the channel's graphs for jobs with channel audio (the page's OfflineAudioContext). */
   host?: ChannelHost;
   /** The user's noise recordings, the noise bank of jobs with channel audio. */
@@ -71,9 +77,11 @@ export function runBatchPool(opts: PoolOptions): PoolRun {
   let cancelled = false;
   const onTrajectory = proxy((t: Trajectory) => opts.onTrajectory(t));
   const tau2 = opts.tau2;
+  const built = opts.built;
   const host = opts.host ? proxy(opts.host) : undefined;
   const loop = async (w: RolloutWorker) => {
     if (tau2) await Promise.race([w.service.openTau2(tau2.files, tau2.folder), w.failed]);
+    if (built) await Promise.race([w.service.openBuilt(built.name, built.files, { gate: false }), w.failed]);
     while (!cancelled && next < opts.jobs.length) {
       const index = next++;
       const summary = await Promise.race([

@@ -24,7 +24,9 @@ import type { Task } from '../../core/schema/task.ts';
 import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
 import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
-import { gateDomain } from '../../core/gate/gate.ts';
+import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
+import type { AgentReport } from '../../core/build-domain/agent-step.ts';
+import type { ModelClient, ModelResponse } from '../../core/ports/model-client.ts';
 import { liveScore } from './live-score.ts';
 import {
   agentSpeechName,
@@ -96,18 +98,44 @@ export interface RolloutService {
   openTau2(files: Record<string, string>, folder: string): Promise<{ name: string; tasks: number }>;
   /**
    * Build a domain from an API description dropped on the page (issue 19 item 5): the same
-   * deterministic scaffold as `switchboard build-domain` (`buildDomainFiles`, then the gate) runs
-   * in this worker. On admission the domain is served like a built-in one for the rest of the
-   * session (a second build of the same name replaces it); nothing is stored on disk.
-   * @param file the spec's file name (named in errors, and the policy's source)
-   * @param text the spec's text: OpenAPI 3.x JSON/YAML or an MCP tool list
+   * deterministic scaffold as `switchboard build-domain` (`buildDomainFiles`), with `options.agent`
+   * the same code-agent step as its `--agent` (`runCodeAgent`: a model at a remote endpoint
+   * rewrites each task's caller text, every proposal checked and gated, rejects listed), then the
+   * gate, all in this worker. On admission the domain is served like a built-in one (a second
+   * build of the same name replaces it); the page keeps the returned files to restore it
+   * ({@link openBuilt}).
+   * @param file the spec's file name (named in errors, and the policy's source), or the folder's
+   *   name when `spec` is a list of MCP tool files
+   * @param spec the spec's text (OpenAPI 3.x JSON/YAML or an MCP tool list), or MCP tool files
+   *   (name → text, `*.json` / `*.snap`; others are left out) merged into one list in file-name
+   *   order as `--from <folder>` does (`mergeMcpFiles`)
    * @param options as the CLI's: `name` (default: the file name's stem as an identifier),
-   *   `language` (`en`), `tasks` (12), `seed` (0)
+   *   `language` (`en`), `tasks` (12), `seed` (0), `agent` (none: scaffold only); the endpoint's
+   *   `apiKey` is sent to its base URL's origin only (a redirect elsewhere is not followed) and
+   *   is in none of the returned files
+   * @param onProgress with an agent: proposals answered so far of all tasks, after each request
    * @throws SpecError (`<file>: <path in the spec>: <what is wrong>`) for a bad spec; Error
    *   `<name>: refused by the gate: …` listing the gate's reasons when it refuses the domain;
-   *   Error when `name` is not an identifier or is a built-in domain's.
+   *   Error when `name` is not an identifier or is a built-in domain's; Error when stopped with
+   *   {@link cancel} during the agent step (nothing is built).
    */
-  buildFromSpec(file: string, text: string, options?: SpecBuildOptions): Promise<SpecBuild>;
+  buildFromSpec(
+    file: string,
+    spec: string | readonly { name: string; text: string }[],
+    options?: SpecBuildOptions,
+    onProgress?: (p: { done: number; total: number }) => void,
+  ): Promise<SpecBuild>;
+  /**
+   * Serve a built domain again from its files (as {@link buildFromSpec} returned them, e.g. kept
+   * in IndexedDB over a reload, or in a batch worker): loaded with the same code, and gated again
+   * unless `gate` is false (a batch worker of a page whose main worker admitted it).
+   * @throws Error naming `<name>/<file>` (and the field) when the files do not make a domain;
+   *   Error `<name>: refused by the gate: …`; Error when `name` is not an identifier or is a
+   *   built-in domain's.
+   */
+  openBuilt(name: string, files: Record<string, string>, options?: { gate?: boolean }): Promise<{ tasks: number }>;
+  /** Stop serving a domain built or opened in this tab (a built-in one stays). */
+  forget(name: string): Promise<void>;
   /**
    * Load on-device agent `id` of the page's bundled manifest into a model worker, its files
    * downloaded from the Hub on first use (then cached by the browser); once, calls reuse it.
@@ -117,21 +145,31 @@ export interface RolloutService {
   loadLocal(id: string, onProgress?: (p: DownloadProgress) => void): Promise<{ device: string }>;
 }
 
-/** Options of {@link RolloutService.buildFromSpec} (the CLI's `--name`, `--language`, `--tasks`, `--seed`). */
+/**
+ * Options of {@link RolloutService.buildFromSpec}: the CLI's `--name`, `--language`, `--tasks`,
+ * `--seed`, and `--agent` as the page's remote endpoint settings (with its key, never recorded).
+ */
 export interface SpecBuildOptions {
   name?: string;
   language?: 'zh' | 'en';
   tasks?: number;
   seed?: number;
+  agent?: EndpointSettings;
 }
 
-/** An admitted domain built from a spec: its name, counts, and what the scaffold skipped (`{ path, reason }`). */
+/**
+ * An admitted domain built from a spec: its name, counts, what the scaffold skipped
+ * (`{ path, reason }`), the code agent's report when one ran, and the domain folder's files
+ * (name → text, `build-report.json` and `agent-replies.json` included, as the CLI writes them).
+ */
 export interface SpecBuild {
   name: string;
   tasks: number;
   tools: number;
   tables: number;
   skipped: { path: string; reason: string }[];
+  agent?: AgentReport;
+  files: Record<string, string>;
 }
 
 /** JSON-Schema property → short type text for display. */
@@ -212,7 +250,7 @@ class ReplayCaller implements UserSimulator {
 type LocalLoader = (
   id: string,
   onProgress?: (p: DownloadProgress) => void,
-) => Promise<{ client: import('../../core/ports/model-client.ts').ModelClient; device: string }>;
+) => Promise<{ client: ModelClient; device: string }>;
 
 /** A factory of agents for `spec`; a remote agent loads the OpenAI client code on first use. */
 async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => Agent> {
@@ -242,17 +280,10 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
         new RealtimeAgent({ url: spec.url, connect, endpoint: redactUrl(spec.url), dialect: spec.dialect ?? 'ga' });
     }
     case 'remote': {
-      const [{ OpenAiModelClient }, { ModelAgent }] = await Promise.all([
-        import('../shared/openai-client.ts'),
+      const [client, { ModelAgent }] = await Promise.all([
+        remoteClient(spec),
         import('../../core/participants/model-agent.ts'),
       ]);
-      const client = new OpenAiModelClient({
-        flavor: spec.flavor,
-        baseURL: spec.baseURL,
-        model: spec.model,
-        ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
-        maxRetries: 1,
-      });
       const sampling = spec.temperature !== undefined ? { temperature: spec.temperature } : {};
       return () => new ModelAgent(client, { sampling });
     }
@@ -260,21 +291,33 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
 }
 
 /**
- * Model-backed callers ({@link ModelUser}) over a remote endpoint, a new one per rollout; the
- * OpenAI client code loads on first use.
+ * The OpenAI-compatible client of a remote endpoint of the page (one retry; its key, when given,
+ * as the bearer token), loaded on first use. `redirectRefusal` as the client's.
  */
-async function remoteCallers(spec: EndpointSettings): Promise<() => UserSimulator> {
-  const [{ OpenAiModelClient }, { ModelUser }] = await Promise.all([
-    import('../shared/openai-client.ts'),
-    import('../../core/participants/model-user.ts'),
-  ]);
-  const client = new OpenAiModelClient({
+async function remoteClient(
+  spec: EndpointSettings,
+  redirectRefusal?: (url: string) => string | null,
+): Promise<import('../shared/openai-client.ts').OpenAiModelClient> {
+  const { OpenAiModelClient } = await import('../shared/openai-client.ts');
+  return new OpenAiModelClient({
     flavor: spec.flavor,
     baseURL: spec.baseURL,
     model: spec.model,
     ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
     maxRetries: 1,
+    ...(redirectRefusal ? { redirectRefusal } : {}),
   });
+}
+
+/**
+ * Model-backed callers ({@link ModelUser}) over a remote endpoint, a new one per rollout; the
+ * OpenAI client code loads on first use.
+ */
+async function remoteCallers(spec: EndpointSettings): Promise<() => UserSimulator> {
+  const [client, { ModelUser }] = await Promise.all([
+    remoteClient(spec),
+    import('../../core/participants/model-user.ts'),
+  ]);
   const options = spec.temperature !== undefined ? { sampling: { temperature: spec.temperature } } : {};
   return () => new ModelUser(client, options);
 }
@@ -357,6 +400,49 @@ async function agentSpeaker(
   };
 }
 
+/** The gate's reasons in one line, as a refused build or restore reports them. */
+function refusal(name: string, gate: GateReport): Error {
+  const reasons = [
+    ...gate.domain_problems.map((p) => `domain: ${p}`),
+    ...gate.tasks.flatMap((t) => t.reasons.map((r) => `${t.task_id}: ${r}`)),
+  ];
+  return new Error(`${name}: refused by the gate: ${reasons.join('; ')}`);
+}
+
+/**
+ * The code agent's model in the page: the OpenAI-compatible client over `spec`, its key sent
+ * only to the base URL's origin (a redirect to another origin is not followed); each answered
+ * request is counted for `onAnswer`, and once `stopped()` no request is sent.
+ */
+async function builderClient(
+  spec: EndpointSettings,
+  stopped: () => boolean,
+  onAnswer: () => void,
+): Promise<ModelClient> {
+  const { endpointOrigin } = await import('../shared/endpoint-secrets.ts');
+  const origin = endpointOrigin(spec.baseURL);
+  if (!origin || origin.startsWith('ws')) throw new Error(`code agent: "${spec.baseURL}" is not an http(s) base URL`);
+  if (!spec.model.trim()) throw new Error('code agent: give the model served at the endpoint');
+  const client = await remoteClient(spec, (url) =>
+    endpointOrigin(url) === origin ? null : `the code agent's requests (and key) go only to ${origin}`,
+  );
+  return {
+    id: client.id,
+    flavor: client.flavor,
+    kind: client.kind,
+    endpoint: client.endpoint,
+    model: client.model,
+    async complete(request, signal): Promise<ModelResponse> {
+      if (stopped()) throw new InfrastructureError('the build was stopped');
+      try {
+        return await client.complete(request, signal);
+      } finally {
+        onAnswer();
+      }
+    },
+  };
+}
+
 /**
  * Build the service.
  * @param sqlFactory resolves to the {@link SqlDbFactory} for the domains' databases (sql.js in
@@ -406,46 +492,91 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
     if (abort.signal.aborted) abort = new AbortController();
     return abort.signal;
   };
+  /** A name a built domain may take: an identifier that no built-in domain has. */
+  const checkName = (name: string) => {
+    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name))
+      throw new Error(`name "${name}": must be an identifier (letters, digits, _)`);
+    if (builtinDomainNames().includes(name))
+      throw new Error(`${name}: a built-in domain has this name; choose another name`);
+  };
+  /** Load a built domain's files, gate it (when `gate`), and serve it under `name`. */
+  const serveBuilt = async (name: string, files: Record<string, string>, gate: boolean): Promise<Domain> => {
+    const { domainFromFiles } = await import('../../core/build-domain/index.ts');
+    const domain = domainFromFiles(name, files);
+    if (domain.name !== name) throw new Error(`${name}/domain.json: name is "${domain.name}", not "${name}"`);
+    const runtime = await DomainRuntime.create(domain, await (factory ??= sqlFactory()));
+    if (gate) {
+      const report = await gateDomain(runtime);
+      if (!report.accepted) throw refusal(name, report);
+    }
+    runtimes.set(name, Promise.resolve(runtime));
+    opened.add(name);
+    return domain;
+  };
 
   return {
     async domainNames() {
       return [...builtinDomainNames(), ...[...opened].sort()];
     },
 
-    async buildFromSpec(file, text, options = {}) {
-      const { buildDomainFiles, domainFromFiles, domainNameOf } = await import('../../core/build-domain/index.ts');
+    async buildFromSpec(file, spec, options = {}, onProgress) {
+      const core = await import('../../core/build-domain/index.ts');
       const base = file.split('/').pop() ?? file;
-      const name = options.name ?? domainNameOf(base.replace(/\.[^.]*$/, ''));
-      if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name))
-        throw new Error(`name "${name}": must be an identifier (letters, digits, _)`);
-      if (builtinDomainNames().includes(name))
-        throw new Error(`${name}: a built-in domain has this name; choose another name`);
-      const { files, report } = buildDomainFiles(file, text, {
+      const name = options.name ?? core.domainNameOf(typeof spec === 'string' ? base.replace(/\.[^.]*$/, '') : base);
+      checkName(name);
+      const text = typeof spec === 'string' ? spec : core.mergeMcpFiles(file, spec);
+      const seed = options.seed ?? 0;
+      const scaffold = core.buildDomainFiles(file, text, {
         name,
         language: options.language ?? 'en',
         tasks: options.tasks ?? 12,
-        seed: options.seed ?? 0,
+        seed,
         source: base,
       });
-      const domain = domainFromFiles(name, files);
-      const runtime = await DomainRuntime.create(domain, await (factory ??= sqlFactory()));
-      const gate = await gateDomain(runtime);
-      if (!gate.accepted) {
-        const reasons = [
-          ...gate.domain_problems.map((p) => `domain: ${p}`),
-          ...gate.tasks.flatMap((t) => t.reasons.map((r) => `${t.task_id}: ${r}`)),
-        ];
-        throw new Error(`${name}: refused by the gate: ${reasons.join('; ')}`);
+      let files = scaffold.files;
+      let agent: AgentReport | undefined;
+      if (options.agent) {
+        const signal = freshSignal();
+        const total = (JSON.parse(files['tasks.json'] ?? '[]') as unknown[]).length;
+        let done = 0;
+        const [{ runCodeAgent }, client] = await Promise.all([
+          import('../../core/build-domain/agent-step.ts'),
+          builderClient(
+            options.agent,
+            () => signal.aborted,
+            () => onProgress?.({ done: ++done, total }),
+          ),
+        ]);
+        onProgress?.({ done, total });
+        const step = await runCodeAgent({ dir: name, files, client, seed, factory: await (factory ??= sqlFactory()) });
+        if (signal.aborted) throw new Error(`${name}: the build was stopped; nothing was built`);
+        files = step.files;
+        agent = step.report;
       }
-      runtimes.set(name, Promise.resolve(runtime));
-      opened.add(name);
+      const report = agent ? { ...scaffold.report, agent } : scaffold.report;
+      files = { ...files, 'build-report.json': `${JSON.stringify(report, null, 2)}\n` };
+      const domain = await serveBuilt(name, files, true);
       return {
         name,
         tasks: domain.tasks.length,
         tools: domain.tools.length,
-        tables: report.tables.length,
-        skipped: report.skipped,
+        tables: scaffold.report.tables.length,
+        skipped: scaffold.report.skipped,
+        ...(agent ? { agent } : {}),
+        files,
       };
+    },
+
+    async openBuilt(name, files, options = {}) {
+      checkName(name);
+      const domain = await serveBuilt(name, files, options.gate ?? true);
+      return { tasks: domain.tasks.length };
+    },
+
+    async forget(name) {
+      if (builtinDomainNames().includes(name) || !opened.has(name)) return;
+      opened.delete(name);
+      runtimes.delete(name);
     },
 
     async loadLocal(id, onProgress) {

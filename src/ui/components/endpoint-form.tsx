@@ -40,7 +40,8 @@ export function EndpointForm({
   value: EndpointSettings;
   onChange(e: EndpointSettings): void;
   storageKey?: string;
-  who?: 'agent' | 'caller';
+  /** Whose endpoint: the call's agent or caller, or the domain builder's code agent. */
+  who?: 'agent' | 'caller' | 'code agent';
 }) {
   const set = (patch: Partial<EndpointSettings>) => {
     const next = { ...value, ...patch };
@@ -49,7 +50,7 @@ export function EndpointForm({
   };
   const origin = endpointOrigin(value.baseURL);
   return (
-    <fieldset class="endpoint" data-endpoint={who}>
+    <fieldset class="endpoint" data-endpoint={who === 'code agent' ? 'builder' : who}>
       <legend>Remote {who} endpoint (saved in this browser only; never shared)</legend>
       <label>
         Flavor{' '}

@@ -48,6 +48,7 @@ import {
   type AgentKind,
 } from '../components/participant-select.tsx';
 import { isRealtimeUrl } from '../components/realtime-form.tsx';
+import { builtFiles } from '../built-domains.ts';
 
 type CallerKind = BatchJob['user']['kind'];
 
@@ -189,10 +190,13 @@ export function BatchView({ info }: ViewProps) {
     };
     // A tau2-bench folder opened in Browse lives in the main worker: the pool's workers load it too.
     const tau2 = openedTau2(info.name);
+    // So does a domain built in the page from an API description.
+    const files = builtFiles(info.name);
     const pool = runBatchPool({
       jobs,
       size: workers,
       ...(tau2 ? { tau2 } : {}),
+      ...(files ? { built: { name: info.name, files } } : {}),
       ...(host ? { host, ...(noise.length ? { noise } : {}) } : {}),
       onTrajectory(t) {
         state.trajectories.push(t);

@@ -165,11 +165,14 @@ function OpenTau2({ onOpened }: { onOpened?: (name: string) => void }) {
   );
 }
 
-export function BrowseView({ info, onDomainOpened }: ViewProps) {
+export function BrowseView({ info, onDomainOpened, onDomainRemoved }: ViewProps) {
   return (
     <div class="browse">
       <OpenTau2 {...(onDomainOpened ? { onOpened: onDomainOpened } : {})} />
-      <BuildFromSpec {...(onDomainOpened ? { onBuilt: onDomainOpened } : {})} />
+      <BuildFromSpec
+        {...(onDomainOpened ? { onBuilt: onDomainOpened } : {})}
+        {...(onDomainRemoved ? { onRemoved: onDomainRemoved } : {})}
+      />
       <p class="lede">
         <strong>{info.name}</strong> · language {info.language} · calls {info.roles.join(' and ')} · {info.rules.length}{' '}
         rules · {info.checks.length} rule checks · {info.tools.length} tools · {info.tasks.length} tasks ·{' '}
