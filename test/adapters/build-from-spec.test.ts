@@ -159,7 +159,7 @@ describe('buildFromSpec with a folder and with the code agent', () => {
     expect((await service.describe('pets')).tasks[0]!.user_scenario.persona).toBe(EDITED_PERSONA);
   }, 60_000);
 
-  it('never follows the endpoint to another origin: a redirect fails the proposal, the other origin gets nothing', async () => {
+  it('never follows the endpoint to another origin: a redirect fails the build, the other origin gets nothing', async () => {
     const other = await startOpenAiServer(scriptedModels({ editor: EDITOR_REPLIES }));
     const hop = await startOpenAiServer((_body, _i, req) => ({
       status: 307,
@@ -167,15 +167,19 @@ describe('buildFromSpec with a folder and with the code agent', () => {
       headers: { location: `${other.url}${req.path.replace(/^\/v1/, '')}` },
     }));
     try {
-      const built = await service.buildFromSpec('openapi.yaml', await readFile(PETSTORE, 'utf8'), {
-        name: 'hop',
-        tasks: 1,
-        agent: { flavor: 'openai', baseURL: hop.url, model: 'editor', apiKey: 'sk-hop' },
-      });
-      expect(built.agent?.rejected.map((r) => r.status)).toEqual(['model_error']);
-      expect(built.agent?.rejected[0]?.detail).toContain(
+      const message = await failure(async () =>
+        service.buildFromSpec('openapi.yaml', await readFile(PETSTORE, 'utf8'), {
+          name: 'hop',
+          tasks: 1,
+          agent: { flavor: 'openai', baseURL: hop.url, model: 'editor', apiKey: 'sk-hop' },
+        }),
+      );
+      expect(message).toMatch(/^the code agent's endpoint failed on task hop-update_pet-1: /);
+      expect(message).toContain(
         `not followed: the code agent's requests (and key) go only to ${new URL(hop.url).origin}`,
       );
+      expect(message).toMatch(/; nothing was written$/);
+      expect(await service.domainNames()).not.toContain('hop');
       expect(hop.requests.length).toBeGreaterThan(0);
       expect(other.requests).toEqual([]);
     } finally {

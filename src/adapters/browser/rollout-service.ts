@@ -116,8 +116,9 @@ export interface RolloutService {
    * @param onProgress with an agent: proposals answered so far of all tasks, after each request
    * @throws SpecError (`<file>: <path in the spec>: <what is wrong>`) for a bad spec; Error
    *   `<name>: refused by the gate: …` listing the gate's reasons when it refuses the domain;
-   *   Error when `name` is not an identifier or is a built-in domain's; Error when stopped with
-   *   {@link cancel} during the agent step (nothing is built).
+   *   Error when `name` is not an identifier or is a built-in domain's; InfrastructureError when
+   *   the code agent's endpoint fails a request after its retry (nothing is built, as the CLI
+   *   writes nothing); Error when stopped with {@link cancel} during the agent step (likewise).
    */
   buildFromSpec(
     file: string,
@@ -548,8 +549,17 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
           ),
         ]);
         onProgress?.({ done, total });
-        const step = await runCodeAgent({ dir: name, files, client, seed, factory: await (factory ??= sqlFactory()) });
-        if (signal.aborted) throw new Error(`${name}: the build was stopped; nothing was built`);
+        const stoppedError = () => new Error(`${name}: the build was stopped; nothing was built`);
+        const step = await runCodeAgent({
+          dir: name,
+          files,
+          client,
+          seed,
+          factory: await (factory ??= sqlFactory()),
+        }).catch((e: unknown) => {
+          throw signal.aborted ? stoppedError() : e;
+        });
+        if (signal.aborted) throw stoppedError();
         files = step.files;
         agent = step.report;
       }
