@@ -7,8 +7,10 @@
  * batch runs; the figures are the peaks:
  *
  * - JS heap of the page's main thread (CDP `Runtime.getHeapUsage`, used bytes);
- * - JS heap of each rollout worker (`performance.memory.usedJSHeapSize` evaluated in the worker,
- *   summed over the workers alive at the sample);
+ * - JS memory of the page's window and of its workers (`performance.measureUserAgentSpecificMemory()`,
+ *   summed over the workers alive at the sample). It needs a cross-origin isolated page: the bench
+ *   adds COOP/COEP headers to every response it serves, and chromium runs with
+ *   `ForceEagerMeasureMemory` so a measurement returns without waiting for a garbage collection;
  * - resident memory of every chromium process of this browser (browser, renderer, utility), the
  *   sum of VmRSS and of Pss (`/proc/<pid>/smaps_rollup`: shared pages split between the processes
  *   that map them, so the Pss sum does not count the shared libraries 7 times).
@@ -69,8 +71,29 @@ function chromiumMemory(): { rss: number; pss: number; processes: number } {
   return { rss, pss, processes };
 }
 
+/**
+ * In the page: the JS memory of its window and of its dedicated workers (bytes, by
+ * `measureUserAgentSpecificMemory`; `count` workers measured), or zeros when the page is not
+ * cross-origin isolated.
+ */
+async function jsMemory(): Promise<{ window: number; workers: number; count: number }> {
+  type Breakdown = { bytes: number; attribution: { scope: string; url: string }[] };
+  const perf = performance as unknown as { measureUserAgentSpecificMemory?: () => Promise<{ breakdown: Breakdown[] }> };
+  if (!crossOriginIsolated || !perf.measureUserAgentSpecificMemory) return { window: 0, workers: 0, count: 0 };
+  const { breakdown } = await perf.measureUserAgentSpecificMemory();
+  const out = { window: 0, workers: 0, count: 0 };
+  for (const b of breakdown) {
+    if (b.attribution.some((a) => a.scope === 'DedicatedWorkerGlobalScope')) {
+      out.workers += b.bytes;
+      out.count++;
+    } else if (b.attribution.some((a) => a.scope === 'Window')) out.window += b.bytes;
+  }
+  return out;
+}
+
 interface Peaks {
   mainHeap: number;
+  pageJs: number;
   workerHeap: number;
   workers: number;
   rss: number;
@@ -92,7 +115,17 @@ async function batchPeaks(page: Page, workers: number): Promise<Peaks> {
   await page.fill('#trials', String(TRIALS));
   await page.fill('#workers', String(workers));
   await page.selectOption('#batch-agent', 'reference');
-  const peaks: Peaks = { mainHeap: 0, workerHeap: 0, workers: 0, rss: 0, pss: 0, processes: 0, rollouts: '', ms: 0 };
+  const peaks: Peaks = {
+    mainHeap: 0,
+    pageJs: 0,
+    workerHeap: 0,
+    workers: 0,
+    rss: 0,
+    pss: 0,
+    processes: 0,
+    rollouts: '',
+    ms: 0,
+  };
   const done = () =>
     page.evaluate(
       () =>
@@ -103,24 +136,12 @@ async function batchPeaks(page: Page, workers: number): Promise<Peaks> {
   await page.click('#batch-run');
   do {
     const { usedSize } = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
-    const heaps = await Promise.all(
-      page
-        .workers()
-        .map((w) =>
-          w
-            .evaluate(
-              () => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? 0,
-            )
-            .catch(() => 0),
-        ),
-    );
+    const js = await page.evaluate(jsMemory);
     const m = chromiumMemory();
     peaks.mainHeap = Math.max(peaks.mainHeap, usedSize);
-    peaks.workerHeap = Math.max(
-      peaks.workerHeap,
-      heaps.reduce((a, b) => a + b, 0),
-    );
-    peaks.workers = Math.max(peaks.workers, heaps.length);
+    peaks.pageJs = Math.max(peaks.pageJs, js.window);
+    peaks.workerHeap = Math.max(peaks.workerHeap, js.workers);
+    peaks.workers = Math.max(peaks.workers, js.count);
     peaks.rss = Math.max(peaks.rss, m.rss);
     peaks.pss = Math.max(peaks.pss, m.pss);
     peaks.processes = Math.max(peaks.processes, m.processes);
@@ -144,7 +165,19 @@ export async function pageMemoryLines(): Promise<string[]> {
   }
   const dist = await buildPage();
   const server = await serve(dist);
-  const browser = await launch();
+  const browser = await launch(['--enable-blink-features=ForceEagerMeasureMemory']);
+  // Cross-origin isolation, for measureUserAgentSpecificMemory.
+  await browser.context.route(`${server.url}**`, async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({
+      response,
+      headers: {
+        ...response.headers(),
+        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-embedder-policy': 'require-corp',
+      },
+    });
+  });
   const lines: string[] = [];
   try {
     for (const workers of [1, TASKS]) {
@@ -165,7 +198,7 @@ export async function pageMemoryLines(): Promise<string[]> {
       const p = await batchPeaks(page, workers);
       const mib = (b: number) => `${(b / MIB).toFixed(0)} MiB`;
       lines.push(
-        `  ${String(workers).padStart(2)} worker${workers > 1 ? 's' : ' '} (${workers} rollout${workers > 1 ? 's' : ''} at once; ${p.rollouts}, ${(p.ms / 1000).toFixed(1)} s): peak JS heap main thread ${mib(p.mainHeap)}, workers ${mib(p.workerHeap)} (${p.workers} workers seen) · chromium processes (${p.processes}) RSS ${mib(p.rss)}, PSS ${mib(p.pss)} (before the batch: RSS ${mib(before.rss)}, PSS ${mib(before.pss)})`,
+        `  ${String(workers).padStart(2)} worker${workers > 1 ? 's' : ' '} (${workers} rollout${workers > 1 ? 's' : ''} at once; ${p.rollouts}, ${(p.ms / 1000).toFixed(1)} s): peak JS heap of the main thread ${mib(p.mainHeap)} (CDP) · JS memory of the window ${mib(p.pageJs)}, of the workers ${mib(p.workerHeap)} (up to ${p.workers} workers measured at once, the page’s own runtime worker included) · chromium processes (${p.processes}) RSS ${mib(p.rss)}, PSS ${mib(p.pss)} (before the batch: RSS ${mib(before.rss)}, PSS ${mib(before.pss)})`,
       );
       await page.close();
     }

@@ -116,8 +116,9 @@ export async function evaluate(
   if (options.gold && options.gold.task_id !== task.id) {
     throw new Error(`evaluate: options.gold is the gold replay of task ${options.gold.task_id}, not of ${task.id}`);
   }
-  // The replays' row-by-row `writes` serve only the write whitelist (the gold's: only the gate).
-  const gold = options.gold ?? (await replayGold(runtime, task, { writes: false }));
+  // The replays' row-by-row `writes` serve only the write whitelist (the gold's: only the gate);
+  // the gold state needs only the reference's writes.
+  const gold = options.gold ?? (await replayGold(runtime, task, { writes: false, reads: false }));
   const predicted = await replayTrajectory(runtime, task, turns, { writes: criteria.write_whitelist != null });
   const components: Partial<Record<RewardComponent, ComponentResult>> = {};
   let orderFree: ComponentResult | null = null;

@@ -1,0 +1,67 @@
+/**
+ * What scoring's replays leave out (issue 15, item 3): `writes: false` skips the row-by-row
+ * writes (one read per written row), `reads: false` skips the reference's read-only calls in the
+ * gold replay; the gold state and every reward stay the same.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DomainRuntime } from '../../../src/core/env/environment.ts';
+import { evaluate, replayGold, replayTrajectory } from '../../../src/core/scoring/index.ts';
+import { bankRuntime, bankTask, Recorder } from './fixture.ts';
+
+const lookUp = (account_id: string) => ({ name: 'get_account', arguments: { account_id } });
+const payWater30 = { name: 'pay', arguments: { account_id: 'A1', payee: 'Water', amount: 30 } };
+
+let bank: DomainRuntime;
+beforeAll(async () => {
+  bank = await bankRuntime();
+});
+
+describe('replay options', () => {
+  it('reads: false gives the same gold changes and drops only the failed read from errors', async () => {
+    // A reference with a read that fails (no account A9), a read that succeeds, and a write.
+    const task = bankTask({ actions: [lookUp('A9'), lookUp('A1'), payWater30], reward_basis: ['DB'] });
+    const all = await replayGold(bank, task);
+    const writesOnly = await replayGold(bank, task, { reads: false });
+    expect(writesOnly.changes).toEqual(all.changes);
+    expect(all.errors.map((e) => [e.index, e.content])).toEqual([[0, 'Error: no account A9']]);
+    expect(writesOnly.errors).toEqual([]);
+    // The write's rows are there either way; `writes: false` leaves them out.
+    expect(all.writes.map((w) => [w.table, w.op, w.column, w.after])).toEqual(
+      writesOnly.writes.map((w) => [w.table, w.op, w.column, w.after]),
+    );
+    expect(all.writes.find((w) => w.table === 'accounts')?.row).toEqual({
+      id: 'A1',
+      owner: 'Li',
+      balance: 70,
+      nickname: null,
+    });
+    expect((await replayGold(bank, task, { writes: false })).writes).toEqual([]);
+  });
+
+  it('a trajectory replay with writes: false keeps each tool turn’s writes and the same changes', async () => {
+    const task = bankTask({ actions: [lookUp('A1'), payWater30], reward_basis: ['DB'] });
+    const r = await Recorder.open(bank, task);
+    await r.call([
+      ['get_account', { account_id: 'A1' }],
+      ['pay', payWater30.arguments],
+    ]);
+    r.agent('Paid 30 to Water.');
+    const turns = await r.done();
+    const full = await replayTrajectory(bank, task, turns);
+    const lean = await replayTrajectory(bank, task, turns, { writes: false });
+    try {
+      expect(lean.changes).toEqual(full.changes);
+      expect(lean.turns).toEqual(full.turns);
+      expect(full.writes).toHaveLength(5); // payments: 4 columns inserted; accounts: balance
+      expect(lean.writes).toEqual([]);
+    } finally {
+      await full.env.close();
+      await lean.env.close();
+    }
+    // evaluate replays with both options off: the same reward and DB details as with a full gold.
+    const lean2 = await evaluate(bank, task, turns);
+    const withFullGold = await evaluate(bank, task, turns, { gold: await replayGold(bank, task) });
+    expect(lean2.reward).toBe(1);
+    expect(lean2.components.DB).toEqual(withFullGold.components.DB);
+  });
+});
