@@ -125,12 +125,16 @@ export function samplingFromFlags(opts: SamplingFlags): {
 
 /**
  * The model settings of the flags (sampling, timeout, retries) for the participant factories;
- * `teacherGuidance` gives a model agent the reference solution (`run --teacher-guidance`).
+ * `teacherGuidance` gives a model agent the reference solution (`run --teacher-guidance`);
+ * `agentVoice` asks a model agent for spoken audio (`run --agent-voice`).
  */
-export function modelSettingsFromFlags(opts: SamplingFlags & { teacherGuidance?: boolean }): ModelSettings {
+export function modelSettingsFromFlags(
+  opts: SamplingFlags & { teacherGuidance?: boolean; agentVoice?: string },
+): ModelSettings {
   return {
     sampling: samplingFromFlags(opts),
     ...(opts.teacherGuidance ? { teacherGuidance: true } : {}),
+    ...(opts.agentVoice ? { agentVoice: opts.agentVoice } : {}),
     ...(opts.modelTimeout !== undefined ? { timeoutMs: opts.modelTimeout } : {}),
     ...(opts.modelRetries !== undefined ? { retries: opts.modelRetries } : {}),
   };

@@ -53,6 +53,12 @@ export interface ModelSettings {
   backoffMs?: number;
   /** Issue 5: caller audio for a model agent (the degraded WAV of each caller turn). */
   userAudio?: TurnAudio;
+  /**
+   * Issue 17: ask a model agent for spoken audio in this voice (`run --agent-voice`; openai and
+   * vllm-omni flavors). On the full-duplex timeline its audio is placed as it came, when it passes
+   * the checks of `agentOwnAudio` (else the text is synthesized, and the span says why).
+   */
+  agentVoice?: string;
 }
 
 /** A parsed `<flavor>:<model>@<base-url>` spec. */
@@ -98,6 +104,7 @@ function agentOptions(settings: ModelSettings) {
     ...(settings.sampling ? { sampling: settings.sampling } : {}),
     ...(settings.teacherGuidance ? { teacherGuidance: 'reference' as const } : {}),
     ...(settings.userAudio ? { userAudio: settings.userAudio } : {}),
+    ...(settings.agentVoice ? { voice: settings.agentVoice } : {}),
   };
 }
 

@@ -28,6 +28,8 @@ export interface TrialFlags extends SamplingFlags {
   seed: number;
   maxSteps?: number;
   teacherGuidance?: boolean;
+  /** Ask a model agent for spoken audio in this voice (`--agent-voice`). */
+  agentVoice?: string;
   judge?: string;
   /** Judgements per item for the judge's majority. */
   judgeN?: number;

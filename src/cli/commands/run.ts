@@ -174,6 +174,10 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
     )
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
     .option(
+      '--agent-voice <voice>',
+      "ask a model agent (openai, vllm-omni) for spoken audio in this voice; with --duplex its audio is placed on the timeline when it is a WAV of 8–48 kHz, at most 120 s and 3× its text's synthesis + 5 s (else the text is synthesized; the span says why)",
+    )
+    .option(
       '--teacher-guidance',
       'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)',
     )

@@ -29,6 +29,12 @@ export const DuplexSpan = z.object({
   turn: z.number().int().nullable(),
   /** Agent speech only: the agent stopped before the end of its reply (it yielded to a barge-in). */
   yielded: z.boolean().optional(),
+  /**
+   * Agent speech of a reply that carried its own audio only: `used` when that audio was placed,
+   * else `refused: <why>` (not a WAV, a rate outside 8–48 kHz, too long for its text …): the
+   * reply was then synthesized from its text, and the call went on as usual.
+   */
+  own_audio: z.string().optional(),
 });
 export type DuplexSpan = z.infer<typeof DuplexSpan>;
 

@@ -20,6 +20,12 @@ import { asidePhrases } from '../channel/inserts.ts';
 import { personaVoice } from '../channel/persona-voice.ts';
 import { cutAfterToken, tokenize } from '../channel/text-cut.ts';
 import { type PrefixSpeech, wordsSaidWithin } from './word-timing.ts';
+import {
+  AGENT_AUDIO_RATES_HZ,
+  MAX_AGENT_AUDIO_S,
+  MAX_OWN_AUDIO_STRETCH,
+  OWN_AUDIO_SLACK_S,
+} from '../rollout/limits.ts';
 import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
 import type { TtsVoice } from '../ports/tts.ts';
 import type { ToolCall, Turn } from '../schema/trajectory.ts';
@@ -215,14 +221,11 @@ export class DuplexTimeline {
     return async (prefix) => Math.round((await this.speak(prefix, this.agentVoice)).length * scale);
   }
 
-  /** own audio length / synthesis length of the whole reply `text` (1 without own audio). */
-  private async ownScale(text: string, own: Float32Array | null): Promise<number> {
-    return own ? own.length / (await this.speak(text, this.agentVoice)).length : 1;
-  }
-
   /**
-   * Place an agent reply `text` (trajectory index `turn`), as the agent's own audio `own` (16 kHz
-   * samples, see {@link agentOwnAudio}) when it gave some, else as its synthesis. When `mayOverlap` (no stop token),
+   * Place an agent reply `text` (trajectory index `turn`), as the agent's own audio `own` (see
+   * {@link agentOwnAudio}) when it gave some that speaks the text (at most
+   * {@link MAX_OWN_AUDIO_STRETCH} × its synthesis + {@link OWN_AUDIO_SLACK_S}), else as its
+   * synthesis; the span's `own_audio` says which, and why own audio was refused. When `mayOverlap` (no stop token),
    * the channel may barge in: a backchannel is said over the reply (not a turn), another type
    * makes the agent yield `yieldAfterMs` after the caller starts, and the returned barge-in
    * carries the heard part (the words whose end, measured on the synthesis by
@@ -234,10 +237,25 @@ export class DuplexTimeline {
     text: string,
     calls: readonly ToolCall[],
     mayOverlap: boolean,
-    own: Float32Array | null = null,
+    own: OwnAudio = null,
   ): Promise<AgentSpeech> {
     const start = this.agentStart();
-    const samples = own ?? (await this.speak(text, this.agentVoice));
+    const synth = await this.speak(text, this.agentVoice);
+    let samples = synth;
+    let ownNote: string | null = own && 'refused' in own ? `refused: ${own.refused}` : null;
+    if (own && 'samples' in own) {
+      const limit = MAX_OWN_AUDIO_STRETCH * synth.length + OWN_AUDIO_SLACK_S * SPEECH_RATE_HZ;
+      if (own.samples.length > limit) {
+        const s = (n: number) => `${(n / SPEECH_RATE_HZ).toFixed(1)} s`;
+        ownNote = `refused: ${s(own.samples.length)} of audio for ${s(synth.length)} of speech (over ${MAX_OWN_AUDIO_STRETCH}× + ${OWN_AUDIO_SLACK_S} s)`;
+      } else {
+        samples = own.samples;
+        ownNote = 'used';
+      }
+    }
+    const note = ownNote ? { own_audio: ownNote } : {};
+    // Word ends on the agent's own audio: in proportion to the synthesis's (no timings come with it).
+    const scale = samples.length / synth.length;
     const length = this.samplesToTicks(samples.length);
     const end = start + length;
     // The answer to a barge-in is let finish when the settings say so (the user-interruption subset).
@@ -250,7 +268,6 @@ export class DuplexTimeline {
     if (barge && barge.interrupted.type !== 'backchannel') {
       // The channel measures its cut on the synthesis; on the agent's own audio the cut falls
       // at the same share of the reply (scaled by own length / synthesis length).
-      const scale = await this.ownScale(text, own);
       const onset = Math.min(end - 1, start + Math.floor(((barge.interrupted.cut_ms ?? 0) * scale) / this.tt.tickMs));
       const stop = Math.min(end, onset + this.ticks(this.tt.yieldAfterMs));
       const saidSamples = (stop - start) * this.tickSamples;
@@ -275,6 +292,7 @@ export class DuplexTimeline {
         text: heardText,
         turn,
         ...(heard ? { yielded: true } : {}),
+        ...note,
       });
       this.bargeOnset = onset;
       this.lastEnd = stop;
@@ -291,7 +309,7 @@ export class DuplexTimeline {
       };
     }
     this.agent.add(samples, start * this.tickSamples);
-    this.span({ who: 'agent', kind: 'speech', start_tick: start, end_tick: end, text, turn });
+    this.span({ who: 'agent', kind: 'speech', start_tick: start, end_tick: end, text, turn, ...note });
     if (barge && length > room) {
       // A backchannel over the reply: heard, never a turn; the agent talks through it.
       const onset = Math.min(end - room, start + Math.floor((barge.interrupted.cut_ms ?? 0) / this.tt.tickMs));
@@ -502,24 +520,51 @@ export class DuplexTimeline {
 }
 
 /**
- * The agent's own speech in a reply (a realtime agent's response audio, an endpoint's audio
- * output): the first audio content part `{ type: 'audio', base64 }` of `reply.parts`, a WAV file
- * of any rate, as 16 kHz mono samples ({@link SPEECH_RATE_HZ}); null when there is none, or
- * when it is not a decodable WAV or holds no samples (the reply is then synthesized from its text:
- * nothing the agent sends makes the call invalid).
+ * The agent's own audio of a reply, checked: 16 kHz mono samples to place, or why it was refused
+ * (the reply is then synthesized from its text), or null when the reply carried none.
  */
-export function agentOwnAudio(reply: unknown): Float32Array | null {
+export type OwnAudio = { samples: Float32Array } | { refused: string } | null;
+
+/**
+ * Base64 characters of the longest WAV accepted: {@link MAX_AGENT_AUDIO_S} of 48 kHz 16-bit
+ * stereo plus 1 kB of header; longer text is refused before it is decoded.
+ */
+const MAX_AUDIO_BASE64 = Math.ceil(((MAX_AGENT_AUDIO_S * AGENT_AUDIO_RATES_HZ.max * 4 + 1024) * 4) / 3);
+
+/**
+ * The agent's own speech in a reply (a realtime agent's response audio, an endpoint's audio
+ * output, e.g. OpenAI's `message.audio.data`): the first audio content part
+ * `{ type: 'audio', base64 }` of `reply.parts`, a WAV file of 8–48 kHz
+ * ({@link AGENT_AUDIO_RATES_HZ}), as 16 kHz mono samples ({@link SPEECH_RATE_HZ}). Null when
+ * there is none; `refused` with the reason when it is over {@link MAX_AGENT_AUDIO_S} (checked on
+ * the base64 length before decoding, then on the samples), not a decodable WAV, at a rate outside
+ * the range, or empty. Nothing the agent sends makes the call invalid: a refused reply is
+ * synthesized from its text.
+ */
+export function agentOwnAudio(reply: unknown): OwnAudio {
   const parts = (reply as { parts?: unknown } | null)?.parts;
   if (!Array.isArray(parts)) return null;
   const part = parts.find((p) => (p as { type?: unknown } | null)?.type === 'audio') as
     | { base64?: unknown }
     | undefined;
   if (typeof part?.base64 !== 'string') return null;
+  if (part.base64.length > MAX_AUDIO_BASE64)
+    return {
+      refused: `${Math.round((part.base64.length * 3) / 4)} bytes of audio, over the ${MAX_AGENT_AUDIO_S}-s limit`,
+    };
+  let decoded: { samples: Float32Array; sampleRate: number };
   try {
-    const { samples, sampleRate } = decodeWav(fromBase64(part.base64));
-    const out = sampleRate === SPEECH_RATE_HZ ? samples : resample(samples, sampleRate, SPEECH_RATE_HZ);
-    return out.length > 0 ? out : null;
-  } catch {
-    return null;
+    decoded = decodeWav(fromBase64(part.base64));
+  } catch (e) {
+    return { refused: `not a WAV file (${e instanceof Error ? e.message : String(e)})` };
   }
+  const { samples, sampleRate } = decoded;
+  if (!(sampleRate >= AGENT_AUDIO_RATES_HZ.min && sampleRate <= AGENT_AUDIO_RATES_HZ.max))
+    return {
+      refused: `sample rate ${sampleRate} Hz, outside ${AGENT_AUDIO_RATES_HZ.min}–${AGENT_AUDIO_RATES_HZ.max} Hz`,
+    };
+  if (samples.length === 0) return { refused: 'the WAV holds no samples' };
+  if (samples.length > MAX_AGENT_AUDIO_S * sampleRate)
+    return { refused: `${(samples.length / sampleRate).toFixed(1)} s of audio, over the ${MAX_AGENT_AUDIO_S}-s limit` };
+  return { samples: sampleRate === SPEECH_RATE_HZ ? samples : resample(samples, sampleRate, SPEECH_RATE_HZ) };
 }

@@ -36,7 +36,7 @@ import type { OpenAiToolSchema } from '../schema/domain.ts';
 import type { AssistantTurn, ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
 import type { TurnAudio } from './model-messages.ts';
 import { ModelEndpointError } from './model-errors.ts';
-import { MAX_REPLY_CHARS } from '../rollout/limits.ts';
+import { MAX_AGENT_AUDIO_S, MAX_REPLY_CHARS } from '../rollout/limits.ts';
 import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
 
 /** Which shape of `session.update` and history items to send. */
@@ -45,7 +45,7 @@ export type RealtimeDialect = 'ga' | 'beta';
 /** The realtime API's PCM rate: 24 kHz, 16-bit little-endian mono. */
 export const REALTIME_RATE_HZ = 24_000;
 /** Agent audio kept per reply: 120 s (longer replies keep their transcript; the audio is cut). */
-export const DEFAULT_MAX_AUDIO_S = 120;
+export const DEFAULT_MAX_AUDIO_S = MAX_AGENT_AUDIO_S;
 /** Caller audio per `input_audio_buffer.append`: 500 ms (24 kB of PCM). */
 export const APPEND_CHUNK_MS = 500;
 

@@ -11,6 +11,28 @@
  * object of the built-in and tau2 domains is a few hundred characters, three levels deep.
  */
 
+/**
+ * Longest agent audio placed on the full-duplex timeline (a realtime agent's reply audio, an
+ * endpoint's audio output): 120 s, about 300 spoken words; a phone reply is a few seconds.
+ */
+export const MAX_AGENT_AUDIO_S = 120;
+
+/**
+ * Sample rates accepted for the agent's own audio, Hz: 8 kHz (telephone) to 48 kHz (studio).
+ * A WAV header outside them is not a speech recording we can place (a header written wrong).
+ */
+export const AGENT_AUDIO_RATES_HZ = { min: 8_000, max: 48_000 } as const;
+
+/**
+ * Own audio longer than `MAX_OWN_AUDIO_STRETCH ×` the synthesis of its own text plus
+ * {@link OWN_AUDIO_SLACK_S} does not speak that text (the heard words, cut by word timings
+ * scaled from the synthesis, would be meaningless): it is refused and the text synthesized.
+ * Ours: speaking rates of people and TTS voices differ by well under 3× (about 2–7 syllables/s).
+ */
+export const MAX_OWN_AUDIO_STRETCH = 3;
+/** Seconds added to the stretch limit, for pauses and breaths in short replies. */
+export const OWN_AUDIO_SLACK_S = 5;
+
 /** Longest reply text worked on, in UTF-16 code units (JavaScript string length). */
 export const MAX_REPLY_CHARS = 16_000;
 

@@ -259,13 +259,25 @@ describe('agentOwnAudio', () => {
   const part = (base64: string) => ({ text: 'hi', parts: [{ type: 'audio', base64 }] });
   it('a 24 kHz WAV part becomes 16 kHz samples of the same duration', () => {
     const wav = toBase64(encodeWav(new Float32Array(24_000 * 0.6).fill(0.1), 24_000));
-    expect(agentOwnAudio(part(wav))?.length).toBe(9600);
+    const got = agentOwnAudio(part(wav));
+    expect(got && 'samples' in got ? got.samples.length : null).toBe(9600);
   });
-  it('no part, a part that is not a WAV, or an empty WAV: null (the reply is synthesized)', () => {
+  it('no part: null; not a WAV, an empty WAV, a rate outside 8–48 kHz or over 120 s: refused with the reason', () => {
     expect(agentOwnAudio({ text: 'hi' })).toBeNull();
     expect(agentOwnAudio(null)).toBeNull();
-    expect(agentOwnAudio(part('bm90IGEgd2F2'))).toBeNull();
-    expect(agentOwnAudio(part('%%%'))).toBeNull();
-    expect(agentOwnAudio(part(toBase64(encodeWav(new Float32Array(0), 16_000))))).toBeNull();
+    expect(agentOwnAudio(part('bm90IGEgd2F2'))).toEqual({ refused: expect.stringMatching(/^not a WAV file \(/) });
+    expect(agentOwnAudio(part('%%%'))).toEqual({ refused: expect.stringMatching(/^not a WAV file \(/) });
+    expect(agentOwnAudio(part(toBase64(encodeWav(new Float32Array(0), 16_000))))).toEqual({
+      refused: 'the WAV holds no samples',
+    });
+    expect(agentOwnAudio(part(toBase64(encodeWav(new Float32Array(100), 96_000))))).toEqual({
+      refused: 'sample rate 96000 Hz, outside 8000–48000 Hz',
+    });
+    expect(agentOwnAudio(part(toBase64(encodeWav(new Float32Array(8000 * 121), 8000))))).toEqual({
+      refused: '121.0 s of audio, over the 120-s limit',
+    });
+    // Longer than 120 s of 48 kHz stereo: refused on its length, before decoding.
+    const huge = 'A'.repeat(31_000_000);
+    expect(agentOwnAudio(part(huge))).toEqual({ refused: '23250000 bytes of audio, over the 120-s limit' });
   });
 });
