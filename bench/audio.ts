@@ -1,21 +1,15 @@
 /**
- * Audio benchmarks (issues 5 and 17): × real time of the channel chain alone on 10 s of real
- * espeak-ng speech with every effect forced on (noise with drift, a burst, wind, far field,
- * muffled mic, packet loss, telephony with mu-law; target ≥ 1,000× real time, i.e. ≤ 10 ms
- * median), the `clean` preset on the same speech, and espeak-ng TTS time per sentence. No figure of another system is printed: none is
- * measured in this run.
+ * Audio benchmark inputs and cases (issues 5 and 17): 10 s of real espeak-ng speech and the plan
+ * with every channel effect forced on (used by bench/channel.ts, the chain's benchmark), and
+ * espeak-ng TTS time per sentence.
  */
 import type { BenchCase } from './harness.ts';
-import { nodeGraphRenderer } from '../src/adapters/node/audio/renderer.ts';
 import { espeakTts } from '../src/adapters/node/audio/espeak-tts.ts';
-import { runChannel } from '../src/core/channel/chain.ts';
 import { planChannel, type ChannelPlan } from '../src/core/channel/plan.ts';
 import type { Tts } from '../src/core/ports/tts.ts';
 
 /** Length of the benchmarked caller turn: 10 s of audio. */
 export const TURN_S = 10;
-/** Target: 1,000× real time → a 10 s turn in ≤ 10 ms. */
-const TARGET_X = 1000;
 
 const SENTENCES = [
   'I would like to change my flight to Friday morning, please.',
@@ -56,7 +50,7 @@ export function everyEffect(seed: number, length: number): ChannelPlan {
   };
 }
 
-/** The audio cases. A case's median in ms for a 10 s turn; ratio ≤ 1 is 1,000× real time or faster. */
+/** The audio cases: espeak-ng TTS time per sentence (the channel chain is in bench/channel.ts). */
 export async function audioCases(): Promise<BenchCase[]> {
   const tts = espeakTts();
   try {
@@ -65,19 +59,7 @@ export async function audioCases(): Promise<BenchCase[]> {
     console.log('(espeak-ng not installed: audio cases skipped)');
     return [];
   }
-  const speech = await realSpeech(tts, TURN_S);
-  let seed = 0;
   return [
-    {
-      name: `channel, every effect, ${TURN_S} s espeak-ng @16 kHz (≥ ${TARGET_X}× RT)`,
-      fn: () => runChannel(nodeGraphRenderer, speech, everyEffect(seed++, speech.length)),
-      targetMs: (TURN_S * 1000) / TARGET_X,
-    },
-    {
-      name: `channel, clean preset, ${TURN_S} s espeak-ng @16 kHz`,
-      fn: () =>
-        runChannel(nodeGraphRenderer, speech, planChannel('clean', { seed: seed++, taskId: 'bench' }, speech.length)),
-    },
     {
       name: 'espeak-ng TTS, one sentence → 16 kHz',
       fn: () => tts.synthesize('I would like to change my flight to Friday morning, please.'),

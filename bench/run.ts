@@ -67,8 +67,13 @@ const SECTIONS: Record<string, Section> = {
       print(formatTau2Bench(await measureTau2()));
     },
   },
+  channel: {
+    title:
+      "Phone channel chain alone on 10 s of espeak-ng speech, beside tau2-bench's own chain on the same speech (issues 15 item 7 and 17)",
+    run: async () => print(await (await import('./channel.ts')).channelBenchLines()),
+  },
   audio: {
-    title: 'Audio (phone channel chain alone, median of 10 s turns; espeak-ng)',
+    title: 'Audio: espeak-ng TTS',
     run: async () => void (await runCases(await (await import('./audio.ts')).audioCases())),
   },
   duplex: {

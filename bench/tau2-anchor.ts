@@ -229,7 +229,7 @@ function scoreProcess({ out, ms }: { out: unknown; ms: number }): ScoreProcess {
 }
 
 /** Where tau2-bench's sources are: `$SWITCHBOARD_TAU2_SRC` (a checkout or its `src` folder), or why not. */
-function tau2Src(): { src: string } | { missing: string } {
+export function tau2Src(): { src: string } | { missing: string } {
   const how =
     'to measure it in this run: `git clone https://github.com/sierra-research/tau2-bench /tmp/tau2-bench` (or `git archive` of a local copy), then `SWITCHBOARD_TAU2_SRC=/tmp/tau2-bench npm run bench -- tau2` (python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed)';
   const given = process.env.SWITCHBOARD_TAU2_SRC;

@@ -11,7 +11,19 @@ import {
 } from '../../src/core/audio/mulaw.ts';
 import { decimate2, interpolate2 } from '../../src/core/audio/resample.ts';
 import { applyFrameDrops, dropSpans, gilbertElliottDrops } from '../../src/core/audio/packet-loss.ts';
-import { brownNoise, pinkNoise, poissonTimesMs, whiteNoise, windNoise } from '../../src/core/audio/noise.ts';
+import {
+  brownNoise,
+  kindPowerResponse,
+  pinkNoise,
+  poissonTimesMs,
+  proceduralRaw,
+  unitRms,
+  whiteNoise,
+  windNoise,
+} from '../../src/core/audio/noise.ts';
+import { meanPowerResponse } from '../../src/core/audio/band-power.ts';
+import { biquadCascadeInPlace } from '../../src/core/audio/biquad.ts';
+import { telephonyBandPass } from '../../src/core/channel/chain.ts';
 import { activeRms, bandEnergyDb, peak, rms, snrDb } from '../../src/core/audio/measure.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
 import { diff, NOISE_DIR, sine } from './helpers.ts';
@@ -158,6 +170,27 @@ describe('procedural noise', () => {
     const levels: number[] = [];
     for (let s = 0; s + 1600 <= n; s += 1600) levels.push(20 * Math.log10(rms(wind, s, s + 1600)));
     expect(Math.max(...levels) - Math.min(...levels)).toBeGreaterThan(15);
+  });
+
+  it("expects the telephony-band power of white, pink and brown noise from the filters' responses: within 0.1 dB of the band-passed samples over 10 s, 0.25 dB over 1 s", () => {
+    const band = telephonyBandPass({ lowHz: 300, highHz: 3400 }, 16000);
+    for (const kind of ['white', 'pink', 'brown'] as const) {
+      const share = meanPowerResponse(kindPowerResponse(kind, 16000)!, band);
+      for (const [seconds, tol] of [
+        [10, 0.1],
+        [1, 0.25],
+      ] as const) {
+        for (const seed of [1, 2, 3]) {
+          const raw = proceduralRaw(kind, seconds * 16000, 16000, seededRng(seed));
+          const expected = (raw.whitePower * share) / raw.rms ** 2;
+          const unit = unitRms(raw);
+          const measured = rms(biquadCascadeInPlace(unit, band)) ** 2;
+          expect(Math.abs(10 * Math.log10(measured / expected))).toBeLessThan(tol);
+        }
+      }
+    }
+    // Wind's gusts make it non-stationary: no expected figure.
+    expect(kindPowerResponse('wind', 16000)).toBeNull();
   });
 
   it('draws Poisson event times at the configured rate', () => {

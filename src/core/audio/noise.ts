@@ -19,32 +19,124 @@ export function normalizeRms(x: Float32Array, target = 1): Float32Array {
   return x;
 }
 
-let uniformScratch = new Float64Array(0);
-let pinkScratch = new Float64Array(0);
+/**
+ * A generator's raw output, before centring and scaling: `x` is a scratch buffer reused by the
+ * next generator call (read it at once), with the moments that make it unit RMS.
+ */
+export interface RawNoise {
+  /** `n` raw samples (float64). */
+  x: Float64Array;
+  /** Mean of `x`. */
+  mean: number;
+  /** RMS of `x − mean` (0 for silence). */
+  rms: number;
+  /** Mean power of the uniform white source `x` was filtered from (1/3 in expectation). */
+  whitePower: number;
+}
+
+let rawScratch = new Float64Array(0);
+let whiteScratch = new Float64Array(0);
+
+/** The raw scratch buffer, `n` samples long (grown on demand; the generators are synchronous). */
+function rawBuffer(n: number): Float64Array {
+  if (rawScratch.length < n) rawScratch = new Float64Array(n);
+  return rawScratch.length === n ? rawScratch : rawScratch.subarray(0, n);
+}
 
 /**
- * `n` independent uniform samples in [−1, 1), seeded by one draw of `rng`: the same mulberry32
- * mixer as {@link rngFromState}, inlined in one loop (a generator call per sample cost more than
- * the noise filters themselves). The array is a scratch buffer, valid until the next call.
+ * The generators' white source: uniform samples in [−1, 1), seeded by one draw of `rng`, from a
+ * 32-bit linear congruential generator (multiplier 1664525, increment 1013904223: the constants
+ * of the "quick and dirty" generator in Press et al., *Numerical Recipes*), its whole state read
+ * as a signed fraction. Written out in each kernel's loop: one multiply and one add per sample,
+ * a fifth of the work of the mulberry32 mixer {@link rngFromState} uses (which cost more than
+ * the noise filters themselves). Its weak low bits sit below 2^−24 of a sample, under float32
+ * resolution; different seeds start at different points of its 2^32-sample period (74 hours at
+ * 16 kHz), so turns do not share noise.
  */
-function uniformNoise(n: number, rng: Rng): Float64Array {
-  // A scratch buffer reused across calls (the generators are synchronous and only read it).
-  if (uniformScratch.length < n) uniformScratch = new Float64Array(n);
-  const out = uniformScratch.length === n ? uniformScratch : uniformScratch.subarray(0, n);
-  let s = rng.int(2 ** 32) >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = ((t ^ (t >>> 14)) >>> 0) / 2147483648 - 1;
+const LCG_A = 1664525;
+const LCG_C = 1013904223;
+/** 2^−31: the LCG's signed 32-bit state to [−1, 1). */
+const UNIFORM_SCALE = 1 / 2147483648;
+
+/**
+ * Block length of the generator kernels: 4096 samples. Each kernel runs over one block and keeps
+ * its state in a small array between blocks, so V8 optimizes it as a function called many times
+ * (a single loop over the whole turn was compiled on stack replacement, and how fast that code
+ * was varied by a factor of four from one process to the next).
+ */
+const BLOCK = 4096;
+
+/**
+ * Kernel state: [LCG state, Σ y, Σ y², Σ v², filter states …] of the output y and the white
+ * source v so far.
+ */
+type KernelState = Float64Array;
+
+function rawFromState(x: Float64Array, st: KernelState): RawNoise {
+  const n = x.length || 1;
+  const mean = (st[1] as number) / n;
+  return {
+    x,
+    mean,
+    rms: Math.sqrt(Math.max(0, (st[2] as number) / n - mean * mean)),
+    whitePower: (st[3] as number) / n,
+  };
+}
+
+/** A kernel over `x[from, to)` with its state. */
+type Kernel = (x: Float64Array, from: number, to: number, st: KernelState) => void;
+
+/** Run `kernel` over `x` block by block, from and into the state `st`. Returns `st`. */
+function runKernel(x: Float64Array, st: KernelState, kernel: Kernel): KernelState {
+  for (let from = 0; from < x.length; from += BLOCK) kernel(x, from, Math.min(x.length, from + BLOCK), st);
+  return st;
+}
+
+/** A fresh kernel state of `size` values, its LCG seeded with `seed`. */
+function seeded(seed: number, size: number): KernelState {
+  const st = new Float64Array(size);
+  st[0] = seed | 0;
+  return st;
+}
+
+function whiteKernel(x: Float64Array, from: number, to: number, st: KernelState): void {
+  const lcgA = LCG_A;
+  const lcgC = LCG_C;
+  const scale = UNIFORM_SCALE;
+  let s = (st[0] as number) | 0;
+  let sum = st[1] as number;
+  let sumSq = st[2] as number;
+  for (let i = from; i < to; i++) {
+    s = (Math.imul(s, lcgA) + lcgC) | 0;
+    const v = s * scale;
+    x[i] = v;
+    sum += v;
+    sumSq += v * v;
   }
+  st[0] = s;
+  st[1] = sum;
+  st[2] = sumSq;
+  st[3] = sumSq;
+}
+
+/** Raw white noise: independent uniform samples (flat spectrum). */
+export function whiteRaw(n: number, rng: Rng): RawNoise {
+  const x = rawBuffer(n);
+  return rawFromState(x, runKernel(x, seeded(rng.int(2 ** 32), 4), whiteKernel));
+}
+
+/** `raw` centred and scaled to unit RMS, as a new Float32Array (silence stays silence). */
+export function unitRms(raw: RawNoise): Float32Array {
+  const { x, mean } = raw;
+  const g = raw.rms > 0 ? 1 / raw.rms : 0;
+  const out = new Float32Array(x.length);
+  for (let i = 0; i < x.length; i++) out[i] = ((x[i] as number) - mean) * g;
   return out;
 }
 
-/** White noise: independent uniform samples (flat spectrum), scaled to exactly unit RMS. */
+/** White noise: independent uniform samples (flat spectrum), zero mean, unit RMS. */
 export function whiteNoise(n: number, rng: Rng): Float32Array {
-  return normalizeRms(Float32Array.from(uniformNoise(n, rng)));
+  return unitRms(whiteRaw(n, rng));
 }
 
 /** One-pole low-pass coefficient for a corner frequency (Hz) at a sample rate (Hz). */
@@ -54,62 +146,182 @@ function onePole(cornerHz: number, rateHz: number): number {
 
 /**
  * Corner frequencies of the pink-noise sections: one per octave from 40 Hz (Hz). Below the
- * lowest corner the spectrum is flat (far below the 300 Hz telephony band edge); eight
- * sections are two passes of four.
+ * lowest corner the spectrum is flat (far below the 300 Hz telephony band edge).
  */
 const PINK_CORNERS_HZ = [40, 80, 160, 320, 640, 1280, 2560, 5120, 10240];
 
-/**
- * Pink noise (power ∝ 1/f, -3 dB per octave, equal energy per octave): a sum of one-pole
- * low-passed copies of one white source, with corners one octave apart and amplitude weights
- * ∝ 1/√corner. A sum of relaxation spectra with log-uniform corners integrates to 1/f between
- * the lowest and highest corner. Unit RMS.
- */
-export function pinkNoise(n: number, rateHz: number, rng: Rng): Float32Array {
+/** Poles and weights of the pink sections below Nyquist at `rateHz` (see {@link pinkRaw}). */
+export function pinkSections(rateHz: number): { poles: Float64Array; weights: Float64Array } {
   const corners = PINK_CORNERS_HZ.filter((c) => c < rateHz / 2);
   const poles = Float64Array.from(corners, (c) => onePole(c, rateHz));
   const weights = Float64Array.from(corners, (c, i) => (1 - (poles[i] as number)) / Math.sqrt(c));
-  const out = new Float32Array(n);
-  const white = uniformNoise(n, rng);
-  // Four sections per pass over the signal, their states in locals (sections past the last are
-  // zero-weighted), summed into `white` in place: a tight loop per group of four.
-  const k = corners.length;
-  if (pinkScratch.length < n) pinkScratch = new Float64Array(n);
-  const acc = pinkScratch.length === n ? pinkScratch.fill(0) : pinkScratch.subarray(0, n).fill(0);
-  for (let j = 0; j < k; j += 4) {
-    const [p0, p1, p2, p3] = [0, 1, 2, 3].map((d) => (j + d < k ? (poles[j + d] as number) : 0));
-    const [w0, w1, w2, w3] = [0, 1, 2, 3].map((d) => (j + d < k ? (weights[j + d] as number) : 0));
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let s3 = 0;
-    for (let i = 0; i < n; i++) {
-      const v = white[i] as number;
-      s0 = (p0 as number) * s0 + (w0 as number) * v;
-      s1 = (p1 as number) * s1 + (w1 as number) * v;
-      s2 = (p2 as number) * s2 + (w2 as number) * v;
-      s3 = (p3 as number) * s3 + (w3 as number) * v;
-      acc[i] = (acc[i] as number) + s0 + s1 + s2 + s3;
+  return { poles, weights };
+}
+
+/**
+ * Raw pink noise (power ∝ 1/f, −3 dB per octave, equal energy per octave): a sum of one-pole
+ * low-passed copies of one white source, with corners one octave apart and amplitude weights
+ * ∝ 1/√corner. A sum of relaxation spectra with log-uniform corners integrates to 1/f between
+ * the lowest and highest corner. The sections run four per pass (eight at 16 kHz: two passes;
+ * eight states in one loop spill out of the CPU's registers and cost more than a second pass):
+ * the first pass draws the white source and keeps it for the others.
+ */
+export function pinkRaw(n: number, rateHz: number, rng: Rng): RawNoise {
+  const { poles, weights } = pinkSections(rateHz);
+  const k = poles.length;
+  const x = rawBuffer(n);
+  if (whiteScratch.length < n) whiteScratch = new Float64Array(n);
+  const white = whiteScratch;
+  // [LCG, Σ y, Σ y², Σ v², 4 filter states, 4 poles, 4 weights]; sections past the last have
+  // weight 0. The moments of y are those of the last pass (the whole sum).
+  const st = seeded(rng.int(2 ** 32), 16);
+  for (let j = 0; j < Math.max(1, k); j += 4) {
+    st.fill(0, 1, 3);
+    st.fill(0, 4, 8);
+    for (let d = 0; d < 4; d++) {
+      st[8 + d] = j + d < k ? (poles[j + d] as number) : 0;
+      st[12 + d] = j + d < k ? (weights[j + d] as number) : 0;
+    }
+    for (let from = 0; from < n; from += BLOCK) {
+      const to = Math.min(n, from + BLOCK);
+      if (j === 0) pinkFirstKernel(x, white, from, to, st);
+      else pinkMoreKernel(x, white, from, to, st);
     }
   }
-  for (let i = 0; i < n; i++) out[i] = acc[i] as number;
-  return normalizeRms(removeMean(out));
+  return rawFromState(x, st);
+}
+
+/** Pink's first pass over [from, to): draws the white source into `white`, four sections into `x`. */
+function pinkFirstKernel(x: Float64Array, white: Float64Array, from: number, to: number, st: KernelState): void {
+  const lcgA = LCG_A;
+  const lcgC = LCG_C;
+  const scale = UNIFORM_SCALE;
+  const p0 = st[8] as number;
+  const p1 = st[9] as number;
+  const p2 = st[10] as number;
+  const p3 = st[11] as number;
+  const w0 = st[12] as number;
+  const w1 = st[13] as number;
+  const w2 = st[14] as number;
+  const w3 = st[15] as number;
+  let s = (st[0] as number) | 0;
+  let a0 = st[4] as number;
+  let a1 = st[5] as number;
+  let a2 = st[6] as number;
+  let a3 = st[7] as number;
+  let sum = st[1] as number;
+  let sumSq = st[2] as number;
+  let whiteSq = st[3] as number;
+  for (let i = from; i < to; i++) {
+    s = (Math.imul(s, lcgA) + lcgC) | 0;
+    const v = s * scale;
+    white[i] = v;
+    whiteSq += v * v;
+    a0 = p0 * a0 + w0 * v;
+    a1 = p1 * a1 + w1 * v;
+    a2 = p2 * a2 + w2 * v;
+    a3 = p3 * a3 + w3 * v;
+    const y = a0 + a1 + a2 + a3;
+    x[i] = y;
+    sum += y;
+    sumSq += y * y;
+  }
+  st[0] = s;
+  st[1] = sum;
+  st[2] = sumSq;
+  st[3] = whiteSq;
+  st[4] = a0;
+  st[5] = a1;
+  st[6] = a2;
+  st[7] = a3;
+}
+
+/** Four more pink sections over the kept white source on [from, to), added into `x`. */
+function pinkMoreKernel(x: Float64Array, white: Float64Array, from: number, to: number, st: KernelState): void {
+  const p0 = st[8] as number;
+  const p1 = st[9] as number;
+  const p2 = st[10] as number;
+  const p3 = st[11] as number;
+  const w0 = st[12] as number;
+  const w1 = st[13] as number;
+  const w2 = st[14] as number;
+  const w3 = st[15] as number;
+  let a0 = st[4] as number;
+  let a1 = st[5] as number;
+  let a2 = st[6] as number;
+  let a3 = st[7] as number;
+  let sum = st[1] as number;
+  let sumSq = st[2] as number;
+  for (let i = from; i < to; i++) {
+    const v = white[i] as number;
+    a0 = p0 * a0 + w0 * v;
+    a1 = p1 * a1 + w1 * v;
+    a2 = p2 * a2 + w2 * v;
+    a3 = p3 * a3 + w3 * v;
+    const y = (x[i] as number) + (a0 + a1 + a2 + a3);
+    x[i] = y;
+    sum += y;
+    sumSq += y * y;
+  }
+  st[1] = sum;
+  st[2] = sumSq;
+  st[4] = a0;
+  st[5] = a1;
+  st[6] = a2;
+  st[7] = a3;
 }
 
 /** Corner of the brown-noise leaky integrator: 10 Hz (keeps it from wandering off). */
 const BROWN_CORNER_HZ = 10;
 
-/** Brown (red) noise: leaky-integrated white noise, power ∝ 1/f² above 10 Hz (-6 dB per octave). Unit RMS. */
-export function brownNoise(n: number, rateHz: number, rng: Rng): Float32Array {
-  const p = onePole(BROWN_CORNER_HZ, rateHz);
-  const out = new Float32Array(n);
-  const white = uniformNoise(n, rng);
-  let s = 0;
-  for (let i = 0; i < n; i++) {
-    s = p * s + (white[i] as number);
-    out[i] = s;
+/** The brown-noise leaky integrator's pole at `rateHz` (see {@link brownRaw}). */
+export function brownPole(rateHz: number): number {
+  return onePole(BROWN_CORNER_HZ, rateHz);
+}
+
+/** Raw brown (red) noise: leaky-integrated white noise, power ∝ 1/f² above 10 Hz (−6 dB per octave). */
+export function brownRaw(n: number, rateHz: number, rng: Rng): RawNoise {
+  const x = rawBuffer(n);
+  // [LCG, Σ y, Σ y², Σ v², state, pole]
+  const st = seeded(rng.int(2 ** 32), 6);
+  st[5] = brownPole(rateHz);
+  return rawFromState(x, runKernel(x, st, brownKernel));
+}
+
+function brownKernel(x: Float64Array, from: number, to: number, st: KernelState): void {
+  const lcgA = LCG_A;
+  const lcgC = LCG_C;
+  const scale = UNIFORM_SCALE;
+  const p = st[5] as number;
+  let s = (st[0] as number) | 0;
+  let a = st[4] as number;
+  let sum = st[1] as number;
+  let sumSq = st[2] as number;
+  let whiteSq = st[3] as number;
+  for (let i = from; i < to; i++) {
+    s = (Math.imul(s, lcgA) + lcgC) | 0;
+    const v = s * scale;
+    a = p * a + v;
+    x[i] = a;
+    whiteSq += v * v;
+    sum += a;
+    sumSq += a * a;
   }
-  return normalizeRms(removeMean(out));
+  st[0] = s;
+  st[1] = sum;
+  st[2] = sumSq;
+  st[3] = whiteSq;
+  st[4] = a;
+}
+
+/** Pink noise ({@link pinkRaw}), zero mean, unit RMS. */
+export function pinkNoise(n: number, rateHz: number, rng: Rng): Float32Array {
+  return unitRms(pinkRaw(n, rateHz, rng));
+}
+
+/** Brown noise ({@link brownRaw}), zero mean, unit RMS. */
+export function brownNoise(n: number, rateHz: number, rng: Rng): Float32Array {
+  return unitRms(brownRaw(n, rateHz, rng));
 }
 
 /** Settings of {@link windNoise}. */
@@ -123,48 +335,101 @@ export interface WindOptions {
 }
 
 /**
- * Wind on the microphone: low-frequency rumble (white noise through two one-pole low-passes)
- * under a gust envelope (smooth random peaks, squared so gusts are short and strong). Unit RMS
- * with a high crest factor, so gusts overload the mic's clip stage at low SNR (clipping-prone).
+ * Raw wind on the microphone: low-frequency rumble (white noise through two one-pole low-passes)
+ * under a gust envelope (smooth random peaks, squared so gusts are short and strong): a high
+ * crest factor, so gusts overload the mic's clip stage at low SNR (clipping-prone).
  */
-export function windNoise(n: number, rateHz: number, rng: Rng, opts: WindOptions = {}): Float32Array {
-  const p = onePole(opts.cornerHz ?? 150, rateHz);
+export function windRaw(n: number, rateHz: number, rng: Rng, opts: WindOptions = {}): RawNoise {
   const gustSamples = Math.max(1, Math.round(((opts.gustMs ?? 800) * rateHz) / 1000));
-  const floor = 1 - (opts.depth ?? 0.9);
-  const out = new Float32Array(n);
-  let a = 0;
-  let b = 0;
-  let g0 = rng.next();
-  let g1 = rng.next();
-  let phase = 0;
-  const white = uniformNoise(n, rng);
+  // Gust peaks: two to start, then one per gust; sample i sits at phase (i + 1) mod gustSamples
+  // of its gust, so a new gust starts at samples gustSamples − 1, 2·gustSamples − 1, …
+  const g0 = rng.next();
+  const g1 = rng.next();
+  const seed = rng.int(2 ** 32);
+  const gusts = new Float64Array(2 + Math.floor(n / gustSamples));
+  gusts[0] = g0;
+  gusts[1] = g1;
+  for (let k = 2; k < gusts.length; k++) gusts[k] = rng.next();
   // Raised-cosine crossfade between gust peaks, tabulated once per gust length.
-  const fade = Float64Array.from({ length: gustSamples }, (_, k) => 0.5 - 0.5 * Math.cos((Math.PI * k) / gustSamples));
-  for (let i = 0; i < n; i++) {
-    a = p * a + (1 - p) * (white[i] as number);
-    b = p * b + (1 - p) * a;
-    if (++phase >= gustSamples) {
-      phase = 0;
-      g0 = g1;
-      g1 = rng.next();
-    }
-    const g = g0 + (g1 - g0) * (fade[phase] as number);
-    out[i] = b * (floor + (1 - floor) * g * g);
+  const fade = new Float64Array(gustSamples);
+  for (let k = 0; k < gustSamples; k++) fade[k] = 0.5 - 0.5 * Math.cos((Math.PI * k) / gustSamples);
+  const x = rawBuffer(n);
+  // [LCG, Σ y, Σ y², Σ v², a, b, pole, floor, g0, g1 − g0]
+  const st = seeded(seed, 10);
+  st[6] = onePole(opts.cornerHz ?? 150, rateHz);
+  st[7] = 1 - (opts.depth ?? 0.9);
+  // One gust at a time (its envelope's ends are fixed), in blocks of at most BLOCK samples.
+  for (let start = 0, phase = 1 % gustSamples, k = phase === 0 ? 1 : 0; start < n; phase = 0, k++) {
+    st[8] = gusts[k] as number;
+    st[9] = (gusts[k + 1] as number) - (gusts[k] as number);
+    const end = Math.min(n, start + gustSamples - phase);
+    for (let from = start; from < end; from += BLOCK)
+      windKernel(x, fade, from, Math.min(end, from + BLOCK), phase + (from - start), st);
+    start = end;
   }
-  return normalizeRms(removeMean(out));
+  return rawFromState(x, st);
 }
 
-/** One of the procedural kinds, `n` samples at `rateHz`, unit RMS. */
-export function proceduralNoise(kind: NoiseKind, n: number, rateHz: number, rng: Rng): Float32Array {
+/** Wind over [from, to), the first sample at `phase` of the gust's crossfade. */
+function windKernel(
+  x: Float64Array,
+  fade: Float64Array,
+  from: number,
+  to: number,
+  phase: number,
+  st: KernelState,
+): void {
+  const lcgA = LCG_A;
+  const lcgC = LCG_C;
+  const scale = UNIFORM_SCALE;
+  const p = st[6] as number;
+  const q = 1 - p;
+  const floor = st[7] as number;
+  const depth = 1 - floor;
+  const g0 = st[8] as number;
+  const dg = st[9] as number;
+  let s = (st[0] as number) | 0;
+  let a = st[4] as number;
+  let b = st[5] as number;
+  let sum = st[1] as number;
+  let sumSq = st[2] as number;
+  let whiteSq = st[3] as number;
+  for (let i = from, f = phase; i < to; i++, f++) {
+    s = (Math.imul(s, lcgA) + lcgC) | 0;
+    const v = s * scale;
+    a = p * a + q * v;
+    b = p * b + q * a;
+    const g = g0 + dg * (fade[f] as number);
+    const y = b * (floor + depth * g * g);
+    x[i] = y;
+    whiteSq += v * v;
+    sum += y;
+    sumSq += y * y;
+  }
+  st[0] = s;
+  st[1] = sum;
+  st[2] = sumSq;
+  st[3] = whiteSq;
+  st[4] = a;
+  st[5] = b;
+}
+
+/** Wind ({@link windRaw}), zero mean, unit RMS. */
+export function windNoise(n: number, rateHz: number, rng: Rng, opts: WindOptions = {}): Float32Array {
+  return unitRms(windRaw(n, rateHz, rng, opts));
+}
+
+/** The raw samples of one of the procedural kinds, `n` samples at `rateHz` ({@link RawNoise}). */
+export function proceduralRaw(kind: NoiseKind, n: number, rateHz: number, rng: Rng): RawNoise {
   switch (kind) {
     case 'white':
-      return whiteNoise(n, rng);
+      return whiteRaw(n, rng);
     case 'pink':
-      return pinkNoise(n, rateHz, rng);
+      return pinkRaw(n, rateHz, rng);
     case 'brown':
-      return brownNoise(n, rateHz, rng);
+      return brownRaw(n, rateHz, rng);
     case 'wind':
-      return windNoise(n, rateHz, rng);
+      return windRaw(n, rateHz, rng);
   }
 }
 
@@ -181,14 +446,6 @@ export function loopTo(x: Float32Array, n: number, offset = 0): Float32Array {
     pos = 0;
   }
   return out;
-}
-
-function removeMean(x: Float32Array): Float32Array {
-  let m = 0;
-  for (let i = 0; i < x.length; i++) m += x[i] as number;
-  m /= x.length || 1;
-  for (let i = 0; i < x.length; i++) x[i] = (x[i] as number) - m;
-  return x;
 }
 
 /**
@@ -210,13 +467,21 @@ export function poissonTimesMs(durationMs: number, ratePerMin: number, rng: Rng)
 /** Procedural burst sounds used when no burst recordings are supplied. */
 export type ProceduralBurst = 'knock' | 'ring';
 
+/** Length in samples of a {@link proceduralBurst} at `rateHz`: 250 ms for a knock, 1 s for a ring. */
+export function proceduralBurstLength(kind: ProceduralBurst, rateHz: number): number {
+  return Math.round((kind === 'knock' ? 0.25 : 1) * rateHz);
+}
+
+/** The ring tone per rate (it draws nothing from the generator): computed once, copied out. */
+const rings = new Map<number, Float32Array>();
+
 /**
  * A short procedural burst, unit RMS: `knock` (250 ms of decaying low-passed noise, like
  * something dropped) or `ring` (1 s of a 440 + 480 Hz two-tone, the North American ring tone pair).
  */
 export function proceduralBurst(kind: ProceduralBurst, rateHz: number, rng: Rng): Float32Array {
+  const n = proceduralBurstLength(kind, rateHz);
   if (kind === 'knock') {
-    const n = Math.round(0.25 * rateHz);
     const out = new Float32Array(n);
     const p = onePole(800, rateHz);
     let s = 0;
@@ -226,12 +491,50 @@ export function proceduralBurst(kind: ProceduralBurst, rateHz: number, rng: Rng)
     }
     return normalizeRms(out);
   }
-  const n = Math.round(1 * rateHz);
-  const out = new Float32Array(n);
-  const fade = Math.round(0.01 * rateHz);
-  for (let i = 0; i < n; i++) {
-    const env = Math.min(1, i / fade, (n - 1 - i) / fade);
-    out[i] = env * (Math.sin((2 * Math.PI * 440 * i) / rateHz) + Math.sin((2 * Math.PI * 480 * i) / rateHz));
+  let ring = rings.get(rateHz);
+  if (!ring) {
+    ring = new Float32Array(n);
+    const fade = Math.round(0.01 * rateHz);
+    for (let i = 0; i < n; i++) {
+      const env = Math.min(1, i / fade, (n - 1 - i) / fade);
+      ring[i] = env * (Math.sin((2 * Math.PI * 440 * i) / rateHz) + Math.sin((2 * Math.PI * 480 * i) / rateHz));
+    }
+    normalizeRms(ring);
+    rings.set(rateHz, ring);
   }
-  return normalizeRms(out);
+  return ring.slice();
+}
+
+/**
+ * Power response |F(e^{jω})|² of the filter a procedural kind applies to its white source, at
+ * angular frequency `omega` (radians per sample): 1 for white, |Σ w_k / (1 − p_k e^{−jω})|² for
+ * pink ({@link pinkSections}), 1 / |1 − p e^{−jω}|² for brown. `null` for wind, whose gust
+ * envelope makes it non-stationary.
+ */
+export function kindPowerResponse(kind: NoiseKind, rateHz: number): ((omega: number) => number) | null {
+  if (kind === 'white') return () => 1;
+  if (kind === 'brown') {
+    const p = brownPole(rateHz);
+    return (w) => 1 / (1 - 2 * p * Math.cos(w) + p * p);
+  }
+  if (kind === 'pink') {
+    const { poles, weights } = pinkSections(rateHz);
+    return (w) => {
+      const c = Math.cos(w);
+      const s = Math.sin(w);
+      let re = 0;
+      let im = 0;
+      for (let k = 0; k < poles.length; k++) {
+        // w_k / (1 − p e^{−jω}) = w_k (1 − p cos ω − j p sin ω) / |1 − p e^{−jω}|²
+        const p = poles[k] as number;
+        const dr = 1 - p * c;
+        const di = p * s;
+        const g = (weights[k] as number) / (dr * dr + di * di);
+        re += g * dr;
+        im -= g * di;
+      }
+      return re * re + im * im;
+    };
+  }
+  return null;
 }

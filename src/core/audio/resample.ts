@@ -50,8 +50,8 @@ function padded(x: Float32Array, pad: number): Float32Array {
 }
 
 // The 16 non-zero odd taps as constants for the unrolled kernels below (the hot path of the
-// phone channel). The unrolled loops add the terms in the same order as the generic ones, so
-// results are bit-identical.
+// phone channel). The unrolled loops add the terms in the same order as the generic ones
+// ({@link tapSum}), so results are bit-identical.
 const UNROLLED = ODD.length === 16;
 const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = Array.from(
   ODD.length === 16 ? ODD : new Float64Array(16),
@@ -74,24 +74,30 @@ const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = A
   number,
 ];
 
+/**
+ * Σ_k h[k]·pair(k) in four partial sums (k mod 4), added as (s0 + s1) + (s2 + s3): the order of
+ * the unrolled kernels below (four short dependency chains instead of one of sixteen additions:
+ * the FIR loops ran at the latency of that chain).
+ */
+function tapSum(pair: (k: number) => number): number {
+  const h = ODD;
+  const s = [0, 0, 0, 0];
+  for (let k = 0; k < h.length; k++) s[k % 4] = (k < 4 ? 0 : (s[k % 4] as number)) + (h[k] as number) * pair(k);
+  return (s[0] as number) + (s[1] as number) + ((s[2] as number) + (s[3] as number));
+}
+
 /** One decimator output at centre `c` with zero padding outside `x` (edges only). */
 function decimateAt(x: Float32Array | Float64Array, c: number): number {
   const n = x.length;
-  const h = ODD;
-  let acc = H0 * (x[c] as number);
-  for (let k = 0, lo = c - 1, hi = c + 1; k < h.length; k++, lo -= 2, hi += 2)
-    acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
-  return acc;
+  const at = (i: number) => (i >= 0 && i < n ? (x[i] as number) : 0);
+  return H0 * at(c) + tapSum((k) => at(c - 1 - 2 * k) + at(c + 1 + 2 * k));
 }
 
 /** One interpolator odd output between `x[m]` and `x[m + 1]`, with zero padding outside `x` (edges only). */
 function interpolateAt(x: Float32Array | Float64Array, m: number): number {
   const n = x.length;
-  const h = ODD;
-  let acc = 0;
-  for (let k = 0, lo = m, hi = m + 1; k < h.length; k++, lo--, hi++)
-    acc += (h[k] as number) * ((lo >= 0 ? (x[lo] as number) : 0) + (hi < n ? (x[hi] as number) : 0));
-  return 2 * acc;
+  const at = (i: number) => (i >= 0 && i < n ? (x[i] as number) : 0);
+  return 2 * tapSum((k) => at(m - k) + at(m + 1 + k));
 }
 
 /**
@@ -126,23 +132,23 @@ export function decimate2Into(x: Float32Array, out: Float32Array): Float32Array 
   if (UNROLLED) {
     for (let m = mLo; m < mHi; m++) {
       const c = 2 * m;
-      let acc = H0 * (x[c] as number);
-      acc += h0 * ((x[c - 1] as number) + (x[c + 1] as number));
-      acc += h1 * ((x[c - 3] as number) + (x[c + 3] as number));
-      acc += h2 * ((x[c - 5] as number) + (x[c + 5] as number));
-      acc += h3 * ((x[c - 7] as number) + (x[c + 7] as number));
-      acc += h4 * ((x[c - 9] as number) + (x[c + 9] as number));
-      acc += h5 * ((x[c - 11] as number) + (x[c + 11] as number));
-      acc += h6 * ((x[c - 13] as number) + (x[c + 13] as number));
-      acc += h7 * ((x[c - 15] as number) + (x[c + 15] as number));
-      acc += h8 * ((x[c - 17] as number) + (x[c + 17] as number));
-      acc += h9 * ((x[c - 19] as number) + (x[c + 19] as number));
-      acc += h10 * ((x[c - 21] as number) + (x[c + 21] as number));
-      acc += h11 * ((x[c - 23] as number) + (x[c + 23] as number));
-      acc += h12 * ((x[c - 25] as number) + (x[c + 25] as number));
-      acc += h13 * ((x[c - 27] as number) + (x[c + 27] as number));
-      acc += h14 * ((x[c - 29] as number) + (x[c + 29] as number));
-      acc += h15 * ((x[c - 31] as number) + (x[c + 31] as number));
+      let a0 = h0 * ((x[c - 1] as number) + (x[c + 1] as number));
+      let a1 = h1 * ((x[c - 3] as number) + (x[c + 3] as number));
+      let a2 = h2 * ((x[c - 5] as number) + (x[c + 5] as number));
+      let a3 = h3 * ((x[c - 7] as number) + (x[c + 7] as number));
+      a0 += h4 * ((x[c - 9] as number) + (x[c + 9] as number));
+      a1 += h5 * ((x[c - 11] as number) + (x[c + 11] as number));
+      a2 += h6 * ((x[c - 13] as number) + (x[c + 13] as number));
+      a3 += h7 * ((x[c - 15] as number) + (x[c + 15] as number));
+      a0 += h8 * ((x[c - 17] as number) + (x[c + 17] as number));
+      a1 += h9 * ((x[c - 19] as number) + (x[c + 19] as number));
+      a2 += h10 * ((x[c - 21] as number) + (x[c + 21] as number));
+      a3 += h11 * ((x[c - 23] as number) + (x[c + 23] as number));
+      a0 += h12 * ((x[c - 25] as number) + (x[c + 25] as number));
+      a1 += h13 * ((x[c - 27] as number) + (x[c + 27] as number));
+      a2 += h14 * ((x[c - 29] as number) + (x[c + 29] as number));
+      a3 += h15 * ((x[c - 31] as number) + (x[c + 31] as number));
+      const acc = H0 * (x[c] as number) + (a0 + a1 + (a2 + a3));
       out[m] = acc;
     }
   } else {
@@ -192,23 +198,23 @@ function decimate2MapInterior(x: Float32Array, out: Float32Array, table: Float32
   const fround = Math.fround;
   for (let m = mLo; m < mHi; m++) {
     const c = 2 * m;
-    let acc = H0 * (x[c] as number);
-    acc += h0 * ((x[c - 1] as number) + (x[c + 1] as number));
-    acc += h1 * ((x[c - 3] as number) + (x[c + 3] as number));
-    acc += h2 * ((x[c - 5] as number) + (x[c + 5] as number));
-    acc += h3 * ((x[c - 7] as number) + (x[c + 7] as number));
-    acc += h4 * ((x[c - 9] as number) + (x[c + 9] as number));
-    acc += h5 * ((x[c - 11] as number) + (x[c + 11] as number));
-    acc += h6 * ((x[c - 13] as number) + (x[c + 13] as number));
-    acc += h7 * ((x[c - 15] as number) + (x[c + 15] as number));
-    acc += h8 * ((x[c - 17] as number) + (x[c + 17] as number));
-    acc += h9 * ((x[c - 19] as number) + (x[c + 19] as number));
-    acc += h10 * ((x[c - 21] as number) + (x[c + 21] as number));
-    acc += h11 * ((x[c - 23] as number) + (x[c + 23] as number));
-    acc += h12 * ((x[c - 25] as number) + (x[c + 25] as number));
-    acc += h13 * ((x[c - 27] as number) + (x[c + 27] as number));
-    acc += h14 * ((x[c - 29] as number) + (x[c + 29] as number));
-    acc += h15 * ((x[c - 31] as number) + (x[c + 31] as number));
+    let a0 = h0 * ((x[c - 1] as number) + (x[c + 1] as number));
+    let a1 = h1 * ((x[c - 3] as number) + (x[c + 3] as number));
+    let a2 = h2 * ((x[c - 5] as number) + (x[c + 5] as number));
+    let a3 = h3 * ((x[c - 7] as number) + (x[c + 7] as number));
+    a0 += h4 * ((x[c - 9] as number) + (x[c + 9] as number));
+    a1 += h5 * ((x[c - 11] as number) + (x[c + 11] as number));
+    a2 += h6 * ((x[c - 13] as number) + (x[c + 13] as number));
+    a3 += h7 * ((x[c - 15] as number) + (x[c + 15] as number));
+    a0 += h8 * ((x[c - 17] as number) + (x[c + 17] as number));
+    a1 += h9 * ((x[c - 19] as number) + (x[c + 19] as number));
+    a2 += h10 * ((x[c - 21] as number) + (x[c + 21] as number));
+    a3 += h11 * ((x[c - 23] as number) + (x[c + 23] as number));
+    a0 += h12 * ((x[c - 25] as number) + (x[c + 25] as number));
+    a1 += h13 * ((x[c - 27] as number) + (x[c + 27] as number));
+    a2 += h14 * ((x[c - 29] as number) + (x[c + 29] as number));
+    a3 += h15 * ((x[c - 31] as number) + (x[c + 31] as number));
+    const acc = H0 * (x[c] as number) + (a0 + a1 + (a2 + a3));
     const r = Math.floor(fround(acc) * 32768 + 0.5);
     out[m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768] as number;
   }
@@ -302,40 +308,37 @@ function biquadDecimate2MapInterior(
     // The cascade on x[c + 30] and x[c + 31] (same operations as biquadCascade4Range).
     for (let i = c + 30; i <= c + 31; i++) {
       const a = x[i] as number;
-      const ya = p0 * a + u1;
-      u1 = p1 * a - pa1 * ya + u2;
-      u2 = p2 * a - pa2 * ya;
-      const b = fround(ya);
-      const yb = q0 * b + v1;
-      v1 = q1 * b - qa1 * yb + v2;
-      v2 = q2 * b - qa2 * yb;
-      const cc = fround(yb);
-      const yc = r0 * cc + w1;
-      w1 = r1 * cc - ra1 * yc + w2;
-      w2 = r2 * cc - ra2 * yc;
-      const d = fround(yc);
+      const b = p0 * a + u1;
+      u1 = p1 * a - pa1 * b + u2;
+      u2 = p2 * a - pa2 * b;
+      const cc = q0 * b + v1;
+      v1 = q1 * b - qa1 * cc + v2;
+      v2 = q2 * b - qa2 * cc;
+      const d = r0 * cc + w1;
+      w1 = r1 * cc - ra1 * d + w2;
+      w2 = r2 * cc - ra2 * d;
       const yd = t0 * d + z1;
       z1 = t1 * d - ta1 * yd + z2;
       z2 = t2 * d - ta2 * yd;
       y[i] = fround(yd);
     }
-    let acc = H0 * (y[c] as number);
-    acc += h0 * ((y[c - 1] as number) + (y[c + 1] as number));
-    acc += h1 * ((y[c - 3] as number) + (y[c + 3] as number));
-    acc += h2 * ((y[c - 5] as number) + (y[c + 5] as number));
-    acc += h3 * ((y[c - 7] as number) + (y[c + 7] as number));
-    acc += h4 * ((y[c - 9] as number) + (y[c + 9] as number));
-    acc += h5 * ((y[c - 11] as number) + (y[c + 11] as number));
-    acc += h6 * ((y[c - 13] as number) + (y[c + 13] as number));
-    acc += h7 * ((y[c - 15] as number) + (y[c + 15] as number));
-    acc += h8 * ((y[c - 17] as number) + (y[c + 17] as number));
-    acc += h9 * ((y[c - 19] as number) + (y[c + 19] as number));
-    acc += h10 * ((y[c - 21] as number) + (y[c + 21] as number));
-    acc += h11 * ((y[c - 23] as number) + (y[c + 23] as number));
-    acc += h12 * ((y[c - 25] as number) + (y[c + 25] as number));
-    acc += h13 * ((y[c - 27] as number) + (y[c + 27] as number));
-    acc += h14 * ((y[c - 29] as number) + (y[c + 29] as number));
-    acc += h15 * ((y[c - 31] as number) + (y[c + 31] as number));
+    let a0 = h0 * ((y[c - 1] as number) + (y[c + 1] as number));
+    let a1 = h1 * ((y[c - 3] as number) + (y[c + 3] as number));
+    let a2 = h2 * ((y[c - 5] as number) + (y[c + 5] as number));
+    let a3 = h3 * ((y[c - 7] as number) + (y[c + 7] as number));
+    a0 += h4 * ((y[c - 9] as number) + (y[c + 9] as number));
+    a1 += h5 * ((y[c - 11] as number) + (y[c + 11] as number));
+    a2 += h6 * ((y[c - 13] as number) + (y[c + 13] as number));
+    a3 += h7 * ((y[c - 15] as number) + (y[c + 15] as number));
+    a0 += h8 * ((y[c - 17] as number) + (y[c + 17] as number));
+    a1 += h9 * ((y[c - 19] as number) + (y[c + 19] as number));
+    a2 += h10 * ((y[c - 21] as number) + (y[c + 21] as number));
+    a3 += h11 * ((y[c - 23] as number) + (y[c + 23] as number));
+    a0 += h12 * ((y[c - 25] as number) + (y[c + 25] as number));
+    a1 += h13 * ((y[c - 27] as number) + (y[c + 27] as number));
+    a2 += h14 * ((y[c - 29] as number) + (y[c + 29] as number));
+    a3 += h15 * ((y[c - 31] as number) + (y[c + 31] as number));
+    const acc = H0 * (y[c] as number) + (a0 + a1 + (a2 + a3));
     const r = Math.floor(fround(acc) * 32768 + 0.5);
     out[m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768] as number;
   }
@@ -406,23 +409,23 @@ function interpolate2Quantize16Interior(
     const ve = e > 32767 ? 32767 : e < -32768 ? -32768 : e | 0;
     pcm[2 * m] = ve;
     out[2 * m] = ve * inv;
-    let acc = 0;
-    acc += h0 * ((x[m - 0] as number) + (x[m + 1] as number));
-    acc += h1 * ((x[m - 1] as number) + (x[m + 2] as number));
-    acc += h2 * ((x[m - 2] as number) + (x[m + 3] as number));
-    acc += h3 * ((x[m - 3] as number) + (x[m + 4] as number));
-    acc += h4 * ((x[m - 4] as number) + (x[m + 5] as number));
-    acc += h5 * ((x[m - 5] as number) + (x[m + 6] as number));
-    acc += h6 * ((x[m - 6] as number) + (x[m + 7] as number));
-    acc += h7 * ((x[m - 7] as number) + (x[m + 8] as number));
-    acc += h8 * ((x[m - 8] as number) + (x[m + 9] as number));
-    acc += h9 * ((x[m - 9] as number) + (x[m + 10] as number));
-    acc += h10 * ((x[m - 10] as number) + (x[m + 11] as number));
-    acc += h11 * ((x[m - 11] as number) + (x[m + 12] as number));
-    acc += h12 * ((x[m - 12] as number) + (x[m + 13] as number));
-    acc += h13 * ((x[m - 13] as number) + (x[m + 14] as number));
-    acc += h14 * ((x[m - 14] as number) + (x[m + 15] as number));
-    acc += h15 * ((x[m - 15] as number) + (x[m + 16] as number));
+    let a0 = h0 * ((x[m - 0] as number) + (x[m + 1] as number));
+    let a1 = h1 * ((x[m - 1] as number) + (x[m + 2] as number));
+    let a2 = h2 * ((x[m - 2] as number) + (x[m + 3] as number));
+    let a3 = h3 * ((x[m - 3] as number) + (x[m + 4] as number));
+    a0 += h4 * ((x[m - 4] as number) + (x[m + 5] as number));
+    a1 += h5 * ((x[m - 5] as number) + (x[m + 6] as number));
+    a2 += h6 * ((x[m - 6] as number) + (x[m + 7] as number));
+    a3 += h7 * ((x[m - 7] as number) + (x[m + 8] as number));
+    a0 += h8 * ((x[m - 8] as number) + (x[m + 9] as number));
+    a1 += h9 * ((x[m - 9] as number) + (x[m + 10] as number));
+    a2 += h10 * ((x[m - 10] as number) + (x[m + 11] as number));
+    a3 += h11 * ((x[m - 11] as number) + (x[m + 12] as number));
+    a0 += h12 * ((x[m - 12] as number) + (x[m + 13] as number));
+    a1 += h13 * ((x[m - 13] as number) + (x[m + 14] as number));
+    a2 += h14 * ((x[m - 14] as number) + (x[m + 15] as number));
+    a3 += h15 * ((x[m - 15] as number) + (x[m + 16] as number));
+    const acc = a0 + a1 + (a2 + a3);
     const r = Math.floor(fround(2 * acc) * 32768 + 0.5);
     const v = r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0;
     pcm[2 * m + 1] = v;
@@ -512,23 +515,23 @@ export function interpolate2Into(x: Float32Array, out: Float32Array): Float32Arr
   if (UNROLLED) {
     for (let m = mLo; m < mHi; m++) {
       out[2 * m] = x[m] as number;
-      let acc = 0;
-      acc += h0 * ((x[m - 0] as number) + (x[m + 1] as number));
-      acc += h1 * ((x[m - 1] as number) + (x[m + 2] as number));
-      acc += h2 * ((x[m - 2] as number) + (x[m + 3] as number));
-      acc += h3 * ((x[m - 3] as number) + (x[m + 4] as number));
-      acc += h4 * ((x[m - 4] as number) + (x[m + 5] as number));
-      acc += h5 * ((x[m - 5] as number) + (x[m + 6] as number));
-      acc += h6 * ((x[m - 6] as number) + (x[m + 7] as number));
-      acc += h7 * ((x[m - 7] as number) + (x[m + 8] as number));
-      acc += h8 * ((x[m - 8] as number) + (x[m + 9] as number));
-      acc += h9 * ((x[m - 9] as number) + (x[m + 10] as number));
-      acc += h10 * ((x[m - 10] as number) + (x[m + 11] as number));
-      acc += h11 * ((x[m - 11] as number) + (x[m + 12] as number));
-      acc += h12 * ((x[m - 12] as number) + (x[m + 13] as number));
-      acc += h13 * ((x[m - 13] as number) + (x[m + 14] as number));
-      acc += h14 * ((x[m - 14] as number) + (x[m + 15] as number));
-      acc += h15 * ((x[m - 15] as number) + (x[m + 16] as number));
+      let a0 = h0 * ((x[m - 0] as number) + (x[m + 1] as number));
+      let a1 = h1 * ((x[m - 1] as number) + (x[m + 2] as number));
+      let a2 = h2 * ((x[m - 2] as number) + (x[m + 3] as number));
+      let a3 = h3 * ((x[m - 3] as number) + (x[m + 4] as number));
+      a0 += h4 * ((x[m - 4] as number) + (x[m + 5] as number));
+      a1 += h5 * ((x[m - 5] as number) + (x[m + 6] as number));
+      a2 += h6 * ((x[m - 6] as number) + (x[m + 7] as number));
+      a3 += h7 * ((x[m - 7] as number) + (x[m + 8] as number));
+      a0 += h8 * ((x[m - 8] as number) + (x[m + 9] as number));
+      a1 += h9 * ((x[m - 9] as number) + (x[m + 10] as number));
+      a2 += h10 * ((x[m - 10] as number) + (x[m + 11] as number));
+      a3 += h11 * ((x[m - 11] as number) + (x[m + 12] as number));
+      a0 += h12 * ((x[m - 12] as number) + (x[m + 13] as number));
+      a1 += h13 * ((x[m - 13] as number) + (x[m + 14] as number));
+      a2 += h14 * ((x[m - 14] as number) + (x[m + 15] as number));
+      a3 += h15 * ((x[m - 15] as number) + (x[m + 16] as number));
+      const acc = a0 + a1 + (a2 + a3);
       out[2 * m + 1] = 2 * acc;
     }
   } else {

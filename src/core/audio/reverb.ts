@@ -11,7 +11,7 @@ import { rngFromState } from '../ports/rng.ts';
 /** Base line lengths in ms (mutually prime at 16 kHz, ~30–45 ms: a small room's mean free path). */
 export const FDN_LINES_MS: readonly [number, number, number, number] = [29.7, 37.1, 41.1, 43.7];
 
-/** Settings of {@link reverbTail}. */
+/** Settings of {@link farFieldMix}. */
 export interface ReverbSettings {
   /** Time for the tail to fall by 60 dB, ms. */
   rt60Ms: number;
@@ -29,60 +29,120 @@ function network(rateHz: number, { rt60Ms, seed }: ReverbSettings) {
   return { lengths, gains, inSigns: signs.slice(0, 4), outSigns: signs.slice(4) };
 }
 
-/** Run the network over `x` (length kept: the tail past the end is cut), into a new array. */
-function runNetwork(x: Float32Array, net: ReturnType<typeof network>): Float32Array {
+/**
+ * Run the network over `x` (length kept: the tail past the end is cut) into `out` (same length):
+ * `out[n] = dry · (x[n] + wet · tail[n])`, where `tail` is the network's output. The delay lines
+ * run in blocks that wrap none of them (no index test per sample), each block a call of
+ * {@link fdnBlock}.
+ */
+function runNetwork(
+  x: Float32Array,
+  out: Float32Array,
+  net: ReturnType<typeof network>,
+  dry: number,
+  wet: number,
+): void {
   const [d0, d1, d2, d3] = net.lengths as [number, number, number, number];
-  const [g0, g1, g2, g3] = net.gains as [number, number, number, number];
-  const [i0, i1, i2, i3] = net.inSigns as [number, number, number, number];
-  const [o0, o1, o2, o3] = net.outSigns as [number, number, number, number];
-  const l0 = new Float64Array(d0);
-  const l1 = new Float64Array(d1);
-  const l2 = new Float64Array(d2);
-  const l3 = new Float64Array(d3);
-  let p0 = 0;
-  let p1 = 0;
-  let p2 = 0;
-  let p3 = 0;
-  const out = new Float32Array(x.length);
-  for (let n = 0; n < x.length; n++) {
-    const a = (l0[p0] as number) * g0;
-    const b = (l1[p1] as number) * g1;
-    const c = (l2[p2] as number) * g2;
-    const d = (l3[p3] as number) * g3;
-    out[n] = o0 * a + o1 * b + o2 * c + o3 * d;
-    const v = x[n] as number;
+  const lines = new Float64Array(d0 + d1 + d2 + d3);
+  const c = Float64Array.from([...net.gains, ...net.inSigns, ...net.outSigns, dry, wet]);
+  // Line k occupies lines[base_k, base_k + d_k); st[k] is its read/write position.
+  const st = new Float64Array(4);
+  const n = x.length;
+  for (let k = 0; k < n; ) {
+    const len = Math.min(
+      n - k,
+      d0 - (st[0] as number),
+      d1 - (st[1] as number),
+      d2 - (st[2] as number),
+      d3 - (st[3] as number),
+    );
+    fdnBlock(x, out, lines, c, st, k, len, d0, d1, d2);
+    k += len;
+    if (st[0] === d0) st[0] = 0;
+    if (st[1] === d1) st[1] = 0;
+    if (st[2] === d2) st[2] = 0;
+    if (st[3] === d3) st[3] = 0;
+  }
+}
+
+/** `len` samples of the network from sample `k`, no line wrapping inside (see {@link runNetwork}). */
+function fdnBlock(
+  x: Float32Array,
+  out: Float32Array,
+  lines: Float64Array,
+  c: Float64Array,
+  st: Float64Array,
+  k: number,
+  len: number,
+  d0: number,
+  d1: number,
+  d2: number,
+): void {
+  const g0 = c[0] as number;
+  const g1 = c[1] as number;
+  const g2 = c[2] as number;
+  const g3 = c[3] as number;
+  const i0 = c[4] as number;
+  const i1 = c[5] as number;
+  const i2 = c[6] as number;
+  const i3 = c[7] as number;
+  const o0 = c[8] as number;
+  const o1 = c[9] as number;
+  const o2 = c[10] as number;
+  const o3 = c[11] as number;
+  const dry = c[12] as number;
+  const wet = c[13] as number;
+  const q0 = st[0] as number;
+  const q1 = d0 + (st[1] as number);
+  const q2 = d0 + d1 + (st[2] as number);
+  const q3 = d0 + d1 + d2 + (st[3] as number);
+  for (let j = 0; j < len; j++) {
+    const a = (lines[q0 + j] as number) * g0;
+    const b = (lines[q1 + j] as number) * g1;
+    const cc = (lines[q2 + j] as number) * g2;
+    const d = (lines[q3 + j] as number) * g3;
+    const v = x[k + j] as number;
+    out[k + j] = dry * (v + wet * (o0 * a + o1 * b + o2 * cc + o3 * d));
     // Hadamard 4×4 / 2 (orthogonal): feedback without gain of its own.
     const s = a + b;
     const t = a - b;
-    const u = c + d;
-    const w = c - d;
-    l0[p0] = 0.5 * (s + u) + i0 * v;
-    l1[p1] = 0.5 * (t + w) + i1 * v;
-    l2[p2] = 0.5 * (s - u) + i2 * v;
-    l3[p3] = 0.5 * (t - w) + i3 * v;
-    if (++p0 === d0) p0 = 0;
-    if (++p1 === d1) p1 = 0;
-    if (++p2 === d2) p2 = 0;
-    if (++p3 === d3) p3 = 0;
+    const u = cc + d;
+    const w = cc - d;
+    lines[q0 + j] = 0.5 * (s + u) + i0 * v;
+    lines[q1 + j] = 0.5 * (t + w) + i1 * v;
+    lines[q2 + j] = 0.5 * (s - u) + i2 * v;
+    lines[q3 + j] = 0.5 * (t - w) + i3 * v;
   }
-  return out;
+  st[0] = (st[0] as number) + len;
+  st[1] = (st[1] as number) + len;
+  st[2] = (st[2] as number) + len;
+  st[3] = (st[3] as number) + len;
 }
 
 /**
- * The reverberant part (no direct sound) of `x` in a room of the given RT60, scaled so its
- * impulse response has unit energy: for a noise-like input the tail has the input's power, and
- * the far-field mixer sets its level with a wet gain in dB. Deterministic for (x, settings).
+ * The far-field talker: `dry · (x + wet · tail)`, where `tail` is the reverberant part (no direct
+ * sound) of `x` in a room of the given RT60, scaled so its impulse response has unit energy
+ * over 1.5 RT60 (≥ 90 dB down): for a noise-like input the tail has the input's power, and `wet`
+ * sets its level against the direct sound. Length kept (the tail past the end is cut), into a
+ * new array. Deterministic for (x, settings).
  */
-export function reverbTail(x: Float32Array, rateHz: number, settings: ReverbSettings): Float32Array {
+export function farFieldMix(
+  x: Float32Array,
+  rateHz: number,
+  settings: ReverbSettings,
+  dry: number,
+  wet: number,
+): Float32Array {
   const net = network(rateHz, settings);
-  // Energy of the impulse response over 1.5 RT60 (≥ 90 dB down): the normalization.
+  // The impulse response over 1.5 RT60 (its tail alone: dry 1 and the impulse subtracted) gives the normalization.
   const probe = new Float32Array(Math.max(1, Math.ceil((1.5 * settings.rt60Ms * rateHz) / 1000)));
   probe[0] = 1;
-  const ir = runNetwork(probe, net);
+  const ir = new Float32Array(probe.length);
+  runNetwork(probe, ir, net, 1, 1);
+  ir[0] = (ir[0] as number) - 1;
   let e = 0;
   for (let i = 0; i < ir.length; i++) e += (ir[i] as number) ** 2;
-  const out = runNetwork(x, net);
-  const g = e > 0 ? 1 / Math.sqrt(e) : 0;
-  for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) * g;
+  const out = new Float32Array(x.length);
+  runNetwork(x, out, net, dry, e > 0 ? wet / Math.sqrt(e) : 0);
   return out;
 }

@@ -116,6 +116,17 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
   if (!byId.has(graph.output)) throw new Error(`graph output "${graph.output}" is not a node`);
   const length = graph.length;
   const done = new Map<string, Float32Array>();
+  const once = (id: string) => (fanOut.get(id) ?? 0) === 1;
+  // `n` as a buffer feeding only its consumer, or a constant gain fed only by such a buffer and
+  // feeding only its consumer: the buffer and the gain to add it with (1 for the buffer itself).
+  const soleBufferInput = (n: GraphNode): { buffer: Extract<GraphNode, { kind: 'buffer' }>; gain: number } | null => {
+    if (!once(n.id)) return null;
+    if (n.kind === 'buffer') return { buffer: n, gain: 1 };
+    if (n.kind !== 'gain' || (n.automation && n.automation.length > 0)) return null;
+    const ins = inputs.get(n.id) ?? [];
+    const b = ins.length === 1 ? byId.get(ins[0]!) : undefined;
+    return b?.kind === 'buffer' && once(b.id) ? { buffer: b, gain: Math.fround(n.gain) } : null;
+  };
   const visiting = new Set<string>();
   // Output of node `id` as a buffer the caller may overwrite (shared outputs are copied).
   const evaluate = (id: string): Float32Array => {
@@ -136,10 +147,11 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
       const from = (inputs.get(id) ?? []).slice().reverse();
       out = from.length > 0 ? evaluate(from[0]!) : new Float32Array(length);
       for (let k = 1; k < from.length; k++) {
-        // A buffer feeding only this node is added straight from its samples (no copy).
+        // A buffer feeding only this node is added straight from its samples (no copy), and so
+        // is a constant gain on one such buffer (scaled as it is added).
         const src = byId.get(from[k]!)!;
-        if (src.kind === 'buffer' && (fanOut.get(src.id) ?? 0) === 1)
-          addAt(out, src.samples, src.startS * graph.sampleRate);
+        const direct = soleBufferInput(src);
+        if (direct) addAt(out, direct.buffer.samples, direct.buffer.startS * graph.sampleRate, direct.gain);
         else addInto(out, evaluate(from[k]!));
       }
       if (n.kind === 'gain') scaleInPlace(out, Math.fround(n.gain));
@@ -156,11 +168,19 @@ function addInto(acc: Float32Array, x: Float32Array): void {
   for (let i = 0; i < acc.length; i++) acc[i] = (acc[i] as number) + (x[i] as number);
 }
 
-/** Add `x` into `acc` starting at sample `at` (x is silent outside its own span). */
-function addAt(acc: Float32Array, x: Float32Array, at: number): void {
+/**
+ * Add `x` times `gain` (a float32 value) into `acc` starting at sample `at` (x is silent outside
+ * its own span): `fround(x · gain)` is the gain node's float32 output, the sum is rounded to
+ * float32 by the store, as WebAudio computes a gain node feeding a sum.
+ */
+function addAt(acc: Float32Array, x: Float32Array, at: number, gain: number): void {
   const from = Math.max(0, at);
   const to = Math.min(acc.length, at + x.length);
-  for (let i = from; i < to; i++) acc[i] = (acc[i] as number) + (x[i - at] as number);
+  if (gain === 1) for (let i = from; i < to; i++) acc[i] = (acc[i] as number) + (x[i - at] as number);
+  else {
+    const fround = Math.fround;
+    for (let i = from; i < to; i++) acc[i] = (acc[i] as number) + fround((x[i - at] as number) * gain);
+  }
 }
 
 function scaleInPlace(x: Float32Array, g: number): void {

@@ -46,19 +46,23 @@ export const DRIFT_STEP_MS = 25;
 /**
  * The noise gain the drift asks for at each of `n` samples at `rateHz`, relative to the gain at
  * the mean SNR: 10^(−(SNR(t) − mean)/20), linear between points every {@link DRIFT_STEP_MS}.
+ * Written into `out` (length `n`; a new array by default). Returns `out`.
  */
-export function driftGains(d: SnrDrift, n: number, rateHz: number): Float32Array {
-  const out = new Float32Array(n);
+export function driftGains(d: SnrDrift, n: number, rateHz: number, out = new Float32Array(n)): Float32Array {
+  if (out.length !== n) throw new RangeError(`driftGains: ${out.length} slots for ${n} samples`);
   if (d.driftDb === 0) return out.fill(1);
   const step = (DRIFT_STEP_MS * rateHz) / 1000;
   const gainAt = (i: number) => 10 ** (-(driftSnrDb(d, (i * 1000) / rateHz) - d.snrDb) / 20);
   let a = gainAt(0);
   for (let start = 0; start < n; start += step) {
-    const from = Math.ceil(start);
-    const to = Math.min(n, Math.ceil(start + step));
     const b = gainAt(start + step);
-    for (let i = from; i < to; i++) out[i] = a + ((b - a) * (i - start)) / step;
+    rampInto(out, Math.ceil(start), Math.min(n, Math.ceil(start + step)), a - ((b - a) / step) * start, (b - a) / step);
     a = b;
   }
   return out;
+}
+
+/** `out[i] = at0 + slope · i` for i in [from, to). */
+function rampInto(out: Float32Array, from: number, to: number, at0: number, slope: number): void {
+  for (let i = from; i < to; i++) out[i] = at0 + slope * i;
 }
