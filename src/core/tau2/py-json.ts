@@ -62,6 +62,13 @@ export function pyFloatRepr(x: number): string {
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
   const sign = x < 0 || Object.is(x, -0) ? '-' : '';
   if (x === 0) return `${sign}0.0`;
+  const abs = Math.abs(x);
+  if (abs >= 1e-4 && abs < 1e16) {
+    // Fixed notation in both languages here, with the same shortest round-trip digits (ECMA-262
+    // Number::toString; JavaScript writes no fractional part for an integral value).
+    const text = String(x);
+    return text.includes('.') ? text : `${text}.0`;
+  }
   const { digits, exp } = shortestDigits(x);
   if (exp < -4 || exp >= 16) {
     const frac = digits.length > 1 ? `.${digits.slice(1)}` : '';
@@ -176,48 +183,59 @@ function pyJsonFloat(x: number): string {
 export function pyJsonDumps(value: PyJson, options: PyJsonDumpsOptions = {}): string {
   const indent = options.indent;
   const [itemSep, keySep] = options.separators ?? (indent === undefined ? [', ', ': '] : [',', ': ']);
-  const sortKeys = options.sortKeys === true;
-  // Built by string concatenation (V8 joins the pieces once, at the end): a tool result is
-  // serialized on every call.
-  const write = (v: PyJson, level: number): string => {
-    if (v === null) return 'null';
-    switch (typeof v) {
-      case 'string':
-        return pyJsonString(v);
-      case 'boolean':
-        return v ? 'true' : 'false';
-      case 'number':
-        if (!Number.isSafeInteger(v)) throw new TypeError(`pyJsonDumps: ${v} is not an int; wrap floats in PyFloat`);
-        return String(v);
-      case 'object':
-        break;
-      default:
-        throw new TypeError(`pyJsonDumps: unsupported value ${String(v)}`);
-    }
-    if (v instanceof PyFloat) return pyJsonFloat(v.value);
-    const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (level + 1))}`;
-    const end = indent === undefined ? '' : `\n${' '.repeat(indent * level)}`;
-    if (Array.isArray(v)) {
-      if (v.length === 0) return '[]';
-      let out = '[';
-      for (let i = 0; i < v.length; i++) out += (i > 0 ? itemSep : '') + pad + write(v[i]!, level + 1);
-      return `${out}${end}]`;
-    }
-    const map = v instanceof Map ? v : undefined;
-    const keys = map ? [...map.keys()] : Object.keys(v);
-    if (sortKeys) keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    if (keys.length === 0) return '{}';
-    let out = '{';
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i]!;
-      const item = map ? map.get(k) : (v as PyJsonObject)[k];
-      out += (i > 0 ? itemSep : '') + pad + pyJsonKey(k) + keySep;
-      if (item === undefined) throw new TypeError(`pyJsonDumps: key "${k}" is undefined`);
-      out += write(item, level + 1);
-    }
-    return `${out}${end}}`;
-  };
-  return write(value, 0);
+  return dumpValue(value, 0, { indent, itemSep, keySep, sortKeys: options.sortKeys === true });
+}
+
+/** The settings of one {@link pyJsonDumps}. */
+interface DumpStyle {
+  indent: number | undefined;
+  itemSep: string;
+  keySep: string;
+  sortKeys: boolean;
+}
+
+/**
+ * One value of {@link pyJsonDumps} at nesting `level`, built by string concatenation (a tool
+ * result is serialized on every call; a module function, not a closure made per call).
+ */
+function dumpValue(v: PyJson, level: number, style: DumpStyle): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return pyJsonString(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'number':
+      if (!Number.isSafeInteger(v)) throw new TypeError(`pyJsonDumps: ${v} is not an int; wrap floats in PyFloat`);
+      return String(v);
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`pyJsonDumps: unsupported value ${String(v)}`);
+  }
+  if (v instanceof PyFloat) return pyJsonFloat(v.value);
+  const { indent, itemSep, keySep } = style;
+  const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (level + 1))}`;
+  const end = indent === undefined ? '' : `\n${' '.repeat(indent * level)}`;
+  if (Array.isArray(v)) {
+    if (v.length === 0) return '[]';
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i > 0 ? itemSep : '') + pad + dumpValue(v[i]!, level + 1, style);
+    return `${out}${end}]`;
+  }
+  const map = v instanceof Map ? v : undefined;
+  const keys = map ? [...map.keys()] : Object.keys(v);
+  if (style.sortKeys) keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (keys.length === 0) return '{}';
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const item = map ? map.get(k) : (v as PyJsonObject)[k];
+    out += (i > 0 ? itemSep : '') + pad + pyJsonKey(k) + keySep;
+    if (item === undefined) throw new TypeError(`pyJsonDumps: key "${k}" is undefined`);
+    out += dumpValue(item, level + 1, style);
+  }
+  return `${out}${end}}`;
 }
 
 /** Invalid JSON text given to {@link parsePyJson}; `offset` is the character index of the problem. */
@@ -240,106 +258,124 @@ export class PyJsonSyntaxError extends SyntaxError {
  * @throws PyJsonSyntaxError on invalid text or an int outside JavaScript's safe range.
  */
 export function parsePyJson(text: string): PyJson {
-  let i = 0;
-  const fail = (msg: string): never => {
-    throw new PyJsonSyntaxError(msg, i);
-  };
-  const ws = () => {
-    while (i < text.length) {
-      const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+  const parser = new PyJsonParser(text);
+  const result = parser.value();
+  parser.ws();
+  if (parser.i !== text.length) parser.fail('unexpected text after the value');
+  return result;
+}
+
+/** A JSON number token (sticky: matched at `lastIndex`). */
+const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+
+/** The words {@link parsePyJson} reads besides numbers, strings and containers. */
+const WORDS: readonly [string, () => PyJson][] = [
+  ['true', () => true],
+  ['false', () => false],
+  ['null', () => null],
+  ['NaN', () => new PyFloat(NaN)],
+  ['Infinity', () => new PyFloat(Infinity)],
+  ['-Infinity', () => new PyFloat(-Infinity)],
+];
+
+/** The state of one {@link parsePyJson}: the text and the index of the next character. */
+class PyJsonParser {
+  i = 0;
+  constructor(private readonly text: string) {}
+
+  fail(msg: string): never {
+    throw new PyJsonSyntaxError(msg, this.i);
+  }
+
+  ws(): void {
+    const text = this.text;
+    while (this.i < text.length) {
+      const c = text.charCodeAt(this.i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) this.i++;
       else break;
     }
-  };
-  const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
-  const value = (): PyJson => {
-    ws();
-    const c = text[i];
+  }
+
+  value(): PyJson {
+    const text = this.text;
+    this.ws();
+    const c = text[this.i];
     if (c === '{') {
-      i++;
+      this.i++;
       const obj: PyDict = new Map();
-      ws();
-      if (text[i] === '}') {
-        i++;
+      this.ws();
+      if (text[this.i] === '}') {
+        this.i++;
         return obj;
       }
       for (;;) {
-        ws();
-        if (text[i] !== '"') fail('expected a string key');
-        const key = str();
-        ws();
-        if (text[i] !== ':') fail("expected ':'");
-        i++;
-        obj.set(key, value());
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') {
-          i++;
+        this.ws();
+        if (text[this.i] !== '"') this.fail('expected a string key');
+        const key = this.str();
+        this.ws();
+        if (text[this.i] !== ':') this.fail("expected ':'");
+        this.i++;
+        obj.set(key, this.value());
+        this.ws();
+        if (text[this.i] === ',') this.i++;
+        else if (text[this.i] === '}') {
+          this.i++;
           return obj;
-        } else fail("expected ',' or '}'");
+        } else this.fail("expected ',' or '}'");
       }
     }
     if (c === '[') {
-      i++;
+      this.i++;
       const arr: PyJson[] = [];
-      ws();
-      if (text[i] === ']') {
-        i++;
+      this.ws();
+      if (text[this.i] === ']') {
+        this.i++;
         return arr;
       }
       for (;;) {
-        arr.push(value());
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') {
-          i++;
+        arr.push(this.value());
+        this.ws();
+        if (text[this.i] === ',') this.i++;
+        else if (text[this.i] === ']') {
+          this.i++;
           return arr;
-        } else fail("expected ',' or ']'");
+        } else this.fail("expected ',' or ']'");
       }
     }
-    if (c === '"') return str();
-    for (const [word, v] of [
-      ['true', true],
-      ['false', false],
-      ['null', null],
-      ['NaN', new PyFloat(NaN)],
-      ['Infinity', new PyFloat(Infinity)],
-      ['-Infinity', new PyFloat(-Infinity)],
-    ] as const) {
-      if (text.startsWith(word, i)) {
-        i += word.length;
-        return v;
+    if (c === '"') return this.str();
+    for (const [word, v] of WORDS) {
+      if (text.startsWith(word, this.i)) {
+        this.i += word.length;
+        return v();
       }
     }
-    NUMBER.lastIndex = i;
+    NUMBER.lastIndex = this.i;
     const m = NUMBER.exec(text);
-    if (!m) return fail('unexpected character');
-    i += m[0].length;
+    if (!m) return this.fail('unexpected character');
+    this.i += m[0].length;
     if (m[1] !== undefined || m[2] !== undefined) return new PyFloat(Number(m[0]));
     const n = Number(m[0]);
-    if (!Number.isSafeInteger(n)) fail(`int ${m[0]} is outside the safe range`);
+    if (!Number.isSafeInteger(n)) this.fail(`int ${m[0]} is outside the safe range`);
     return n;
-  };
-  const str = (): string => {
-    const start = ++i;
+  }
+
+  str(): string {
+    const text = this.text;
+    const start = ++this.i;
     let simple = true;
-    while (i < text.length && text[i] !== '"') {
-      if (text[i] === '\\') {
+    while (this.i < text.length && text[this.i] !== '"') {
+      if (text[this.i] === '\\') {
         simple = false;
-        i += 2;
-      } else i++;
+        this.i += 2;
+      } else this.i++;
     }
-    if (i >= text.length) fail('unterminated string');
-    const raw = text.slice(start, i++);
+    if (this.i >= text.length) this.fail('unterminated string');
+    const raw = text.slice(start, this.i++);
     if (simple) return raw;
     try {
       return JSON.parse(`"${raw}"`) as string;
     } catch {
-      return fail('invalid string escape');
+      return this.fail('invalid string escape');
     }
-  };
-  const result = value();
-  ws();
-  if (i !== text.length) fail('unexpected text after the value');
-  return result;
+  }
 }
