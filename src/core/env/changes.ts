@@ -18,7 +18,7 @@
  */
 import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
 import type { TableOptions } from '../schema/domain.ts';
-import { canonicalJson, diffStates, type DbState, type StateDiff } from './state.ts';
+import { canonicalJson, diffStates, sameRow, type DbState, type StateDiff } from './state.ts';
 import type { TableInfo } from './write-log.ts';
 import { SwitchboardError } from '../errors.ts';
 
@@ -207,7 +207,7 @@ export function diffChanges(
     const touched: { key: SqlValue[]; e: SqlRow | null; a: SqlRow | null }[] = [];
     for (const [k, ec] of Object.entries(er ?? {})) {
       const ac = ar?.[k];
-      if (ac && canonicalJson(ac.before) !== canonicalJson(ec.before)) {
+      if (ac && !sameRow(ac.before, ec.before)) {
         throw new ChangeBaseMismatch(
           `${t.name}${canonicalJson(ec.key)}: the two replays started from different rows (${canonicalJson(ec.before)} vs ${canonicalJson(ac.before)})`,
         );
