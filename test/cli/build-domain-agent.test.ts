@@ -16,7 +16,8 @@ const SPEC = new URL('../fixtures/specs/swagger-petstore/openapi.yaml', import.m
 const work = mkdtempSync(join(tmpdir(), 'sb-agent-build-'));
 const reply = (reason: string, patch: unknown[]) => JSON.stringify({ reason, patch });
 
-// One reply per task, in task order (the first four tasks of the petstore at seed 0).
+// One reply per task, in task order (the first four tasks of the petstore at seed 0); the three
+// domain stages after them get the last reply again, not their shape, so they admit nothing.
 const REPLIES = [
   reply('Natural caller text', [
     { op: 'replace', path: '/user_scenario/persona', value: 'Dana, who runs a small pet shop and is in a hurry.' },
@@ -44,7 +45,7 @@ describe('switchboard build-domain --agent', () => {
     const io = capture();
     const args = ['build-domain', '--from', SPEC, '--tasks', '4', '--seed', '0', '--name', 'pets'];
     expect(await main([...args, '--out', out, '--agent', `openai:editor@${server.url}`], io)).toBe(0);
-    expect(server.requests.length).toBe(4);
+    expect(server.requests.length).toBe(7);
     const report = JSON.parse(read(out, 'build-report.json'));
     expect(report.agent.admitted).toEqual([{ task_id: 'pets-update_pet-1', reason: 'Natural caller text' }]);
     expect(report.agent.rejected.map((r: { task_id: string; status: string }) => [r.task_id, r.status])).toEqual([
@@ -55,7 +56,7 @@ describe('switchboard build-domain --agent', () => {
     expect(report.agent.rejected[1].detail).toContain(
       'reference action #1 delete_pet({"pet_id":99}) fails: Error: pet 99 not found',
     );
-    expect(report.agent.prompt_version).toBe('domain-builder-v1');
+    expect(report.agent.prompt_version).toBe('domain-builder-v2');
     const tasks = JSON.parse(read(out, 'tasks.json'));
     expect(tasks[0].user_scenario.persona).toBe('Dana, who runs a small pet shop and is in a hurry.');
     expect(tasks[0].lineage.changes).toMatchObject([
@@ -67,7 +68,7 @@ describe('switchboard build-domain --agent', () => {
       },
     ]);
     expect(tasks[1].lineage).toBeUndefined();
-    expect(io.stdout).toContain('agent: 1 admitted, 3 rejected');
+    expect(io.stdout).toContain('agent: caller text 1 admitted, 3 rejected');
     expect(io.stdout).toContain(
       '  rejected pets-place_order-4 (out_of_scope): a refinement of the caller text may not change evaluation_criteria',
     );
@@ -76,7 +77,7 @@ describe('switchboard build-domain --agent', () => {
     const again = join(work, 'replayed');
     const replay = capture();
     expect(await main([...args, '--out', again, '--replies', join(out, 'agent-replies.json')], replay)).toBe(0);
-    expect(server.requests.length).toBe(4);
+    expect(server.requests.length).toBe(7);
     for (const f of ['tasks.json', 'tools.json', 'seed.json', 'policy.md', 'agent-replies.json', 'build-report.json'])
       expect(read(again, f), f).toBe(read(out, f));
   });

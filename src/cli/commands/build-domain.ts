@@ -87,8 +87,19 @@ export function registerBuildDomain(program: Command, io: CliIo, setCode: (code:
             ...skipped,
             ...(report.agent
               ? [
-                  `agent: ${report.agent.admitted.length} admitted, ${report.agent.rejected.length} rejected (${report.agent.prompt_version})`,
+                  `agent: caller text ${report.agent.admitted.length} admitted, ${report.agent.rejected.length} rejected (${report.agent.prompt_version})`,
                   ...report.agent.rejected.map((r) => `  rejected ${r.task_id} (${r.status}): ${r.detail}`),
+                  ...(
+                    [
+                      ['rule texts', report.agent.rules],
+                      ['business rules', report.agent.business_rules],
+                      ['harder tasks', report.agent.harder_tasks],
+                    ] as const
+                  ).flatMap(([what, st]) => [
+                    `agent: ${what} ${st.admitted.length} admitted, ${st.rejected.length} rejected`,
+                    ...st.admitted.map((r) => `  admitted ${r.id}: ${r.detail}`),
+                    ...st.rejected.map((r) => `  rejected ${r.id} (${r.status}): ${r.detail}`),
+                  ]),
                 ]
               : []),
             '',

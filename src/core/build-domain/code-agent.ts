@@ -12,25 +12,50 @@ import type { DomainRuntime } from '../env/environment.ts';
 import { InfrastructureError } from '../errors.ts';
 import { proposeTaskChange, type ProposalOutcome } from '../evolution/proposals.ts';
 import type { ModelClient, ModelRequest, ModelResponse } from '../ports/model-client.ts';
+import { DOMAIN_BUILDER_PROMPT_VERSION, REFINE_CALLER_TEXT } from '../prompts/domain-builder.ts';
 import { TASK_EDITOR_PROMPT_VERSION } from '../prompts/task-editor.ts';
 import type { Task } from '../schema/task.ts';
 
-/** Version of the refinement request below; bump it whenever the text changes (recorded with each run). */
-export const DOMAIN_BUILDER_PROMPT_VERSION = 'domain-builder-v1';
+export { DOMAIN_BUILDER_PROMPT_VERSION, REFINE_CALLER_TEXT } from '../prompts/domain-builder.ts';
 
-/** The finding the task editor gets for each scaffolded task (its prompt: `prompts/task-editor.ts`). */
-export const REFINE_CALLER_TEXT =
-  "The caller's persona, instructions and requests are template text from an automatic scaffold. Rewrite " +
-  'user_scenario.persona, user_scenario.instructions (reason_for_call, known_info, unknown_info, ' +
-  'task_instructions) and user_scenario.requests as a real caller of this service would say them, in the ' +
-  "task's language. Keep every value (ids, names, amounts, the new values) exactly; keep user_scenario.facts; " +
-  'change nothing under evaluation_criteria.';
+/** The requests of a code-agent run, in order: each task's caller text, then the domain stages. */
+export type AgentStage = 'caller_text' | 'rules' | 'business_rules' | 'harder_tasks';
 
 /** One recorded model reply, in request order: its text, or the endpoint's error. */
 export interface RecordedReply {
-  task_id: string;
+  stage: AgentStage;
+  /** The task of a `caller_text` request. */
+  task_id?: string;
   text: string | null;
   error?: string;
+}
+
+/**
+ * `client`, recording each reply (or endpoint error) in `replies` under `label`.
+ * @returns a client with the same identity whose `complete` also records
+ */
+export function recordingClient(
+  client: ModelClient,
+  replies: RecordedReply[],
+  label: Pick<RecordedReply, 'stage' | 'task_id'>,
+): ModelClient {
+  return {
+    id: client.id,
+    flavor: client.flavor,
+    kind: client.kind,
+    endpoint: client.endpoint,
+    model: client.model,
+    async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
+      try {
+        const res = await client.complete(request, signal);
+        replies.push({ ...label, text: res.text });
+        return res;
+      } catch (e) {
+        replies.push({ ...label, text: null, error: (e as Error).message });
+        throw e;
+      }
+    },
+  };
 }
 
 /** The record of a run: enough, with the seed, to reproduce it without the model. */
@@ -80,23 +105,7 @@ export async function refineTasks(opts: {
   const rejected: RefineResult['rejected'] = [];
   const tasks: Task[] = [];
   for (const [i, task] of opts.tasks.entries()) {
-    const recording: ModelClient = {
-      id: opts.client.id,
-      flavor: opts.client.flavor,
-      kind: opts.client.kind,
-      endpoint: opts.client.endpoint,
-      model: opts.client.model,
-      async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
-        try {
-          const res = await opts.client.complete(request, signal);
-          replies.push({ task_id: task.id, text: res.text });
-          return res;
-        } catch (e) {
-          replies.push({ task_id: task.id, text: null, error: (e as Error).message });
-          throw e;
-        }
-      },
-    };
+    const recording = recordingClient(opts.client, replies, { stage: 'caller_text', task_id: task.id });
     const outcome = await proposeTaskChange({
       client: recording,
       runtime: opts.runtime,

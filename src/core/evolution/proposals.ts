@@ -73,8 +73,13 @@ function clip(text: string, max = 200): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
-/** The JSON object of a reply, with a Markdown code fence around it allowed. */
-function parseReply(text: string): z.infer<typeof Reply> | string {
+/**
+ * The JSON object of a model's reply, a Markdown code fence around it allowed, parsed by `shape`.
+ * @param expected how the asked shape is named in the reason (e.g. `{"reason", "patch"}`)
+ * @returns the parsed value, or the reason it is not one: over {@link MAX_PROPOSAL_CHARS}
+ *   characters, `not JSON: "<start of the text>"`, or `not <expected>: <field>: <issue>`
+ */
+export function parseJsonReply<T>(text: string, shape: z.ZodType<T>, expected: string): T | string {
   if (text.length > MAX_PROPOSAL_CHARS) return `the reply has ${text.length} characters, over ${MAX_PROPOSAL_CHARS}`;
   const body = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text)?.[1] ?? text;
   let json: unknown;
@@ -83,10 +88,10 @@ function parseReply(text: string): z.infer<typeof Reply> | string {
   } catch {
     return `not JSON: ${JSON.stringify(clip(text, 80))}`;
   }
-  const r = Reply.safeParse(json);
+  const r = shape.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    return `not {"reason", "patch"}: ${fieldPath(issue.path) || '(top)'}: ${issue.message}`;
+    return `not ${expected}: ${fieldPath(issue.path) || '(top)'}: ${issue.message}`;
   }
   return r.data;
 }
@@ -123,7 +128,7 @@ export async function proposeTaskChange(opts: ProposalOptions): Promise<Proposal
   } catch (e) {
     return { status: 'model_error', detail: (e as Error).message };
   }
-  const reply = parseReply(text);
+  const reply = parseJsonReply(text, Reply, '{"reason", "patch"}');
   if (typeof reply === 'string') return { status: 'unparseable', detail: reply };
   const touched = reply.patch.find((o) =>
     [o.path, o.from ?? ''].some((p) => p === '/id' || p === '/lineage' || p.startsWith('/lineage/')),
