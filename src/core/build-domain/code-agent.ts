@@ -16,8 +16,6 @@ import { DOMAIN_BUILDER_PROMPT_VERSION, REFINE_CALLER_TEXT } from '../prompts/do
 import { TASK_EDITOR_PROMPT_VERSION } from '../prompts/task-editor.ts';
 import type { Task } from '../schema/task.ts';
 
-export { DOMAIN_BUILDER_PROMPT_VERSION, REFINE_CALLER_TEXT } from '../prompts/domain-builder.ts';
-
 /** The requests of a code-agent run, in order: each task's caller text, then the domain stages. */
 export type AgentStage = 'caller_text' | 'rules' | 'business_rules' | 'harder_tasks';
 
