@@ -15,6 +15,9 @@ import { main } from '../../src/cli/main.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
 import { fromBase64 } from '../../src/core/channel/audio-store.ts';
 import { RealtimeAgent } from '../../src/core/participants/realtime-agent.ts';
+import { HearingAgent } from '../../src/core/participants/hearing-agent.ts';
+import { personaKey, personaVoice } from '../../src/core/channel/persona-voice.ts';
+import { resample } from '../../src/core/audio/wav.ts';
 import { ScriptedUser } from '../../src/core/participants/scripted.ts';
 import { steppingClock } from '../../src/core/ports/clock.ts';
 import { runEpisode } from '../../src/core/rollout/episode.ts';
@@ -450,4 +453,39 @@ describe("a yield with the agent's own audio", () => {
       expect(rmsOf(stop, stop + TICK)).toBeLessThan(1e-4);
     }
   }, 120_000);
+});
+
+describe('HearingAgent: a realtime agent that hears the caller without a channel', () => {
+  it("each caller turn goes as 24 kHz PCM16 of exactly its text's synthesis in the caller's voice, none as text", async () => {
+    server = await startRealtimeServer(planScript(TASK));
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const task = domain.tasks.find((x) => x.id === TASK)!;
+    const tts = espeakTts();
+    const t = await runEpisode({
+      runtime,
+      task,
+      agent: new HearingAgent(
+        (userAudio) => new RealtimeAgent({ url: server!.url, connect: nodeRealtimeConnect(), userAudio }),
+        { tts },
+      ),
+      user: new ScriptedUser(),
+      clock: steppingClock(domain.now, 1000),
+      seed: 0,
+    });
+    expect([t.valid, (await evaluate(runtime, task, t.turns, { termination: t.termination })).reward]).toEqual([
+      true,
+      1,
+    ]);
+    const lastReply = t.turns.map((x) => x.role).lastIndexOf('assistant');
+    const said = t.turns.filter((x, i) => x.role === 'user' && i < lastReply).map((x) => (x as { text: string }).text);
+    const want = await Promise.all(
+      said.map(async (text) => {
+        const a = await tts.synthesize(text, personaVoice(domain.language, personaKey(task)));
+        return resample(a.samples, a.sampleRate, 24_000).length * 2;
+      }),
+    );
+    expect(want.length).toBe(3);
+    expect(server.conversations[0]!.filter((i) => i.role === 'user').map((i) => i.audioBytes)).toEqual(want);
+    expect(server.conversations[0]!.filter((i) => i.role === 'user' && i.text !== undefined)).toHaveLength(0);
+  }, 60_000);
 });

@@ -21,7 +21,7 @@ import { runEpisode } from '../../core/rollout/episode.ts';
 import { evaluate, replayGold } from '../../core/scoring/index.ts';
 import { toolSchema, type Domain, type ToolDefinition } from '../../core/schema/domain.ts';
 import type { Task } from '../../core/schema/task.ts';
-import type { Trajectory, Turn } from '../../core/schema/trajectory.ts';
+import type { Trajectory, Turn, UserTurn } from '../../core/schema/trajectory.ts';
 import { ident } from '../../core/env/write-log.ts';
 import { builtinDomainNames, loadBrowserDomain, tau2SchemaText } from './domains.ts';
 import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
@@ -253,8 +253,19 @@ type LocalLoader = (
   onProgress?: (p: DownloadProgress) => void,
 ) => Promise<{ client: ModelClient; device: string }>;
 
-/** A factory of agents for `spec`; a remote agent loads the OpenAI client code on first use. */
-async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => Agent> {
+/**
+ * Degraded caller WAVs kept in this worker by reference, for a realtime agent to hear (the page
+ * keeps the stored copies, which cannot be read back at once); each is taken out when heard.
+ */
+type KeptAudio = Map<string, Uint8Array>;
+
+/**
+ * A factory of agents for `spec`; a remote agent loads the OpenAI client code on first use. A
+ * realtime agent hears the caller ({@link HearingAgent}): each caller turn's degraded WAV from
+ * `kept` when the call has a channel, else the turn spoken by espeak-ng in the caller's voice;
+ * sent as PCM16 appends at the session's rate, never as text.
+ */
+async function agentFactory(spec: AgentSpec, local: LocalLoader, kept?: KeptAudio): Promise<() => Agent> {
   switch (spec.kind) {
     case 'local': {
       const [{ client }, { ModelAgent }] = await Promise.all([
@@ -268,17 +279,37 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader): Promise<() => 
     case 'noop':
       return () => new NoopAgent();
     case 'realtime': {
-      const [{ RealtimeAgent }, { webSocketConnect }, { redactUrl }] = await Promise.all([
-        import('../../core/participants/realtime-agent.ts'),
-        import('../shared/realtime-socket.ts'),
-        import('../shared/endpoint-secrets.ts'),
-      ]);
+      const [{ RealtimeAgent }, { webSocketConnect }, { redactUrl }, { HearingAgent }, { browserEspeakTts }] =
+        await Promise.all([
+          import('../../core/participants/realtime-agent.ts'),
+          import('../shared/realtime-socket.ts'),
+          import('../shared/endpoint-secrets.ts'),
+          import('../../core/participants/hearing-agent.ts'),
+          import('./audio/espeak-tts.ts'),
+        ]);
+      const tts = browserEspeakTts();
+      const stored = (turn: UserTurn) => {
+        const ref = turn.audio?.degraded;
+        const wav = ref ? kept?.get(ref) : undefined;
+        if (ref) kept?.delete(ref);
+        return wav;
+      };
       const key = spec.apiKey;
       const connect = webSocketConnect((url) =>
         key ? new WebSocket(url, ['realtime', `openai-insecure-api-key.${key}`]) : new WebSocket(url),
       );
       return () =>
-        new RealtimeAgent({ url: spec.url, connect, endpoint: redactUrl(spec.url), dialect: spec.dialect ?? 'ga' });
+        new HearingAgent(
+          (userAudio) =>
+            new RealtimeAgent({
+              url: spec.url,
+              connect,
+              endpoint: redactUrl(spec.url),
+              dialect: spec.dialect ?? 'ga',
+              userAudio,
+            }),
+          { tts, stored },
+        );
     }
     case 'remote': {
       const [client, { ModelAgent }] = await Promise.all([
@@ -345,6 +376,7 @@ async function episodeChannel(
   host: ChannelHost,
   human?: HumanCaller,
   noise?: readonly NoiseFile[],
+  kept?: KeptAudio,
 ): Promise<EpisodeChannel> {
   const { browserEspeakTts } = await import('./audio/espeak-tts.ts');
   const espeak = browserEspeakTts();
@@ -372,7 +404,11 @@ async function episodeChannel(
     preset: spec.preset,
     ...(noise?.length ? { bank: noiseBankOf(noise) } : {}),
     store: {
-      put: (name, bytes) => host.put(name, bytes),
+      async put(name, bytes) {
+        const ref = await host.put(name, bytes);
+        if (kept && name.endsWith('.degraded.wav')) kept.set(ref, bytes);
+        return ref;
+      },
       get: async (ref) => {
         throw new Error(`audio "${ref}" is kept by the page`);
       },
@@ -722,7 +758,8 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       } else {
         user = new ScriptedUser();
       }
-      const agent = (await agentFactory(spec.agent, local))();
+      const kept: KeptAudio | undefined = spec.agent.kind === 'realtime' ? new Map() : undefined;
+      const agent = (await agentFactory(spec.agent, local, kept))();
       // Live scores are computed in turn order, off the episode's path.
       let chain = Promise.resolve();
       const emit = (index: number, turn: Turn, turns: Turn[]) => {
@@ -737,7 +774,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       const seen: Turn[] = [];
       const channel =
         spec.channel && host
-          ? await episodeChannel(spec, host, user instanceof HumanCaller ? user : undefined, noise)
+          ? await episodeChannel(spec, host, user instanceof HumanCaller ? user : undefined, noise, kept)
           : undefined;
       const trajectory = await runEpisode({
         ...(channel ? { channel } : {}),
@@ -776,11 +813,12 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
       const runtime = await runtimeOf(job.domain);
       const task = taskOf(runtime.domain, job.taskId);
       const signal = freshSignal();
-      const agent = await agentFactory(job.agent, local);
+      const kept: KeptAudio | undefined = job.agent.kind === 'realtime' ? new Map() : undefined;
+      const agent = await agentFactory(job.agent, local, kept);
       const user = job.user.kind === 'remote' ? await remoteCallers(job.user) : () => new ScriptedUser();
       const channel =
         job.channel && host
-          ? await episodeChannel({ preset: job.preset ?? 'clean', channel: job.channel }, host, undefined, noise)
+          ? await episodeChannel({ preset: job.preset ?? 'clean', channel: job.channel }, host, undefined, noise, kept)
           : undefined;
       // The page's callback runs on another message channel than this method's reply: wait until
       // it has taken every trajectory before resolving.
