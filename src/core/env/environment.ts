@@ -438,12 +438,11 @@ export class Environment {
     private readonly nowMs: number,
   ) {
     for (const t of runtime.tables) this.byName.set(t.name, t);
-    this.toolDb = {
-      one: async (sql, params) => (await this.db.all(sql, params))[0],
-      all: async (sql, params) => this.db.all(sql, params),
-      run: async (sql, params) => (await this.db.run(sql, params)).changes,
-    };
+    this.toolDb = new EnvToolDb(this);
   }
+
+  /** The policy clock as tools and rule checks receive it (one function per environment). */
+  private readonly clock = (): number => this.nowMs;
 
   /**
    * The episode database. Throws once the environment is closed: its database may already
@@ -515,7 +514,7 @@ export class Environment {
     if (guarded) await this.db.all('SAVEPOINT sb_call');
     let result: unknown;
     try {
-      const ctx: ToolContext = { db: this.toolDb, now: () => this.nowMs, actor };
+      const ctx: ToolContext = { db: this.toolDb, now: this.clock, actor };
       result = await tool.run(ctx, parsed.data);
     } catch (e) {
       if (guarded) await this.db.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
@@ -583,7 +582,7 @@ export class Environment {
       if ((rc.when ?? 'after') !== when || (rc.tools && !rc.tools.includes(tool))) continue;
       log ??= logLength === this.log.length ? this.log : this.log.slice(0, logLength);
       db ??= this.memoReader();
-      const message = await rc.check({ db, tool, args, writes, log, now: () => this.nowMs });
+      const message = await rc.check({ db, tool, args, writes, log, now: this.clock });
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
     return out;
@@ -596,20 +595,7 @@ export class Environment {
    * gets its own array).
    */
   private memoReader(): RuleCheckContext['db'] {
-    const memo = new Map<string, Promise<SqlRow[]>>();
-    const rows = (sql: string, params?: SqlParams): Promise<SqlRow[]> => {
-      const key = params === undefined ? sql : `${sql}\u0000${JSON.stringify(params)}`;
-      let hit = memo.get(key);
-      if (!hit) {
-        hit = this.db.all(sql, params);
-        memo.set(key, hit);
-      }
-      return hit;
-    };
-    return {
-      one: async (sql, params) => (await rows(sql, params))[0],
-      all: async (sql, params) => [...(await rows(sql, params))],
-    };
+    return new MemoReader(this.db);
   }
 
   /** @internal The tools' database handle, for the domain's task setup ({@link DomainRuntime.open}). */
@@ -751,6 +737,44 @@ export class Environment {
   /** Run a parameterized read query (tests and tooling). */
   async query(sql: string, params?: SqlParams): Promise<SqlRow[]> {
     return this.db.all(sql, params);
+  }
+}
+
+/**
+ * The tools' {@link ToolDb} over an environment's database (methods on one object per
+ * environment, not closures: they run on every statement of every tool call).
+ */
+class EnvToolDb implements ToolDb {
+  constructor(private readonly env: Environment) {}
+  async one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
+    return (await this.env.db.all(sql, params))[0];
+  }
+  async all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
+    return this.env.db.all(sql, params);
+  }
+  async run(sql: string, params?: SqlParams): Promise<number> {
+    return (await this.env.db.run(sql, params)).changes;
+  }
+}
+
+/** See {@link Environment.memoReader}: each distinct query of one phase of rule checks runs once. */
+class MemoReader {
+  private readonly memo = new Map<string, Promise<SqlRow[]>>();
+  constructor(private readonly db: SqlDb) {}
+  private rows(sql: string, params?: SqlParams): Promise<SqlRow[]> {
+    const key = params === undefined ? sql : `${sql}\u0000${JSON.stringify(params)}`;
+    let hit = this.memo.get(key);
+    if (!hit) {
+      hit = this.db.all(sql, params);
+      this.memo.set(key, hit);
+    }
+    return hit;
+  }
+  async one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
+    return (await this.rows(sql, params))[0];
+  }
+  async all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
+    return [...(await this.rows(sql, params))];
   }
 }
 
