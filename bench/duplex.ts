@@ -3,8 +3,9 @@
  * (espeak-ng) and the `regular` channel preset, barge-ins and backchannels at 0.3. Scripted
  * participants talk in fixed English sentences until the call's time axis passes 180 s. Prints
  * the call's length, the wall time and the real-time factor (wall time ÷ call length; below 1
- * is faster than real time), on this machine's cores.
+ * is faster than real time) with this machine's core count and load, and this process's CPU time.
  */
+import { cpus, loadavg } from 'node:os';
 import { DomainRuntime } from '../src/core/env/environment.ts';
 import { steppingClock } from '../src/core/ports/clock.ts';
 import { runEpisode } from '../src/core/rollout/episode.ts';
@@ -46,6 +47,7 @@ export async function duplexBenchLines(): Promise<string[]> {
     }),
   };
   const store = new MemoryAudioStore();
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const t = await runEpisode({
     runtime,
@@ -59,6 +61,8 @@ export async function duplexBenchLines(): Promise<string[]> {
     duplex: {},
   });
   const wallS = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  const cpuS = (c.user + c.system) / 1e6;
   const d = t.duplex;
   if (!t.valid || !d) throw new Error(`bench duplex call failed: ${t.invalid_reason ?? 'no timeline'}`);
   const callS = (d.total_ticks * d.turn_taking.tick_ms) / 1000;
@@ -66,6 +70,7 @@ export async function duplexBenchLines(): Promise<string[]> {
   const yields = d.spans.filter((s) => s.yielded).length;
   return [
     `call: ${callS.toFixed(1)} s on the time axis (${d.total_ticks} ticks of ${d.turn_taking.tick_ms} ms), ${t.turns.length} turns, ${overlaps} backchannels, ${yields} yields; channel regular`,
-    `wall time: ${wallS.toFixed(1)} s · real-time factor ${(wallS / callS).toFixed(3)} (wall ÷ call; ${(callS / wallS).toFixed(1)}× real time)`,
+    `wall time: ${wallS.toFixed(1)} s · real-time factor ${(wallS / callS).toFixed(3)} (wall ÷ call; ${(callS / wallS).toFixed(1)}× real time) on ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`,
+    `CPU time of this process: ${cpuS.toFixed(1)} s (${(callS / cpuS).toFixed(1)}× real time; espeak-ng runs in child processes, not counted)`,
   ];
 }

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { nodeGraphRenderer } from '../../src/adapters/node/audio/renderer.ts';
 import { activeRms, bandEnergyDb, peak, rms } from '../../src/core/audio/measure.ts';
-import { decodeWav } from '../../src/core/audio/wav.ts';
+import { decodeWav, encodeWav } from '../../src/core/audio/wav.ts';
+import { floatToInt16, int16ToFloat } from '../../src/core/audio/pcm.ts';
+import { driftGains, driftRamps, rampsMeanSquare } from '../../src/core/channel/snr-drift.ts';
 import { pinkNoise, whiteNoise } from '../../src/core/audio/noise.ts';
 import {
   buildChannelGraph,
   driftSnrDb,
+  isPassThrough,
   runChannel,
   TELEPHONY_HEADROOM,
   type NoiseBank,
@@ -196,6 +199,36 @@ describe('presets', () => {
         }
       }
     }
+  });
+
+  it('clean preset on 16-bit speech is a pass-through: the same array back, no events, the WAV of the speech', async () => {
+    const q = int16ToFloat(floatToInt16(speech));
+    const plan = planChannel('clean', { seed: 1, taskId: 'pass' }, q.length);
+    expect(isPassThrough(plan)).toBe(true);
+    expect(isPassThrough(planChannel('control', { seed: 1, taskId: 'pass' }, q.length))).toBe(false);
+    const out = await runChannel(nodeGraphRenderer, q, plan);
+    expect(out.samples).toBe(q);
+    expect(out.timeline).toEqual([]);
+    expect(Buffer.from(out.wav).equals(Buffer.from(encodeWav(q, 16000)))).toBe(true);
+    // Off the 16-bit grid, the output is quantized (a new array).
+    const off = await runChannel(
+      nodeGraphRenderer,
+      speech,
+      planChannel('clean', { seed: 1, taskId: 'pass' }, speech.length),
+    );
+    expect(off.samples).not.toBe(speech);
+    expect(Buffer.from(off.wav).equals(Buffer.from(out.wav))).toBe(true);
+  });
+
+  it("drift ramps' closed-form mean square equals the per-sample mean of the drift gains", () => {
+    const d = { snrDb: 15, driftDb: 3, driftSpeedHz: 0.5, driftStartS: 7.3 };
+    for (const n of [16000 * 10, 12345, 399]) {
+      const g = driftGains(d, n, 16000);
+      let s = 0;
+      for (const v of g) s += v * v;
+      expect(rampsMeanSquare(driftRamps(d, n, 16000), n)).toBeCloseTo(s / n, 6);
+    }
+    expect(rampsMeanSquare(driftRamps({ ...d, driftDb: 0 }, 1000, 16000), 1000)).toBe(1);
   });
 
   it('zeroes the dropped frames in the output and logs each drop burst', async () => {

@@ -125,11 +125,14 @@ export function whiteRaw(n: number, rng: Rng): RawNoise {
   return rawFromState(x, runKernel(x, seeded(rng.int(2 ** 32), 4), whiteKernel));
 }
 
-/** `raw` centred and scaled to unit RMS, as a new Float32Array (silence stays silence). */
-export function unitRms(raw: RawNoise): Float32Array {
+/**
+ * `raw` centred and scaled to RMS `level` (default 1), into `out` (same length; a new
+ * Float32Array by default). Silence stays silence. Returns `out`.
+ */
+export function unitRms(raw: RawNoise, level = 1, out: Float32Array = new Float32Array(raw.x.length)): Float32Array {
   const { x, mean } = raw;
-  const g = raw.rms > 0 ? 1 / raw.rms : 0;
-  const out = new Float32Array(x.length);
+  const g = raw.rms > 0 ? level / raw.rms : 0;
+  if (out.length !== x.length) throw new RangeError(`unitRms: ${out.length} slots for ${x.length} samples`);
   for (let i = 0; i < x.length; i++) out[i] = ((x[i] as number) - mean) * g;
   return out;
 }

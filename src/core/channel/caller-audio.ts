@@ -217,10 +217,12 @@ export async function callerTurnAudio(
   const timeline = extra.length ? [...out.timeline, ...extra].sort((a, b) => a.start_ms - b.start_ms) : out.timeline;
   const v = ch.voice;
   const cleanWav = encodeWav(clean, SPEECH_RATE_HZ);
+  // A pass-through channel (the clean preset) hands the speech back: its WAV is the clean one.
+  const degradedWav = out.samples === clean ? cleanWav : out.wav;
   const base = `${key.prefix}/turn-${String(key.turn).padStart(3, '0')}`;
   const names = { clean: `${base}.clean.wav`, degraded: `${base}.degraded.wav` };
   const refs = ch.store
-    ? { clean: await ch.store.put(names.clean, cleanWav), degraded: await ch.store.put(names.degraded, out.wav) }
+    ? { clean: await ch.store.put(names.clean, cleanWav), degraded: await ch.store.put(names.degraded, degradedWav) }
     : names;
   return {
     ref: {
@@ -235,7 +237,7 @@ export async function callerTurnAudio(
         : {}),
       timeline,
     },
-    degraded: out.wav,
+    degraded: degradedWav,
     clean: cleanWav,
     cutMs,
     asides: inserted?.asides ?? [],

@@ -33,11 +33,11 @@ import {
   TELEPHONY_RATE_HZ,
 } from '../audio/pcm.ts';
 import { biquadCascade4Decimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
-import { allocWavPcm16, encodeWavPcm16 } from '../audio/wav.ts';
+import { allocWavPcm16, encodeWav, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
 import type { EffectEvent } from './timeline.ts';
-import { driftGains, driftSnrDb } from './snr-drift.ts';
+import { driftGains, driftRamps, driftSnrDb, rampsMeanSquare } from './snr-drift.ts';
 
 /** Noise recordings, mono at 16 kHz, by name (e.g. decoded from ../shared/noise or user files). */
 export interface NoiseBank {
@@ -55,7 +55,10 @@ export const REFERENCE_SPEECH_RMS = 3000 / 32768;
 
 /** The degraded turn. */
 export interface ChannelOutput {
-  /** 16 kHz mono samples, already quantized to 16 bits (exactly what the WAV holds). */
+  /**
+   * 16 kHz mono samples, already quantized to 16 bits (exactly what the WAV holds). For a
+   * pass-through plan this is the input speech itself: read it, do not write to it.
+   */
   samples: Float32Array;
   /** 16 kHz mono 16-bit WAV. */
   wav: Uint8Array;
@@ -195,7 +198,7 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
   return channelMix(speech, plan, bank).graph;
 }
 
-/** The drift gains of the turn, in a scratch buffer reused across turns (read at once). */
+/** The drift gains of a measured noise, in a scratch buffer reused across turns (read at once). */
 let driftScratch = new Float32Array(0);
 
 /** The turn's noise at its level, and the mean powers (before `gain`) that set it. */
@@ -212,7 +215,7 @@ interface LevelledNoise {
 
 /**
  * The turn's continuous noise, drifting, at the gain that puts the mean SNR the agent hears at
- * the plan's. The in-band power is measured on the band-passed noise, except for stationary
+ * the plan's (generated noise written into `out`, `plan.length` samples). The in-band power is measured on the band-passed noise, except for stationary
  * procedural noise (white, pink, brown) with telephony: there it is the expected power from the
  * filters' responses ({@link kindBandShare}) times the drift's mean square, which matches the
  * measured power within sampling error (at most 0.11 dB on 10 s turns and 0.29 dB on 1 s turns
@@ -224,26 +227,29 @@ function levelledNoise(
   nz: NonNullable<ChannelPlan['noise']>,
   bank: NoiseBank,
   level: number,
+  out: Float32Array,
 ): LevelledNoise {
   const n = plan.length;
   const rate = plan.sampleRate;
-  if (driftScratch.length < n) driftScratch = new Float32Array(n);
-  const drift = driftGains(nz, n, rate, driftScratch.subarray(0, n));
   const source = continuousNoise(nz.source, bank, n, nz.seed, nz.offset);
   const kind = nz.source.slice(nz.source.indexOf(':') + 1) as NoiseKind;
   const share = source instanceof Float32Array || !plan.telephony ? null : kindBandShare(kind, plan.telephony, rate);
   if (share !== null && !(source instanceof Float32Array)) {
     const raw = source;
+    const ramps = driftRamps(nz, n, rate);
     const norm = raw.rms > 0 ? 1 / raw.rms : 0;
     // Unit-RMS noise has band power whitePower · share / rms²; the drift scales it by mean(d²).
-    const pBand = raw.whitePower * share * norm * norm * meanSquare(drift);
+    const pBand = raw.whitePower * share * norm * norm * rampsMeanSquare(ramps, n);
     const gain = pBand > 0 ? (level * dbToGain(-nz.snrDb)) / Math.sqrt(pBand) : 0;
-    const samples = new Float32Array(n);
-    const sumSq = driftScaleInto(raw.x, raw.mean, norm, gain, drift, samples);
-    return { samples, pBand, pFull: sumSq / (n || 1), gain };
+    const samples = out;
+    let energy = 0;
+    for (let k = 0; k < ramps.length; k += 4) energy += driftScaleInto(raw.x, raw.mean, norm, gain, ramps, k, samples);
+    return { samples, pBand, pFull: energy / (n || 1), gain };
   }
+  if (driftScratch.length < n) driftScratch = new Float32Array(n);
+  const drift = driftGains(nz, n, rate, driftScratch.subarray(0, n));
   // Measured: the noise at unit level, its band-passed copy, both with the drift.
-  const samples = source instanceof Float32Array ? source : unitRms(source);
+  const samples = source instanceof Float32Array ? source : unitRms(source, 1, out);
   const band = heardBand(samples, plan);
   let pBand = 0;
   let pFull = 0;
@@ -261,28 +267,26 @@ function levelledNoise(
   return { samples, pBand, pFull, gain };
 }
 
-/** Mean of x². */
-function meanSquare(x: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < x.length; i++) s += (x[i] as number) * (x[i] as number);
-  return s / (x.length || 1);
-}
-
 /**
- * `out[i] = (x[i] − mean) · norm · drift[i] · gain` (raw noise to unit RMS, drifting, at its
- * gain); returns Σ ((x[i] − mean) · norm · drift[i])², the drifting unit noise's energy.
+ * Over ramp k of `ramps` ({@link driftRamps}): `out[i] = (x[i] − mean) · norm · d(i) · gain`
+ * (raw noise to unit RMS, drifting, at its gain); returns Σ ((x[i] − mean) · norm · d(i))², the
+ * drifting unit noise's energy over the ramp.
  */
 function driftScaleInto(
   x: Float64Array,
   mean: number,
   norm: number,
   gain: number,
-  drift: Float32Array,
+  ramps: Float64Array,
+  k: number,
   out: Float32Array,
 ): number {
+  const to = ramps[k + 1] as number;
+  const at0 = (ramps[k + 2] as number) * norm;
+  const slope = (ramps[k + 3] as number) * norm;
   let e = 0;
-  for (let i = 0; i < out.length; i++) {
-    const u = ((x[i] as number) - mean) * norm * (drift[i] as number);
+  for (let i = ramps[k] as number; i < to; i++) {
+    const u = ((x[i] as number) - mean) * (at0 + slope * i);
     out[i] = u * gain;
     e += u * u;
   }
@@ -299,9 +303,10 @@ function channelMix(speech: Float32Array, plan: ChannelPlan, bank: NoiseBank): C
   const voice = ff
     ? farFieldMix(speech, rate, { rt60Ms: ff.rt60Ms, seed: ff.seed }, dbToGain(ff.gainDb), dbToGain(ff.wetDb))
     : speech;
+  // The levels noise, bursts and wind are set against (measured only when one of them is on).
   const needsLevel = plan.noise !== null || plan.bursts.length > 0;
-  const fullLevel = activeRms(voice, rate);
-  const level = (needsLevel ? activeRms(heardBand(voice, plan), rate) : fullLevel) || REFERENCE_SPEECH_RMS;
+  const fullLevel = needsLevel || plan.wind ? activeRms(voice, rate) : 0;
+  const level = needsLevel ? activeRms(heardBand(voice, plan), rate) || REFERENCE_SPEECH_RMS : 0;
   const nodes: GraphNode[] = [
     { kind: 'buffer', id: 'speech', samples: voice, startS: 0 },
     { kind: 'gain', id: 'mic', gain: 1 },
@@ -311,7 +316,7 @@ function channelMix(speech: Float32Array, plan: ChannelPlan, bank: NoiseBank): C
 
   if (plan.noise) {
     const nz = plan.noise;
-    const { samples, pBand, pFull, gain } = levelledNoise(plan, nz, bank, level);
+    const { samples, pBand, pFull, gain } = levelledNoise(plan, nz, bank, level, new Float32Array(n));
     levels = {
       snrInBandDb: pBand > 0 ? nz.snrDb : Number.POSITIVE_INFINITY,
       snrFullBandDb:
@@ -335,12 +340,13 @@ function channelMix(speech: Float32Array, plan: ChannelPlan, bank: NoiseBank): C
   }
 
   if (plan.wind) {
-    const samples = unitRms(windRaw(n, rate, rngFromState(plan.wind.seed)));
-    nodes.push(
-      { kind: 'buffer', id: 'wind', samples, startS: 0 },
-      { kind: 'gain', id: 'wind_gain', gain: (fullLevel || REFERENCE_SPEECH_RMS) * dbToGain(-plan.wind.snrDb) },
+    // Unit-RMS wind at its gain against the full-band level, in one pass from the raw samples.
+    const samples = unitRms(
+      windRaw(n, rate, rngFromState(plan.wind.seed)),
+      (fullLevel || REFERENCE_SPEECH_RMS) * dbToGain(-plan.wind.snrDb),
     );
-    edges.push(['wind', 'wind_gain'], ['wind_gain', 'mic']);
+    nodes.push({ kind: 'buffer', id: 'wind', samples, startS: 0 });
+    edges.push(['wind', 'mic']);
   }
   return { graph: { sampleRate: rate, length: n, nodes, edges, output: 'mic' }, levels };
 }
@@ -530,13 +536,53 @@ export function channelTimeline(
   return events.sort((a, b) => a.start_ms - b.start_ms);
 }
 
-/** Run the whole channel on one turn's speech (16 kHz, `plan.length` samples). */
+/** True when the plan applies no effect at all (the `clean` preset): the channel is the identity. */
+export function isPassThrough(plan: ChannelPlan): boolean {
+  return (
+    !plan.noise &&
+    plan.bursts.length === 0 &&
+    !plan.wind &&
+    !plan.muffle &&
+    !plan.farField &&
+    !plan.packetLoss &&
+    !plan.telephony
+  );
+}
+
+/** True when every sample is a 16-bit value / 32768 (as TTS output is), so quantizing changes nothing. */
+function on16BitGrid(x: Float32Array): boolean {
+  for (let i = 0; i < x.length; i++) {
+    const v = (x[i] as number) * 32768;
+    if (v !== Math.floor(v) || v > 32767 || v < -32768) return false;
+  }
+  return true;
+}
+
+/**
+ * Run the whole channel on one turn's speech (16 kHz, `plan.length` samples). With a plan that
+ * applies nothing ({@link isPassThrough}) and speech already on the 16-bit grid, `samples` is
+ * `speech` itself and `wav` is encoded when first read.
+ */
 export async function runChannel(
   renderer: GraphRenderer,
   speech: Float32Array,
   plan: ChannelPlan,
   bank: NoiseBank = {},
 ): Promise<ChannelOutput> {
+  if (speech.length !== plan.length)
+    throw new RangeError(`speech has ${speech.length} samples, the plan ${plan.length}`);
+  if (isPassThrough(plan) && on16BitGrid(speech)) {
+    // Nothing to do: the speech is the output (not copied), its WAV encoded only when read.
+    let wav: Uint8Array | undefined;
+    return {
+      samples: speech,
+      get wav() {
+        wav ??= encodeWav(speech, SPEECH_RATE_HZ);
+        return wav;
+      },
+      timeline: [],
+    };
+  }
   const { graph, levels } = channelMix(speech, plan, bank);
   const rendered = adcClipInPlace(muffleInPlace(await renderer.render(graph), plan));
   // Quantize once: the WAV holds the 16-bit values, `samples` the same values as floats.

@@ -44,21 +44,53 @@ export function driftSnrDb(d: SnrDrift, tMs: number): number {
 export const DRIFT_STEP_MS = 25;
 
 /**
- * The noise gain the drift asks for at each of `n` samples at `rateHz`, relative to the gain at
- * the mean SNR: 10^(−(SNR(t) − mean)/20), linear between points every {@link DRIFT_STEP_MS}.
- * Written into `out` (length `n`; a new array by default). Returns `out`.
+ * The drift as linear ramps, one per {@link DRIFT_STEP_MS} step of `n` samples at `rateHz`: for
+ * step k, samples i in [from_k, to_k) have gain `at0_k + slope_k · i`, relative to the gain at the
+ * mean SNR (10^(−(SNR(t) − mean)/20) at the step's ends, linear between them). Flat 1 without
+ * drift. Returned as a Float64Array of [from, to, at0, slope] per step.
  */
-export function driftGains(d: SnrDrift, n: number, rateHz: number, out = new Float32Array(n)): Float32Array {
-  if (out.length !== n) throw new RangeError(`driftGains: ${out.length} slots for ${n} samples`);
-  if (d.driftDb === 0) return out.fill(1);
+export function driftRamps(d: SnrDrift, n: number, rateHz: number): Float64Array {
+  if (d.driftDb === 0) return Float64Array.of(0, n, 1, 0);
   const step = (DRIFT_STEP_MS * rateHz) / 1000;
   const gainAt = (i: number) => 10 ** (-(driftSnrDb(d, (i * 1000) / rateHz) - d.snrDb) / 20);
+  const ramps: number[] = [];
   let a = gainAt(0);
   for (let start = 0; start < n; start += step) {
     const b = gainAt(start + step);
-    rampInto(out, Math.ceil(start), Math.min(n, Math.ceil(start + step)), a - ((b - a) / step) * start, (b - a) / step);
+    const slope = (b - a) / step;
+    ramps.push(Math.ceil(start), Math.min(n, Math.ceil(start + step)), a - slope * start, slope);
     a = b;
   }
+  return Float64Array.from(ramps);
+}
+
+/** Mean of the squared gains of {@link driftRamps} over its `n` samples (closed form per ramp). */
+export function rampsMeanSquare(ramps: Float64Array, n: number): number {
+  let sum = 0;
+  for (let k = 0; k < ramps.length; k += 4) {
+    const from = ramps[k] as number;
+    const to = ramps[k + 1] as number;
+    const a = ramps[k + 2] as number;
+    const b = ramps[k + 3] as number;
+    // Σ (a + b·i)² over i in [from, to): a²·m + 2ab·Σi + b²·Σi².
+    const m = to - from;
+    const s1 = ((from + to - 1) * m) / 2;
+    const sq = (x: number) => ((x - 1) * x * (2 * x - 1)) / 6; // Σ i² for i < x
+    const s2 = sq(to) - sq(from);
+    sum += a * a * m + 2 * a * b * s1 + b * b * s2;
+  }
+  return sum / (n || 1);
+}
+
+/**
+ * The noise gain the drift asks for at each of `n` samples at `rateHz` ({@link driftRamps}),
+ * written into `out` (length `n`; a new array by default). Returns `out`.
+ */
+export function driftGains(d: SnrDrift, n: number, rateHz: number, out = new Float32Array(n)): Float32Array {
+  if (out.length !== n) throw new RangeError(`driftGains: ${out.length} slots for ${n} samples`);
+  const ramps = driftRamps(d, n, rateHz);
+  for (let k = 0; k < ramps.length; k += 4)
+    rampInto(out, ramps[k] as number, ramps[k + 1] as number, ramps[k + 2] as number, ramps[k + 3] as number);
   return out;
 }
 
