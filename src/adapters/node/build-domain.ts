@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
 import {
   buildDomainFiles,
   domainNameOf,
@@ -72,21 +73,41 @@ export async function readSpecSource(from: string): Promise<string> {
  * @throws InputError naming the file when it is not such a record
  */
 export async function readAgentRecord(file: string): Promise<AgentRecord> {
-  let doc: Partial<AgentRecord> | null = null;
+  let text: string;
   try {
-    doc = JSON.parse(await readFile(file, 'utf8')) as Partial<AgentRecord>;
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  let doc: unknown = null;
+  try {
+    doc = JSON.parse(text);
   } catch {
     doc = null;
   }
-  if (!doc || typeof doc.model !== 'string' || !Array.isArray(doc.replies))
-    throw new InputError(`${file}: not an ${AGENT_REPLIES} record ({"model", "seed", "replies": [...]})`);
+  const parsed = AGENT_RECORD.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length ? ` (${issue.path.join('.')}: ${issue.message})` : '';
+    throw new InputError(`${file}: not an ${AGENT_REPLIES} record ({"model", "seed", "replies": [...]})${where}`);
+  }
   return doc as AgentRecord;
 }
 
 /**
+ * The parts of an {@link AgentRecord} a replay reads: the model's id and each reply's text (a
+ * string, or null with the endpoint's error); other fields are kept as they are.
+ */
+const AGENT_RECORD = z.looseObject({
+  model: z.string(),
+  replies: z.array(z.looseObject({ text: z.string().nullable(), error: z.string().optional() })),
+});
+
+/**
  * Build, gate and write a domain folder.
  * @throws SpecError / InputError naming the spec path for bad input, or `out` when it exists and is
- *   not empty. On a refusal by the gate nothing is written (see {@link BuildDomainResult.dir}).
+ *   not empty (before the build, or filled by then: it is never overwritten) or cannot be written
+ *   beside. On a refusal by the gate nothing is written (see {@link BuildDomainResult.dir}).
  */
 export async function buildDomainFolder(opts: BuildDomainOptions): Promise<BuildDomainResult> {
   const out = resolve(opts.out);
@@ -105,8 +126,15 @@ export async function buildDomainFolder(opts: BuildDomainOptions): Promise<Build
     ? await runCodeAgent({ dir: basename(out), files, client: opts.agent, seed: opts.seed, factory })
     : undefined;
   const agentReport = agent?.report;
-  await mkdir(dirname(out), { recursive: true });
-  const tmp = await mkdtemp(join(dirname(out), `.${basename(out)}.building-`));
+  let tmp: string;
+  try {
+    await mkdir(dirname(out), { recursive: true });
+    tmp = await mkdtemp(join(dirname(out), `.${basename(out)}.building-`));
+  } catch (e) {
+    throw new InputError(
+      `${out}: cannot write beside it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
+  }
   try {
     for (const [name, body] of Object.entries(agent?.files ?? files)) await writeFile(join(tmp, name), body);
     const runtime = await DomainRuntime.create(await loadDomainFolder(tmp), factory);
@@ -117,8 +145,15 @@ export async function buildDomainFolder(opts: BuildDomainOptions): Promise<Build
       return { report: full, gate, dir: null };
     }
     await writeFile(join(tmp, 'build-report.json'), `${JSON.stringify(full, null, 2)}\n`);
-    if (existsSync(out)) await rm(out, { recursive: true });
-    await rename(tmp, out);
+    // An empty `out` is replaced by the rename; one filled while the domain was built (another
+    // build, the user) is left as it is and this build is not written.
+    try {
+      await rename(tmp, out);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') throw e;
+      throw new InputError(`${out}: was filled while the domain was built; left as it is, nothing written`);
+    }
     return { report: full, gate, dir: out };
   } catch (e) {
     await rm(tmp, { recursive: true, force: true });

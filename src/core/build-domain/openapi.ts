@@ -41,7 +41,7 @@ interface Ctx {
 }
 
 /** The component a local `$ref` points at; throws on external or dangling refs. */
-function target(ctx: Ctx, ref: unknown, at: string): { value: Json; path: string } {
+function target(ctx: Ctx, ref: unknown, at: string): { value: Json; path: string; parts: string[] } {
   if (typeof ref !== 'string' || !ref.startsWith('#/')) {
     throw new SpecError(
       ctx.file,
@@ -56,18 +56,19 @@ function target(ctx: Ctx, ref: unknown, at: string): { value: Json; path: string
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   for (const p of parts) node = isObj(node) ? node[p] : undefined;
   if (!isObj(node)) throw new SpecError(ctx.file, at, `$ref ${ref} points at nothing`);
-  return { value: node, path: parts.join('.') };
+  return { value: node, path: parts.join('.'), parts };
 }
 
 /** Follows `$ref` chains; throws on a cycle, naming the chain. */
 function deref(ctx: Ctx, node: unknown, at: string, chain: string[] = []): { value: Json; name?: string } {
   if (!isObj(node)) return { value: {} };
   if (node.$ref === undefined) return { value: node };
-  const { value, path } = target(ctx, node.$ref, at);
+  const { value, path, parts } = target(ctx, node.$ref, at);
   if (chain.includes(path)) throw new SpecError(ctx.file, at, `$ref cycle: ${[...chain, path].join(' → ')}`);
   const inner = deref(ctx, value, path, [...chain, path]);
-  const m = /^components\.schemas\.([^.]+)$/.exec(path);
-  return { value: inner.value, name: inner.name ?? m?.[1] };
+  // The schema's own name, dots and all (`v1.Book`, `com.example.Pet`): from the pointer's parts.
+  const schema = parts.length === 3 && parts[0] === 'components' && parts[1] === 'schemas' ? parts[2] : undefined;
+  return { value: inner.value, name: inner.name ?? schema };
 }
 
 /** Properties and required names of an object schema, merging `allOf`; throws on a cycle. */
@@ -133,11 +134,21 @@ export function readOpenApi(file: string, doc: Json): SpecModel {
     const s = deref(ctx, schemas[name], at).value;
     const { props } = flatten(ctx, s, at, [at]);
     const columns: ColumnModel[] = [];
+    const seen = new Set<string>();
+    // Two properties that become one column (`ownerId` and `owner_id`): the later is left out, listed.
+    const taken = (name: string, path: string): boolean => {
+      const other = columns.find((c) => c.name === name);
+      if (other)
+        ctx.skipped.push({ path, reason: `becomes column ${name} of ${t}, which an earlier property is; left out` });
+      return !!other;
+    };
     for (const [prop, rawProp, p] of props) {
-      if (columns.some((c) => c.name === safeIdent(snake(prop), '_value'))) continue; // allOf repeats
+      if (seen.has(prop)) continue; // allOf repeats
+      seen.add(prop);
       const { value: ps, name: refName } = deref(ctx, rawProp, p);
       const description = typeof ps.description === 'string' ? ps.description : undefined;
       if (refName && tableName.has(refName) && isObjectSchema(ps)) {
+        if (taken(safeIdent(`${snake(prop)}_id`, '_value'), p)) continue;
         columns.push({
           name: safeIdent(`${snake(prop)}_id`, '_value'),
           type: 'integer',
@@ -161,7 +172,7 @@ export function readOpenApi(file: string, doc: Json): SpecModel {
             });
             continue;
           }
-          if (columns.some((c) => c.name === name)) continue;
+          if (taken(name, sp)) continue;
           const e2 = enumOf(s2);
           const f2 = dateFormat(s2);
           columns.push({ name, type: t2, ...(e2 ? { enum: e2 } : {}), ...(f2 ? { format: f2 } : {}) });
@@ -179,6 +190,7 @@ export function readOpenApi(file: string, doc: Json): SpecModel {
         continue;
       }
       const col = safeIdent(snake(prop), '_value');
+      if (taken(col, p)) continue;
       const e = enumOf(ps);
       const f = dateFormat(ps);
       const fk = /^(.*)_id$/.exec(col)?.[1];

@@ -148,10 +148,20 @@ const SQL_WORDS = new Set(
   ),
 );
 
-/** A snake_case name that is safe as an SQL identifier: not a keyword, not starting with a digit. */
+/**
+ * Names every plain object inherits (`constructor`, `toString` …): a tool parameter of such a name,
+ * left out of a call, would be read as the inherited function by the argument check.
+ */
+const INHERITED = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/**
+ * A snake_case name that is safe as an SQL identifier and as a tool parameter: not a keyword, not
+ * a name objects inherit, not starting with a digit (`order` → `order_value`, `constructor` →
+ * `constructor_value`).
+ */
 export function safeIdent(name: string, suffix: '_records' | '_value'): string {
   const base = /^[0-9]/.test(name) ? `n_${name}` : name || 'unnamed';
-  return SQL_WORDS.has(base) ? `${base}${suffix}` : base;
+  return SQL_WORDS.has(base) || INHERITED.has(base) ? `${base}${suffix}` : base;
 }
 
 /** A column type from a JSON Schema `type` (and `format`), or null when not a scalar. */

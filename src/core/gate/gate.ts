@@ -155,17 +155,20 @@ export async function gateDomain(runtime: DomainRuntime, options: GateOptions = 
         (domain.taskOrigin === 'imported' ? info : reasons).push(a.message);
       if (options.episodes ?? true) {
         const ref = await score(runtime, task, new ReferenceAgent(), gold);
-        reference = ref?.reward ?? null;
-        partial = ref?.partial ?? false;
-        if (ref?.db && domain.taskOrigin === 'imported' && ref.db.score === 0 && !ref.basis.includes('DB')) {
+        reference = ref.reward;
+        partial = ref.partial;
+        if (ref.db && domain.taskOrigin === 'imported' && ref.db.score === 0 && !ref.basis.includes('DB')) {
           knownIssues.push(
             `the benchmark's DB check fails the reference solution itself (DB is not in this task's reward basis): ${ref.db.details.join('; ')}`,
           );
         }
-        noop = (await score(runtime, task, new NoopAgent(), gold))?.reward ?? null;
-        if (reference !== 1) reasons.push(`reference agent with scripted caller scores ${reference}, not 1`);
+        const nothing = await score(runtime, task, new NoopAgent(), gold);
+        noop = nothing.reward;
+        // An invalid rollout has no score: the line says why (its invalid_reason).
+        const why = (r: Scored) => (r.invalid ? ` (invalid rollout: ${r.invalid})` : '');
+        if (reference !== 1) reasons.push(`reference agent with scripted caller scores ${reference}, not 1${why(ref)}`);
         if (noop !== 0) {
-          const line = `do-nothing agent scores ${noop}, not 0`;
+          const line = `do-nothing agent scores ${noop}, not 0${why(nothing)}`;
           if (domain.taskOrigin === 'imported') info.push(`${line} (task does not discriminate; kept as imported)`);
           else reasons.push(line);
         }
@@ -350,12 +353,17 @@ function unquotedRules(domain: DomainRuntime['domain']): string[] {
   return out;
 }
 
-async function score(
-  runtime: DomainRuntime,
-  task: Task,
-  agent: Agent,
-  gold: GoldResult,
-): Promise<{ reward: number; partial: boolean; basis: readonly string[]; db: ComponentResult | undefined } | null> {
+/** One gate episode's score: the reward, or null with the reason when the rollout is invalid. */
+interface Scored {
+  reward: number | null;
+  partial: boolean;
+  basis: readonly string[];
+  db: ComponentResult | undefined;
+  /** The invalid rollout's `invalid_reason` (reward null then). */
+  invalid?: string;
+}
+
+async function score(runtime: DomainRuntime, task: Task, agent: Agent, gold: GoldResult): Promise<Scored> {
   const trajectory = await runEpisode({
     runtime,
     task,
@@ -364,7 +372,8 @@ async function score(
     seed: 0,
     clock: fixedClock(runtime.domain.now),
   });
-  if (!trajectory.valid) return null;
+  if (!trajectory.valid)
+    return { reward: null, partial: false, basis: [], db: undefined, invalid: trajectory.invalid_reason ?? 'invalid' };
   const info = await evaluate(runtime, task, trajectory.turns, { gold, termination: trajectory.termination });
   return { reward: info.reward, partial: info.partial, basis: info.basis, db: info.components.DB };
 }
