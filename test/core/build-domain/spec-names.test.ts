@@ -91,7 +91,7 @@ describe('build-domain names', () => {
   });
 
   it('renames a parameter named constructor, which the argument check read as the inherited function', async () => {
-    const mcp = {
+    const mcp: { tools: unknown[] } = {
       tools: [
         {
           name: 'get_car',
