@@ -188,6 +188,29 @@ describe('buildFromSpec with a folder and with the code agent', () => {
     }
   }, 60_000);
 
+  it('Stop ends a build whose endpoint hangs at once, building nothing', async () => {
+    const hung = await startOpenAiServer(() => ({ hang: true }));
+    try {
+      const started = Date.now();
+      const building = failure(async () =>
+        service.buildFromSpec('openapi.yaml', await readFile(PETSTORE, 'utf8'), {
+          name: 'hung',
+          tasks: 2,
+          agent: { flavor: 'openai', baseURL: hung.url, model: 'editor' },
+        }),
+      );
+      while (hung.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+      await service.cancel();
+      expect(await building).toBe('hung: the build was stopped; nothing was built');
+      // Well before the client's 60 s timeout, and no second request.
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(hung.requests).toHaveLength(1);
+      expect(await service.domainNames()).not.toContain('hung');
+    } finally {
+      await hung.close();
+    }
+  }, 60_000);
+
   it('restores a built domain from its files, and refuses damaged files naming the file', async () => {
     const built = await service.buildFromSpec('openapi.yaml', await readFile(PETSTORE, 'utf8'), {
       name: 'shop',
@@ -196,7 +219,7 @@ describe('buildFromSpec with a folder and with the code agent', () => {
     await service.forget('shop');
     expect(await service.domainNames()).not.toContain('shop');
     expect(await failure(() => service.describe('shop'))).toBe(
-      'unknown domain "shop"; known domains: carrier, debt-negotiation, insurance-renewal',
+      'unknown domain "shop"; known domains: carrier, debt-negotiation, insurance-renewal; built or opened in this tab: gh_tools, pets, tools (a domain built from an API description is kept only in the browser that built it)',
     );
     expect(await service.openBuilt('shop', built.files)).toEqual({ tasks: 3 });
     expect(await service.domainNames()).toContain('shop');

@@ -223,6 +223,9 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
     const posts = server.requests.filter((r) => r.method === 'POST');
     expect(posts.map((r) => r.headers.authorization)).toEqual(Array(4).fill(`Bearer ${KEY}`));
     expect(await page.textContent('#spec-admitted')).toBe('1');
+    expect(await page.$$eval('#spec-admitted-list li', (l) => l.map((x) => x.textContent))).toEqual(
+      cli.report.agent!.admitted.map((r) => `${r.task_id} admitted: ${r.reason}`),
+    );
     expect(await page.$$eval('#spec-rejected li', (l) => l.map((x) => x.textContent))).toEqual(
       cli.report.agent!.rejected.map((r) => `${r.task_id} ${r.status}: ${r.detail}`),
     );
@@ -296,6 +299,16 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
       'pets',
       'tools',
     ]);
+    // The same folder picked again under another name builds again; Delete takes it out of the list and the picker.
+    await page.fill('#spec-name', 'tools_again');
+    await page.setInputFiles('#spec-folder', TOOLS);
+    expect(await built(page)).toMatch(/^tools built as tools_again \(/);
+    await page.click('#built-domains li[data-name="tools_again"] .delete-built');
+    await page.waitForSelector('#built-domains li[data-name="tools_again"]', { state: 'detached' });
+    expect(await page.$$eval('#domain option', (o) => o.map((x) => (x as HTMLOptionElement).value))).not.toContain(
+      'tools_again',
+    );
+    await page.fill('#spec-name', '');
     expect(errors).toEqual([]);
   }, 150_000);
 
@@ -356,6 +369,8 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
       'openapi',
       'pets',
     ]);
+    await page.click('#built-domains li[data-name="pets"] .open-built');
+    await page.waitForFunction(() => document.querySelector('.lede strong')?.textContent === 'pets');
     expect(errors).toEqual([]);
     await page.close();
   }, 150_000);

@@ -449,13 +449,10 @@ function refusal(name: string, gate: GateReport): Error {
 /**
  * The code agent's model in the page: the OpenAI-compatible client over `spec`, its key sent
  * only to the base URL's origin (a redirect to another origin is not followed); each answered
- * request is counted for `onAnswer`, and once `stopped()` no request is sent.
+ * request is counted for `onAnswer`; once `stop` is aborted the request in flight ends and no
+ * other is sent.
  */
-async function builderClient(
-  spec: EndpointSettings,
-  stopped: () => boolean,
-  onAnswer: () => void,
-): Promise<ModelClient> {
+async function builderClient(spec: EndpointSettings, stop: AbortSignal, onAnswer: () => void): Promise<ModelClient> {
   const { endpointOrigin } = await import('../shared/endpoint-secrets.ts');
   const origin = endpointOrigin(spec.baseURL);
   if (!origin || origin.startsWith('ws')) throw new Error(`code agent: "${spec.baseURL}" is not an http(s) base URL`);
@@ -470,9 +467,10 @@ async function builderClient(
     endpoint: client.endpoint,
     model: client.model,
     async complete(request, signal): Promise<ModelResponse> {
-      if (stopped()) throw new InfrastructureError('the build was stopped');
+      if (stop.aborted) throw new InfrastructureError('the build was stopped');
       try {
-        return await client.complete(request, signal);
+        // Stop also ends a request in flight (a hung endpoint would otherwise hold it until its timeout).
+        return await client.complete(request, signal ? AbortSignal.any([signal, stop]) : stop);
       } finally {
         onAnswer();
       }
@@ -514,7 +512,18 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
     let r = runtimes.get(name);
     if (!r && opened.has(name)) throw new Error(`domain ${name} is no longer loaded; open its folder again`);
     if (!r) {
-      r = (async () => DomainRuntime.create(await loadBrowserDomain(name), await (factory ??= sqlFactory())))();
+      r = (async () => {
+        const domain = await loadBrowserDomain(name).catch((e: unknown) => {
+          const message = e instanceof Error ? e.message : String(e);
+          if (!message.startsWith('unknown domain')) throw e;
+          // A share link or reload naming a domain built elsewhere: say where built domains live.
+          const here = opened.size ? `; built or opened in this tab: ${[...opened].sort().join(', ')}` : '';
+          throw new Error(
+            `${message}${here} (a domain built from an API description is kept only in the browser that built it)`,
+          );
+        });
+        return DomainRuntime.create(domain, await (factory ??= sqlFactory()));
+      })();
       r.catch(() => runtimes.delete(name));
       runtimes.set(name, r);
     }
@@ -578,11 +587,7 @@ export function createRolloutService(sqlFactory: () => Promise<SqlDbFactory>): R
         let done = 0;
         const [{ runCodeAgent }, client] = await Promise.all([
           import('../../core/build-domain/agent-step.ts'),
-          builderClient(
-            options.agent,
-            () => signal.aborted,
-            () => onProgress?.({ done: ++done, total }),
-          ),
+          builderClient(options.agent, signal, () => onProgress?.({ done: ++done, total })),
         ]);
         onProgress?.({ done, total });
         const stoppedError = () => new Error(`${name}: the build was stopped; nothing was built`);

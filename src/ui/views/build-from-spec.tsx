@@ -113,6 +113,15 @@ function AgentReportView({ build }: { build: SpecBuild }) {
         Code agent <code>{a.model}</code> ({a.prompt_version}): <span id="spec-admitted">{a.admitted.length}</span>{' '}
         admitted, <span id="spec-rejected-count">{a.rejected.length}</span> rejected
       </p>
+      {a.admitted.length > 0 && (
+        <ul id="spec-admitted-list">
+          {a.admitted.map((r) => (
+            <li key={r.task_id} data-task={r.task_id}>
+              <code>{r.task_id}</code> admitted: {r.reason}
+            </li>
+          ))}
+        </ul>
+      )}
       {a.rejected.length > 0 && (
         <ul id="spec-rejected">
           {a.rejected.map((r) => (
@@ -130,7 +139,15 @@ function AgentReportView({ build }: { build: SpecBuild }) {
  * The domains kept in this browser, each with Delete; records that could not be read are listed
  * with the reason and can be deleted too.
  */
-function KeptDomains({ version, onRemoved }: { version: number; onRemoved?: (name: string) => void }) {
+function KeptDomains({
+  version,
+  onOpen,
+  onRemoved,
+}: {
+  version: number;
+  onOpen?: (name: string) => void;
+  onRemoved?: (name: string) => void;
+}) {
   const [kept, setKept] = useState<{ built: StoredBuilt[]; problems: StoredProblem[] }>();
   const [error, setError] = useState<string>();
   const [reread, setReread] = useState(0);
@@ -154,6 +171,13 @@ function KeptDomains({ version, onRemoved }: { version: number; onRemoved?: (nam
         {kept.built.map((b) => (
           <li key={b.name} data-name={b.name}>
             <strong>{b.name}</strong> <span class="muted">from {b.source}</span>{' '}
+            {onOpen && (
+              <>
+                <button type="button" class="open-built" onClick={() => onOpen(b.name)}>
+                  Open
+                </button>{' '}
+              </>
+            )}
             <button type="button" class="delete-built" onClick={() => void remove(b.name)}>
               Delete
             </button>
@@ -234,7 +258,14 @@ export function BuildFromSpec({
       setKept((n) => n + 1);
       onBuilt?.(r.name);
     } catch (e) {
-      setState({ error: errorText(e) });
+      const text = errorText(e);
+      // The browser says only "Connection error" for an endpoint that is down and for one that
+      // does not allow this page's origin (CORS).
+      setState({
+        error: /Connection error/.test(text)
+          ? `${text} (is the endpoint running, and does it allow requests from ${location.origin} (CORS)?)`
+          : text,
+      });
     }
   };
   return (
@@ -262,6 +293,7 @@ export function BuildFromSpec({
           disabled={state.busy}
           onChange={(e) => {
             const f = e.currentTarget.files?.[0];
+            e.currentTarget.value = ''; // picking the same file again (other options) builds again
             void build(f ? f.text().then((text) => ({ file: f.name, spec: text })) : Promise.resolve(undefined));
           }}
         />
@@ -275,7 +307,11 @@ export function BuildFromSpec({
           {...{ webkitdirectory: true }}
           multiple
           disabled={state.busy}
-          onChange={(e) => void build(fromFolderPick(e.currentTarget.files))}
+          onChange={(e) => {
+            const picked = fromFolderPick(e.currentTarget.files);
+            e.currentTarget.value = '';
+            void build(picked);
+          }}
         />
       </label>{' '}
       <label>
@@ -359,7 +395,7 @@ export function BuildFromSpec({
           {state.error}
         </p>
       )}
-      <KeptDomains version={kept} {...(onRemoved ? { onRemoved } : {})} />
+      <KeptDomains version={kept} {...(onBuilt ? { onOpen: onBuilt } : {})} {...(onRemoved ? { onRemoved } : {})} />
     </section>
   );
 }
