@@ -134,14 +134,22 @@ describe('buildFromSpec with a folder and with the code agent', () => {
       { name: 'pets', tasks: 4, agent: { flavor: 'openai', baseURL: server.url, model: 'editor', apiKey: key } },
       (p) => seen.push(p),
     );
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual(Array(4).fill(`Bearer ${key}`));
-    expect(seen).toEqual([0, 1, 2, 3, 4].map((done) => ({ done, total: 4 })));
+    // One request per task, then one per domain stage (rule texts, business rules, harder tasks).
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual(Array(7).fill(`Bearer ${key}`));
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((done) => ({ done, total: 4 })));
     expect(built.agent?.admitted).toEqual([{ task_id: 'pets-update_pet-1', reason: 'Natural caller text' }]);
     expect(built.agent?.rejected.map((r) => [r.task_id, r.status])).toEqual([
       ['pets-update_pet_with_form-2', 'unparseable'],
       ['pets-delete_pet-3', 'gate_rejected'],
       ['pets-place_order-4', 'out_of_scope'],
     ]);
+    const stage = (r: { admitted: { id: string }[]; rejected: { id: string; status: string }[] } | undefined) => [
+      r?.admitted.map((p) => p.id),
+      r?.rejected.map((p) => [p.id, p.status]),
+    ];
+    expect(stage(built.agent?.rules)).toEqual([['R3'], [['R9', 'unknown_rule']]]);
+    expect(stage(built.agent?.business_rules)).toEqual([['R7'], []]);
+    expect(stage(built.agent?.harder_tasks)).toEqual([[], [['(reply)', 'unparseable']]]);
     expect(JSON.stringify(built)).not.toContain(key);
     // The CLI, given the same replies by a second endpoint, writes the same folder.
     const second = await startOpenAiServer(scriptedModels({ editor: EDITOR_REPLIES }));

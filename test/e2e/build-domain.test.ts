@@ -220,8 +220,9 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
     expect(await built(page)).toBe(
       `openapi.yaml built as pets (${cli.report.tables.length} tables, ${cli.report.tools.length} tools, 4 tasks; admitted by the gate; ${cli.report.skipped.length} parts skipped)`,
     );
+    // One request per task, then one per domain stage.
     const posts = server.requests.filter((r) => r.method === 'POST');
-    expect(posts.map((r) => r.headers.authorization)).toEqual(Array(4).fill(`Bearer ${KEY}`));
+    expect(posts.map((r) => r.headers.authorization)).toEqual(Array(7).fill(`Bearer ${KEY}`));
     expect(await page.textContent('#spec-admitted')).toBe('1');
     expect(await page.$$eval('#spec-admitted-list li', (l) => l.map((x) => x.textContent))).toEqual(
       cli.report.agent!.admitted.map((r) => `${r.task_id} admitted: ${r.reason}`),
@@ -234,6 +235,18 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
       'gate_rejected',
       'out_of_scope',
     ]);
+    // The domain stages, each proposal as the CLI's report lists it.
+    for (const stage of ['rules', 'business_rules', 'harder_tasks'] as const) {
+      const r = cli.report.agent![stage];
+      expect(
+        await page.$$eval(`#spec-agent [data-stage="${stage}"] li`, (l) => l.map((x) => x.textContent)),
+        stage,
+      ).toEqual([
+        ...r.admitted.map((p) => `${p.id} admitted: ${p.detail}`),
+        ...r.rejected.map((p) => `${p.id} ${p.status}: ${p.detail}`),
+      ]);
+    }
+    expect(await page.textContent('#rules')).toContain('R7One order is for at most 5 pets.');
     expect(await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent))).toEqual(
       cliTasks.map((t) => t.id),
     );

@@ -113,7 +113,8 @@ export interface RolloutService {
    *   `language` (`en`), `tasks` (12), `seed` (0), `agent` (none: scaffold only); the endpoint's
    *   `apiKey` is sent to its base URL's origin only (a redirect elsewhere is not followed) and
    *   is in none of the returned files
-   * @param onProgress with an agent: proposals answered so far of all tasks, after each request
+   * @param onProgress with an agent: requests answered so far (`done`; first one per task, then one
+   *   per domain stage, so `done` passes `total`) and the number of tasks (`total`), after each request
    * @throws SpecError (`<file>: <path in the spec>: <what is wrong>`) for a bad spec; Error
    *   `<name>: refused by the gate: …` listing the gate's reasons when it refuses the domain;
    *   Error when `name` is not an identifier or is a built-in domain's; InfrastructureError when

@@ -103,34 +103,74 @@ function builtLine(source: string, r: SpecBuild): string {
   return `${source} built as ${r.name} (${r.tables} tables, ${r.tools} tools, ${r.tasks} tasks; admitted by the gate${skipped})`;
 }
 
-/** What the code agent did: counts, then each rejected proposal with its reason. */
+/** One stage of the code agent's domain stages (rule texts, business rules, harder tasks): proposals by id. */
+interface StageView {
+  admitted: { id: string; detail: string }[];
+  rejected: { id: string; status: string; detail: string }[];
+}
+
+/** The domain stages in a report: every field shaped as a stage, in the report's order (new stages show too). */
+function stagesOf(report: object): [string, StageView][] {
+  return Object.entries(report).filter(
+    (e): e is [string, StageView] =>
+      !!e[1] && typeof e[1] === 'object' && Array.isArray(e[1].admitted) && Array.isArray(e[1].rejected),
+  );
+}
+
+/**
+ * What the code agent did: the caller-text refinements per task (admitted with the model's
+ * reason, rejected with status and reason), then each domain stage's proposals likewise.
+ */
 function AgentReportView({ build }: { build: SpecBuild }) {
   const a = build.agent;
   if (!a) return null;
+  const { admitted, rejected, ...rest } = a;
   return (
     <div id="spec-agent" class="spec-agent">
       <p>
-        Code agent <code>{a.model}</code> ({a.prompt_version}): <span id="spec-admitted">{a.admitted.length}</span>{' '}
-        admitted, <span id="spec-rejected-count">{a.rejected.length}</span> rejected
+        Code agent <code>{a.model}</code> ({a.prompt_version}), caller text:{' '}
+        <span id="spec-admitted">{admitted.length}</span> admitted,{' '}
+        <span id="spec-rejected-count">{rejected.length}</span> rejected
       </p>
-      {a.admitted.length > 0 && (
+      {admitted.length > 0 && (
         <ul id="spec-admitted-list">
-          {a.admitted.map((r) => (
+          {admitted.map((r) => (
             <li key={r.task_id} data-task={r.task_id}>
               <code>{r.task_id}</code> admitted: {r.reason}
             </li>
           ))}
         </ul>
       )}
-      {a.rejected.length > 0 && (
+      {rejected.length > 0 && (
         <ul id="spec-rejected">
-          {a.rejected.map((r) => (
+          {rejected.map((r) => (
             <li key={r.task_id} data-task={r.task_id} data-status={r.status}>
               <code>{r.task_id}</code> {r.status}: {r.detail}
             </li>
           ))}
         </ul>
       )}
+      {stagesOf(rest).map(([stage, r]) => (
+        <div key={stage} class="spec-stage" data-stage={stage}>
+          <p>
+            {stage.replace(/_/g, ' ')}: {r.admitted.length} admitted, {r.rejected.length} rejected
+          </p>
+          {r.admitted.length + r.rejected.length > 0 && (
+            <ul>
+              {r.admitted.map((p, i) => (
+                <li key={`a${i}`} data-status="admitted">
+                  <code>{p.id}</code> admitted: {p.detail}
+                </li>
+              ))}
+              {r.rejected.map((p, i) => (
+                <li key={`r${i}`} data-status={p.status}>
+                  <code>{p.id}</code> {p.status}: {p.detail}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      ))}
     </div>
   );
 }
@@ -371,7 +411,9 @@ export function BuildFromSpec({
       <p class="muted" id="spec-status" aria-live="polite">
         {state.busy
           ? state.progress
-            ? `code agent: ${state.progress.done} of ${state.progress.total} tasks answered…`
+            ? state.progress.done < state.progress.total
+              ? `code agent: ${state.progress.done} of ${state.progress.total} tasks answered…`
+              : `code agent: the ${state.progress.total} tasks answered; domain stages (rule texts, business rules, harder tasks)…`
             : 'building and gating…'
           : (state.done ??
             'the same scaffold, code agent and gate as switchboard build-domain; the domain is kept in this browser until you delete it')}
