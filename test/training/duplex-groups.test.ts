@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { parquetReadObjects } from 'hyparquet';
+import { grpoParquet } from '../../src/adapters/node/training-files.ts';
+import { trlGrpoRows } from '../../src/core/training/trainer-formats.ts';
 import { DomainRuntime } from '../../src/core/env/environment.ts';
 import { ScriptedUser } from '../../src/core/participants/scripted.ts';
 import { steppingClock } from '../../src/core/ports/clock.ts';
@@ -171,6 +174,20 @@ describe('duplex milestone groups', () => {
     // The groups carry signal: some forks confirm before the write, some do not.
     expect(new Set(rows.map((r) => r.final_reward))).toEqual(new Set([0, 1]));
     expect(rows.map((r) => r.advantage)).toEqual(plain.map((r) => r.advantage));
+    // Exported (Parquet read back by an independent reader, TRL GRPO JSONL): the metrics stay a
+    // field of their own, the reward as it was; files without duplex rows gain no TRL field.
+    const back = (await parquetReadObjects({ file: grpoParquet(rows) })) as Record<string, unknown>[];
+    expect(back.map((o) => JSON.parse(o.interaction_metrics as string))).toEqual(
+      rows.map((r) => r.interaction_metrics),
+    );
+    expect(back.map((o) => o.final_reward)).toEqual(plain.map((r) => r.final_reward));
+    const plainBack = (await parquetReadObjects({ file: grpoParquet(plain) })) as Record<string, unknown>[];
+    expect(plainBack.every((o) => o.interaction_metrics === null)).toBe(true);
+    const trl = trlGrpoRows(rows);
+    expect(trl.map((r) => [r.final_reward, r.interaction_metrics])).toEqual(
+      rows.map((r) => [r.final_reward, r.interaction_metrics]),
+    );
+    expect(trlGrpoRows(plain).some((r) => 'interaction_metrics' in r)).toBe(false);
   }, 180_000);
 });
 

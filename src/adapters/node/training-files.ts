@@ -36,6 +36,7 @@ export const GRPO_PARQUET_COLUMNS = [
   ['token_ids', 'json'],
   ['logprobs', 'json'],
   ['tokens', 'STRING'],
+  ['interaction_metrics', 'json'],
 ] as const satisfies readonly (readonly [keyof GrpoRow, string])[];
 
 /** GRPO rows as a Parquet file image (rows are validated first). */

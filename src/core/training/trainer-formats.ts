@@ -5,7 +5,7 @@
  * - TRL GRPO (`GRPOTrainer`, conversational prompt–completion): `prompt` (the group's shared
  *   prefix) and `completion` (what the sample's agent said and did after it, with the caller's
  *   and tool messages between its turns), `completion_mask` (1 for the policy's own messages),
- *   + `tools`.
+ *   + `tools`, + `interaction_metrics` when the rows are duplex calls'.
  * - verl (`RLHFDataset` Parquet): `data_source`, `prompt`, `ability`, `reward_model`
  *   (`{style, ground_truth}`), `extra_info`; one row per group (verl samples the K responses).
  *
@@ -65,6 +65,12 @@ export interface TrlGrpoRow {
   task_id: string;
   final_reward: number;
   advantage: number;
+  /**
+   * The sample's interaction metrics (a duplex call's, {@link GrpoRow.interaction_metrics}), beside
+   * the reward and never part of it: in every row of a file when any of its rows has them (null
+   * where a row has none), absent from files without any.
+   */
+  interaction_metrics?: Record<string, unknown> | null;
 }
 
 /** A tool call in a verl prompt message (OpenAI's shape, `arguments` as JSON text). */
@@ -150,6 +156,7 @@ export function trlSftRows(records: readonly SftRecord[]): TrlSftRow[] {
 /** TRL GRPO rows (prompt = shared prefix, completion = the rest) from GRPO rows. */
 export function trlGrpoRows(rows: readonly GrpoRow[]): TrlGrpoRow[] {
   const parts = rows.some((r) => hasParts(r.messages));
+  const metrics = rows.some((r) => r.interaction_metrics);
   return rows.map((r) => ({
     prompt: r.messages.slice(0, r.prefix_messages).map((m) => trlMessage(m, parts)),
     completion: r.messages.slice(r.prefix_messages).map((m) => trlMessage(m, parts)),
@@ -160,6 +167,7 @@ export function trlGrpoRows(rows: readonly GrpoRow[]): TrlGrpoRow[] {
     task_id: r.task_id,
     final_reward: r.final_reward,
     advantage: r.advantage,
+    ...(metrics ? { interaction_metrics: r.interaction_metrics ?? null } : {}),
   }));
 }
 
