@@ -1,15 +1,19 @@
 /**
  * Rollout threads (issue 15, item 5): scripted-episode throughput of `run`'s batch (reference
  * agent, scripted caller, scored) in this thread and in a pool of 2 worker threads, and at
- * `--concurrency` 1, 2, 4 and 16 (threads: one per core, at most the concurrency). Episodes/s is
+ * `--concurrency` 1, 2, 4 and 16 (threads: one per core, at most the concurrency), on carrier and on
+ * tau2-airline (50 tasks × 2 trials, when its data is there). Episodes/s is
  * episodes / wall time of `runBatch`, the pool already started (its start is printed apart);
  * each figure is the median of {@link ROUNDS} rounds.
  */
+import { existsSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { runBatch } from '../src/core/rollout/batch.ts';
 import { startTrialPool, threadCount, trialSetup, type TrialFlags } from '../src/cli/run-trials.ts';
 import { median } from './harness.ts';
+import { tau2DataRoot } from './tau2-anchor.ts';
 
 const ROUNDS = 3;
 
@@ -68,25 +72,39 @@ async function parallelCeiling(): Promise<number> {
   return serial / (performance.now() - t1);
 }
 
+/** Episodes/s at `--concurrency` 1, 2, 4 and 16 (threads as `run` picks them), one line. */
+async function byConcurrency(flags: TrialFlags, trials: number, episodes: number): Promise<string> {
+  const out: string[] = [];
+  for (const c of [1, 2, 4, 16]) {
+    const threads = threadCount({ concurrency: c }, episodes);
+    const m = await throughput(flags, trials, c, threads);
+    out.push(`${c}: ${m.rate.toFixed(0)}/s (${threads} thread${threads > 1 ? 's' : ''})`);
+  }
+  return `  ${flags.domain}, ${episodes} episodes a round: episodes/s by --concurrency  ${out.join(' · ')}`;
+}
+
 /** Printable lines. */
 export async function poolBenchLines(domain = 'carrier', trials = 10): Promise<string[]> {
   const flags: TrialFlags = { domain, agent: 'reference', user: 'scripted', seed: 0 };
   const lines: string[] = [];
-  const ceiling = await parallelCeiling();
+  const before = await parallelCeiling();
   const one = await throughput(flags, trials, 1, 1);
   const two = await throughput(flags, trials, 2, 2);
+  const after = await parallelCeiling();
+  const ceiling = (before + after) / 2;
   lines.push(
-    `  ${domain}, ${one.episodes} episodes a round: 1 thread ${one.rate.toFixed(0)} episodes/s · 2 threads ${two.rate.toFixed(0)} episodes/s (pool start ${two.startMs.toFixed(0)} ms)  ·  ratio ${(two.rate / one.rate).toFixed(2)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's ratio in this run ${ceiling.toFixed(2)} · pool ÷ bare loop ${(two.rate / one.rate / ceiling).toFixed(2)}  ·  same rewards: ${one.rewards === two.rewards}`,
+    `  ${domain}, ${one.episodes} episodes a round: 1 thread ${one.rate.toFixed(0)} episodes/s · 2 threads ${two.rate.toFixed(0)} episodes/s (pool start ${two.startMs.toFixed(0)} ms)  ·  ratio ${(two.rate / one.rate).toFixed(2)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${before.toFixed(2)} before, ${after.toFixed(2)} after · pool ÷ bare loop ${(two.rate / one.rate / ceiling).toFixed(2)}  ·  same rewards: ${one.rewards === two.rewards}`,
+    await byConcurrency(flags, trials, one.episodes),
   );
-  const byConcurrency: string[] = [];
-  for (const c of [1, 2, 4, 16]) {
-    const threads = threadCount({ concurrency: c }, one.episodes);
-    const m = await throughput(flags, trials, c, threads);
-    byConcurrency.push(`${c}: ${m.rate.toFixed(0)}/s (${threads} thread${threads > 1 ? 's' : ''})`);
+  const airline = join(tau2DataRoot(), 'airline');
+  if (existsSync(join(airline, 'db.json'))) {
+    const tau2: TrialFlags = { ...flags, domain: 'tau2-airline', data: airline };
+    const { tasks, trial } = await trialSetup(tau2);
+    await trial.runtime.close();
+    lines.push(await byConcurrency(tau2, 2, tasks.length * 2));
   }
-  lines.push(`  episodes/s by --concurrency  ${byConcurrency.join(' · ')}`);
   lines.push(
-    `  (medians of ${ROUNDS} rounds after a warm-up round; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; a bare CPU loop gained ${ceiling.toFixed(2)}× from 2 threads just before: the most this machine gave then, so a ratio near it is a loaded machine, not the pool)`,
+    `  (medians of ${ROUNDS} rounds after a warm-up round; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
   );
   return lines;
 }

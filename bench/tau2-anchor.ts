@@ -249,8 +249,8 @@ interface Python {
   score: Record<Part, ScoreProcess>;
 }
 
-/** tau2-bench's Python on the same data, or why it was not run. */
-async function measurePython(dataRoot: string): Promise<Python | string> {
+/** Where tau2-bench's Python can run from, or why it cannot (checked before anything is measured). */
+async function pythonSide(): Promise<{ src: string } | string> {
   const where = tau2Src();
   if ('missing' in where) return where.missing;
   try {
@@ -258,6 +258,12 @@ async function measurePython(dataRoot: string): Promise<Python | string> {
   } catch {
     return "tau2-bench's Python not measured: python3 with pydantic is needed (`pip install pydantic`)";
   }
+  return where;
+}
+
+/** tau2-bench's Python on the same data, or why it was not run. */
+async function measurePython(dataRoot: string, where: { src: string } | string): Promise<Python | string> {
+  if (typeof where === 'string') return where;
   // tau2 reads <TAU2_DATA_DIR>/tau2/domains/<name>/.
   const data = await mkdtemp(join(tmpdir(), 'sb-tau2-py-'));
   const script = join(ROOT, 'bench/tau2_python.py');
@@ -303,6 +309,9 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
     return [`  tau2 data not found at ${dataRoot} (run \`npx switchboard data tau2\`): skipped`];
   const started = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const loadBefore = load();
+  const side = await pythonSide();
+  // Said at once, not after minutes of measuring ours.
+  if (typeof side === 'string') console.log(`  ${side}`);
   const ours = {} as Record<Part, Ours>;
   const oursWhole = {} as Record<Part, ScoreProcess>;
   for (const d of PARTS) {
@@ -317,7 +326,7 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
       ]),
     );
   }
-  const py = await measurePython(dataRoot);
+  const py = await measurePython(dataRoot, side);
   const lines = [
     `  measured on ${hostname()} (${cpus().length} cores), ${started}; load average (1, 5, 15 min) ${loadBefore} at the start, ${load()} at the end`,
     typeof py === 'string'
