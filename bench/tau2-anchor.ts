@@ -5,7 +5,8 @@
  * Ours, per domain (tau2-airline, tau2-retail):
  * - **tool calls**: one read and one write tool (those tau2's side calls, with the first reference
  *   action's arguments), median of {@link CALLS} warm calls, wall and CPU time; in-process sql.js
- *   and through the `worker_threads` database worker. Each write runs on a freshly opened
+ *   through the `worker_threads` database worker, and whole in the environment worker
+ *   (`EnvWorker`: one message each way per call). Each write runs on a freshly opened
  *   environment (only the call is timed).
  * - **milestone fork** (airline): `snapshot()` of an environment after the longest reference
  *   solution + `restore()` into a freshly opened one, median of 50; and the same on a database ten
@@ -34,7 +35,8 @@ import { promisify } from 'node:util';
 import { cachedTau2Part, tau2CacheDir } from '../src/adapters/node/tau2-data.ts';
 import { loadTau2Domain, type Tau2DomainName } from '../src/adapters/node/tau2-loader.ts';
 import { inProcessSqlDbFactory, workerSqlDbFactory } from '../src/adapters/node/worker-db.ts';
-import { DomainRuntime } from '../src/core/env/environment.ts';
+import { EnvWorker } from '../src/adapters/node/worker-env.ts';
+import { DomainRuntime, type Environment } from '../src/core/env/environment.ts';
 import type { SqlDbFactory, SqlRow } from '../src/core/ports/sql-db.ts';
 import type { Domain } from '../src/core/schema/domain.ts';
 import type { Task } from '../src/core/schema/task.ts';
@@ -80,7 +82,11 @@ function referenceCall(domain: Domain, tool: string): { task: Task; args: Record
 }
 
 /** Median of {@link CALLS} warm calls of `tool`; a write gets a freshly opened environment each time. */
-async function toolCall(rt: DomainRuntime, tool: string, write: boolean): Promise<Sample> {
+async function toolCall(
+  rt: { domain: Domain; open(task: Task): Promise<Pick<Environment, 'call' | 'close'>> },
+  tool: string,
+  write: boolean,
+): Promise<Sample> {
   const { task, args } = referenceCall(rt.domain, tool);
   const times: Sample[] = [];
   let env = await rt.open(task);
@@ -148,8 +154,8 @@ async function fork(domain: Domain, factory: SqlDbFactory, runs = 50): Promise<S
 }
 
 interface Ours {
-  read: { tool: string; inProcess: Sample; worker: Sample };
-  write: { tool: string; inProcess: Sample; worker: Sample };
+  read: { tool: string; inProcess: Sample; worker: Sample; envWorker: Sample };
+  write: { tool: string; inProcess: Sample; worker: Sample; envWorker: Sample };
   fork?: { one: Sample; ten: Sample };
   /** Task id → median of {@link SCORE_ROUNDS} warm evaluations. */
   tasks: Map<string, Sample>;
@@ -175,6 +181,17 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
     await wrt.close();
   } finally {
     await worker.terminate();
+  }
+  const envWorker = await EnvWorker.start({ domain: name, data: dir });
+  try {
+    for (const kind of ['read', 'write'] as const)
+      calls[kind].envWorker = await toolCall(
+        { domain, open: (task) => envWorker.open(task) },
+        calls[kind].tool,
+        kind === 'write',
+      );
+  } finally {
+    await envWorker.close();
   }
   const trajectories = await referenceTrajectories(rt, domain);
   await scoreOnce(rt, domain, trajectories); // warm-up
@@ -342,7 +359,7 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
       const theirs = p ? p.calls[d][kind].us / 1000 : undefined;
       const vs = (s: Sample) => (theirs === undefined ? '' : ` (${ratio(s.wall, theirs)} than tau2)`);
       lines.push(
-        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls: in-process ${both(c.inProcess, us)}${vs(c.inProcess)} · through the worker ${both(c.worker, us)}${vs(c.worker)}` +
+        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls: in-process ${both(c.inProcess, us)}${vs(c.inProcess)} · through the database worker ${both(c.worker, us)}${vs(c.worker)} · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${(c.envWorker.wall / c.inProcess.wall).toFixed(2)}× in-process` +
           (theirs === undefined ? '' : ` · tau2 ${us(theirs)} wall`),
       );
     }

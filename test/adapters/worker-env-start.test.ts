@@ -22,6 +22,7 @@ describe('environment worker, carrier', () => {
       await worker.close();
       await runtime.close();
     }
+    await expect(worker.open(domain.tasks[0])).rejects.toThrow('environment worker is closed');
   }, 120_000);
 });
 

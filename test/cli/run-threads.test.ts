@@ -57,6 +57,8 @@ describe('rollout threads', () => {
     } finally {
       await pool.close();
     }
+    // Every thread gone: a job rejects with why instead of waiting for a reply that never comes.
+    await expect(pool.run(1)).rejects.toThrow(/^rollout thread exited with code \d+$/);
     await expect(startThreadPool(entry, { failSetup: 'no data in /nowhere' }, 2)).rejects.toThrow(
       'no data in /nowhere',
     );

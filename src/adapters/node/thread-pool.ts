@@ -28,7 +28,10 @@ type ReplyMessage =
 export interface ThreadPool<In, Out> {
   /** Threads in the pool. */
   readonly size: number;
-  /** Run one job on the least busy thread. @throws (rejects) with the thread's error message. */
+  /**
+   * Run one job on the least busy live thread. @throws (rejects) with the thread's error message,
+   * or, once every thread has exited (a crash, or {@link close}), with why the first one did.
+   */
   run(input: In): Promise<Out>;
   /** Stop every thread; jobs still in flight reject. */
   close(): Promise<void>;
@@ -37,6 +40,8 @@ export interface ThreadPool<In, Out> {
 interface Lane {
   worker: Worker;
   inFlight: Map<number, { resolve(v: unknown): void; reject(e: Error): void }>;
+  /** Why the thread is gone (it exited, failed or was stopped); later jobs go to other lanes. */
+  dead?: Error;
 }
 
 /**
@@ -49,6 +54,7 @@ export async function startThreadPool<In, Out>(entry: URL, data: unknown, size: 
   let next = 0;
   const lanes: Lane[] = [];
   const fail = (lane: Lane, error: Error) => {
+    lane.dead ??= error;
     for (const job of lane.inFlight.values()) job.reject(error);
     lane.inFlight.clear();
   };
@@ -94,7 +100,10 @@ export async function startThreadPool<In, Out>(entry: URL, data: unknown, size: 
   return {
     size,
     run(input: In): Promise<Out> {
-      const lane = lanes.reduce((a, b) => (b.inFlight.size < a.inFlight.size ? b : a));
+      const live = lanes.filter((l) => !l.dead);
+      // Every thread gone (crashed, or the pool closed): reject rather than wait for no reply.
+      if (live.length === 0) return Promise.reject(lanes[0]!.dead);
+      const lane = live.reduce((a, b) => (b.inFlight.size < a.inFlight.size ? b : a));
       const id = next++;
       return new Promise<Out>((resolve, reject) => {
         lane.inFlight.set(id, { resolve: resolve as (v: unknown) => void, reject });

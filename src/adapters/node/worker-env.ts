@@ -46,6 +46,7 @@ export async function loadEnvWorkerDomain(source: EnvWorkerSource): Promise<Doma
  */
 export class EnvWorker {
   private sent = 0;
+  private closed = false;
 
   private constructor(private readonly pool: Awaited<ReturnType<typeof startEnvPool>>) {}
 
@@ -64,6 +65,7 @@ export class EnvWorker {
 
   /** @internal one request, one reply. */
   request<Op extends EnvRequest['op']>(request: Extract<EnvRequest, { op: Op }>): Promise<EnvReplies[Op]> {
+    if (this.closed) return Promise.reject(new Error('environment worker is closed'));
     this.sent++;
     return this.pool.run(request) as Promise<EnvReplies[Op]>;
   }
@@ -83,8 +85,13 @@ export class EnvWorker {
     return new RemoteEnvironment(this, handle);
   }
 
-  /** Stop the worker; its environments are gone and requests in flight reject. */
+  /**
+   * Stop the worker; its environments are gone, requests in flight reject, and later ones reject
+   * with `Error("environment worker is closed")`. If the thread dies on its own, requests reject
+   * with why (`rollout thread exited with code …`).
+   */
   close(): Promise<void> {
+    this.closed = true;
     return this.pool.close();
   }
 }
