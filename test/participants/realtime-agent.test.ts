@@ -328,6 +328,16 @@ describe('realtime agent in an episode (library)', () => {
     expect(server.received).toHaveLength(2);
   });
 
+  it('without retries the fault names its one attempt', async () => {
+    server = await startRealtimeServer(planScript(TASK, [], (r) => ({ ...r, audioS: 10 })));
+    const { t } = await episode(
+      new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect(), retries: 0, maxEventsPerReply: 50 }),
+    );
+    expect(t.valid).toBe(false);
+    expect(t.invalid_reason).toMatch(/no response\.done after 50 events \(1 attempt\)$/);
+    expect(server.received).toHaveLength(1);
+  });
+
   it('the same core agent over the page transport (a WHATWG WebSocket) scores 1 on the beta server', async () => {
     server = await startRealtimeServer(planScript(TASK), { dialect: 'beta' });
     const connect = webSocketConnect((url) => new WebSocket(url) as unknown as WebSocketLike);

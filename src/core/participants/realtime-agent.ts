@@ -221,7 +221,7 @@ export class RealtimeAgent implements Agent {
         this.drop();
         if (attempt > this.retries)
           throw new ModelEndpointError(
-            `realtime agent at ${this.options.endpoint ?? this.options.url}: ${e.message} (${attempt} attempts)`,
+            `realtime agent at ${this.options.endpoint ?? this.options.url}: ${e.message} (${attempt} attempt${attempt === 1 ? '' : 's'})`,
             null,
             true,
             attempt,
