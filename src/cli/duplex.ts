@@ -31,6 +31,10 @@ export interface DuplexFlags {
   subset?: SubsetName;
 }
 
+/** Help of `--agent-voice` (run, groups). */
+export const AGENT_VOICE_HELP =
+  "ask a model agent (openai, vllm-omni) for spoken audio in this voice; with --duplex its audio is placed on the timeline when it is a WAV of 8–48 kHz, at most 120 s and 3× its text's synthesis + 5 s (else the text is synthesized; the span says why)";
+
 /** Add `--duplex` and `--subset` to a command. */
 export function addDuplexOptions(cmd: Command): Command {
   return cmd

@@ -34,6 +34,8 @@ const TASK = 'carrier-pay-balance-1';
 const MODEL = 'gpt-audio-test';
 let domain: Domain;
 let server: TestServer;
+/** Spoken replies answered so far (indexes {@link AUDIO}). */
+let spoken = 0;
 
 /** A 300 Hz tone of `seconds` at `rate` Hz, as 16-bit samples. */
 const tone = (seconds: number, rate: number) =>
@@ -54,7 +56,6 @@ beforeAll(async () => {
   domain = await loadBuiltinDomain('carrier');
   const task = domain.tasks.find((t) => t.id === TASK)!;
   const plan = referencePlan(domain, task);
-  let spoken = 0;
   server = await startOpenAiServer(
     (body: any) => {
       const k = (body.messages as { role: string }[]).filter((m) => m.role === 'assistant').length;
@@ -123,5 +124,40 @@ describe("an OpenAI-compatible agent's audio output on the duplex timeline", () 
     // A refused reply is its text's synthesis, exactly as long.
     for (const s of spans.slice(1, 4)) expect(s.end_tick - s.start_tick).toBe(await synthTicks(s.text));
     expect(spans.slice(4).every((s) => s.own_audio === 'used')).toBe(true);
+  }, 180_000);
+
+  it('groups --agent-voice: milestone forks ask for audio too, and the misbehaving audio never makes a sample invalid', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sb-agent-audio-groups-')), 'rows.jsonl');
+    const asked = server.requests.length;
+    // The source call gets the good, garbage, 2 kHz and 5 MB audio again.
+    spoken = 0;
+    const io = capture();
+    const flags = ['--agent', `openai:${MODEL}@${server.url}`, '--agent-voice', 'alloy', '--duplex', '--k', '2'];
+    const code = await main(
+      [
+        'groups',
+        '--domain',
+        'carrier',
+        '--task-ids',
+        TASK,
+        '--granularity',
+        'milestone',
+        ...flags,
+        '--out',
+        out,
+        '--json',
+      ],
+      io,
+    );
+    expect(code, io.stderr).toBe(0);
+    const report = JSON.parse(io.stdout);
+    expect([report.invalid_attempts, report.incomplete]).toEqual([0, []]);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows.length).toBe(2 * report.groups);
+    expect(rows.every((r) => r.final_reward === 1 && r.interaction_metrics !== null)).toBe(true);
+    expect(server.requests.slice(asked).every((r) => r.body.audio?.voice === 'alloy')).toBe(true);
   }, 180_000);
 });

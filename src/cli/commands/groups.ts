@@ -25,7 +25,7 @@ import type { CliIo } from '../io.ts';
 import { agentFactory, judgeFromFlags, userFactory, withJudgeOptions } from '../participants.ts';
 import { choiceOption, intOption, prepareOutFile, withDomainOptions } from '../options.ts';
 import { appendFile, writeFile } from 'node:fs/promises';
-import { addDuplexOptions, duplexChannel, duplexFromFlags, type DuplexFlags } from '../duplex.ts';
+import { AGENT_VOICE_HELP, addDuplexOptions, duplexChannel, duplexFromFlags, type DuplexFlags } from '../duplex.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import { degradedAudioHook } from '../../core/channel/audio-store.ts';
 import { dirname } from 'node:path';
@@ -41,6 +41,8 @@ export interface GroupsOpts extends DuplexFlags, ChannelFlags {
   k: number;
   seed: number;
   agent: string;
+  /** Ask a model agent for spoken audio in this voice (`--agent-voice`). */
+  agentVoice?: string;
   user: string;
   judge?: string;
   judgeN?: number;
@@ -109,7 +111,10 @@ export async function runGroups(opts: GroupsOpts): Promise<GroupsReport> {
   if (flagged && !duplex && opts.granularity === 'turn')
     throw new UsageError('channel flags (--preset, --dropout, …) at --granularity turn need --duplex');
   const channel = duplex ? duplexChannel(flagged, duplex, undefined) : flagged;
-  const agent = agentFactory(opts.agent, channel?.store ? { userAudio: degradedAudioHook(channel.store) } : {});
+  const agent = agentFactory(opts.agent, {
+    ...(channel?.store ? { userAudio: degradedAudioHook(channel.store) } : {}),
+    ...(opts.agentVoice ? { agentVoice: opts.agentVoice } : {}),
+  });
   const user = userFactory(opts.user);
   const judge = judgeFromFlags(opts);
   const continuationAgent =
@@ -248,6 +253,7 @@ export function registerGroups(program: Command, io: CliIo, setCode: (code: numb
     .option('--k <n>', 'samples per group', intOption('--k', 2), 4)
     .option('--seed <n>', 'base seed; sample i uses seed + i', intOption('--seed', 0), 0)
     .option('--agent <spec>', 'agent: reference | noop | <flavor>:<model>@<base-url>', 'reference')
+    .option('--agent-voice <voice>', AGENT_VOICE_HELP)
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
     .option(
       '--continuation <spec>',

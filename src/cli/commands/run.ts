@@ -12,7 +12,14 @@ import { redactText } from '../../adapters/shared/endpoint-secrets.ts';
 import { UsageError, withJudgeOptions } from '../participants.ts';
 import { DEFAULT_MAX_STEPS, startTrialPool, threadCount, trialSetup, type TrialFlags } from '../run-trials.ts';
 import { renderSummary } from '../reports.ts';
-import { addDuplexOptions, duplexChannel, duplexFromFlags, RunMetrics, type DuplexFlags } from '../duplex.ts';
+import {
+  AGENT_VOICE_HELP,
+  addDuplexOptions,
+  duplexChannel,
+  duplexFromFlags,
+  RunMetrics,
+  type DuplexFlags,
+} from '../duplex.ts';
 import { intOption, modelSettingsFromFlags, withSamplingOptions, type SamplingFlags } from '../options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import type { CliIo } from '../io.ts';
@@ -173,10 +180,7 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
       'reference',
     )
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
-    .option(
-      '--agent-voice <voice>',
-      "ask a model agent (openai, vllm-omni) for spoken audio in this voice; with --duplex its audio is placed on the timeline when it is a WAV of 8–48 kHz, at most 120 s and 3× its text's synthesis + 5 s (else the text is synthesized; the span says why)",
-    )
+    .option('--agent-voice <voice>', AGENT_VOICE_HELP)
     .option(
       '--teacher-guidance',
       'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)',
