@@ -132,23 +132,9 @@ describe("an OpenAI-compatible agent's audio output on the duplex timeline", () 
     // The source call gets the good, garbage, 2 kHz and 5 MB audio again.
     spoken = 0;
     const io = capture();
-    const flags = ['--agent', `openai:${MODEL}@${server.url}`, '--agent-voice', 'alloy', '--duplex', '--k', '2'];
-    const code = await main(
-      [
-        'groups',
-        '--domain',
-        'carrier',
-        '--task-ids',
-        TASK,
-        '--granularity',
-        'milestone',
-        ...flags,
-        '--out',
-        out,
-        '--json',
-      ],
-      io,
-    );
+    const flags = `groups --domain carrier --task-ids ${TASK} --granularity milestone --duplex --k 2 --json`.split(' ');
+    const agent = ['--agent', `openai:${MODEL}@${server.url}`, '--agent-voice', 'alloy'];
+    const code = await main([...flags, ...agent, '--out', out], io);
     expect(code, io.stderr).toBe(0);
     const report = JSON.parse(io.stdout);
     expect([report.invalid_attempts, report.incomplete]).toEqual([0, []]);
