@@ -72,6 +72,7 @@ const BUSINESS = {
       check: { when: 'before', violation_if: "SELECT 1 WHERE ? = 'sold'", args: ['status'], message: 'marked sold' },
     },
     { ...quantityRule, id: 'R8', tool: 'get_pet_by_id' },
+    { ...quantityRule, id: 'R8', text: 'Refunds go through refund_order only.' },
   ],
 };
 
@@ -236,6 +237,11 @@ describe('switchboard build-domain --agent: rule texts, business rules, harder t
           'pets-update_pet-1: reference agent with scripted caller scores 0, not 1',
       },
       { id: 'R8', status: 'unknown_tool', detail: 'get_pet_by_id is not a write tool of the domain' },
+      {
+        id: 'R8',
+        status: 'invented_name',
+        detail: 'names refund_order, which no tool, table or column of the domain is',
+      },
     ]);
     expect(agent.harder_tasks.admitted).toEqual([
       { id: 'pets-hold-and-order', detail: 'get_pet_by_id → update_pet_with_form → place_order' },

@@ -247,6 +247,9 @@ const BusinessRule = z
 
 async function businessRules(opts: DomainAgentOptions, files: Record<string, string>, report: StageReport) {
   const domain = domainFromFiles(opts.dir, files);
+  const base = await DomainRuntime.create(domain, opts.factory);
+  const tables = await tablesOf(base);
+  await base.close();
   const numbers = domain.rules.map((r) => Number(/^R(\d+)$/.exec(r.id)?.[1] ?? 0));
   const next = `R${Math.max(0, ...numbers) + 1}`;
   const text = await ask(opts, 'business_rules', renderBusinessRules(viewOf(domain), next), opts.seed + 1);
@@ -278,6 +281,11 @@ async function businessRules(opts: DomainAgentOptions, files: Record<string, str
     const tool = dom.tools.find((t) => t.name === rule.tool);
     if (tool?.kind !== 'write') {
       reject('unknown_tool', `${rule.tool} is not a write tool of the domain`);
+      continue;
+    }
+    const invented = inventedNames(rule.text, dom, tables);
+    if (invented.length) {
+      reject('invented_name', `names ${invented.join(', ')}, which no tool, table or column of the domain is`);
       continue;
     }
     const built = (
