@@ -49,6 +49,8 @@ describe('tau2 airline scoring (task 11: downgrade GV1N64 to basic economy, refu
     const info = await evaluate(runtime, task, turns, { termination: 'user_stop' });
     expect(info.basis).toEqual(['DB', 'COMMUNICATE']);
     expect(info.components.DB).toEqual({ score: 1, details: [], judged: true });
+    // Equal in order, so equal with order ignored (reported without a second diff).
+    expect(info.db_order_insensitive).toEqual({ score: 1, details: [], judged: true });
     expect(info.components.COMMUNICATE).toEqual({ score: 1, details: [], judged: true });
     expect([info.reward, info.partial]).toEqual([1, false]);
   });

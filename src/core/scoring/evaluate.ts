@@ -124,7 +124,7 @@ export async function evaluate(
   let orderFree: ComponentResult | null = null;
   try {
     components.DB = await scoreDb(runtime, task, gold, predicted);
-    orderFree = await scoreDbOrderInsensitive(runtime, task, gold, predicted);
+    orderFree = await scoreDbOrderInsensitive(runtime, task, gold, predicted, components.DB.score === 1);
     components.COMMUNICATE = scoreCommunicate(
       turns,
       criteria.communicate_info ?? [],

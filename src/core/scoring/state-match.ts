@@ -75,17 +75,22 @@ export function orderInsensitiveOptions(runtime: DomainRuntime): Record<string, 
  * The DB comparison with list and key order ignored (tables with an `orderColumn`), reported
  * beside the order-sensitive verdict and never replacing it. `null` when the domain has no such
  * table.
+ *
+ * @param orderedEqual the order-sensitive comparison found the states equal: then they are equal
+ *   with order ignored too (it only ignores more), and no second diff is made.
  */
 export async function scoreDbOrderInsensitive(
   runtime: DomainRuntime,
   task: Task,
   gold: GoldResult,
   predicted: Pick<TrajectoryReplay, 'changes' | 'env'>,
+  orderedEqual = false,
 ): Promise<ComponentResult | null> {
   const options = orderInsensitiveOptions(runtime);
   if (!options) return null;
   const criteria = task.evaluation_criteria;
   if (criteria?.actions == null && criteria?.env_assertions == null) return passFail(true, ['state not compared']);
+  if (orderedEqual) return passFail(true, []);
   const diff =
     diffChanges(gold.changes, predicted.changes, runtime.tables, options) ??
     diffStates(await goldState(runtime, task), await predicted.env.exportState(), runtime.tables, options);
