@@ -16,6 +16,7 @@ import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { main } from '../../src/cli/main.ts';
 import { DomainRuntime } from '../../src/core/env/environment.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { act, quantityRule, WALK, walkTask } from '../fixtures/petstore-proposals.ts';
 import { completion, httpError, startOpenAiServer, type TestServer } from '../fixtures/openai-server.ts';
 
 const SPEC = new URL('../fixtures/specs/swagger-petstore/openapi.yaml', import.meta.url).pathname;
@@ -30,18 +31,6 @@ const RULES = {
   ],
 };
 
-const quantityRule = {
-  id: 'R7',
-  text: 'One order is for at most 5 pets.',
-  tool: 'place_order',
-  guard: { fail_if: 'SELECT 1 WHERE ? > 5', args: ['quantity'], error: 'at most 5 pets per order, not {quantity}' },
-  check: {
-    when: 'before',
-    violation_if: 'SELECT ? AS quantity WHERE ? > 5',
-    args: ['quantity', 'quantity'],
-    message: 'an order for {row.quantity} pets, above 5',
-  },
-};
 const BUSINESS = {
   rules: [
     quantityRule,
@@ -76,59 +65,6 @@ const BUSINESS = {
   ],
 };
 
-/** The place_order task of the scaffold, as a base for the harder ones. */
-function walkTask(id: string, actions: unknown[], whitelist: unknown[]) {
-  return {
-    id,
-    description: {
-      purpose: 'A pet put on hold and an order placed for it in one call.',
-      relevant_policies: 'R1 R2 R7',
-    },
-    user_scenario: {
-      persona: 'A breeder who calls in a hurry.',
-      instructions: {
-        reason_for_call: 'You want pet 1003 marked pending and an order of 5 pets under it, quantity 5.',
-        known_info: 'pet id 1003.',
-        unknown_info: 'You do not know the other details of the record.',
-        task_instructions: 'When the agent states a change and asks you to confirm, say yes.',
-      },
-      facts: [{ key: 'pet_id', value: '1003', cues: ['pet id'], ask: 'What is the pet id?' }],
-      requests: ['Please mark pet 1003 pending.', 'And place an order for it: quantity 5.'],
-    },
-    evaluation_criteria: {
-      actions,
-      communicate_info: [],
-      reward_basis: ['DB', 'ASSERTIONS'],
-      assertions: [
-        {
-          id: 'find-first',
-          rule: 'R1',
-          text: 'Look the pet up first',
-          check: { kind: 'read_before_write', tool: 'get_pet_by_id' },
-        },
-        { id: 'confirm-first', rule: 'R2', text: 'Confirm each change', check: { kind: 'confirm_before_write' } },
-        {
-          id: 'order',
-          rule: 'R7',
-          text: 'An order of at most 5',
-          check: { kind: 'tool_called', tool: 'place_order', args: { pet_id: 1003 } },
-        },
-      ],
-      write_whitelist: whitelist,
-    },
-  };
-}
-const act = (n: number, name: string, args: Record<string, unknown>) => ({
-  action_id: `a${n}`,
-  requestor: 'assistant',
-  name,
-  arguments: args,
-});
-const WALK = [
-  act(1, 'get_pet_by_id', { pet_id: 1003 }),
-  act(2, 'update_pet_with_form', { pet_id: 1003, status: 'pending' }),
-  act(3, 'place_order', { pet_id: 1003, quantity: 5 }),
-];
 const HARDER = {
   tasks: [
     walkTask('pets-hold-and-order', WALK, [

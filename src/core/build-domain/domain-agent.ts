@@ -35,6 +35,7 @@ import {
   type DomainView,
 } from '../prompts/domain-builder.ts';
 import { fieldPath, type Domain } from '../schema/domain.ts';
+import { unsafeModelId } from '../schema/safe-id.ts';
 import { Task } from '../schema/task.ts';
 import { type AgentStage, recordingClient, type RecordedReply } from './code-agent.ts';
 import { domainFromFiles } from './index.ts';
@@ -204,6 +205,8 @@ async function refineRules(opts: DomainAgentOptions, files: Record<string, strin
       return reject('schema_invalid', `${fieldPath(issue.path) || '(item)'}: ${issue.message}`);
     }
     const text = r.data.text.trim();
+    const unsafe = unsafeModelId(id);
+    if (unsafe) return reject('unsafe_id', `id: ${unsafe}`);
     if (!domain.rules.some((x) => x.id === id))
       return reject(
         'unknown_rule',
@@ -273,6 +276,11 @@ async function businessRules(opts: DomainAgentOptions, files: Record<string, str
       continue;
     }
     const rule = r.data;
+    const unsafe = (['id', 'tool'] as const).map((f) => [f, unsafeModelId(rule[f])] as const).find(([, why]) => why);
+    if (unsafe) {
+      reject('unsafe_id', `${unsafe[0]}: ${unsafe[1]}`);
+      continue;
+    }
     const dom = domainFromFiles(opts.dir, current);
     if (dom.rules.some((x) => x.id === rule.id)) {
       reject('duplicate_id', `the policy already has a rule ${rule.id}`);
@@ -410,6 +418,11 @@ async function harderTasks(opts: DomainAgentOptions, files: Record<string, strin
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         reject('schema_invalid', `${fieldPath(issue.path) || '(task)'}: ${issue.message}`);
+        continue;
+      }
+      const unsafe = unsafeModelId(parsed.data.id);
+      if (unsafe) {
+        reject('unsafe_id', `id: ${unsafe}`);
         continue;
       }
       if (ids.has(parsed.data.id)) {

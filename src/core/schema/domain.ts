@@ -11,6 +11,7 @@ import type { Requestor } from './task.ts';
 import type { WriteEntry } from './trajectory.ts';
 import { parsePolicy, type PolicyRule } from './policy.ts';
 import { DomainFileError, ToolError } from '../errors.ts';
+import { pathUnsafeId } from './safe-id.ts';
 
 /** Tool kinds: `read` never writes; `write` changes state; `think` is a scratchpad; `generic` is anything else (transfer, calculate). */
 export type ToolKind = 'read' | 'write' | 'think' | 'generic';
@@ -298,6 +299,8 @@ export function parseTasks(file: string, text: string): Task[] {
   const seen = new Set<string>();
   parsed.data.forEach((t, i) => {
     if (seen.has(t.id)) throw new DomainFileError(file, `[${i}].id`, `duplicate task id "${t.id}"`);
+    const unsafe = pathUnsafeId(t.id);
+    if (unsafe) throw new DomainFileError(file, `[${i}].id`, `unsafe task id ${JSON.stringify(t.id)}: ${unsafe}`);
     seen.add(t.id);
     // Imperfect-caller fields name one of the task's facts.
     const sc = t.user_scenario;
