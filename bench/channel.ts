@@ -7,7 +7,8 @@
  * - every effect forced on (noise with drift, a burst, wind, far field, muffled mic, packet loss,
  *   telephony band with headroom, mu-law, 16-bit quantization; target ≥ 1,000× real time);
  * - tau2-bench's set of effects only (no far field, no wind), the like-for-like comparison;
- * - the `clean` preset (target: about nothing).
+ * - the `clean` preset (target: about nothing): `runChannel` only quantizes the speech to 16 bits
+ *   (a copy; none when it is already 16-bit), and a call's caller audio skips the chain.
  *
  * Beside it, tau2-bench's own chain (bench/tau2_channel.py: its muffling, background noise,
  * burst, telephony and frame drops on the same speech, numpy/scipy) measured in this run, when
@@ -169,7 +170,7 @@ export async function channelBenchLines(): Promise<string[]> {
     `  ${TURN_S} s of espeak-ng speech, median of ${mine.every.length} turns each (a new seed per turn); load average ${loadavg()[0]!.toFixed(1)}`,
     `  ours, every effect on: ${ms(e.wall)} wall, ${ms(e.cpu)} CPU → ${rt(e)} (target ≥ 1,000×)`,
     `  ours, tau2-bench's effects only (no far field, no wind): ${ms(t.wall)} wall, ${ms(t.cpu)} CPU → ${rt(t)}`,
-    `  ours, clean preset: ${ms(c.wall)} wall, ${ms(c.cpu)} CPU → ${rt(c)}`,
+    `  ours, clean preset: ${ms(c.wall)} wall, ${ms(c.cpu)} CPU → ${rt(c)} (runChannel quantizes resampled TTS to 16 bits; a call's caller audio skips the chain and reuses the clean WAV)`,
   ];
   if (typeof where === 'string') lines.push(`  ${where}`);
   else if (failure !== null || theirs.length === 0) lines.push(`  ${failure ?? "tau2-bench's chain not measured"}`);

@@ -14,7 +14,7 @@ import type { EffectEvent } from './timeline.ts';
 import { babbleBed } from './babble.ts';
 import { planInserts, type InsertPlan } from './inserts.ts';
 import type { AudioStore } from './audio-store.ts';
-import { runChannel, type NoiseBank } from './chain.ts';
+import { isPassThrough, runChannel, type NoiseBank } from './chain.ts';
 import type { GraphRenderer } from './graph.ts';
 import { planChannel } from './plan.ts';
 import type { ChannelPreset, PresetName } from './presets.ts';
@@ -212,13 +212,14 @@ export async function callerTurnAudio(
     plan.noise?.source === 'procedural:babble'
       ? { ...ch.bank, babble: await babbleBed(ch.tts, language, key.seed) }
       : ch.bank;
-  const out = await runChannel(ch.renderer, clean, plan, bank);
+  // A plan that applies nothing (the clean preset) skips the chain: the degraded turn is the clean one.
+  const out = isPassThrough(plan) ? null : await runChannel(ch.renderer, clean, plan, bank);
   const extra = [...(inserted?.events ?? []), ...extraEvents];
-  const timeline = extra.length ? [...out.timeline, ...extra].sort((a, b) => a.start_ms - b.start_ms) : out.timeline;
+  const own = out?.timeline ?? [];
+  const timeline = extra.length ? [...own, ...extra].sort((a, b) => a.start_ms - b.start_ms) : own;
   const v = ch.voice;
   const cleanWav = encodeWav(clean, SPEECH_RATE_HZ);
-  // A pass-through channel (the clean preset) hands the speech back: its WAV is the clean one.
-  const degradedWav = out.samples === clean ? cleanWav : out.wav;
+  const degradedWav = out ? out.wav : cleanWav;
   const base = `${key.prefix}/turn-${String(key.turn).padStart(3, '0')}`;
   const names = { clean: `${base}.clean.wav`, degraded: `${base}.degraded.wav` };
   const refs = ch.store

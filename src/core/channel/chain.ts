@@ -560,8 +560,9 @@ function on16BitGrid(x: Float32Array): boolean {
 
 /**
  * Run the whole channel on one turn's speech (16 kHz, `plan.length` samples). With a plan that
- * applies nothing ({@link isPassThrough}) and speech already on the 16-bit grid, `samples` is
- * `speech` itself and `wav` is encoded when first read.
+ * applies nothing ({@link isPassThrough}) the speech is only quantized to 16 bits (one copy), and
+ * when it is already on the 16-bit grid `samples` is `speech` itself and `wav` is encoded when
+ * first read.
  */
 export async function runChannel(
   renderer: GraphRenderer,
@@ -571,17 +572,22 @@ export async function runChannel(
 ): Promise<ChannelOutput> {
   if (speech.length !== plan.length)
     throw new RangeError(`speech has ${speech.length} samples, the plan ${plan.length}`);
-  if (isPassThrough(plan) && on16BitGrid(speech)) {
-    // Nothing to do: the speech is the output (not copied), its WAV encoded only when read.
-    let wav: Uint8Array | undefined;
-    return {
-      samples: speech,
-      get wav() {
-        wav ??= encodeWav(speech, SPEECH_RATE_HZ);
-        return wav;
-      },
-      timeline: [],
-    };
+  if (isPassThrough(plan)) {
+    if (on16BitGrid(speech)) {
+      // Nothing to do: the speech is the output (not copied), its WAV encoded only when read.
+      let wav: Uint8Array | undefined;
+      return {
+        samples: speech,
+        get wav() {
+          wav ??= encodeWav(speech, SPEECH_RATE_HZ);
+          return wav;
+        },
+        timeline: [],
+      };
+    }
+    // Only the 16-bit quantization (e.g. resampled TTS output): one copy, straight into the WAV.
+    const { wav, pcm } = allocWavPcm16(speech.length, SPEECH_RATE_HZ);
+    if (pcm) return { samples: quantize16Into(speech.slice(), pcm), wav, timeline: [] };
   }
   const { graph, levels } = channelMix(speech, plan, bank);
   const rendered = adcClipInPlace(muffleInPlace(await renderer.render(graph), plan));
