@@ -13,7 +13,6 @@ import type { DomainRuntime, Environment } from '../env/environment.ts';
 import type { DbState } from '../env/state.ts';
 import { ident } from '../env/write-log.ts';
 import type { SqlRow } from '../ports/sql-db.ts';
-import { toolsFor } from '../schema/domain.ts';
 import type { Action, Task } from '../schema/task.ts';
 import type { Turn, WriteEntry } from '../schema/trajectory.ts';
 
@@ -96,13 +95,6 @@ export interface ReplayOptions {
    * them out otherwise (`writes` is then empty; each tool turn's own `writes` are kept).
    */
   writes?: boolean;
-  /**
-   * {@link replayGold} only: replay the reference's read-only calls too (default true). Tools of
-   * kind `read` change nothing, so the gold state is the same without them; `evaluate` skips them
-   * (their failures are then not in `errors`, which lists what left the gold state incomplete).
-   * Ignored for a domain with `syncState`, whose sync after each call may write.
-   */
-  reads?: boolean;
 }
 
 /**
@@ -113,7 +105,7 @@ export interface ReplayOptions {
 export async function replayGold(runtime: DomainRuntime, task: Task, options: ReplayOptions = {}): Promise<GoldResult> {
   const env = await runtime.open(task);
   try {
-    const replay = await replayActions(env, task, options.writes !== false, options.reads !== false);
+    const replay = await replayActions(env, task, options.writes !== false);
     return { task_id: task.id, changes: await env.changes(), ...replay };
   } finally {
     await env.close();
@@ -127,7 +119,7 @@ export async function replayGold(runtime: DomainRuntime, task: Task, options: Re
 export async function goldState(runtime: DomainRuntime, task: Task): Promise<DbState> {
   const env = await runtime.open(task);
   try {
-    await replayActions(env, task, false, true);
+    await replayActions(env, task, false);
     return await env.exportState();
   } finally {
     await env.close();
@@ -138,17 +130,13 @@ async function replayActions(
   env: Environment,
   task: Task,
   withWrites: boolean,
-  withReads: boolean,
 ): Promise<Omit<GoldResult, 'task_id' | 'changes'>> {
   const writes: ReplayedWrite[] = [];
   const errors: GoldResult['errors'] = [];
   const violations: GoldResult['violations'] = [];
   const actions = task.evaluation_criteria?.actions ?? [];
   const sync = env.domain.goldReplaySync !== false;
-  const skipReads = !withReads && !env.domain.syncState;
   for (const [index, action] of actions.entries()) {
-    if (skipReads && toolsFor(env.domain, action.requestor).find((t) => t.name === action.name)?.kind === 'read')
-      continue;
     const call = { id: action.action_id ?? `gold-${index}`, name: action.name, arguments: action.arguments };
     const outcome = await env.call(call, action.requestor, index, { sync });
     if (outcome.error) errors.push({ index, action, content: outcome.content });
