@@ -135,10 +135,12 @@ const HEARD_SHARE: Record<InterruptionType, readonly [number, number]> = {
  *
  * Cut heuristics (seeded): a backchannel lands at a clause boundary (after `,;:，；：、—` or an
  * inner sentence end) when there is one in the allowed range; a correction lands right after a
- * value the agent says (a digit run or one of the caller's fact values), and the caller gives
- * the matching fact value, or its own number when the agent said a 3+ digit number that is
- * none of the caller's values (the agent got it wrong), or repeats what was said; other types cut at a word boundary with a heard share drawn
- * from the type's range. The cut never falls after the last token.
+ * 3+ digit number the agent says that has the digit count of one of the caller's numeric fact
+ * values but other digits (the agent got the caller's number wrong), and the caller gives its own
+ * value; when the reply has no such number the correction names no value ("No, that's not
+ * right.", `value` null): a correction never names a value equal to what the agent said or a
+ * value of another kind (a phone number for a customer id). Other types cut at a word boundary
+ * with a heard share drawn from the type's range. The cut never falls after the last token.
  */
 export function pickBargeIn(text: string, type: InterruptionType, rng: Rng, ctx: BargeInContext): BargeIn | null {
   const tokens = tokenize(text);
@@ -161,29 +163,23 @@ export function pickBargeIn(text: string, type: InterruptionType, rng: Rng, ctx:
   }
   if (type === 'correction') {
     const facts = ctx.facts ?? [];
-    // Candidate cuts: right after a digit run or after a fact value the agent says.
-    const spots: { k: number; said: string }[] = [];
-    for (let k = 1; k <= n - 1; k++)
-      if (/^\p{N}+$/u.test(tokens[k - 1]!.text)) spots.push({ k, said: tokens[k - 1]!.text });
-    for (const f of facts) {
-      const at = f.value ? text.indexOf(f.value) : -1;
-      if (at < 0) continue;
-      const k = tokens.filter((t) => t.end <= at + f.value.length).length;
-      if (k >= 1 && k <= n - 1) spots.push({ k, said: f.value });
+    // Candidate cuts: right after a digit run the agent says that is one of the caller's numbers
+    // said wrong (same digit count, other digits); the caller then gives its own value.
+    const spots: { k: number; value: string }[] = [];
+    for (let k = 1; k <= n - 1; k++) {
+      const said = tokens[k - 1]!.text;
+      if (!/^\p{N}{3,}$/u.test(said) || facts.some((f) => compactValue(f.value) === said)) continue;
+      const own = facts.find((f) => {
+        const v = compactValue(f.value);
+        return /^\p{N}+$/u.test(v) && v.length === said.length && v !== said;
+      });
+      if (own) spots.push({ k, value: own.value });
     }
+    // No value said wrong: the caller objects without a value (nothing to check) rather than
+    // "correcting" a value the agent got right or one the caller never gave (a customer id).
     const spot = spots.length ? rng.pick(spots) : null;
-    const k = spot ? spot.k : drawK();
-    const cut = cutAfterToken(text, k);
-    let value: string | null = null;
-    if (spot) {
-      const said = compactValue(spot.said);
-      const same = facts.find((f) => compactValue(f.value) === said);
-      // A long digit run that is none of the caller's values: the agent got a number wrong.
-      const other = /\p{N}{3,}/u.test(said) ? facts.find((f) => /\p{N}{3,}/u.test(compactValue(f.value))) : undefined;
-      value = same?.value ?? other?.value ?? spot.said;
-    } else if (facts.length) {
-      value = rng.pick(facts).value;
-    }
+    const cut = cutAfterToken(text, spot ? spot.k : drawK());
+    const value = spot?.value ?? null;
     return { type, cut, text: value ? p.correction(value) : p.correctionNoValue, value };
   }
   const k = drawK();

@@ -43,9 +43,10 @@ export class ReferenceAgent implements Agent {
 
 /**
  * What is left to say of `say` after the interruptions at the end of `turns`: after a
- * backchannel ("嗯", "mm-hm") the agent carries on with what the caller has not heard yet instead
- * of starting over (policy rules on barge-in, e.g. carrier R11), also across several
- * backchannels; after any other barge-in it says the whole step again.
+ * backchannel ("嗯", "mm-hm") or an urge ("get to the point") the agent carries on with what the
+ * caller has not heard yet instead of starting over (policy rules on barge-in, e.g. carrier R11:
+ * carry on after a backchannel, get to the point when urged), also across several such
+ * barge-ins; after any other barge-in (correction, question, stop) it says the whole step again.
  */
 function unheardRest(turns: readonly Turn[], say: string): string {
   let k = turns.length;
@@ -54,8 +55,9 @@ function unheardRest(turns: readonly Turn[], say: string): string {
   for (let i = k; i < turns.length; i += 2) {
     const cut = turns[i]!;
     const caller = turns[i + 1]!;
-    const backchannel = caller.role === 'user' && caller.barge_in?.type === 'backchannel';
-    if (cut.role === 'assistant' && cut.interrupted && backchannel && cut.interrupted.full_text === rest) {
+    const type = caller.role === 'user' ? caller.barge_in?.type : undefined;
+    const carryOn = type === 'backchannel' || type === 'urge';
+    if (cut.role === 'assistant' && cut.interrupted && carryOn && cut.interrupted.full_text === rest) {
       rest = rest.slice(cut.interrupted.cut_char).trim() || say;
     } else rest = say;
   }

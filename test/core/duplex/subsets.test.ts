@@ -78,7 +78,9 @@ describe('Full-Duplex-Bench-style subsets (seeded scripted calls, reference agen
     expect(t.turns.at(-1)).toMatchObject({ role: 'user', text: 'No, that is all. Thank you, goodbye.' });
     const rt = await DomainRuntime.create(miniDomain(), await sqlJsFactory());
     expect((await evaluate(rt, rt.domain.tasks[0]!, t.turns, { termination: t.termination })).reward).toBe(1);
-    // [who, kind, start, end, yielded] per span: every barge-in is followed by the whole reply.
+    // [who, kind, start, end, yielded] per span: a stop is followed by the whole reply, the urge
+    // by the rest the caller had not heard (R11: get to the point; before: the whole reply again,
+    // 183–204, and the caller's turn at 209–226).
     expect(d.spans.map((s) => [s.who, s.kind, s.start_tick, s.end_tick, s.yielded ?? false])).toEqual([
       ['agent', 'speech', 0, 10, false],
       ['caller', 'turn', 15, 30, false],
@@ -92,8 +94,8 @@ describe('Full-Duplex-Bench-style subsets (seeded scripted calls, reference agen
       ['caller', 'turn', 143, 153, false],
       ['agent', 'speech', 158, 172, true],
       ['caller', 'barge_in', 170, 180, false],
-      ['agent', 'speech', 183, 204, false],
-      ['caller', 'turn', 209, 226, false],
+      ['agent', 'speech', 183, 192, false],
+      ['caller', 'turn', 197, 214, false],
     ]);
     expect(t.turns.flatMap((x) => (x.role === 'assistant' && x.interrupted ? [x.interrupted.type] : []))).toEqual([
       'stop',

@@ -173,4 +173,26 @@ describe('cut pickers', () => {
     ).toBe(true);
     expect(pickBargeIn('OK.', 'urge', seededRng(3), { language: 'en' })).toBeNull();
   });
+
+  it('a correction never names a value the agent did not get wrong (a customer id is not the caller’s phone)', () => {
+    const facts = [{ key: 'phone', value: '13601357924', cues: ['电话'] }];
+    const idReply = '我将为您变更套餐，下个账期生效：客户C1008，套餐PL58。请问您确认吗？';
+    for (let seed = 0; seed < 20; seed++) {
+      const b = pickBargeIn(idReply, 'correction', seededRng(seed), { language: 'zh-CN', facts })!;
+      expect(b).toMatchObject({ value: null, text: '不对，不是这样的。' });
+    }
+    // The phone said right: nothing to correct either.
+    const right = pickBargeIn('好的，您的号码是13601357924，我来查一下。', 'correction', seededRng(1), {
+      language: 'zh-CN',
+      facts,
+    })!;
+    expect(right.value).toBeNull();
+    // The phone said wrong (same length, other digits): the caller gives its own number.
+    const wrong = pickBargeIn('好的，您的号码是13601357925，我来查一下。', 'correction', seededRng(1), {
+      language: 'zh-CN',
+      facts,
+    })!;
+    expect(wrong).toMatchObject({ value: '13601357924', text: '不对，是13601357924。' });
+    expect(wrong.cut.heard).toBe('好的，您的号码是13601357925');
+  });
 });
