@@ -1,6 +1,7 @@
 /**
  * `build-domain --agent` against a fake endpoint whose proposals are hostile or malformed (QA of
- * #19): ids that could climb out of a folder, and the hand-written loader reading such an id.
+ * #19): ids that could climb out of a folder, and the hand-written loader reading such an id; the
+ * same id proposed twice in one reply.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,11 +20,38 @@ const HOLD = [
   { table: 'orders', ops: ['insert'], where: { pet_id: 1003 } },
 ];
 
+const R3 = 'To update a pet, give its id and name; its status is available, pending or sold.';
+/** Each stage's reply with one id proposed twice. */
+const TWICE = {
+  rules: {
+    rules: [
+      { id: 'R3', text: R3 },
+      { id: 'R3', text: 'Another text for the same rule.' },
+    ],
+  },
+  business: { rules: [quantityRule, { ...quantityRule, text: 'One order is for at most 4 pets.' }] },
+  harder: {
+    tasks: [
+      walkTask('pets-one-call', [WALK[2]], [{ table: 'orders', ops: ['insert'] }]),
+      walkTask('pets-one-call', WALK, HOLD),
+      walkTask('pets-hold-and-order', WALK, HOLD),
+      walkTask('pets-hold-and-order', WALK.slice(1), HOLD),
+    ],
+  },
+};
+
 let server: TestServer;
+let scenario: 'unsafe' | 'twice' = 'unsafe';
 beforeAll(async () => {
   server = await startOpenAiServer((body) => {
     const prompt = String(body.messages[1].content);
     const reply = (content: string) => ({ json: completion({ model: body.model, content }) });
+    if (scenario === 'twice') {
+      if (prompt.includes('Rewrite each rule')) return reply(JSON.stringify(TWICE.rules));
+      if (prompt.includes('Propose up to three business rules')) return reply(JSON.stringify(TWICE.business));
+      if (prompt.includes('harder than these')) return reply(JSON.stringify(TWICE.harder));
+      return reply('{}');
+    }
     if (prompt.includes('Rewrite each rule'))
       return reply(JSON.stringify({ rules: [{ id: 'R1/../../x', text: 'Look the record up first.' }] }));
     if (prompt.includes('Propose up to three business rules'))
@@ -113,5 +141,63 @@ describe('build-domain --agent: ids a model proposes', () => {
     expect((await loadDomainFolder(out)).tasks.map((t) => t.id)).toEqual([
       '[mobile_data_issue]user_abroad_roaming_enabled_off[PERSONA:None]',
     ]);
+  });
+
+  it('rejects the second proposal of one id in a reply as duplicate_id, whatever became of the first', async () => {
+    scenario = 'twice';
+    const out = join(work, 'twice');
+    const io = capture();
+    expect(
+      await main(
+        [...ARGS.map((a) => (a === '1' ? '4' : a)), '--out', out, '--agent', `openai:builder@${server.url}`],
+        io,
+      ),
+    ).toBe(0);
+    const agent = JSON.parse(read(out, 'build-report.json')).agent;
+    expect(agent.rules).toEqual({
+      admitted: [{ id: 'R3', detail: R3 }],
+      rejected: [
+        {
+          id: 'R3',
+          status: 'duplicate_id',
+          detail: 'R3 is proposed twice in one reply (first at rules[0]); only the first is considered',
+        },
+      ],
+    });
+    expect(agent.business_rules).toEqual({
+      admitted: [{ id: 'R7', detail: 'One order is for at most 5 pets. (guard on place_order, before check)' }],
+      rejected: [
+        {
+          id: 'R7',
+          status: 'duplicate_id',
+          detail: 'R7 is proposed twice in one reply (first at rules[0]); only the first is considered',
+        },
+      ],
+    });
+    expect(agent.harder_tasks).toEqual({
+      admitted: [{ id: 'pets-hold-and-order', detail: 'get_pet_by_id → update_pet_with_form → place_order' }],
+      rejected: [
+        { id: 'pets-one-call', status: 'not_harder', detail: 'a reference of fewer than two calls' },
+        {
+          id: 'pets-one-call',
+          status: 'duplicate_id',
+          detail: 'pets-one-call is proposed twice in one reply (first at tasks[0]); only the first is considered',
+        },
+        {
+          id: 'pets-hold-and-order',
+          status: 'duplicate_id',
+          detail:
+            'pets-hold-and-order is proposed twice in one reply (first at tasks[2]); only the first is considered',
+        },
+      ],
+    });
+    expect(JSON.parse(read(out, 'tasks.json')).map((t: { id: string }) => t.id)).toEqual([
+      'pets-update_pet-1',
+      'pets-update_pet_with_form-2',
+      'pets-delete_pet-3',
+      'pets-place_order-4',
+      'pets-hold-and-order',
+    ]);
+    expect(read(out, 'policy.md')).toContain(`- **R3** ${R3}\n`);
   });
 });

@@ -43,7 +43,7 @@ const BUSINESS = {
     },
     {
       ...quantityRule,
-      id: 'R8',
+      id: 'R9',
       text: 'Heavy pets are not updated by phone.',
       tool: 'update_pet',
       guard: {
@@ -54,14 +54,14 @@ const BUSINESS = {
       check: { when: 'before', violation_if: 'SELECT 1 WHERE ? IS NULL', args: ['id'], message: 'no id' },
     },
     {
-      id: 'R8',
+      id: 'R10',
       text: 'A pet is never marked sold over the phone.',
       tool: 'update_pet',
       guard: { fail_if: "SELECT 1 WHERE ? = 'sold'", args: ['status'], error: 'pets are not marked sold by phone' },
       check: { when: 'before', violation_if: "SELECT 1 WHERE ? = 'sold'", args: ['status'], message: 'marked sold' },
     },
-    { ...quantityRule, id: 'R8', tool: 'get_pet_by_id' },
-    { ...quantityRule, id: 'R8', text: 'Refunds go through refund_order only.' },
+    { ...quantityRule, id: 'R11', tool: 'get_pet_by_id' },
+    { ...quantityRule, id: 'R12', text: 'Refunds go through refund_order only.' },
   ],
 };
 
@@ -162,19 +162,19 @@ describe('switchboard build-domain --agent: rule texts, business rules, harder t
         status: 'sql_not_parameterized',
         detail: 'guard.fail_if: builds text with || (string concatenation); bind each value with ? and args',
       },
-      { id: 'R8', status: 'sql_invalid', detail: 'guard.fail_if: no such column: weight' },
+      { id: 'R9', status: 'sql_invalid', detail: 'guard.fail_if: no such column: weight' },
       {
-        id: 'R8',
+        id: 'R10',
         status: 'gate_rejected',
         detail:
           'the gate refuses the domain with it: pets-update_pet-1: reference action #1 update_pet({"id":1099,"status":"sold","name":"willow garden"}) fails: Error: pets are not marked sold by phone; ' +
           'pets-update_pet-1: reference solution has writes but leaves the database unchanged; ' +
-          'pets-update_pet-1: reference action #1 update_pet breaks R8 (refused by the tool): marked sold; ' +
+          'pets-update_pet-1: reference action #1 update_pet breaks R10 (refused by the tool): marked sold; ' +
           'pets-update_pet-1: reference agent with scripted caller scores 0, not 1',
       },
-      { id: 'R8', status: 'unknown_tool', detail: 'get_pet_by_id is not a write tool of the domain' },
+      { id: 'R11', status: 'unknown_tool', detail: 'get_pet_by_id is not a write tool of the domain' },
       {
-        id: 'R8',
+        id: 'R12',
         status: 'invented_name',
         detail: 'names refund_order, which no tool, table or column of the domain is',
       },

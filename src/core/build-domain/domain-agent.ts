@@ -140,6 +140,18 @@ export function stringBuiltSql(sql: string): string | null {
   return null;
 }
 
+/**
+ * `duplicate_id` detail when `id` was already proposed earlier in the same reply (whatever became
+ * of that first proposal), else null; records `id` as seen at `at`.
+ */
+function repeatedInReply(seen: Map<string, string>, id: string, at: string): string | null {
+  const first = seen.get(id);
+  if (first !== undefined)
+    return `${id} is proposed twice in one reply (first at ${first}); only the first is considered`;
+  seen.set(id, at);
+  return null;
+}
+
 /** One line per gate refusal: domain problems, then each refused task's reasons. */
 async function gateReasons(runtime: DomainRuntime): Promise<string[]> {
   const report = await gateDomain(runtime);
@@ -195,7 +207,7 @@ async function refineRules(opts: DomainAgentOptions, files: Record<string, strin
     return files;
   }
   let policy = files['policy.md']!;
-  const done = new Set<string>();
+  const seen = new Map<string, string>();
   reply.rules.forEach((raw, i) => {
     const r = RuleText.safeParse(raw);
     const id = r.success ? r.data.id : `rules[${i}]`;
@@ -207,19 +219,19 @@ async function refineRules(opts: DomainAgentOptions, files: Record<string, strin
     const text = r.data.text.trim();
     const unsafe = unsafeModelId(id);
     if (unsafe) return reject('unsafe_id', `id: ${unsafe}`);
+    const twice = repeatedInReply(seen, id, `rules[${i}]`);
+    if (twice) return reject('duplicate_id', twice);
     if (!domain.rules.some((x) => x.id === id))
       return reject(
         'unknown_rule',
         `no rule ${id} in the policy (ids: ${domain.rules.map((x) => x.id).join(', ')}); ids are kept, none added`,
       );
-    if (done.has(id)) return reject('duplicate_id', `rule ${id} is refined twice in one reply`);
     if (!text) return reject('empty_text', 'the new text is empty');
     if (/\n/.test(text) || text.length > 1000)
       return reject('schema_invalid', 'the text must be one line of at most 1000 characters');
     const invented = inventedNames(text, domain, tables);
     if (invented.length)
       return reject('invented_name', `names ${invented.join(', ')}, which no tool, table or column of the domain is`);
-    done.add(id);
     policy = policy.replace(ruleLine(id), `- **${id}** ${text}`);
     report.admitted.push({ id, detail: text });
   });
@@ -262,6 +274,7 @@ async function businessRules(opts: DomainAgentOptions, files: Record<string, str
     return files;
   }
   let current = files;
+  const seen = new Map<string, string>();
   for (const [i, raw] of reply.rules.entries()) {
     const r = BusinessRule.safeParse(raw);
     const id = r.success ? r.data.id : `rules[${i}]`;
@@ -279,6 +292,11 @@ async function businessRules(opts: DomainAgentOptions, files: Record<string, str
     const unsafe = (['id', 'tool'] as const).map((f) => [f, unsafeModelId(rule[f])] as const).find(([, why]) => why);
     if (unsafe) {
       reject('unsafe_id', `${unsafe[0]}: ${unsafe[1]}`);
+      continue;
+    }
+    const twice = repeatedInReply(seen, rule.id, `rules[${i}]`);
+    if (twice) {
+      reject('duplicate_id', twice);
       continue;
     }
     const dom = domainFromFiles(opts.dir, current);
@@ -401,6 +419,7 @@ async function harderTasks(opts: DomainAgentOptions, files: Record<string, strin
   const walks = new Set(
     domain.tasks.map((t) => JSON.stringify(t.evaluation_criteria?.actions?.map((a) => [a.name, a.arguments]))),
   );
+  const seen = new Map<string, string>();
   try {
     for (const [i, raw] of reply.tasks.entries()) {
       const rawId = (raw as { id?: unknown } | null)?.id;
@@ -423,6 +442,11 @@ async function harderTasks(opts: DomainAgentOptions, files: Record<string, strin
       const unsafe = unsafeModelId(parsed.data.id);
       if (unsafe) {
         reject('unsafe_id', `id: ${unsafe}`);
+        continue;
+      }
+      const twice = repeatedInReply(seen, parsed.data.id, `tasks[${i}]`);
+      if (twice) {
+        reject('duplicate_id', twice);
         continue;
       }
       if (ids.has(parsed.data.id)) {
