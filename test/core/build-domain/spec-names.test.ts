@@ -200,7 +200,14 @@ describe('build-domain files', () => {
     expect(readdirSync(work).filter((n) => n.includes('.building-'))).toEqual([]);
     // An empty folder made meanwhile is still replaced.
     const empty = join(work, 'empty');
-    const built = await buildDomainFolder({ ...opts, out: empty, gate: (r) => (mkdirSync(empty), gateDomain(r)) });
+    const built = await buildDomainFolder({
+      ...opts,
+      out: empty,
+      gate: (r) => {
+        mkdirSync(empty);
+        return gateDomain(r);
+      },
+    });
     expect(existsSync(join(empty, 'tasks.json'))).toBe(true);
     expect(built.dir).toBe(empty);
     const blocked = join(work, 'lib.json', 'sub', 'out');
