@@ -6,8 +6,8 @@
  * With the code agent on, a fake OpenAI-compatible endpoint (one good reply, prose, a patch the
  * gate refuses, one out of scope) gets the key and the CLI's requests, and the rejects are listed
  * as the CLI lists them; Batch runs the built domain in its worker pool (reference 1, do-nothing
- * 0); several MCP tool files dropped at once, and a folder picked, build one domain each as
- * `--from <folder>` does; after a reload the built domains are listed and callable, and a damaged
+ * 0); several MCP tool files dropped at once, a folder picked, and a folder dragged onto the zone
+ * (through DevTools' drag events) build one domain each as `--from <folder>` does; after a reload the built domains are listed and callable, and a damaged
  * kept record is reported and skipped.
  * Screenshots go to `test-output/screenshots/` like the other views (`SWITCHBOARD_SCREENSHOTS`).
  */
@@ -274,7 +274,7 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
     expect(errors).toEqual([]);
   }, 150_000);
 
-  it('builds one domain from several MCP tool files dropped at once, and from a picked folder, as --from <folder> does', async () => {
+  it('builds one domain from several MCP tool files dropped at once, a picked folder and a dragged folder, as --from <folder> does', async () => {
     const cli = await buildDomainFolder({ from: TOOLS, out: join(work, 'tools'), language: 'en', tasks: 5, seed: 0 });
     const toolsTasks = JSON.parse(await readFile(join(cli.dir!, 'tasks.json'), 'utf8')) as { id: string }[];
     await page.click('a[data-view="browse"]');
@@ -316,11 +316,24 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
     await page.fill('#spec-name', 'tools_again');
     await page.setInputFiles('#spec-folder', TOOLS);
     expect(await built(page)).toMatch(/^tools built as tools_again \(/);
-    await page.click('#built-domains li[data-name="tools_again"] .delete-built');
-    await page.waitForSelector('#built-domains li[data-name="tools_again"]', { state: 'detached' });
-    expect(await page.$$eval('#domain option', (o) => o.map((x) => (x as HTMLOptionElement).value))).not.toContain(
-      'tools_again',
+    // The folder itself dragged onto the zone (a real drag through DevTools: a directory entry).
+    await page.fill('#spec-name', 'tools_dir');
+    const box = (await page.locator('#spec-drop').boundingBox())!;
+    const cdp = await page.context().newCDPSession(page);
+    const data = { items: [], files: [TOOLS], dragOperationsMask: 1 };
+    for (const type of ['dragEnter', 'dragOver', 'drop'] as const)
+      await cdp.send('Input.dispatchDragEvent', { type, x: box.x + 20, y: box.y + 10, data });
+    expect(await built(page)).toMatch(/^tools built as tools_dir \(/);
+    expect(await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent))).toEqual(
+      toolsTasks.map((t) => t.id.replace(/^tools-/, 'tools_dir-')),
     );
+    for (const name of ['tools_again', 'tools_dir']) {
+      await page.click(`#built-domains li[data-name="${name}"] .delete-built`);
+      await page.waitForSelector(`#built-domains li[data-name="${name}"]`, { state: 'detached' });
+    }
+    const picker = await page.$$eval('#domain option', (o) => o.map((x) => (x as HTMLOptionElement).value));
+    expect(picker).not.toContain('tools_again');
+    expect(picker).not.toContain('tools_dir');
     await page.fill('#spec-name', '');
     expect(errors).toEqual([]);
   }, 150_000);
