@@ -22,7 +22,7 @@ import {
   windNoise,
 } from '../../src/core/audio/noise.ts';
 import { meanPowerResponse } from '../../src/core/audio/band-power.ts';
-import { biquadCascadeInPlace } from '../../src/core/audio/biquad.ts';
+import { biquadCascade4Range, biquadCascadeInPlace, biquadCascadeInto } from '../../src/core/audio/biquad.ts';
 import { telephonyBandPass } from '../../src/core/channel/chain.ts';
 import { activeRms, bandEnergyDb, peak, rms, snrDb } from '../../src/core/audio/measure.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
@@ -204,5 +204,33 @@ describe('procedural noise', () => {
     x.set(sine(300, 1, 0.1), 0); // 1 s tone, 1 s silence
     expect(activeRms(x, 16000)).toBeCloseTo(0.1 / Math.SQRT2, 3);
     expect(rms(x)).toBeCloseTo(0.05, 3);
+  });
+});
+
+describe('biquad cascade variants', () => {
+  it('filtering into another buffer and clipping in the read give the same samples as a copy filtered in place', () => {
+    const rng = seededRng(7);
+    // Loud enough that about a third of the samples are outside [-1, 1].
+    const x = Float32Array.from({ length: 4000 }, () => 3 * (rng.next() * 2 - 1));
+    const band = telephonyBandPass({ lowHz: 300, highHz: 3400 }, 16000);
+    const inPlace = biquadCascadeInPlace(x.slice(), band);
+    const into = new Float32Array(x.length);
+    expect(biquadCascadeInto(x, into, band)).toBe(into);
+    expect(Array.from(into)).toEqual(Array.from(inPlace));
+    expect(() => biquadCascadeInto(x, new Float32Array(10), band)).toThrow(/10 output samples for 4000/);
+
+    const clipped = x.map((v) => Math.min(1, Math.max(-1, v)));
+    expect(clipped.filter((v, i) => v !== x[i]).length).toBeGreaterThan(1000);
+    const expected = biquadCascadeInPlace(clipped, band);
+    // In two ranges (state carried over), the clip fused into the read.
+    const y = new Float64Array(x.length);
+    const state = new Float64Array(8);
+    biquadCascade4Range(x, y, 0, 1234, band, state, true);
+    biquadCascade4Range(x, y, 1234, x.length, band, state, true);
+    expect(Array.from(y)).toEqual(Array.from(expected));
+    // Without the clip the read values are the input's.
+    const unclipped = new Float64Array(x.length);
+    biquadCascade4Range(x, unclipped, 0, x.length, band, new Float64Array(8));
+    expect(Array.from(unclipped)).toEqual(Array.from(inPlace));
   });
 });

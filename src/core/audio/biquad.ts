@@ -31,11 +31,27 @@ export function biquadCoefficients(
 
 /** Run a cascade of sections over `x` in place (transposed direct form II, zero initial state). Returns `x`. */
 export function biquadCascadeInPlace(x: Float32Array, sections: readonly BiquadCoefficients[]): Float32Array {
+  return biquadCascadeInto(x, x, sections);
+}
+
+/**
+ * {@link biquadCascadeInPlace} reading `x` and writing `out` (same length; may be `x`): the same
+ * samples, without copying `x` first. Returns `out`.
+ */
+export function biquadCascadeInto(
+  x: Float32Array,
+  out: Float32Array,
+  sections: readonly BiquadCoefficients[],
+): Float32Array {
+  if (out.length !== x.length) throw new RangeError(`biquadCascadeInto: ${out.length} output samples for ${x.length}`);
   if (sections.length === 4)
-    return biquadCascade4InPlace(
+    return biquadCascade4Into(
       x,
+      out,
       sections as readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients],
     );
+  if (out !== x) out.set(x);
+  x = out;
   for (const { b0, b1, b2, a1, a2 } of sections) {
     let s1 = 0;
     let s2 = 0;
@@ -52,13 +68,14 @@ export function biquadCascadeInPlace(x: Float32Array, sections: readonly BiquadC
 
 /**
  * Four sections in one pass (e.g. the telephony band-pass), in float64 from section to section:
- * only the last section's output is rounded to float32 (stored in `x`). Rounding between the
+ * only the last section's output is rounded to float32 (stored in `out`). Rounding between the
  * sections, as four separate passes over a Float32Array do, would put a float32 conversion on
  * every section's path (about 40 % of the loop's time) for no audible difference (the values
  * differ by float32 rounding steps, ~2^-24 of the signal).
  */
-function biquadCascade4InPlace(
+function biquadCascade4Into(
   x: Float32Array,
+  out: Float32Array,
   [s0, s1, s2, s3]: readonly [BiquadCoefficients, BiquadCoefficients, BiquadCoefficients, BiquadCoefficients],
 ): Float32Array {
   const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
@@ -87,9 +104,9 @@ function biquadCascade4InPlace(
     const yd = t0 * d + z1;
     z1 = t1 * d - ta1 * yd + z2;
     z2 = t2 * d - ta2 * yd;
-    x[i] = yd;
+    out[i] = yd;
   }
-  return x;
+  return out;
 }
 
 /** Four sections as in {@link biquadCascadeInPlace}. */
@@ -100,7 +117,9 @@ export type BiquadCascade4 = readonly [BiquadCoefficients, BiquadCoefficients, B
  * Float64Array, which hot FIR loops read without conversions), continuing from and updating
  * `state` (8 values: each section's two TDF-II states, zero at the start of a signal). Running a
  * signal through consecutive ranges gives the values {@link biquadCascadeInPlace} leaves in `x`,
- * bit for bit (float64 between the sections, the output rounded to float32).
+ * bit for bit (float64 between the sections, the output rounded to float32). With `clip` the
+ * input samples are first clipped to [−1, 1] (e.g. an ADC's hard clip fused into the filter's
+ * read: the same values as clipping `x` in place first, one pass fewer).
  */
 export function biquadCascade4Range(
   x: Float32Array,
@@ -109,6 +128,7 @@ export function biquadCascade4Range(
   end: number,
   [s0, s1, s2, s3]: BiquadCascade4,
   state: Float64Array,
+  clip = false,
 ): void {
   const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
   const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
@@ -124,7 +144,8 @@ export function biquadCascade4Range(
     z2 = state[7] as number;
   const fround = Math.fround;
   for (let i = start; i < end; i++) {
-    const a = x[i] as number;
+    const v = x[i] as number;
+    const a = clip ? (v > 1 ? 1 : v < -1 ? -1 : v) : v;
     const b = p0 * a + u1;
     u1 = p1 * a - pa1 * b + u2;
     u2 = p2 * a - pa2 * b;

@@ -227,18 +227,20 @@ let scratch64 = new Float64Array(0);
  * {@link biquadCascadeInPlace} with four sections on a copy of `x` (`x` is left as is), then
  * {@link decimate2MapInto} into `out`: the band-passed signal is a float64 scratch buffer (two
  * passes: the filter's recursion and the FIR's loads each run faster alone than interleaved in one
- * loop, measured). `out[m]` equals the two-step result bit for bit.
+ * loop, measured). `out[m]` equals the two-step result bit for bit. With `clip` the input is
+ * read clipped to [−1, 1] ({@link biquadCascade4Range}).
  */
 export function biquadCascade4Decimate2MapInto(
   x: Float32Array,
   sections: BiquadCascade4,
   out: Float64Array,
   table: Float32Array,
+  clip = false,
 ): Float64Array {
   const n = x.length;
   if (scratch64.length < n) scratch64 = new Float64Array(n);
   const y = scratch64.length === n ? scratch64 : scratch64.subarray(0, n);
-  biquadCascade4Range(x, y, 0, n, sections, new Float64Array(8));
+  biquadCascade4Range(x, y, 0, n, sections, new Float64Array(8), clip);
   return decimate2MapInto(y, out, table);
 }
 

@@ -22,7 +22,7 @@ import {
 } from '../audio/noise.ts';
 import { meanPowerResponse } from '../audio/band-power.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
-import { biquadCascadeInPlace, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
+import { biquadCascadeInPlace, biquadCascadeInto, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
 import {
   dbToGain,
   floatToInt16,
@@ -158,9 +158,7 @@ let bandScratch = new Float32Array(0);
 function heardBand(x: Float32Array, plan: ChannelPlan): Float32Array {
   if (!plan.telephony) return x;
   if (bandScratch.length < x.length) bandScratch = new Float32Array(x.length);
-  const out = bandScratch.subarray(0, x.length);
-  out.set(x);
-  return biquadCascadeInPlace(out, telephonyBandPass(plan.telephony, plan.sampleRate));
+  return biquadCascadeInto(x, bandScratch.subarray(0, x.length), telephonyBandPass(plan.telephony, plan.sampleRate));
 }
 
 /** The levels the mixer measured for one turn (recorded on the `background_noise` event). */
@@ -406,8 +404,8 @@ function zeroSpans(
 }
 
 /**
- * The core-DSP tail of the chain on the graph's output (the telephone network leg): with
- * telephony, the 300–3400 Hz band-pass (4th-order Butterworth high- and low-pass, cookbook
+ * The core-DSP tail of the chain on the (muffled) graph's output: the ADC's hard clip to [−1, 1],
+ * then the telephone network leg: with telephony, the 300–3400 Hz band-pass (4th-order Butterworth high- and low-pass, cookbook
  * sections as in WebAudio), 16 → 8 kHz, mu-law round trip, frame drops at 8 kHz, 8 → 16 kHz;
  * without it, frame drops at 16 kHz. Length is preserved; 16-bit quantization is left to
  * {@link runChannel}. Works in place on `rendered` where it can (the caller hands over a buffer
@@ -420,8 +418,9 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan): Float32A
 /**
  * {@link channelTail}, and with `pcm` (same length as `rendered`) also the 16-bit quantization
  * of {@link runChannel}: the returned samples are then quantized and `pcm` holds their 16-bit
- * values. The telephony leg runs as three passes over typed arrays: band-pass fused with the
- * decimation and the mu-law round trip (one table lookup); frame drops; interpolation
+ * values. The telephony leg runs as three passes over typed arrays: the ADC clip and the
+ * band-pass (the clip in the filter's read) then the decimation with the mu-law round trip (one
+ * table lookup); frame drops; interpolation
  * back into `rendered`, fused with the quantization. Bit-identical to the step-by-step chain.
  */
 /** The telephony leg's 8 kHz buffer, reused by {@link tail} (grown on demand). */
@@ -429,6 +428,7 @@ let narrowScratch = new Float64Array(0);
 
 function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null): Float32Array {
   if (!plan.telephony) {
+    adcClipInPlace(rendered);
     if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
     return pcm ? quantize16Into(rendered, pcm) : rendered;
   }
@@ -446,6 +446,7 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
     bandPass,
     narrowScratch.subarray(0, len),
     muLawRoundTripTable(),
+    true,
   );
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
@@ -590,7 +591,8 @@ export async function runChannel(
     if (pcm) return { samples: quantize16Into(speech.slice(), pcm), wav, timeline: [] };
   }
   const { graph, levels } = channelMix(speech, plan, bank);
-  const rendered = adcClipInPlace(muffleInPlace(await renderer.render(graph), plan));
+  // The ADC clip runs in the tail (fused into the telephony band-pass's read).
+  const rendered = muffleInPlace(await renderer.render(graph), plan);
   // Quantize once: the WAV holds the 16-bit values, `samples` the same values as floats.
   const { wav, pcm } = allocWavPcm16(rendered.length, SPEECH_RATE_HZ);
   if (!pcm) {
