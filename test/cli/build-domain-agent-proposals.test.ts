@@ -41,11 +41,27 @@ const TWICE = {
 };
 
 let server: TestServer;
-let scenario: 'unsafe' | 'twice' = 'unsafe';
+let scenario: 'unsafe' | 'twice' | 'silent' = 'unsafe';
+const THOUGHT = 'The user wants rules. Let me think about which rules apply to pets and orders first';
 beforeAll(async () => {
   server = await startOpenAiServer((body) => {
     const prompt = String(body.messages[1].content);
     const reply = (content: string) => ({ json: completion({ model: body.model, content }) });
+    if (scenario === 'silent') {
+      // A reasoning model that spends its tokens thinking, and one that says nothing.
+      const thinking =
+        !prompt.includes('Propose up to three business rules') &&
+        !prompt.includes('harder than these') &&
+        (prompt.includes('Rewrite each rule') || prompt.includes('"id": "pets-update_pet-1"'));
+      return {
+        json: completion({
+          model: body.model,
+          content: thinking ? null : prompt.includes('harder than these') ? '  \n ' : '',
+          ...(thinking ? { reasoning_content: THOUGHT } : {}),
+          finish_reason: 'length',
+        }),
+      };
+    }
     if (scenario === 'twice') {
       if (prompt.includes('Rewrite each rule')) return reply(JSON.stringify(TWICE.rules));
       if (prompt.includes('Propose up to three business rules')) return reply(JSON.stringify(TWICE.business));
@@ -199,5 +215,22 @@ describe('build-domain --agent: ids a model proposes', () => {
       'pets-hold-and-order',
     ]);
     expect(read(out, 'policy.md')).toContain(`- **R3** ${R3}\n`);
+  });
+
+  it('says "empty reply" or "reasoning only, no content", also when replayed', async () => {
+    scenario = 'silent';
+    const out = join(work, 'silent');
+    expect(await main([...ARGS, '--out', out, '--agent', `openai:builder@${server.url}`], capture())).toBe(0);
+    const agent = JSON.parse(read(out, 'build-report.json')).agent;
+    const only = `reasoning only, no content (${THOUGHT.length} characters of reasoning)`;
+    expect(agent.rejected).toEqual([{ task_id: 'pets-update_pet-1', status: 'unparseable', detail: only }]);
+    expect([agent.rules.rejected, agent.business_rules.rejected, agent.harder_tasks.rejected]).toEqual([
+      [{ id: '(reply)', status: 'unparseable', detail: only }],
+      [{ id: '(reply)', status: 'unparseable', detail: 'empty reply' }],
+      [{ id: '(reply)', status: 'unparseable', detail: 'empty reply' }],
+    ]);
+    const again = join(work, 'silent-replayed');
+    expect(await main([...ARGS, '--out', again, '--replies', join(out, 'agent-replies.json')], capture())).toBe(0);
+    expect(read(again, 'build-report.json')).toBe(read(out, 'build-report.json'));
   });
 });

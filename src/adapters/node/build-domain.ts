@@ -100,7 +100,9 @@ export async function readAgentRecord(file: string): Promise<AgentRecord> {
  */
 const AGENT_RECORD = z.looseObject({
   model: z.string(),
-  replies: z.array(z.looseObject({ text: z.string().nullable(), error: z.string().optional() })),
+  replies: z.array(
+    z.looseObject({ text: z.string().nullable(), reasoning: z.string().optional(), error: z.string().optional() }),
+  ),
 });
 
 /**

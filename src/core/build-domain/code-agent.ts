@@ -25,6 +25,8 @@ export interface RecordedReply {
   /** The task of a `caller_text` request. */
   task_id?: string;
   text: string | null;
+  /** The reply's reasoning, kept only when its text is blank (so a replay says "reasoning only"). */
+  reasoning?: string;
   error?: string;
 }
 
@@ -46,7 +48,8 @@ export function recordingClient(
     async complete(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse> {
       try {
         const res = await client.complete(request, signal);
-        replies.push({ ...label, text: res.text });
+        const thinking = !res.text.trim() && res.reasoning ? { reasoning: res.reasoning } : {};
+        replies.push({ ...label, text: res.text, ...thinking });
         return res;
       } catch (e) {
         replies.push({ ...label, text: null, error: (e as Error).message });
@@ -164,6 +167,7 @@ export function replayClient(record: AgentRecord): ModelClient {
       if (r.text === null) throw new Error(r.error ?? 'recorded endpoint error');
       return {
         text: r.text,
+        ...(r.reasoning ? { reasoning: r.reasoning } : {}),
         tool_calls: [],
         tool_call_source: 'none',
         audio: null,

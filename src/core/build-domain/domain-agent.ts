@@ -24,7 +24,7 @@ import { InfrastructureError } from '../errors.ts';
 import { gateVariants } from '../evolution/harden.ts';
 import { parseJsonReply } from '../evolution/proposals.ts';
 import { gateDomain } from '../gate/gate.ts';
-import type { ModelClient } from '../ports/model-client.ts';
+import type { ModelClient, ModelResponse } from '../ports/model-client.ts';
 import type { SqlDbFactory } from '../ports/sql-db.ts';
 import {
   DOMAIN_BUILDER_PROMPT_VERSION,
@@ -166,8 +166,13 @@ async function tablesOf(runtime: DomainRuntime): Promise<{ name: string; columns
   return runtime.tables.map((t) => ({ name: t.name, columns: [...t.columns] }));
 }
 
-/** Ask once; the reply text (recorded), or an InfrastructureError when the endpoint fails. */
-async function ask(opts: DomainAgentOptions, stage: AgentStage, prompt: string, seed: number): Promise<string> {
+/** Ask once; the reply (recorded), or an InfrastructureError when the endpoint fails. */
+async function ask(
+  opts: DomainAgentOptions,
+  stage: AgentStage,
+  prompt: string,
+  seed: number,
+): Promise<Pick<ModelResponse, 'text' | 'reasoning'>> {
   const client = recordingClient(opts.client, opts.replies, { stage });
   try {
     const res = await client.complete({
@@ -178,7 +183,7 @@ async function ask(opts: DomainAgentOptions, stage: AgentStage, prompt: string, 
       sampling: { temperature: 0, top_p: 1, top_k: null, max_tokens: 4096, seed },
       json: true,
     });
-    return res.text;
+    return res;
   } catch (e) {
     throw new InfrastructureError(
       `the code agent's endpoint failed on the ${stage} request: ${(e as Error).message}; nothing was written`,

@@ -13,7 +13,7 @@ import jsonpatch, { type Operation as PatchOperation } from 'fast-json-patch';
 import { z } from 'zod';
 import type { DomainRuntime } from '../env/environment.ts';
 import { fieldPath } from '../schema/domain.ts';
-import type { ModelClient, SamplingParams } from '../ports/model-client.ts';
+import type { ModelClient, ModelResponse, SamplingParams } from '../ports/model-client.ts';
 import {
   renderTaskEditorPrompt,
   TASK_EDITOR_PROMPT_VERSION,
@@ -75,11 +75,23 @@ function clip(text: string, max = 200): string {
 
 /**
  * The JSON object of a model's reply, a Markdown code fence around it allowed, parsed by `shape`.
+ * @param reply the reply's text, or its text and reasoning ({@link ModelResponse})
  * @param expected how the asked shape is named in the reason (e.g. `{"reason", "patch"}`)
- * @returns the parsed value, or the reason it is not one: over {@link MAX_PROPOSAL_CHARS}
- *   characters, `not JSON: "<start of the text>"`, or `not <expected>: <field>: <issue>`
+ * @returns the parsed value, or the reason it is not one: `empty reply` (no text, no reasoning),
+ *   `reasoning only, no content (<n> characters of reasoning)` (a reasoning model that spent its
+ *   tokens thinking), over {@link MAX_PROPOSAL_CHARS} characters, `not JSON: "<start of the
+ *   text>"`, or `not <expected>: <field>: <issue>`
  */
-export function parseJsonReply<T>(text: string, shape: z.ZodType<T>, expected: string): T | string {
+export function parseJsonReply<T>(
+  reply: string | Pick<ModelResponse, 'text' | 'reasoning'>,
+  shape: z.ZodType<T>,
+  expected: string,
+): T | string {
+  const { text, reasoning } = typeof reply === 'string' ? { text: reply, reasoning: null } : reply;
+  if (!text.trim())
+    return reasoning?.trim()
+      ? `reasoning only, no content (${reasoning.length} characters of reasoning)`
+      : 'empty reply';
   if (text.length > MAX_PROPOSAL_CHARS) return `the reply has ${text.length} characters, over ${MAX_PROPOSAL_CHARS}`;
   const body = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text)?.[1] ?? text;
   let json: unknown;
@@ -111,9 +123,9 @@ export async function proposeTaskChange(opts: ProposalOptions): Promise<Proposal
     if (!p) throw new RangeError(`unknown task pattern "${id}"`);
     request = { kind: 'variant', pattern: { id: p.id, title: p.title, description: p.description } };
   }
-  let text: string;
+  let res: ModelResponse;
   try {
-    const res = await opts.client.complete(
+    res = await opts.client.complete(
       {
         messages: [
           { role: 'system', content: TASK_EDITOR_SYSTEM },
@@ -124,11 +136,10 @@ export async function proposeTaskChange(opts: ProposalOptions): Promise<Proposal
       },
       opts.signal,
     );
-    text = res.text;
   } catch (e) {
     return { status: 'model_error', detail: (e as Error).message };
   }
-  const reply = parseJsonReply(text, Reply, '{"reason", "patch"}');
+  const reply = parseJsonReply(res, Reply, '{"reason", "patch"}');
   if (typeof reply === 'string') return { status: 'unparseable', detail: reply };
   const touched = reply.patch.find((o) =>
     [o.path, o.from ?? ''].some((p) => p === '/id' || p === '/lineage' || p.startsWith('/lineage/')),
