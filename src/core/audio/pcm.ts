@@ -62,3 +62,30 @@ export function samplesToMs(samples: number, rateHz: number): number {
 export function dbToGain(db: number): number {
   return 10 ** (db / 20);
 }
+
+/**
+ * Peak ceiling of synthesized speech: 0.9 of full scale (−0.92 dBFS), the headroom tau2-bench
+ * leaves (its `TELEPHONY_HEADROOM` scales by 0.9). TTS programs write near full scale (espeak-ng
+ * peaks at ~32,729 of 32,767 at 22,050 Hz) and resampling to 16 kHz overshoots, so without a
+ * ceiling the 16-bit conversion clips.
+ */
+export const SPEECH_PEAK_CEILING = 0.9;
+
+/**
+ * Scale `samples` in place so that max |sample| ≤ `ceiling` (full scale = 1): louder audio is
+ * multiplied by `ceiling / peak` (one gain for the whole utterance, no compression); audio at or
+ * below the ceiling is left as it is. Returns `samples`. Throws RangeError for a ceiling outside
+ * (0, 1].
+ */
+export function limitPeakInPlace(samples: Float32Array, ceiling = SPEECH_PEAK_CEILING): Float32Array {
+  if (!(ceiling > 0 && ceiling <= 1)) throw new RangeError(`peak ceiling must be in (0, 1], got ${ceiling}`);
+  let peak = 0;
+  for (let i = 0; i < samples.length; i++) {
+    const a = Math.abs(samples[i] as number);
+    if (a > peak) peak = a;
+  }
+  if (peak <= ceiling) return samples;
+  const g = ceiling / peak;
+  for (let i = 0; i < samples.length; i++) samples[i] = (samples[i] as number) * g;
+  return samples;
+}

@@ -4,7 +4,7 @@
  * ({@link floatToInt16}: rounding and clipping).
  */
 import wavefile from 'wavefile';
-import { floatToInt16 } from './pcm.ts';
+import { floatToInt16, limitPeakInPlace, SPEECH_PEAK_CEILING, SPEECH_RATE_HZ } from './pcm.ts';
 import { resampleRate } from './resample.ts';
 
 const { WaveFile } = wavefile;
@@ -126,4 +126,15 @@ export function decodeWav(bytes: Uint8Array): DecodedAudio {
  */
 export function resample(samples: Float32Array, fromHz: number, toHz: number): Float32Array {
   return resampleRate(samples, fromHz, toHz);
+}
+
+/**
+ * A TTS program's WAV (any rate, 16-bit) as speech for the channel: decoded, resampled to 16 kHz
+ * and scaled to peak at most {@link SPEECH_PEAK_CEILING} (0.9 FS, tau2-bench's headroom) so the
+ * resampler's overshoot and the 16-bit conversion cannot clip. Throws what {@link decodeWav} throws.
+ */
+export function speechFromTtsWav(bytes: Uint8Array): { samples: Float32Array; sampleRate: number } {
+  const decoded = decodeWav(bytes);
+  const samples = limitPeakInPlace(resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ));
+  return { samples, sampleRate: SPEECH_RATE_HZ };
 }

@@ -5,7 +5,7 @@
  * loaded chunk and asset, never part of the main bundle. The wasm is served from this origin
  * (vite asset), compiled once, and instantiated afresh for each utterance (the build is a
  * command-line program: one run per instance). Output: espeak-ng's 22 050 Hz WAV, resampled
- * to 16 kHz like the Node adapter.
+ * to 16 kHz and peak-limited to 0.9 FS like the Node adapter (`speechFromTtsWav`).
  *
  * Deterministic: this build seeds its C library's random generator from the wall clock, and
  * voice variants (`en-us+f3`, `cmn+m2`, the persona and babble voices) add breath noise from it,
@@ -15,8 +15,7 @@
 import ESpeakNg from 'espeak-ng';
 import wasmUrl from 'espeak-ng/dist/espeak-ng.wasm?url';
 import type { Tts, TtsAudio, TtsVoice } from '../../../core/ports/tts.ts';
-import { decodeWav, resample } from '../../../core/audio/wav.ts';
-import { SPEECH_RATE_HZ } from '../../../core/audio/pcm.ts';
+import { speechFromTtsWav } from '../../../core/audio/wav.ts';
 
 /** espeak-ng voice for a language tag (same mapping as the Node adapter). */
 export function espeakVoiceFor(voice: TtsVoice): string {
@@ -82,8 +81,7 @@ export function wasmEspeakTts(
   return {
     id: 'espeak-ng',
     async synthesize(text: string, voice: TtsVoice = defaultVoice): Promise<TtsAudio> {
-      const decoded = decodeWav(await speak(await load(), text, voice));
-      return { samples: resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ), sampleRate: SPEECH_RATE_HZ };
+      return speechFromTtsWav(await speak(await load(), text, voice));
     },
   };
 }

@@ -1,12 +1,13 @@
 /**
  * {@link Tts} over the `espeak-ng` command-line program (Debian package `espeak-ng`, GPL-3.0; run
  * as a separate process, not linked). It writes 22 050 Hz 16-bit WAV to stdout; we resample to
- * 16 kHz with wavefile's sinc resampler.
+ * 16 kHz with wavefile's sinc resampler and scale the utterance to peak at most
+ * `SPEECH_PEAK_CEILING` (0.9 FS, tau2-bench's headroom), so neither the resampler's
+ * overshoot nor the 16-bit conversion clips.
  */
 import { spawn } from 'node:child_process';
 import type { Tts, TtsAudio, TtsVoice } from '../../../core/ports/tts.ts';
-import { decodeWav, resample } from '../../../core/audio/wav.ts';
-import { SPEECH_RATE_HZ } from '../../../core/audio/pcm.ts';
+import { speechFromTtsWav } from '../../../core/audio/wav.ts';
 
 /** espeak-ng voice for a language tag: Mandarin → `cmn`, English → `en-us`, else the tag itself. */
 export function espeakVoiceFor(voice: TtsVoice): string {
@@ -54,8 +55,7 @@ export function espeakTts(opts: EspeakOptions = {}): Tts {
       if (voice.rateWpm !== undefined) args.push('-s', String(Math.round(voice.rateWpm)));
       if (voice.pitch !== undefined) args.push('-p', String(Math.round(voice.pitch)));
       const wav = await run(bin, args, text);
-      const decoded = decodeWav(wav);
-      return { samples: resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ), sampleRate: SPEECH_RATE_HZ };
+      return speechFromTtsWav(wav);
     },
   };
 }
