@@ -78,6 +78,7 @@ export function registerBuildDomain(program: Command, io: CliIo, setCode: (code:
       if (opts.json) io.out(JSON.stringify({ written: dir, build: report, gate }, null, 2));
       else {
         const skipped = [
+          ...report.renamed.map((r) => `  renamed ${r.path} "${r.from}" to tool ${r.to}`),
           ...report.flattened.map((f) => `  flattened ${f.path} into columns ${f.columns.join(', ')}`),
           ...report.skipped.map((s) => `  skipped ${s.path}: ${s.reason}`),
         ];

@@ -271,5 +271,5 @@ export function readMcp(file: string, tools: unknown[], base: string): SpecModel
     });
   }
   const title = 'MCP tools';
-  return { format: 'mcp', title, tables, operations, skipped, flattened };
+  return { format: 'mcp', title, tables, operations, skipped, flattened, renamed: [] };
 }

@@ -17,6 +17,8 @@ import {
   type TableModel,
   type Skip,
   type Flattened,
+  type Renamed,
+  nameFromRoute,
   CONTROL_PARAMS,
   type Json,
   isObj,
@@ -38,6 +40,7 @@ interface Ctx {
   doc: Json;
   skipped: Skip[];
   flattened: Flattened[];
+  renamed: Renamed[];
 }
 
 /** The component a local `$ref` points at; throws on external or dangling refs. */
@@ -107,7 +110,7 @@ const isObjectSchema = (s: Json) => s.type === 'object' || isObj(s.properties) |
 
 /** Read an OpenAPI 3.x description (parsed JSON/YAML). @throws SpecError naming `file` and the path in the spec. */
 export function readOpenApi(file: string, doc: Json): SpecModel {
-  const ctx: Ctx = { file, doc, skipped: [], flattened: [] };
+  const ctx: Ctx = { file, doc, skipped: [], flattened: [], renamed: [] };
   const info = isObj(doc.info) ? doc.info : {};
   const title = typeof info.title === 'string' && info.title.trim() ? info.title.trim() : 'API';
   const schemas = isObj(doc.components) && isObj(doc.components.schemas) ? doc.components.schemas : {};
@@ -242,7 +245,10 @@ export function readOpenApi(file: string, doc: Json): SpecModel {
         ctx.skipped.push({ path: at, reason: 'no operationId: the tool would have no stable name' });
         continue;
       }
-      const name = safeIdent(snake(op.operationId), '_value');
+      // An operationId with no ASCII letter (`获取书`) is named from its method and path.
+      const ascii = /[A-Za-z]/.test(op.operationId);
+      const name = safeIdent(ascii ? snake(op.operationId) : nameFromRoute(method, route), '_value');
+      if (!ascii) ctx.renamed.push({ path: `${at}.operationId`, from: op.operationId, to: name });
       const clash = toolFrom.get(name);
       if (clash)
         throw new SpecError(file, `${at}.operationId`, `name clash: ${clash} and ${at} both become tool "${name}"`);
@@ -252,7 +258,15 @@ export function readOpenApi(file: string, doc: Json): SpecModel {
       else operations.push(built);
     }
   }
-  return { format: 'openapi', title, tables, operations, skipped: ctx.skipped, flattened: ctx.flattened };
+  return {
+    format: 'openapi',
+    title,
+    tables,
+    operations,
+    skipped: ctx.skipped,
+    flattened: ctx.flattened,
+    renamed: ctx.renamed,
+  };
 }
 
 function jsonSchemaOf(content: unknown, at: string): { schema: Json; at: string } | null {

@@ -21,6 +21,7 @@ import {
   type ParamModel,
   type SpecModel,
   type TableModel,
+  type Renamed,
 } from './spec-model.ts';
 import { syntheticDb, syntheticValue, parentFirst, type SeedRow, type SyntheticDb } from './synthetic-db.ts';
 import { toolSpec } from './tools-file.ts';
@@ -54,6 +55,8 @@ export interface BuildReport {
   skipped: { path: string; reason: string }[];
   /** Nested object properties flattened one level into columns `<property>_<field>`. */
   flattened: { path: string; columns: string[] }[];
+  /** Operations whose id has no ASCII letter, named from method and path ({@link Renamed}). */
+  renamed: Renamed[];
   /** Each task's read (null: a create with no parent record, nothing to find first) and write. */
   tasks: { id: string; read: string | null; write: string }[];
 }
@@ -545,6 +548,7 @@ export function scaffoldDomain(model: SpecModel, options: ScaffoldOptions): Scaf
     })),
     skipped: model.skipped,
     flattened: model.flattened,
+    renamed: model.renamed,
     tasks: walks.map((w, i) => ({ id: tasks[i]!.id, read: w.read?.name ?? null, write: w.op.name })),
   };
   const json = (x: unknown) => `${JSON.stringify(x, null, 2)}\n`;

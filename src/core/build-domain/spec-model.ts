@@ -94,6 +94,16 @@ export interface Flattened {
   columns: string[];
 }
 
+/**
+ * An operation (or MCP tool) whose name has no ASCII letter (`获取书`), renamed deterministically
+ * from its HTTP method and path (`GET /books/{id}` → `get_books_by_id`). Listed in the build report.
+ */
+export interface Renamed {
+  path: string;
+  from: string;
+  to: string;
+}
+
 /** Everything the scaffold needs from a spec. */
 export interface SpecModel {
   format: 'openapi' | 'mcp';
@@ -102,6 +112,7 @@ export interface SpecModel {
   operations: OperationModel[];
   skipped: Skip[];
   flattened: Flattened[];
+  renamed: Renamed[];
 }
 
 /** A parsed JSON object. */
@@ -123,6 +134,23 @@ export function snake(name: string): string {
     .replace(/[^a-zA-Z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
     .toLowerCase();
+}
+
+/**
+ * A tool name from an HTTP method and path, for an operationId with no ASCII letter: the method,
+ * then each literal segment, then `by_<param>` for each `{param}` segment
+ * (`get`, `/books/{id}` → `get_books_by_id`; `post`, `/books` → `post_books`).
+ */
+export function nameFromRoute(method: string, route: string): string {
+  const words = route
+    .split('/')
+    .filter(Boolean)
+    .map((seg) => {
+      const param = /^\{(.+)\}$/.exec(seg)?.[1];
+      return param !== undefined ? (snake(param) ? `by_${snake(param)}` : '') : snake(seg);
+    })
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words].join('_');
 }
 
 /** English plural of a snake_case noun (last word): `category` → `categories`, `pet` → `pets`. */
