@@ -35,6 +35,11 @@ export const DuplexSpan = z.object({
    * reply was then synthesized from its text, and the call went on as usual.
    */
   own_audio: z.string().optional(),
+  /**
+   * Agent speech only: characters of the reply left unspoken because the reply was over
+   * `MAX_SPOKEN_AGENT_CHARS` (the span's `text` is the spoken part; the turn's text is the whole reply).
+   */
+  unspoken_chars: z.number().int().positive().optional(),
 });
 export type DuplexSpan = z.infer<typeof DuplexSpan>;
 
@@ -124,7 +129,8 @@ export function labelTrack(record: Pick<DuplexRecord, 'spans' | 'turn_taking'>):
   const tickMs = record.turn_taking.tick_ms;
   return record.spans
     .map((s) => {
-      const what = `${LABEL[s.kind]}${s.yielded ? ' (yielded)' : ''}: ${s.text.replace(/\s+/g, ' ').trim()}`;
+      const cut = s.unspoken_chars ? ` [${s.unspoken_chars} more characters not spoken]` : '';
+      const what = `${LABEL[s.kind]}${s.yielded ? ' (yielded)' : ''}: ${s.text.replace(/\s+/g, ' ').trim()}${cut}`;
       return `${sec(s.start_tick, tickMs)}\t${sec(s.end_tick, tickMs)}\t${what}\n`;
     })
     .join('');

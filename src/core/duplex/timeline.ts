@@ -120,6 +120,21 @@ export interface TimelineState {
   audio: { caller: Float32Array; agent: Float32Array } | null;
 }
 
+/**
+ * Longest agent reply spoken on the timeline: 1,000 characters (ours). At espeak-ng's default
+ * rates that is about 70 s of English (~14 characters/s) and under 4 minutes of Mandarin
+ * (~4.5 characters/s); a runaway reply (16,000 characters is about 11 minutes of speech and
+ * minutes of synthesis) is cut at the last word boundary within it, the rest marked unspoken
+ * (`unspoken_chars` on the span, "[n more characters not spoken]" in the labels). The reply's
+ * text in the trajectory, and so its scoring, is unchanged.
+ */
+export const MAX_SPOKEN_AGENT_CHARS = 1_000;
+
+/** Tokens of `reply` that end within the first {@link MAX_SPOKEN_AGENT_CHARS} characters (at least 1). */
+function spokenTokens(reply: string): number {
+  return Math.max(1, tokenize(reply).filter((t) => t.end <= MAX_SPOKEN_AGENT_CHARS).length);
+}
+
 /** The agent's reply as placed: a barge-in to hand to the loop, or null when it was said whole. */
 export type AgentSpeech = ChannelBargeIn | null;
 
@@ -234,12 +249,16 @@ export class DuplexTimeline {
    */
   async agentSpeech(
     turn: number,
-    text: string,
+    reply: string,
     calls: readonly ToolCall[],
     mayOverlap: boolean,
     own: OwnAudio = null,
   ): Promise<AgentSpeech> {
     const start = this.agentStart();
+    // A runaway reply is spoken only up to the cap (the rest is marked unspoken on the span).
+    const over = reply.length > MAX_SPOKEN_AGENT_CHARS;
+    const text = over ? cutAfterToken(reply, spokenTokens(reply)).heard : reply;
+    const unspoken = over ? { unspoken_chars: reply.length - text.length } : {};
     const synth = await this.speak(text, this.agentVoice);
     let samples = synth;
     let ownNote: string | null = own && 'refused' in own ? `refused: ${own.refused}` : null;
@@ -253,7 +272,7 @@ export class DuplexTimeline {
         ownNote = 'used';
       }
     }
-    const note = ownNote ? { own_audio: ownNote } : {};
+    const note = { ...(ownNote ? { own_audio: ownNote } : {}), ...unspoken };
     // Word ends on the agent's own audio: in proportion to the synthesis's (no timings come with it).
     const scale = samples.length / synth.length;
     const length = this.samplesToTicks(samples.length);

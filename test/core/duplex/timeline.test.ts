@@ -230,7 +230,7 @@ describe('full-duplex timeline (--duplex)', () => {
     expect((await wordsSaidWithin('', [], 5, speech)).k).toBe(0);
   });
 
-  it('a huge agent reply is spoken whole and the call stays valid (nothing the agent says makes it invalid)', async () => {
+  it('a huge agent reply is spoken up to MAX_SPOKEN_AGENT_CHARS, the rest marked unspoken; the call stays valid', async () => {
     const rt = await DomainRuntime.create(miniDomain(), await sqlJsFactory());
     const text = 'Hello there, thanks for calling. '.repeat(120);
     const t = await runEpisode({
@@ -245,8 +245,13 @@ describe('full-duplex timeline (--duplex)', () => {
     });
     expect([t.valid, t.termination]).toEqual([true, 'agent_stop']);
     const [agent] = t.duplex!.spans;
-    // About 4,000 characters of speech: over two minutes on the axis.
-    expect(agent!.end_tick - agent!.start_tick).toBeGreaterThan(2 * 60 * 5);
+    // 3,960 characters: the first 1,000 are spoken (cut after the last word ending within them,
+    // "… calling. Hello"), about a minute on the axis (it was over two minutes whole).
+    expect(agent!.text).toBe(`${'Hello there, thanks for calling. '.repeat(30)}Hello`);
+    expect(agent!.unspoken_chars).toBe(text.trim().length - agent!.text.length);
+    expect((agent!.end_tick - agent!.start_tick) * 0.2).toBeGreaterThan(40);
+    expect((agent!.end_tick - agent!.start_tick) * 0.2).toBeLessThan(90);
+    expect(t.turns[0]).toMatchObject({ role: 'assistant', text: text.trim() });
     // A 16,000-character reply is about 26 minutes of speech: its end of speech is found without
     // spreading 150,000 frame powers into Math.max (which overflowed the stack).
     const long = new Float32Array(16000 * 60 * 26);
