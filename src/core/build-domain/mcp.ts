@@ -15,6 +15,7 @@ import {
   type ParamModel,
   type Skip,
   type Flattened,
+  type Renamed,
   type SpecModel,
   type TableModel,
   CONTROL_PARAMS,
@@ -75,6 +76,7 @@ interface RawTool {
 export function readMcp(file: string, tools: unknown[], base: string): SpecModel {
   const skipped: Skip[] = [];
   const flattened: Flattened[] = [];
+  const renamed: Renamed[] = [];
   if (tools.length === 0) throw new SpecError(file, base, 'the tool list is empty');
   if (tools.length > MAX_OPERATIONS)
     throw new SpecError(
@@ -96,7 +98,23 @@ export function readMcp(file: string, tools: unknown[], base: string): SpecModel
         f('inputSchema'),
         `tool ${t.name}: "inputSchema" must be a JSON Schema of type "object"`,
       );
-    const name = safeIdent(snake(t.name), '_value');
+    // A name with no ASCII letter (`获取书`) takes the tool's title (MCP `title` or
+    // `annotations.title`) when that has one; otherwise it cannot say what the tool does.
+    let source = t.name;
+    if (!/[A-Za-z]/.test(t.name)) {
+      const titles = [t.title, isObj(t.annotations) ? t.annotations.title : undefined];
+      const title = titles.find((x): x is string => typeof x === 'string' && /[A-Za-z]/.test(x));
+      if (!title) {
+        skipped.push({
+          path: f('name'),
+          reason: `tool ${t.name}: its name has no ASCII letter and it has no title with one, so no tool name (give "title", e.g. "Get book")`,
+        });
+        return;
+      }
+      source = title;
+    }
+    const name = safeIdent(snake(source), '_value');
+    if (source !== t.name) renamed.push({ path: f('name'), from: t.name, to: name });
     const clash = names.get(name);
     if (clash !== undefined)
       throw new SpecError(file, f('name'), `name clash: tools "${clash}" and "${t.name}" both become tool "${name}"`);
@@ -150,8 +168,10 @@ export function readMcp(file: string, tools: unknown[], base: string): SpecModel
       }
       if (made.length) flattened.push({ path: at, columns: made });
     }
-    const description =
+    const described =
       typeof t.description === 'string' && t.description.trim() ? t.description.trim() : name.replace(/_/g, ' ');
+    // A renamed tool's description keeps its original name.
+    const description = source === t.name ? described : `${described} (MCP tool "${t.name}")`;
     raw.push({
       name,
       words,
@@ -271,5 +291,5 @@ export function readMcp(file: string, tools: unknown[], base: string): SpecModel
     });
   }
   const title = 'MCP tools';
-  return { format: 'mcp', title, tables, operations, skipped, flattened, renamed: [] };
+  return { format: 'mcp', title, tables, operations, skipped, flattened, renamed };
 }
