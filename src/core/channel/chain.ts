@@ -32,7 +32,7 @@ import {
   SPEECH_RATE_HZ,
   TELEPHONY_RATE_HZ,
 } from '../audio/pcm.ts';
-import { biquadCascade4Decimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
+import { bandPassDecimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
 import { allocWavPcm16, encodeWav, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
@@ -406,7 +406,7 @@ function zeroSpans(
 /**
  * The core-DSP tail of the chain on the (muffled) graph's output: the ADC's hard clip to [−1, 1],
  * then the telephone network leg: with telephony, the 300–3400 Hz band-pass (4th-order Butterworth high- and low-pass, cookbook
- * sections as in WebAudio), 16 → 8 kHz, mu-law round trip, frame drops at 8 kHz, 8 → 16 kHz;
+ * sections as in WebAudio), 16 → 8 kHz (polyphase IIR half-band), mu-law round trip, frame drops at 8 kHz, 8 → 16 kHz;
  * without it, frame drops at 16 kHz. Length is preserved; 16-bit quantization is left to
  * {@link runChannel}. Works in place on `rendered` where it can (the caller hands over a buffer
  * it owns).
@@ -418,10 +418,10 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan): Float32A
 /**
  * {@link channelTail}, and with `pcm` (same length as `rendered`) also the 16-bit quantization
  * of {@link runChannel}: the returned samples are then quantized and `pcm` holds their 16-bit
- * values. The telephony leg runs as three passes over typed arrays: the ADC clip and the
- * band-pass (the clip in the filter's read) then the decimation with the mu-law round trip (one
- * table lookup); frame drops; interpolation
- * back into `rendered`, fused with the quantization. Bit-identical to the step-by-step chain.
+ * values. The telephony leg runs as three passes over typed arrays: the ADC clip, the band-pass,
+ * the decimation and the mu-law round trip (one table lookup) in one loop
+ * ({@link bandPassDecimate2MapInto}); frame drops; the interpolation back into `rendered`, fused
+ * with the quantization.
  */
 /** The telephony leg's 8 kHz buffer, reused by {@link tail} (grown on demand). */
 let narrowScratch = new Float64Array(0);
@@ -432,8 +432,8 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
     if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
     return pcm ? quantize16Into(rendered, pcm) : rendered;
   }
-  // Band-pass fused with the decimation (and the mu-law map): one pass, reading `rendered`. The
-  // headroom scale rides on the first section's numerator (the cascade is linear).
+  // The ADC clip, the band-pass and the decimation (and the mu-law map) in one pass, reading
+  // `rendered`. The headroom scale rides on the first section's numerator (the cascade is linear).
   const [first, ...rest] = telephonyBandPass(plan.telephony, plan.sampleRate);
   const h = TELEPHONY_HEADROOM;
   const bandPass = [{ ...first, b0: first.b0 * h, b1: first.b1 * h, b2: first.b2 * h }, ...rest] as BiquadCascade4;
@@ -441,13 +441,7 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
   // scratch buffer reused across turns (the tail is synchronous; nothing keeps it).
   const len = (rendered.length + 1) >> 1;
   if (narrowScratch.length < len) narrowScratch = new Float64Array(len);
-  const narrow = biquadCascade4Decimate2MapInto(
-    rendered,
-    bandPass,
-    narrowScratch.subarray(0, len),
-    muLawRoundTripTable(),
-    true,
-  );
+  const narrow = bandPassDecimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
   return pcm ? interpolate2Quantize16Into(narrow, rendered, pcm) : interpolate2Into(new Float32Array(narrow), rendered);
