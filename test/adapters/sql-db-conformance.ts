@@ -245,6 +245,30 @@ export function describeSqlDbConformance(name: string, makeFactory: () => Promis
       expect(await db.all('SELECT count(*) AS n FROM people')).toEqual([{ n: 3 }]);
     });
 
+    it('SELECT * of a statement run before follows schema changes and the rollbacks that undo them', async () => {
+      const db = await fresh();
+      await db.exec('CREATE TABLE t (a INTEGER, b TEXT); INSERT INTO t VALUES (1, "x");');
+      const star = () => db.all('SELECT * FROM t');
+      expect(await star()).toEqual([{ a: 1, b: 'x' }]);
+      // A transaction without DDL, as every episode database runs: the names stay right.
+      await db.exec('BEGIN');
+      expect(await star()).toEqual([{ a: 1, b: 'x' }]);
+      await db.exec('ROLLBACK');
+      expect(await star()).toEqual([{ a: 1, b: 'x' }]);
+      // Same column count, other names: renamed, then the rename rolled back.
+      await db.exec('BEGIN');
+      await db.exec('ALTER TABLE t RENAME COLUMN b TO c');
+      expect(await star()).toEqual([{ a: 1, c: 'x' }]);
+      await db.exec('ROLLBACK');
+      expect(await star()).toEqual([{ a: 1, b: 'x' }]);
+      // Through statements: a rename inside a savepoint, undone by ROLLBACK TO.
+      await db.run('SAVEPOINT sp');
+      await db.run('ALTER TABLE t RENAME COLUMN a TO z');
+      expect(await star()).toEqual([{ z: 1, b: 'x' }]);
+      await db.batch([{ sql: 'ROLLBACK TO sp' }, { sql: 'RELEASE sp' }]);
+      expect(await star()).toEqual([{ a: 1, b: 'x' }]);
+    });
+
     it('every call after close rejects; closing twice is a no-op', async () => {
       const db = await factory();
       await db.exec('CREATE TABLE t (x)');
