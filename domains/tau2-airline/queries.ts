@@ -137,30 +137,31 @@ export async function searchDirect(
   resultDate: string | null,
 ): Promise<RecordJson[]> {
   // Only the filters given, so that SQLite can use flights_by_origin; named parameters (those a
-  // statement lacks are ignored).
+  // statement lacks are ignored), each written `+:name` as the header says (with a bare `:name`
+  // each of the three statements cost ~40 µs more per call: tau2's task 44 makes 10 searches).
   const where = [
     "d.status = 'available'",
-    ...(origin === null ? [] : ['f.origin = :origin']),
-    ...(destination === null ? [] : ['f.destination = :destination']),
-    ...(leaveAfter === null ? [] : ['f.scheduled_departure_time_est >= :after']),
+    ...(origin === null ? [] : ['f.origin = +:origin']),
+    ...(destination === null ? [] : ['f.destination = +:destination']),
+    ...(leaveAfter === null ? [] : ['f.scheduled_departure_time_est >= +:after']),
   ].join(' AND ');
   // With an origin, CROSS JOIN makes SQLite walk the origin's flights (flights_by_origin) and look
   // each date up by key; left to itself it scans every flight of the date (~300).
   const join = origin === null ? 'JOIN' : 'CROSS JOIN';
-  const from = `FROM flights f ${join} flight_dates d ON d.flight_number = f.flight_number AND d.date = :date`;
+  const from = `FROM flights f ${join} flight_dates d ON d.flight_number = f.flight_number AND d.date = +:date`;
   const params = { ':date': date, ':origin': origin, ':destination': destination, ':after': leaveAfter };
   // The flights, then the seats and prices of all of them in one query each (not two per flight).
   const [flights, seats, prices] = await Promise.all([
     db.all(`SELECT f.* ${from} WHERE ${where} ORDER BY f.position`, params),
     db.all(
       `SELECT s.flight_number, s.cabin, s.available_seats ${from}
-       JOIN flight_date_seats s ON s.flight_number = f.flight_number AND s.date = :date
+       JOIN flight_date_seats s ON s.flight_number = f.flight_number AND s.date = +:date
        WHERE ${where} ORDER BY s.flight_number, s.position`,
       params,
     ),
     db.all(
       `SELECT p.flight_number, p.cabin, p.price ${from}
-       JOIN flight_date_prices p ON p.flight_number = f.flight_number AND p.date = :date
+       JOIN flight_date_prices p ON p.flight_number = f.flight_number AND p.date = +:date
        WHERE ${where} ORDER BY p.flight_number, p.position`,
       params,
     ),
