@@ -60,12 +60,20 @@ export async function reservationPassengers(db: ToolDb, reservationId: string): 
   return db.all('SELECT * FROM reservation_passengers WHERE reservation_id = +? ORDER BY position', [reservationId]);
 }
 
-/** The reservation as tau2 returns it (after any change made by the calling tool). */
-export async function reservationJson(db: ToolDb, reservationId: string): Promise<string> {
-  const r = await reservationRow(db, reservationId);
+/**
+ * The reservation as tau2 returns it (after any change made by the calling tool).
+ * @param known rows the calling tool already holds as they are now (its `reservations` row when
+ *   it did not change it, the passengers it wrote, in position order): not read again.
+ */
+export async function reservationJson(
+  db: ToolDb,
+  reservationId: string,
+  known: { row?: SqlRow; passengers?: SqlRow[] } = {},
+): Promise<string> {
+  const r = known.row ?? (await reservationRow(db, reservationId));
   const [flights, pax, pay] = await Promise.all([
     reservationFlights(db, reservationId),
-    reservationPassengers(db, reservationId),
+    known.passengers ?? reservationPassengers(db, reservationId),
     db.all('SELECT * FROM reservation_payments WHERE reservation_id = +? ORDER BY position', [reservationId]),
   ]);
   return toolJson(reservationRecord(r, flights, pax, pay, 'model'));

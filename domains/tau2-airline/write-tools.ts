@@ -294,17 +294,23 @@ export const updateReservationPassengers = defineTool({
     passengers: z.array(PassengerArg).describe('Every passenger of the reservation, in order.'),
   }),
   async run({ db }, { reservation_id, passengers }) {
-    await reservationRow(db, reservation_id);
-    const current = await reservationPassengers(db, reservation_id);
+    const r = await reservationRow(db, reservation_id);
+    // The count is checked on the rows deleted: when it does not match, the error fails the call,
+    // which rolls the deletion back.
+    const current = await db.all('DELETE FROM reservation_passengers WHERE reservation_id = ? RETURNING position', [
+      reservation_id,
+    ]);
     if (passengers.length !== current.length) throw new ToolError('Number of passengers does not match');
-    await db.run('DELETE FROM reservation_passengers WHERE reservation_id = ?', [reservation_id]);
+    const rows: SqlRow[] = [];
     for (const [i, p] of passengers.entries()) {
-      await db.run(
-        'INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES (?, ?, ?, ?, ?)',
+      const [row] = await db.all(
+        'INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES (?, ?, ?, ?, ?) RETURNING *',
         [reservation_id, i, p.first_name, p.last_name, p.dob],
       );
+      rows.push(row!);
     }
-    return reservationJson(db, reservation_id);
+    // The reservation row is unchanged; the passengers are the rows just inserted, in position order.
+    return reservationJson(db, reservation_id, { row: r, passengers: rows });
   },
 });
 

@@ -83,7 +83,12 @@ async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
 }
 
 async function userJson(db: ToolDb, userId: string): Promise<string> {
-  const u = await userRow(db, userId);
+  return userRowJson(db, await userRow(db, userId));
+}
+
+/** {@link userJson} of a `users` row the caller holds as it is now. */
+async function userRowJson(db: ToolDb, u: SqlRow): Promise<string> {
+  const userId = u.user_id as string;
   const [pms, orders] = await Promise.all([
     db.all('SELECT * FROM user_payment_methods WHERE user_id = +? ORDER BY position', [userId]),
     db.all('SELECT * FROM user_order_ids WHERE user_id = +? ORDER BY position', [userId]),
@@ -396,9 +401,13 @@ const modifyUserAddress = defineTool({
   description: "Change a user's default address. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'."), ...ADDRESS_PARAMS }),
   async run({ db }, args) {
-    await userRow(db, args.user_id);
-    await db.run(`UPDATE users SET ${ADDRESS_SET} WHERE user_id = ?`, [...addressValues(args), args.user_id]);
-    return userJson(db, args.user_id);
+    // One statement checks the user, writes the address and gives the row as it is now.
+    const [u] = await db.all(`UPDATE users SET ${ADDRESS_SET} WHERE user_id = ? RETURNING *`, [
+      ...addressValues(args),
+      args.user_id,
+    ]);
+    if (!u) throw new ToolError('User not found');
+    return userRowJson(db, u);
   },
 });
 

@@ -469,9 +469,15 @@ describe('update_reservation_passengers', () => {
         })) as typeof NO6JO3
       ).passengers,
     ).toEqual(pax);
+    const written = env.writes.length;
     expect(
       await callError(env, 'update_reservation_passengers', { reservation_id: 'NO6JO3', passengers: [...pax, ...pax] }),
     ).toMatch(/Number of passengers does not match/);
+    // The refused call deleted the passengers before counting them: rolled back, nothing written.
+    expect(env.writes.length).toBe(written);
+    expect(
+      ((await callJson(env, 'get_reservation_details', { reservation_id: 'NO6JO3' })) as typeof NO6JO3).passengers,
+    ).toEqual(pax);
   });
 });
 
