@@ -14,6 +14,7 @@ import {
   decimate2,
   halfbandAllpassCoefficients,
   interpolate2,
+  interpolate2IirQuantize16Into,
 } from '../../src/core/audio/resample.ts';
 import { applyFrameDrops, dropSpans, gilbertElliottDrops } from '../../src/core/audio/packet-loss.ts';
 import {
@@ -122,7 +123,7 @@ describe('2:1 rate changes (16 ↔ 8 kHz)', () => {
   });
 });
 
-describe("the telephony leg's band-pass + IIR half-band decimator (16 → 8 kHz)", () => {
+describe("the telephony leg's IIR half-band rate changes (16 → 8 kHz with the band-pass, 8 → 16 kHz)", () => {
   // With pass-through sections and the identity 16-bit table the kernel is the half-band alone, quantized to 16 bits.
   const through = { b0: 1, b1: 0, b2: 0, a1: 0, a2: 0 };
   const none = [through, through, through, through] as const;
@@ -155,6 +156,35 @@ describe("the telephony leg's band-pass + IIR half-band decimator (16 → 8 kHz)
     // Every output is a 16-bit step of the table.
     expect(odd.every((v) => Number.isInteger(v * 32768))).toBe(true);
     expect(() => bandPassDecimate2MapInto(x, band, new Float64Array(10), identity)).toThrow(/needs 2001/);
+  });
+
+  it('interpolates 8 → 16 kHz flat to 3.4 kHz (within 0.01 dB) with images ≥ 70 dB down, quantized to 16 bits', () => {
+    for (const hz of [300, 1000, 2000, 3400]) {
+      const x = Float64Array.from(sine(hz, 1, 0.5, 8000));
+      const out = new Float32Array(2 * x.length - 1);
+      const pcm = new Int16Array(out.length);
+      interpolate2IirQuantize16Into(x, out, pcm);
+      expect(out.every((v, i) => v === (pcm[i] as number) / 32768)).toBe(true);
+      const inner = out.subarray(800, out.length - 800);
+      // The tone keeps its level; its image at 8 kHz − f is what the half-band must remove.
+      expect(
+        Math.abs(
+          bandEnergyDb(inner, 16000, hz - 30, hz + 30) -
+            bandEnergyDb(sine(hz, 1, 0.5).subarray(800, 15200), 16000, hz - 30, hz + 30),
+        ),
+      ).toBeLessThan(0.01);
+      expect(
+        bandEnergyDb(inner, 16000, hz - 30, hz + 30) - bandEnergyDb(inner, 16000, 8000 - hz - 30, 8000 - hz + 30),
+      ).toBeGreaterThan(70);
+    }
+    // An odd output length ends on branch A₀ of the last input; beyond the input it runs on zeros.
+    const x = Float64Array.from(sine(500, 0.01, 0.5, 8000));
+    const long = new Float32Array(2 * x.length + 6);
+    interpolate2IirQuantize16Into(x, long, new Int16Array(long.length));
+    const odd = new Float32Array(2 * x.length - 1);
+    interpolate2IirQuantize16Into(x, odd, new Int16Array(odd.length));
+    expect(Array.from(odd)).toEqual(Array.from(long.subarray(0, odd.length)));
+    expect(() => interpolate2IirQuantize16Into(x, odd, new Int16Array(3))).toThrow(/3 PCM slots/);
   });
 
   it('designs elliptic half-bands whose measured stopband deepens with the coefficient count', () => {

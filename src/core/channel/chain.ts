@@ -23,16 +23,8 @@ import {
 import { meanPowerResponse } from '../audio/band-power.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
 import { biquadCascadeInPlace, biquadCascadeInto, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
-import {
-  dbToGain,
-  floatToInt16,
-  int16ToFloat,
-  msToSamples,
-  quantize16Into,
-  SPEECH_RATE_HZ,
-  TELEPHONY_RATE_HZ,
-} from '../audio/pcm.ts';
-import { bandPassDecimate2MapInto, interpolate2Into, interpolate2Quantize16Into } from '../audio/resample.ts';
+import { dbToGain, msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
+import { bandPassDecimate2MapInto, interpolate2IirQuantize16Into } from '../audio/resample.ts';
 import { allocWavPcm16, encodeWav, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type AudioGraph, type GraphNode, type GraphRenderer } from './graph.ts';
 import type { ChannelPlan, SourceRef } from './plan.ts';
@@ -396,44 +388,34 @@ function adcClipInPlace(x: Float32Array): Float32Array {
 
 /** Zero the samples of every span (ms) at `rateHz`, in place. */
 function zeroSpans(
-  x: Float32Array | Float64Array,
+  x: Float32Array | Float64Array | Int16Array,
   rateHz: number,
   spans: readonly { startMs: number; endMs: number }[],
 ): void {
   for (const s of spans) x.fill(0, msToSamples(s.startMs, rateHz), Math.min(x.length, msToSamples(s.endMs, rateHz)));
 }
 
-/**
- * The core-DSP tail of the chain on the (muffled) graph's output: the ADC's hard clip to [−1, 1],
- * then the telephone network leg: with telephony, the 300–3400 Hz band-pass (4th-order Butterworth high- and low-pass, cookbook
- * sections as in WebAudio), 16 → 8 kHz (polyphase IIR half-band), mu-law round trip, frame drops at 8 kHz, 8 → 16 kHz;
- * without it, frame drops at 16 kHz. Length is preserved; 16-bit quantization is left to
- * {@link runChannel}. Works in place on `rendered` where it can (the caller hands over a buffer
- * it owns).
- */
-export function channelTail(rendered: Float32Array, plan: ChannelPlan): Float32Array {
-  return tail(rendered, plan, null);
-}
-
-/**
- * {@link channelTail}, and with `pcm` (same length as `rendered`) also the 16-bit quantization
- * of {@link runChannel}: the returned samples are then quantized and `pcm` holds their 16-bit
- * values. The telephony leg runs as three passes over typed arrays: the ADC clip, the band-pass,
- * the decimation and the mu-law round trip (one table lookup) in one loop
- * ({@link bandPassDecimate2MapInto}); frame drops; the interpolation back into `rendered`, fused
- * with the quantization.
- */
-/** The telephony leg's 8 kHz buffer, reused by {@link tail} (grown on demand). */
+/** The telephony leg's 8 kHz buffer, reused by {@link channelTail} (grown on demand). */
 let narrowScratch = new Float64Array(0);
 
-function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null): Float32Array {
+/**
+ * The core-DSP tail of the chain on the (muffled) graph's output, in place on `rendered` (a
+ * buffer the caller owns), with the 16-bit quantization: the returned samples are `rendered`,
+ * quantized, and `pcm` (same length) holds their 16-bit values. The ADC's hard clip to [−1, 1],
+ * then the telephone network leg: with telephony, the 300–3400 Hz band-pass (4th-order
+ * Butterworth high- and low-pass, cookbook sections as in WebAudio) at the 0.9 headroom, 16 → 8 kHz,
+ * the mu-law round trip (one loop: {@link bandPassDecimate2MapInto}), frame drops at 8 kHz,
+ * 8 → 16 kHz fused with the quantization ({@link interpolate2IirQuantize16Into}), and the
+ * dropped frames zeroed again at 16 kHz (the IIR interpolator rings on into a gap: a dropped
+ * frame is silence, exactly); without telephony, frame drops at 16 kHz. Length is preserved.
+ */
+export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array): Float32Array {
   if (!plan.telephony) {
     adcClipInPlace(rendered);
     if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
-    return pcm ? quantize16Into(rendered, pcm) : rendered;
+    return quantize16Into(rendered, pcm);
   }
-  // The ADC clip, the band-pass and the decimation (and the mu-law map) in one pass, reading
-  // `rendered`. The headroom scale rides on the first section's numerator (the cascade is linear).
+  // The headroom scale rides on the first section's numerator (the cascade is linear).
   const [first, ...rest] = telephonyBandPass(plan.telephony, plan.sampleRate);
   const h = TELEPHONY_HEADROOM;
   const bandPass = [{ ...first, b0: first.b0 * h, b1: first.b1 * h, b2: first.b2 * h }, ...rest] as BiquadCascade4;
@@ -444,7 +426,12 @@ function tail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array | null)
   const narrow = bandPassDecimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
-  return pcm ? interpolate2Quantize16Into(narrow, rendered, pcm) : interpolate2Into(new Float32Array(narrow), rendered);
+  interpolate2IirQuantize16Into(narrow, rendered, pcm);
+  if (plan.packetLoss) {
+    zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
+    zeroSpans(pcm, plan.sampleRate, plan.packetLoss.spans);
+  }
+  return rendered;
 }
 
 /** The effect timeline of a plan (burst spans use the burst sounds' lengths). */
@@ -591,10 +578,10 @@ export async function runChannel(
   const { wav, pcm } = allocWavPcm16(rendered.length, SPEECH_RATE_HZ);
   if (!pcm) {
     // Big-endian platform: no direct view of the WAV's little-endian data.
-    const q = floatToInt16(channelTail(rendered, plan));
-    const timeline = channelTimeline(plan, bank, levels);
-    return { samples: int16ToFloat(q), wav: encodeWavPcm16(q, SPEECH_RATE_HZ), timeline };
+    const q = new Int16Array(rendered.length);
+    const samples = channelTail(rendered, plan, q);
+    return { samples, wav: encodeWavPcm16(q, SPEECH_RATE_HZ), timeline: channelTimeline(plan, bank, levels) };
   }
   // The 16-bit values go straight into the WAV's data chunk.
-  return { samples: tail(rendered, plan, pcm), wav, timeline: channelTimeline(plan, bank, levels) };
+  return { samples: channelTail(rendered, plan, pcm), wav, timeline: channelTimeline(plan, bank, levels) };
 }
