@@ -141,6 +141,38 @@ describe('the realtime agent in the page (chromium, fake OpenAI-Realtime server)
     await page.close();
   }, 120_000);
 
+  it('Watch against a server that floods its greeting with endless audio: cut at 120 s, response.cancel sent once, the call valid and scored 0 by QUALITY', async () => {
+    const flooding = await startRealtimeServer(
+      planReplies(domain, TASK, [], (r, ctx) => (ctx.assistantTurns === 0 ? { ...r, flood: { kind: 'audio' } } : r)),
+    );
+    cleanup.push(() => flooding.close());
+    const page = await openPage(context, url, pageErrors, '#/watch');
+    await page.waitForSelector('#task');
+    await page.selectOption('#task', TASK);
+    await page.selectOption('#pace', '0');
+    await page.selectOption('#agent', 'realtime');
+    await page.fill('input[name="realtime-url"]', flooding.url.replace(/\?.*$/, ''));
+    await page.fill('input[name="realtime-model"]', 'fake-realtime');
+    await page.click('#run');
+    await page.waitForSelector('#termination', { timeout: 90_000 });
+    expect(await page.textContent('#termination')).toContain('user_stop');
+    expect(await page.getAttribute('#reward-breakdown .reward-value', 'data-reward')).toBe('0');
+    // The greeting went on past 120 s of audio: cut there, cancelled once; the rest of the call as the reference.
+    expect(flooding.received.map((events) => events.filter((e) => e.type === 'response.cancel').length)).toEqual([1]);
+    expect(flooding.flooded[0]).toBeGreaterThan(1195);
+    const records = JSON.parse(await storedRecords(page)) as {
+      trajectory?: { turns: Turn[]; valid: boolean } | null;
+    }[];
+    const t = records.map((r) => r.trajectory).find((x) => x?.turns[0]?.role === 'assistant' && 'capped' in x.turns[0]);
+    expect(t?.valid).toBe(true);
+    expect(t!.turns[0]).toMatchObject({
+      text: domain.greeting,
+      capped: { limit: 'audio_s', max: 120, ended: 'done' },
+      generation: { finish_reason: 'cancelled; cut at the audio_s limit' },
+    });
+    await page.close();
+  }, 120_000);
+
   it('Batch: two rollouts of the task with the realtime agent, both scored 1', async () => {
     const page = await openPage(context, url, pageErrors, '#/batch');
     await page.waitForSelector('#batch-run');

@@ -11,7 +11,7 @@ export interface WebSocketLike {
   close(code?: number, reason?: string): void;
   addEventListener(
     type: 'open' | 'close' | 'error',
-    listener: (event: { reason?: string; code?: number; message?: string }) => void,
+    listener: (event: { reason?: string; code?: number; message?: string; error?: { code?: unknown } }) => void,
   ): void;
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
 }
@@ -25,6 +25,12 @@ export interface WebSocketConnectOptions {
    * least this often, ms; else the connection is closed as timed out. Default 60,000.
    */
   idleTimeoutMs?: number;
+  /**
+   * Whether an `error` event means a frame over the platform socket's size limit (Node's `ws`
+   * with `maxPayload`; the browser's WebSocket has none). Such a close is reported with
+   * `oversize` true. Default: never.
+   */
+  isOversizeError?: (event: { message?: string; error?: { code?: unknown } }) => boolean;
 }
 
 /**
@@ -51,12 +57,12 @@ export function webSocketConnect(
       let ended = false;
       let waiting = false;
       let idle: ReturnType<typeof setTimeout> | undefined;
-      const end = (reason: string) => {
+      const end = (reason: string, oversize = false) => {
         if (ended) return;
         ended = true;
         clearTimeout(idle);
         clearTimeout(opening);
-        if (open) handlers.close(reason);
+        if (open) handlers.close(reason, oversize);
         else reject(new Error(reason));
       };
       const arm = () => {
@@ -92,7 +98,9 @@ export function webSocketConnect(
         arm();
         handlers.message(typeof event.data === 'string' ? event.data : '\u0000binary frame');
       });
-      ws.addEventListener('error', (event) => end(`socket error${event.message ? `: ${event.message}` : ''}`));
+      ws.addEventListener('error', (event) =>
+        end(`socket error${event.message ? `: ${event.message}` : ''}`, options.isOversizeError?.(event) === true),
+      );
       ws.addEventListener('close', (event) =>
         end(`closed by the server (code ${event.code ?? 'none'}${event.reason ? `, ${event.reason}` : ''})`),
       );

@@ -19,21 +19,27 @@
  *
  * Errors, by whose fault they are:
  * - the model's output (unknown tool names, argument text that is not a JSON object, missing
- *   names, a reply over the text limit) goes back as given; the episode loop turns it into an
- *   `Error: …` tool message, which is sent to the server as the call's output, and goes on;
+ *   names) goes back as given; the episode loop turns it into an `Error: …` tool message, which
+ *   is sent to the server as the call's output, and goes on;
  * - frames that are not JSON events (no `type`) and events of unknown types are skipped, as a
- *   client of an evolving protocol must; audio past {@link DEFAULT_MAX_AUDIO_S} is not kept;
- * - transport faults (cannot connect, the socket drops, the adapter's idle timeout, an `error`
- *   event, a response with status `failed`) reconnect and replay the conversation so far in a
- *   fresh session, `retries` times; then {@link ModelEndpointError}: the rollout is invalid and
- *   resampled, never the agent's 0.
+ *   client of an evolving protocol must;
+ * - a runaway response (a flood of deltas, endless events, huge events) is stopped at the first
+ *   of the {@link RESPONSE_LIMITS} it passes: `response.cancel` is sent once, what arrived up to
+ *   the limit is the agent's turn (marked `capped`, `QUALITY` fails it), and the call goes on.
+ *   What the server sends after the cancel is read and dropped until its `response.done`, within
+ *   the same limits again; a server that goes on past them, closes, or sends an `error` has its
+ *   session closed, and the next turn opens a fresh one with the conversation replayed;
+ * - transport faults (cannot connect, the socket drops or the adapter's idle timeout ends it
+ *   before a limit is reached, an `error` event, a response with status `failed`) reconnect and
+ *   replay the conversation so far in a fresh session, `retries` times; then
+ *   {@link ModelEndpointError}: the rollout is invalid and resampled, never the agent's 0.
  */
 import { decodeWav, encodeWav, resample } from '../audio/wav.ts';
 import { fromBase64, toBase64 } from '../channel/audio-store.ts';
 import type { RealtimeConnect, RealtimeSocket } from '../ports/realtime.ts';
 import { AGENT_PROMPT_VERSION, renderAgentPrompt } from '../prompts/agent.ts';
 import type { OpenAiToolSchema } from '../schema/domain.ts';
-import type { AssistantTurn, ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
+import type { AssistantTurn, ParticipantCard, ReplyCap, ToolCall, Turn } from '../schema/trajectory.ts';
 import type { TurnAudio } from './model-messages.ts';
 import { ModelEndpointError } from './model-errors.ts';
 import { MAX_AGENT_AUDIO_S, MAX_REPLY_CHARS } from '../rollout/limits.ts';
@@ -44,8 +50,6 @@ export type RealtimeDialect = 'ga' | 'beta';
 
 /** The realtime API's PCM rate: 24 kHz, 16-bit little-endian mono. */
 export const REALTIME_RATE_HZ = 24_000;
-/** Agent audio kept per reply: 120 s (longer replies keep their transcript; the audio is cut). */
-export const DEFAULT_MAX_AUDIO_S = MAX_AGENT_AUDIO_S;
 /** Caller audio per `input_audio_buffer.append`: 500 ms (24 kB of PCM). */
 export const APPEND_CHUNK_MS = 500;
 
@@ -65,14 +69,35 @@ export interface RealtimeAgentOptions {
   userAudio?: TurnAudio;
   /** Reconnects after a transport fault before the rollout is invalid. Default 2. */
   retries?: number;
-  /** Agent audio kept per reply, s. Default {@link DEFAULT_MAX_AUDIO_S}. */
+  /** Agent audio per reply, s. Default {@link RESPONSE_LIMITS}`.audioS`. */
   maxAudioSeconds?: number;
-  /** Events one reply may take before `response.done`: past it the reply never ends (a fault). Default {@link MAX_EVENTS_PER_REPLY}. */
+  /** Server events per reply. Default {@link RESPONSE_LIMITS}`.events`. */
   maxEventsPerReply?: number;
+  /** Characters of frames per reply. Default {@link RESPONSE_LIMITS}`.bytes`. */
+  maxBytesPerReply?: number;
 }
 
-/** Events one reply may take: 200,000 (a 120 s reply in 20 ms audio deltas is 6,000). */
-export const MAX_EVENTS_PER_REPLY = 200_000;
+/**
+ * Limits of one response (a reply from `response.create` to `response.done`). Past the first one
+ * reached the response is cancelled and cut there (see the module comment):
+ * - `audioS`: 120 s of agent audio, {@link MAX_AGENT_AUDIO_S} (the longest agent audio placed on
+ *   the timeline; about 300 spoken words, where a phone reply is a few seconds);
+ * - `textChars`: 16,000 characters of transcript (or text), {@link MAX_REPLY_CHARS} (the longest
+ *   reply text worked on);
+ * - `events`: 20,000 server events. A 120 s reply in 10 ms audio deltas (the shortest frame of
+ *   WebRTC's Opus; RTP telephony's default packet is 20 ms, RFC 3551 §4.5) is 12,000 events,
+ *   plus about one transcript delta per word (some 300);
+ * - `bytes`: 16 MiB of frames (counted as characters of the frame text: bytes for JSON's
+ *   ASCII), twice the 7.68 MB of base64 that 120 s of 24 kHz 16-bit audio takes, leaving the
+ *   rest for the events' JSON and the transcript. A single frame over it is refused by the Node
+ *   transport (`ws`'s `maxPayload`) and counts as this limit too.
+ */
+export const RESPONSE_LIMITS = {
+  audioS: MAX_AGENT_AUDIO_S,
+  textChars: MAX_REPLY_CHARS,
+  events: 20_000,
+  bytes: 16 * 1024 * 1024,
+} as const;
 
 /** A fault of the connection or the server (not of the model's output): reconnect, then invalid. */
 class TransportFault extends Error {}
@@ -80,40 +105,43 @@ class TransportFault extends Error {}
 /** A loosely typed server event. */
 type ServerEvent = { type: string } & Record<string, unknown>;
 
-/** Events of one connection, in arrival order. */
+/** One frame as received: its event (null when it is not a JSON object with a string `type`) and its length in characters. */
+interface Frame {
+  event: ServerEvent | null;
+  chars: number;
+}
+
+/** Frames of one connection, in arrival order. */
 class Inbox {
-  private items: ServerEvent[] = [];
+  private items: Frame[] = [];
   private wake: (() => void) | null = null;
   closed: string | null = null;
-  /** Frames skipped: not JSON, or no string `type`. */
-  skipped = 0;
+  /** The connection ended on a frame over the transport's size limit. */
+  oversize = false;
 
   push(data: string): void {
-    let e: unknown;
+    let e: unknown = null;
     try {
       e = JSON.parse(data);
     } catch {
-      this.skipped++;
-      return;
+      // not JSON
     }
-    if (typeof e !== 'object' || e === null || typeof (e as { type?: unknown }).type !== 'string') {
-      this.skipped++;
-      return;
-    }
-    this.items.push(e as ServerEvent);
+    const ok = typeof e === 'object' && e !== null && typeof (e as { type?: unknown }).type === 'string';
+    this.items.push({ event: ok ? (e as ServerEvent) : null, chars: data.length });
     this.wake?.();
   }
 
-  end(reason: string): void {
+  end(reason: string, oversize = false): void {
+    if (this.closed === null) this.oversize = oversize;
     this.closed ??= reason;
     this.wake?.();
   }
 
-  /** The next event; throws {@link TransportFault} once the connection has ended and nothing is left. */
-  async next(): Promise<ServerEvent> {
+  /** The next frame; throws {@link TransportFault} once the connection has ended and nothing is left. */
+  async next(): Promise<Frame> {
     for (;;) {
-      const e = this.items.shift();
-      if (e) return e;
+      const f = this.items.shift();
+      if (f) return f;
       if (this.closed !== null) throw new TransportFault(`connection closed: ${this.closed}`);
       await new Promise<void>((r) => {
         this.wake = r;
@@ -130,6 +158,8 @@ interface Session {
   held: number;
   /** Server item ids of the last reply: its message, and its function calls by call id. */
   lastReply: { messageId: string | null; calls: Map<string, string>; audioMs: number } | null;
+  /** `event_id`s of our `response.cancel` events: an `error` about one of them is no fault. */
+  cancels: Set<string>;
 }
 
 /** One function call as the server sent it. */
@@ -181,12 +211,16 @@ export class RealtimeAgent implements Agent {
   private readonly dialect: RealtimeDialect;
   private readonly retries: number;
   private readonly maxAudioBytes: number;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
   private readonly model: string | null;
 
   constructor(private readonly options: RealtimeAgentOptions) {
     this.dialect = options.dialect ?? 'ga';
     this.retries = options.retries ?? 2;
-    this.maxAudioBytes = Math.round((options.maxAudioSeconds ?? DEFAULT_MAX_AUDIO_S) * REALTIME_RATE_HZ) * 2;
+    this.maxAudioBytes = Math.round((options.maxAudioSeconds ?? RESPONSE_LIMITS.audioS) * REALTIME_RATE_HZ) * 2;
+    this.maxEvents = options.maxEventsPerReply ?? RESPONSE_LIMITS.events;
+    this.maxBytes = options.maxBytesPerReply ?? RESPONSE_LIMITS.bytes;
     // The `model` query parameter, as realtime URLs name the model.
     const m = /[?&]model=([^&#]*)/.exec(options.url)?.[1];
     let model: string | null = null;
@@ -254,12 +288,12 @@ export class RealtimeAgent implements Agent {
     try {
       socket = await this.options.connect(this.options.url, {
         message: (d) => inbox.push(d),
-        close: (r) => inbox.end(r),
+        close: (r, oversize) => inbox.end(r, oversize),
       });
     } catch (e) {
       throw new TransportFault(`cannot connect: ${e instanceof Error ? e.message : String(e)}`);
     }
-    const session: Session = { socket, inbox, held: 0, lastReply: null };
+    const session: Session = { socket, inbox, held: 0, lastReply: null, cancels: new Set() };
     const instructions = renderAgentPrompt({ domain: view.domain, task: view.task, tools: view.tools, guidance: null });
     this.send(session, { type: 'session.update', session: this.sessionConfig(instructions, view.tools) });
     return session;
@@ -388,19 +422,22 @@ export class RealtimeAgent implements Agent {
     this.send(s, { type: 'input_audio_buffer.commit' });
   }
 
-  /** Read events until `response.done`; the reply in our shape. */
+  /**
+   * Read events until `response.done`; the reply in our shape. Past a response limit the reply is
+   * cut there, `response.cancel` sent once, and the rest drained ({@link drain}).
+   */
   private async collect(s: Session): Promise<ParticipantReply> {
-    const skippedBefore = s.inbox.skipped;
+    let skipped = 0;
     let transcript = '';
     let transcriptDone: string | null = null;
     let text = '';
     let textDone: string | null = null;
     const audio: Uint8Array[] = [];
     let audioBytes = 0;
-    let audioCut = false;
     const calls = new Map<string, WireCall>();
     const order: string[] = [];
     const reply = { messageId: null as string | null, calls: new Map<string, string>(), audioMs: 0 };
+    let responseId: string | null = null;
     const addCall = (callId: unknown, c: WireCall, itemId: unknown) => {
       const id = str(callId) ?? `call_${order.length}`;
       if (!calls.has(id)) order.push(id);
@@ -408,109 +445,191 @@ export class RealtimeAgent implements Agent {
       const item = str(itemId);
       if (item) reply.calls.set(id, item);
     };
-    const budget = this.options.maxEventsPerReply ?? MAX_EVENTS_PER_REPLY;
-    // Text kept per reply: one past the reply limit, so the episode loop still sees it as oversize.
-    const keep = (acc: string, more: string) => (acc.length > MAX_REPLY_CHARS ? acc : acc + more);
-    for (let events = 0; ; events++) {
-      if (events >= budget) throw new TransportFault(`no response.done after ${budget} events`);
-      const e = await s.inbox.next();
-      switch (e.type) {
-        case 'error': {
-          const err = e.error as { message?: unknown; code?: unknown } | undefined;
-          throw new TransportFault(`server error: ${str(err?.message) ?? str(err?.code) ?? 'no message'}`);
+    // Text kept per reply, up to the limit: past it the response is stopped.
+    let cap: Omit<ReplyCap, 'ended'> | null = null;
+    const keep = (acc: string, more: string) => {
+      if (acc.length + more.length <= MAX_REPLY_CHARS) return acc + more;
+      cap = { limit: 'text_chars', max: MAX_REPLY_CHARS };
+      return acc + more.slice(0, MAX_REPLY_CHARS - acc.length);
+    };
+    /** The reply as received so far; `status` is how its response ended. */
+    const finish = (status: string, capped: ReplyCap | null): ParticipantReply => {
+      reply.audioMs = (audioBytes / 2 / REALTIME_RATE_HZ) * 1000;
+      if (this.session === s) s.lastReply = reply;
+      const spoken = transcriptDone ?? (transcript || (textDone ?? text));
+      const toolCalls = order.map((id) => {
+        const c = calls.get(id)!;
+        return { id, name: c.name, arguments: callArguments(c.arguments) };
+      });
+      const pcm = new Uint8Array(audioBytes);
+      let at = 0;
+      for (const a of audio) {
+        pcm.set(a, at);
+        at += a.length;
+      }
+      const wav =
+        audioBytes >= 2 ? toBase64(encodeWav(resample(pcm16Samples(pcm), REALTIME_RATE_HZ, 16_000), 16_000)) : null;
+      return {
+        text: spoken,
+        // Names and arguments as the model sent them: the episode loop refuses bad ones.
+        tool_calls: toolCalls as unknown as ToolCall[],
+        ...(wav ? { parts: [{ type: 'audio' as const, base64: wav, ...(spoken ? { transcript: spoken } : {}) }] } : {}),
+        generation: {
+          model: this.model ?? 'realtime',
+          token_ids: null,
+          prompt_token_ids: null,
+          logprobs: null,
+          finish_reason: `${status}${capped ? `; cut at the ${capped.limit} limit` : ''}${skipped ? `; ${skipped} malformed frames skipped` : ''}`,
+          tool_call_source: toolCalls.length ? 'server' : 'none',
+        },
+        ...(capped ? { capped } : {}),
+      };
+    };
+    let events = 0;
+    let chars = 0;
+    for (;;) {
+      let frame: Frame;
+      try {
+        frame = await s.inbox.next();
+      } catch (e) {
+        // One frame over the transport's size limit: the server's doing, the response's limit.
+        if (e instanceof TransportFault && s.inbox.oversize) {
+          this.drop();
+          return finish('closed', { limit: 'bytes', max: this.maxBytes, ended: 'closed' });
         }
-        case 'response.output_audio.delta':
-        case 'response.audio.delta': {
-          const delta = str(e.delta);
-          if (!delta) break;
-          let bytes: Uint8Array;
-          try {
-            bytes = fromBase64(delta);
-          } catch {
-            s.inbox.skipped++;
+        throw e;
+      }
+      events++;
+      chars += frame.chars;
+      const e = frame.event;
+      if (events > this.maxEvents) cap = { limit: 'events', max: this.maxEvents };
+      else if (chars > this.maxBytes) cap = { limit: 'bytes', max: this.maxBytes };
+      else if (!e) skipped++;
+      else
+        switch (e.type) {
+          case 'error': {
+            if (this.cancelError(s, e)) break;
+            const err = e.error as { message?: unknown; code?: unknown } | undefined;
+            throw new TransportFault(`server error: ${str(err?.message) ?? str(err?.code) ?? 'no message'}`);
+          }
+          case 'response.created':
+            responseId = str((e.response as { id?: unknown } | undefined)?.id) ?? responseId;
+            break;
+          case 'response.output_audio.delta':
+          case 'response.audio.delta': {
+            const delta = str(e.delta);
+            if (!delta) break;
+            let bytes: Uint8Array;
+            try {
+              bytes = fromBase64(delta);
+            } catch {
+              skipped++;
+              break;
+            }
+            if (audioBytes + bytes.length > this.maxAudioBytes) {
+              cap = { limit: 'audio_s', max: this.maxAudioBytes / 2 / REALTIME_RATE_HZ };
+              bytes = bytes.subarray(0, this.maxAudioBytes - audioBytes);
+            }
+            if (bytes.length) {
+              audio.push(bytes);
+              audioBytes += bytes.length;
+            }
             break;
           }
-          if (audioBytes + bytes.length > this.maxAudioBytes) {
-            audioCut = true;
-            bytes = bytes.subarray(0, Math.max(0, this.maxAudioBytes - audioBytes));
+          case 'response.output_audio_transcript.delta':
+          case 'response.audio_transcript.delta':
+            transcript = keep(transcript, str(e.delta) ?? '');
+            break;
+          case 'response.output_audio_transcript.done':
+          case 'response.audio_transcript.done':
+            transcriptDone = str(e.transcript) ?? transcriptDone;
+            break;
+          case 'response.output_text.delta':
+          case 'response.text.delta':
+            text = keep(text, str(e.delta) ?? '');
+            break;
+          case 'response.output_text.done':
+          case 'response.text.done':
+            textDone = str(e.text) ?? textDone;
+            break;
+          case 'response.function_call_arguments.done':
+            addCall(e.call_id, { name: e.name, arguments: e.arguments }, e.item_id);
+            break;
+          case 'response.output_item.added':
+          case 'response.output_item.done': {
+            const item = e.item as Record<string, unknown> | undefined;
+            if (item?.type === 'message' && str(item.id)) reply.messageId = str(item.id);
+            if (item?.type === 'function_call' && e.type === 'response.output_item.done')
+              addCall(item.call_id, { name: item.name, arguments: item.arguments }, item.id);
+            break;
           }
-          if (bytes.length) {
-            audio.push(bytes);
-            audioBytes += bytes.length;
+          case 'response.done': {
+            const r = e.response as { status?: unknown; status_details?: unknown; output?: unknown } | undefined;
+            if (r?.status === 'failed')
+              throw new TransportFault(`response failed: ${JSON.stringify(r.status_details ?? null).slice(0, 300)}`);
+            // Calls only listed in the final response (servers that send no per-call events).
+            if (Array.isArray(r?.output))
+              for (const item of r.output as Record<string, unknown>[])
+                if (item?.type === 'function_call' && !calls.has(str(item.call_id) ?? ''))
+                  addCall(item.call_id, { name: item.name, arguments: item.arguments }, item.id);
+            return finish(str(r?.status) ?? 'unknown', null);
           }
-          break;
+          default:
+            break;
         }
-        case 'response.output_audio_transcript.delta':
-        case 'response.audio_transcript.delta':
-          transcript = keep(transcript, str(e.delta) ?? '');
-          break;
-        case 'response.output_audio_transcript.done':
-        case 'response.audio_transcript.done':
-          transcriptDone = str(e.transcript) ?? transcriptDone;
-          break;
-        case 'response.output_text.delta':
-        case 'response.text.delta':
-          text = keep(text, str(e.delta) ?? '');
-          break;
-        case 'response.output_text.done':
-        case 'response.text.done':
-          textDone = str(e.text) ?? textDone;
-          break;
-        case 'response.function_call_arguments.done':
-          addCall(e.call_id, { name: e.name, arguments: e.arguments }, e.item_id);
-          break;
-        case 'response.output_item.added':
-        case 'response.output_item.done': {
-          const item = e.item as Record<string, unknown> | undefined;
-          if (item?.type === 'message' && str(item.id)) reply.messageId = str(item.id);
-          if (item?.type === 'function_call' && e.type === 'response.output_item.done')
-            addCall(item.call_id, { name: item.name, arguments: item.arguments }, item.id);
-          break;
-        }
-        case 'response.done': {
-          const r = e.response as { status?: unknown; status_details?: unknown; output?: unknown } | undefined;
-          if (r?.status === 'failed')
-            throw new TransportFault(`response failed: ${JSON.stringify(r.status_details ?? null).slice(0, 300)}`);
-          // Calls only listed in the final response (servers that send no per-call events).
-          if (Array.isArray(r?.output))
-            for (const item of r.output as Record<string, unknown>[])
-              if (item?.type === 'function_call' && !calls.has(str(item.call_id) ?? ''))
-                addCall(item.call_id, { name: item.name, arguments: item.arguments }, item.id);
-          reply.audioMs = (audioBytes / 2 / REALTIME_RATE_HZ) * 1000;
-          const skipped = s.inbox.skipped - skippedBefore;
-          s.lastReply = reply;
-          const spoken = transcriptDone ?? (transcript || (textDone ?? text));
-          const toolCalls = order.map((id) => {
-            const c = calls.get(id)!;
-            return { id, name: c.name, arguments: callArguments(c.arguments) };
-          });
-          const pcm = new Uint8Array(audioBytes);
-          let at = 0;
-          for (const a of audio) {
-            pcm.set(a, at);
-            at += a.length;
-          }
-          const wav =
-            audioBytes >= 2 ? toBase64(encodeWav(resample(pcm16Samples(pcm), REALTIME_RATE_HZ, 16_000), 16_000)) : null;
-          return {
-            text: spoken,
-            // Names and arguments as the model sent them: the episode loop refuses bad ones.
-            tool_calls: toolCalls as unknown as ToolCall[],
-            ...(wav
-              ? { parts: [{ type: 'audio' as const, base64: wav, ...(spoken ? { transcript: spoken } : {}) }] }
-              : {}),
-            generation: {
-              model: this.model ?? 'realtime',
-              token_ids: null,
-              prompt_token_ids: null,
-              logprobs: null,
-              finish_reason: `${str(r?.status) ?? 'unknown'}${audioCut ? '; audio cut' : ''}${skipped ? `; ${skipped} malformed frames skipped` : ''}`,
-              tool_call_source: toolCalls.length ? 'server' : 'none',
-            },
-          };
-        }
-        default:
-          break;
+      if (cap) {
+        const ended = await this.drain(s, responseId);
+        return finish(ended.status, { ...(cap as Omit<ReplyCap, 'ended'>), ended: ended.ended });
+      }
+    }
+  }
+
+  /** An `error` event answering one of our `response.cancel`s (the response had already ended): no fault. */
+  private cancelError(s: Session, e: ServerEvent): boolean {
+    const err = e.error as { code?: unknown; event_id?: unknown } | undefined;
+    return err?.code === 'response_cancel_not_active' || s.cancels.has(str(err?.event_id) ?? '');
+  }
+
+  /**
+   * After a response limit: send `response.cancel` (once) and read the response's remaining
+   * events, dropping them, until its `response.done`, within {@link RESPONSE_LIMITS}' events and
+   * bytes again (a server that honours the cancel may have a whole response in flight by then,
+   * whatever limits this agent keeps). The session is kept when `response.done` comes; it is
+   * closed when the server goes on past those limits, closes, or sends an `error` (the next turn
+   * opens a fresh one).
+   * @returns the response's final status and how it ended ({@link ReplyCap}`.ended`).
+   */
+  private async drain(s: Session, responseId: string | null): Promise<{ status: string; ended: ReplyCap['ended'] }> {
+    const eventId = `switchboard_cancel_${s.cancels.size + 1}`;
+    s.cancels.add(eventId);
+    try {
+      this.send(s, { type: 'response.cancel', event_id: eventId, ...(responseId ? { response_id: responseId } : {}) });
+    } catch {
+      // The connection has ended: the next frame says so.
+    }
+    let events = 0;
+    let chars = 0;
+    for (;;) {
+      let frame: Frame;
+      try {
+        frame = await s.inbox.next();
+      } catch (e) {
+        if (!(e instanceof TransportFault)) throw e;
+        this.drop();
+        return { status: 'closed', ended: 'closed' };
+      }
+      const e = frame.event;
+      if (e?.type === 'response.done') {
+        const status = str((e.response as { status?: unknown } | undefined)?.status) ?? 'unknown';
+        return { status, ended: 'done' };
+      }
+      if (e?.type === 'error' && !this.cancelError(s, e)) {
+        this.drop();
+        return { status: 'error', ended: 'error' };
+      }
+      if (++events > RESPONSE_LIMITS.events || (chars += frame.chars) > RESPONSE_LIMITS.bytes) {
+        this.drop();
+        return { status: 'cancel ignored', ended: 'ignored' };
       }
     }
   }

@@ -5,7 +5,7 @@
  */
 import type { Domain, OpenAiToolSchema } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
-import type { Generation, ParticipantCard, ToolCall, Turn } from '../schema/trajectory.ts';
+import type { Generation, ParticipantCard, ReplyCap, ToolCall, Turn } from '../schema/trajectory.ts';
 import type { ModelRequestRecord } from '../schema/chat.ts';
 import type { Rng } from '../ports/rng.ts';
 
@@ -27,6 +27,8 @@ export interface ParticipantReply {
   generation?: Generation;
   /** The exact request the reply was generated from, recorded on an agent turn; model-backed agents only. */
   request?: ModelRequestRecord;
+  /** The reply was stopped at a response limit (streamed agents: the realtime agent); recorded on the turn. */
+  capped?: ReplyCap;
 }
 
 /** Everything a participant may look at when deciding its next turn. */

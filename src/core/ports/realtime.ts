@@ -9,10 +9,11 @@ export interface RealtimeHandlers {
   /** A text frame from the server. */
   message(data: string): void;
   /**
-   * The connection ended: closed by the server, a network failure, a binary or oversize frame,
-   * or no frame for the adapter's idle timeout. Called once.
+   * The connection ended: closed by the server, a network failure, a frame over the adapter's
+   * size limit (`oversize` true: the server sent it, so the agent counts it against its reply's
+   * limits, not as a transport fault), or no frame for the adapter's idle timeout. Called once.
    */
-  close(reason: string): void;
+  close(reason: string, oversize?: boolean): void;
 }
 
 /** An open connection. */

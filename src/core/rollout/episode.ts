@@ -7,7 +7,14 @@ import type { Clock } from '../ports/clock.ts';
 import { rngFromState, seededRng, type Rng } from '../ports/rng.ts';
 import { toolSchema, toolsFor, type OpenAiToolSchema } from '../schema/domain.ts';
 import type { Requestor, Task } from '../schema/task.ts';
-import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
+import {
+  Generation,
+  ReplyCap,
+  type TerminationReason,
+  type ToolCall,
+  type Trajectory,
+  type Turn,
+} from '../schema/trajectory.ts';
 import { ModelRequestRecord } from '../schema/chat.ts';
 import { InfrastructureError, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
@@ -244,8 +251,13 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
           `simulator error: caller reply of ${reply.oversize} characters is over the limit of ${MAX_REPLY_CHARS}`,
         );
       }
-      // An over-long agent reply is kept cut, marked `oversize` and vetoed by QUALITY.
-      const over = reply.oversize !== null ? { oversize: reply.oversize } : {};
+      // An over-long agent reply is kept cut, marked `oversize` and vetoed by QUALITY; so is a
+      // streamed reply stopped at a response limit (`capped`).
+      const capped = who === 'assistant' ? ReplyCap.safeParse((raw as { capped?: unknown } | null)?.capped) : null;
+      const over = {
+        ...(reply.oversize !== null ? { oversize: reply.oversize } : {}),
+        ...(capped?.success ? { capped: capped.data } : {}),
+      };
       // Reasoning (`<think>…</think>`) is never delivered, and a stop token inside it is no token.
       const visible = visibleReply(reply.text);
       const text = visible.text;

@@ -10,7 +10,7 @@ import { passFail } from './component.ts';
 import { textTurns, type IndexedText } from './turns.ts';
 
 /** Which quality rule a finding breaks. */
-export type QualityRule = 'formatting' | 'repetition' | 'garbled' | 'oversize' | 'truncated';
+export type QualityRule = 'formatting' | 'repetition' | 'garbled' | 'oversize' | 'truncated' | 'capped';
 
 /** One quality problem of one assistant turn. */
 export interface QualityFinding {
@@ -126,6 +126,8 @@ export function repeatedTurns(texts: readonly IndexedText[], min = 3): { turn: n
  * Every quality finding of the assistant's turns, by turn: formatting, repetition and garbled
  * text in the spoken text (reasoning and stop tokens removed); `oversize` for a reply over the
  * cap ({@link MAX_REPLY_CHARS}; its turn is marked `oversize` and holds the first part only);
+ * `capped` for a streamed reply stopped at a response limit (the turn's `capped`: a realtime
+ * agent's runaway response, cut and cancelled);
  * `truncated` for a turn whose generation ended at the token limit (`finish_reason` `length`).
  */
 export function qualityFindings(turns: readonly Turn[]): QualityFinding[] {
@@ -135,6 +137,12 @@ export function qualityFindings(turns: readonly Turn[]): QualityFinding[] {
     if (t.role === 'assistant' && t.oversize) {
       out.push({ turn: index, rule: 'oversize', detail: `reply of ${t.oversize} characters, over ${MAX_REPLY_CHARS}` });
     }
+    if (t.role === 'assistant' && t.capped)
+      out.push({
+        turn: index,
+        rule: 'capped',
+        detail: `response stopped at the ${t.capped.limit} limit of ${t.capped.max} (response.cancel sent; ended: ${t.capped.ended})`,
+      });
   });
   for (const { index, text } of texts) {
     const marks = formattingMarks(text);

@@ -1,0 +1,289 @@
+/**
+ * Issue 17 item 4: a realtime server that floods its response (endless audio or transcript
+ * deltas, endless events of unknown types or not JSON, one huge event) is stopped at the first
+ * response limit: `response.cancel` once, the reply up to the limit kept as the agent's turn
+ * (marked `capped`, `QUALITY` fails it), and the call goes on, valid. Against our fake server
+ * (test/fixtures/realtime-server.ts), over the Node transport and the page's (a WHATWG
+ * WebSocket through `adapters/shared/realtime-socket.ts`).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
+import { MAX_FRAME_BYTES, nodeRealtimeConnect } from '../../src/adapters/node/realtime-ws.ts';
+import { webSocketConnect, type WebSocketLike } from '../../src/adapters/shared/realtime-socket.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { main } from '../../src/cli/main.ts';
+import { decodeWav } from '../../src/core/audio/wav.ts';
+import { fromBase64 } from '../../src/core/channel/audio-store.ts';
+import { DomainRuntime } from '../../src/core/env/environment.ts';
+import {
+  RESPONSE_LIMITS,
+  RealtimeAgent,
+  type RealtimeAgentOptions,
+} from '../../src/core/participants/realtime-agent.ts';
+import { ScriptedUser } from '../../src/core/participants/scripted.ts';
+import { steppingClock } from '../../src/core/ports/clock.ts';
+import type { RealtimeConnect } from '../../src/core/ports/realtime.ts';
+import { seededRng } from '../../src/core/ports/rng.ts';
+import { runEpisode } from '../../src/core/rollout/episode.ts';
+import type { Domain } from '../../src/core/schema/domain.ts';
+import { Trajectory, type AssistantTurn } from '../../src/core/schema/trajectory.ts';
+import { evaluate } from '../../src/core/scoring/evaluate.ts';
+import { qualityFindings } from '../../src/core/scoring/quality.ts';
+import { capture } from '../fixtures/cli-io.ts';
+import {
+  planReplies,
+  startRealtimeServer,
+  type Flood,
+  type RealtimeTestServer,
+  type ScriptedResponse,
+} from '../fixtures/realtime-server.ts';
+
+const TASK = 'carrier-pay-balance-1';
+let domain: Domain;
+let server: RealtimeTestServer | undefined;
+let base: string;
+
+beforeAll(async () => {
+  [domain, base] = await Promise.all([loadBuiltinDomain('carrier'), mkdtemp(join(tmpdir(), 'sb-flood-'))]);
+});
+afterEach(() => server?.close().finally(() => (server = undefined)));
+afterAll(() => rm(base, { recursive: true, force: true }));
+
+const transports: [string, (o?: { idleTimeoutMs?: number }) => RealtimeConnect][] = [
+  ['node (ws)', (o) => nodeRealtimeConnect(o)],
+  ['page (WHATWG WebSocket)', (o) => webSocketConnect((url) => new WebSocket(url) as unknown as WebSocketLike, o)],
+];
+
+/** Client events of one type the server received, per connection. */
+const sent = (type: string) => server!.received.map((events) => events.filter((e) => e.type === type));
+
+/** The greeting only (the first reply), with `change` applied to it; then a second reply on the same agent. */
+async function greeting(
+  connect: RealtimeConnect,
+  change: Partial<ScriptedResponse>,
+  options: Partial<RealtimeAgentOptions> = {},
+) {
+  server = await startRealtimeServer(
+    planReplies(domain, TASK, [], (r, ctx) => (ctx.response === 0 ? { ...r, ...change } : r)),
+  );
+  const agent = new RealtimeAgent({ url: server.url, connect, ...options });
+  const task = domain.tasks.find((t) => t.id === TASK)!;
+  const view = { domain, task, turns: [], tools: [], rng: seededRng(0) };
+  const reply = await agent.respond(view);
+  // The call goes on: the next reply comes from the same agent (a fresh session when the first was closed).
+  const next = await agent.respond({
+    ...view,
+    turns: [
+      { role: 'assistant', text: reply.text, tool_calls: [], t_ms: 0 },
+      { role: 'user', text: '我想交话费', tool_calls: [], t_ms: 0 },
+    ],
+  });
+  await agent.close();
+  return { reply, next };
+}
+
+const flood = (f: Flood): Partial<ScriptedResponse> => ({ flood: f });
+
+describe.each(transports)('a flooding realtime server, over the %s transport', (_, connect) => {
+  it('endless audio deltas: 2 s of audio kept (32,000 samples at 16 kHz), response.cancel sent once, the session goes on', async () => {
+    const { reply, next } = await greeting(connect(), flood({ kind: 'audio' }), { maxAudioSeconds: 2 });
+    expect(reply.capped).toEqual({ limit: 'audio_s', max: 2, ended: 'done' });
+    expect(reply.text).toBe(domain.greeting);
+    expect(reply.generation?.finish_reason).toBe('cancelled; cut at the audio_s limit');
+    const wav = decodeWav(fromBase64(reply.parts![0]!.type === 'audio' ? reply.parts![0]!.base64! : ''));
+    expect([wav.sampleRate, wav.samples.length]).toEqual([16000, 32000]);
+    expect(sent('response.cancel')).toEqual([
+      [{ type: 'response.cancel', event_id: 'switchboard_cancel_1', response_id: 'resp_4' }],
+    ]);
+    // One session: the next reply is an ordinary one on it.
+    expect(next.capped).toBeUndefined();
+    expect(next.generation?.finish_reason).toBe('completed');
+  });
+
+  it('endless transcript deltas: exactly the first 16,000 characters kept (the text limit)', async () => {
+    const { reply } = await greeting(connect(), flood({ kind: 'transcript', chars: 100 }));
+    expect(reply.capped).toEqual({ limit: 'text_chars', max: RESPONSE_LIMITS.textChars, ended: 'done' });
+    expect(reply.text).toHaveLength(16_000);
+    const flooded = 16_000 - domain.greeting!.length;
+    expect(reply.text).toBe(
+      domain.greeting! +
+        Array.from({ length: Math.ceil(flooded / 100) }, (_, n) => String.fromCharCode(97 + (n % 26)).repeat(100))
+          .join('')
+          .slice(0, flooded),
+    );
+    expect(sent('response.cancel').flat()).toHaveLength(1);
+  });
+
+  it('endless events of an unknown type: stopped at the event limit', async () => {
+    const { reply, next } = await greeting(connect(), flood({ kind: 'unknown' }), { maxEventsPerReply: 100 });
+    expect(reply.capped).toEqual({ limit: 'events', max: 100, ended: 'done' });
+    expect(reply.text).toBe(domain.greeting);
+    expect(next.generation?.finish_reason).toBe('completed');
+    expect(sent('response.cancel').flat()).toHaveLength(1);
+  });
+
+  it('endless frames that are not JSON: stopped at the event limit, the malformed ones counted', async () => {
+    const { reply } = await greeting(connect(), flood({ kind: 'bad-json' }), { maxEventsPerReply: 100 });
+    expect(reply.capped).toEqual({ limit: 'events', max: 100, ended: 'done' });
+    // Frames 1–10 were well formed (session.created, session.updated, response.created, the
+    // message item, one transcript delta, 5 audio deltas); 11–100 were not; the 101st hit the limit.
+    expect(reply.generation?.finish_reason).toBe('cancelled; cut at the events limit; 90 malformed frames skipped');
+  });
+
+  it('large events of an unknown type: stopped at the byte limit', async () => {
+    const { reply } = await greeting(connect(), flood({ kind: 'unknown', chars: 10_000 }), {
+      maxBytesPerReply: 200_000,
+    });
+    expect(reply.capped).toEqual({ limit: 'bytes', max: 200_000, ended: 'done' });
+    expect(sent('response.cancel').flat()).toHaveLength(1);
+  });
+
+  it('one transcript event of 1.1 MB: cut to the text limit, the response cancelled', async () => {
+    const { reply } = await greeting(connect(), { hugeDelta: 1_100_000 });
+    expect(reply.capped).toEqual({ limit: 'text_chars', max: 16_000, ended: 'done' });
+    expect(reply.text).toBe(domain.greeting! + 'x'.repeat(16_000 - domain.greeting!.length));
+    // The response had ended when the cancel came: the server's response_cancel_not_active error is no fault.
+    expect(reply.generation?.finish_reason).toBe('completed; cut at the text_chars limit');
+  });
+
+  it('a server that ignores the cancel: drained up to the limits again, its session closed, the next reply from a fresh one', async () => {
+    const { reply, next } = await greeting(connect(), flood({ kind: 'unknown', onCancel: 'ignore' }), {
+      maxEventsPerReply: 100,
+    });
+    expect(reply.capped).toEqual({ limit: 'events', max: 100, ended: 'ignored' });
+    expect(reply.generation?.finish_reason).toBe('cancel ignored; cut at the events limit');
+    expect(sent('response.cancel').map((c) => c.length)).toEqual([1, 0]);
+    expect(next.generation?.finish_reason).toBe('completed');
+  });
+
+  it('a server that closes on the cancel, or goes quiet until the idle timeout: the reply is kept, the next one from a fresh session', async () => {
+    for (const onCancel of ['close', 'quiet'] as const) {
+      const { reply, next } = await greeting(connect({ idleTimeoutMs: 300 }), flood({ kind: 'audio', onCancel }), {
+        maxAudioSeconds: 1,
+      });
+      expect(reply.capped).toEqual({ limit: 'audio_s', max: 1, ended: 'closed' });
+      expect(reply.text).toBe(domain.greeting);
+      expect(sent('response.cancel').map((c) => c.length)).toEqual([1, 0]);
+      expect(next.generation?.finish_reason).toBe('completed');
+      await server!.close();
+      server = undefined;
+    }
+  });
+});
+
+describe('one frame over the Node transport limit', () => {
+  it(`a frame over ${MAX_FRAME_BYTES} characters: refused by ws in Node (session closed), counted and dropped over the page transport; both cap the reply at the byte limit`, async () => {
+    const huge = { hugeDelta: MAX_FRAME_BYTES + 1 };
+    const node = await greeting(transports[0]![1](), huge);
+    expect(node.reply.capped).toEqual({ limit: 'bytes', max: MAX_FRAME_BYTES, ended: 'closed' });
+    expect(node.reply.text).toBe(domain.greeting);
+    expect(server!.received).toHaveLength(2);
+    await server!.close();
+    server = undefined;
+    const page = await greeting(transports[1]![1](), huge);
+    expect(page.reply.capped).toEqual({ limit: 'bytes', max: MAX_FRAME_BYTES, ended: 'done' });
+    expect(page.reply.text).toBe(domain.greeting);
+    expect(sent('response.cancel').flat()).toHaveLength(1);
+  });
+});
+
+describe('a flood in the middle of a call', () => {
+  const call = async (
+    connect: RealtimeConnect,
+    change: Partial<ScriptedResponse>,
+    options: Partial<RealtimeAgentOptions> = {},
+  ) => {
+    // The agent's second reply (its question for the phone number, turn 2) floods.
+    server = await startRealtimeServer(
+      planReplies(domain, TASK, [], (r, ctx) => (ctx.assistantTurns === 1 ? { ...r, ...change } : r)),
+    );
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const task = domain.tasks.find((t) => t.id === TASK)!;
+    const t = await runEpisode({
+      runtime,
+      task,
+      agent: new RealtimeAgent({ url: server.url, connect, ...options }),
+      user: new ScriptedUser(),
+      clock: steppingClock(domain.now, 1000),
+      seed: 3,
+    });
+    return { t, info: await evaluate(runtime, task, t.turns, { termination: t.termination }) };
+  };
+
+  it.each(transports)(
+    'over the %s transport: the call stays valid and is scored on what the agent did (reward 0 by QUALITY on the capped turn only)',
+    async (_, connect) => {
+      const { t, info } = await call(connect(), flood({ kind: 'audio' }), { maxAudioSeconds: 3 });
+      expect(t.valid).toBe(true);
+      expect(t.termination).toBe('user_stop');
+      const capped = t.turns.flatMap((x, i) => (x.role === 'assistant' && x.capped ? [[i, x.capped]] : []));
+      expect(capped).toEqual([[2, { limit: 'audio_s', max: 3, ended: 'done' }]]);
+      expect(qualityFindings(t.turns)).toEqual([
+        {
+          turn: 2,
+          rule: 'capped',
+          detail: 'response stopped at the audio_s limit of 3 (response.cancel sent; ended: done)',
+        },
+      ]);
+      expect(info.reward).toBe(0);
+      expect(info.components.QUALITY?.score).toBe(0);
+      expect(info.components.DB?.score).toBe(1);
+      await vi.waitFor(() => expect(sent('response.cancel').map((c) => c.length)).toEqual([1]));
+    },
+  );
+
+  it('a server that ignores the cancel: the next turn opens a fresh session with the capped turn replayed as said; still valid', async () => {
+    const { t, info } = await call(
+      nodeRealtimeConnect(),
+      flood({ kind: 'transcript', chars: 1000, onCancel: 'ignore' }),
+    );
+    expect(t.valid).toBe(true);
+    const turn = t.turns[2] as AssistantTurn;
+    expect(turn.capped).toEqual({ limit: 'text_chars', max: 16_000, ended: 'ignored' });
+    expect(turn.text).toHaveLength(16_000);
+    expect(info.reward).toBe(0);
+    expect(sent('response.cancel').map((c) => c.length)).toEqual([1, 0]);
+    // The fresh session holds the kept text as the agent's own message.
+    expect(server!.conversations[1]!.filter((i) => i.role === 'assistant').map((i) => i.text)[1]).toBe(turn.text);
+  });
+
+  it('every spoken reply over the audio limit (servers that had ended the response when the cancel came): each capped once, no fault', async () => {
+    const { t } = await call(nodeRealtimeConnect(), {}, { maxAudioSeconds: 0.3 });
+    expect(t.valid).toBe(true);
+    const spoken = t.turns.filter((x): x is AssistantTurn => x.role === 'assistant' && x.text !== '');
+    expect(spoken.map((x) => x.capped)).toEqual(spoken.map(() => ({ limit: 'audio_s', max: 0.3, ended: 'done' })));
+    await vi.waitFor(() => expect(sent('response.cancel').map((c) => c.length)).toEqual([spoken.length]));
+  });
+});
+
+describe('the CLI against a flooding server (defaults)', () => {
+  it('run --agent realtime:<url>: endless audio on the greeting is cut at 120 s, the call valid, reward 0, cancel sent once', async () => {
+    server = await startRealtimeServer(
+      planReplies(domain, TASK, [], (r, ctx) => (ctx.assistantTurns === 0 ? { ...r, flood: { kind: 'audio' } } : r)),
+    );
+    const out = join(base, 'cli');
+    const io = capture();
+    const code = await main(
+      ['run', '--domain', 'carrier', '--agent', `realtime:${server.url}`, '--task-ids', TASK, '--out', out, '--json'],
+      io,
+    );
+    expect(code).toBe(0);
+    const summary = JSON.parse(io.stdout);
+    expect(summary.totals).toMatchObject({ episodes: 1, valid: 1, invalid: 0, mean_reward: 0 });
+    const [t] = (await readFile(join(out, 'trajectories.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => Trajectory.parse(JSON.parse(l)));
+    const first = t!.turns[0] as AssistantTurn;
+    expect(first.capped).toEqual({ limit: 'audio_s', max: 120, ended: 'done' });
+    expect(first.text).toBe(domain.greeting);
+    expect(first.generation?.finish_reason).toBe('cancelled; cut at the audio_s limit');
+    expect(t!.reward_info?.components.QUALITY?.score).toBe(0);
+    expect(t!.reward_info?.components.DB?.score).toBe(1);
+    await vi.waitFor(() => expect(sent('response.cancel').map((c) => c.length)).toEqual([1]));
+  });
+});
