@@ -13,7 +13,7 @@ import type { Environment, ToolOutcome } from '../../core/env/environment.ts';
 import type { Domain } from '../../core/schema/domain.ts';
 import type { Task } from '../../core/schema/task.ts';
 import type { WriteEntry } from '../../core/schema/trajectory.ts';
-import type { EnvReplies, EnvRequest } from '../shared/env-service.ts';
+import { unpackOutcome, type EnvReplies, type EnvRequest } from '../shared/env-service.ts';
 import { loadDomain } from './load-domain.ts';
 import { TAU2_DOMAIN_NAMES, loadTau2Domain, type Tau2DomainName } from './tau2-loader.ts';
 import { startThreadPool } from './thread-pool.ts';
@@ -130,14 +130,16 @@ export class RemoteEnvironment {
     ...[call, actor = 'assistant', turn = -1, options = {}]: Parameters<Environment['call']>
   ): Promise<ToolOutcome> {
     if (this.closed) throw new Error('environment is closed');
-    const outcome = await this.worker.request({
-      op: 'call',
-      env: this.handle,
-      call,
-      actor,
-      turn,
-      ...(options.sync === false ? { sync: false } : {}),
-    });
+    const outcome = unpackOutcome(
+      await this.worker.request({
+        op: 'call',
+        env: this.handle,
+        call,
+        actor,
+        turn,
+        ...(options.sync === false ? { sync: false } : {}),
+      }),
+    );
     this.log.push(...outcome.writes);
     return outcome;
   }
