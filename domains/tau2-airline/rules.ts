@@ -3,10 +3,11 @@
  * write log and the database. Each check quotes the policy text it encodes (`policy`); the gate
  * reports a quote the loaded policy.md lacks. Which rules cannot be broken by a write, or cannot
  * be checked from state, is listed in README.md ("Executable policy").
- * `= +?` before an `ORDER BY`: see `queries.ts`.
+ * `= +?` in queries with an `ORDER BY`, a join or an aggregate: see `queries.ts`.
  */
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
+import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
 import { columnChange, rowImages } from '../../src/core/env/write-images.ts';
 import { estTimestamp } from './queries.ts';
 
@@ -59,10 +60,28 @@ async function statuses(db: Db, flights: readonly SqlRow[]): Promise<SqlRow[]> {
 }
 
 /**
- * The segments a reservation had before an `update_reservation_flights` call: the rows the call
- * deleted (it rewrites them all), or the current ones when it deleted none.
+ * {@link segmentsBefore} of one call, by its writes (the same array for every check of the call)
+ * and reservation: three checks of `update_reservation_flights` ask for them.
  */
-async function segmentsBefore(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
+const segmentsBeforeOf = new WeakMap<readonly WriteEntry[], Map<string, Promise<SqlRow[]>>>();
+
+/**
+ * The segments a reservation had before an `update_reservation_flights` call: the rows the call
+ * deleted (it rewrites them all), or the current ones when it deleted none. Computed once per
+ * call and reservation; callers must not change the rows.
+ */
+function segmentsBefore(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
+  let byReservation = segmentsBeforeOf.get(ctx.writes);
+  if (!byReservation) segmentsBeforeOf.set(ctx.writes, (byReservation = new Map()));
+  let out = byReservation.get(reservationId);
+  if (!out) {
+    out = readSegmentsBefore(ctx, reservationId);
+    byReservation.set(reservationId, out);
+  }
+  return out;
+}
+
+async function readSegmentsBefore(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
   const deleted = rowImages(ctx.writes, 'reservation_flights', 'delete').filter(
     (r) => r.reservation_id === reservationId,
   );
@@ -195,7 +214,7 @@ const bagAllowance: RuleCheck = {
     for (const id of ids) {
       const r = await ctx.db.one(
         `SELECT r.*, u.membership, (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
-         FROM reservations r JOIN users u ON u.user_id = r.user_id WHERE r.reservation_id = ?`,
+         FROM reservations r JOIN users u ON u.user_id = r.user_id WHERE r.reservation_id = +?`,
         [id],
       );
       if (!r) continue;

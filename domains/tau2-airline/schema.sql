@@ -111,6 +111,9 @@ CREATE TABLE reservations (
   status TEXT,
   absent_fields TEXT
 );
+-- A booking numbers its reservation after the last one (max(position) + 1): without an index
+-- that is a scan of every reservation (~80 µs in sql.js).
+CREATE INDEX reservations_by_position ON reservations (position);
 
 CREATE TABLE reservation_flights (
   reservation_id TEXT NOT NULL REFERENCES reservations (reservation_id),

@@ -1,7 +1,7 @@
 /**
  * The tau2-bench airline tools that change the database (bookings, cancellations, updates,
  * certificates); quirks as listed in `tools.ts`.
- * `= +?` before an `ORDER BY`: see `queries.ts`.
+ * `= +?` in queries with an `ORDER BY`, a join or an aggregate: see `queries.ts`.
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
@@ -167,7 +167,7 @@ export const bookReservation = defineTool({
     }
     const userPosition = await nextPosition(
       db,
-      'SELECT max(position) AS p FROM user_reservation_ids WHERE user_id = ?',
+      'SELECT max(position) AS p FROM user_reservation_ids WHERE user_id = +?',
       [user.user_id as string],
     );
     await db.run('INSERT INTO user_reservation_ids (user_id, position, reservation_id) VALUES (?, ?, ?)', [
@@ -331,9 +331,11 @@ export const sendCertificate = defineTool({
         [user_id, id],
       );
       if (taken) continue;
-      const position = await nextPosition(db, 'SELECT max(position) AS p FROM user_payment_methods WHERE user_id = ?', [
-        user_id,
-      ]);
+      const position = await nextPosition(
+        db,
+        'SELECT max(position) AS p FROM user_payment_methods WHERE user_id = +?',
+        [user_id],
+      );
       await db.run(
         "INSERT INTO user_payment_methods (user_id, payment_method_id, position, source, brand, last_four, amount) VALUES (?, ?, ?, 'certificate', NULL, NULL, ?)",
         [user_id, id, position, amount],

@@ -3,7 +3,7 @@
  * write log and the database. Each check quotes the policy text it encodes (`policy`); the gate
  * reports a quote the loaded policy.md lacks. Which rules the tools already enforce, and which
  * cannot be checked from state, is listed in README.md ("Executable policy").
- * `= +?` before an `ORDER BY`: see `../tau2-airline/queries.ts`.
+ * `= +?` in queries with an `ORDER BY`, a join or an aggregate: see `../tau2-airline/queries.ts`.
  */
 import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
 import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
@@ -76,7 +76,7 @@ const exchangeDeliveredOnly = statusRule(
 async function giftCard(db: Db, orderId: string, paymentMethodId: string): Promise<number | null> {
   const pm = await db.one(
     `SELECT m.source, m.balance FROM user_payment_methods m JOIN orders o ON o.user_id = m.user_id
-     WHERE o.order_id = ? AND m.payment_method_id = ?`,
+     WHERE o.order_id = +? AND m.payment_method_id = +?`,
     [orderId, paymentMethodId],
   );
   return pm?.source === 'gift_card' ? Number(pm.balance) : null;
@@ -120,7 +120,7 @@ const giftCardCoversTotal: RuleCheck = {
     const balance = await giftCard(db, orderId, str(args.payment_method_id));
     if (balance === null) return null;
     const paid = await db.one(
-      "SELECT SUM(amount) AS total FROM order_payment_history WHERE order_id = ? AND transaction_type = 'payment'",
+      "SELECT SUM(amount) AS total FROM order_payment_history WHERE order_id = +? AND transaction_type = 'payment'",
       [orderId],
     );
     const total = Number(paid?.total ?? 0);
@@ -143,7 +143,7 @@ const sameProduct: RuleCheck = {
         [orderId, from],
       );
       const next = await db.one(
-        'SELECT v.product_id, p.name FROM product_variants v JOIN products p ON p.product_id = v.product_id WHERE v.item_id = ?',
+        'SELECT v.product_id, p.name FROM product_variants v JOIN products p ON p.product_id = v.product_id WHERE v.item_id = +?',
         [to],
       );
       if (old && next && old.product_id !== next.product_id)
