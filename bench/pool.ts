@@ -1,110 +1,241 @@
 /**
  * Rollout threads (issue 15, item 5): scripted-episode throughput of `run`'s batch (reference
- * agent, scripted caller, scored) in this thread and in a pool of 2 worker threads, and at
- * `--concurrency` 1, 2, 4 and 16 (threads: one per core, at most the concurrency), on carrier and on
- * tau2-airline (50 tasks × 2 trials, when its data is there). Episodes/s is
- * episodes / wall time of `runBatch`, the pool already started (its start is printed apart);
- * each figure is the median of {@link ROUNDS} rounds.
+ * agent, scripted caller, each scored) in this thread and in a pool of worker threads.
+ *
+ * Throughput is measured warm: a V8 isolate runs its first few hundred episodes ~1.2–1.5× slower
+ * while it compiles, and every thread is its own isolate, so the pool and this thread each run
+ * {@link WARM_EPISODES} episodes per thread before any round is timed; the pool's start and
+ * warm-up are printed apart, and a whole run from nothing (start included, `run`'s own choice
+ * of whether to start threads) is timed too. Rounds of this thread and of the pool alternate,
+ * so a change in the machine's load hits both; each ratio is the median of the per-pair ratios.
+ * Beside it, a bare CPU loop's 2-thread ratio in the same run: the same function, already
+ * compiled, run twice here and once in each of 2 started threads (~1.9–2 on 2 idle cores).
  */
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { runBatch } from '../src/core/rollout/batch.ts';
-import { startTrialPool, threadCount, trialSetup, type TrialFlags } from '../src/cli/run-trials.ts';
+import { scheduleTrials, threadCount, trialSetup, type TrialFlags, type TrialSetup } from '../src/cli/run-trials.ts';
 import { median } from './harness.ts';
 import { tau2DataRoot } from './tau2-anchor.ts';
 
-const ROUNDS = 3;
+const ROOT = resolve(import.meta.dirname, '..');
+const run = promisify(execFile);
 
-/** Episodes/s of `trials` trials of every task of `domain`, at `concurrency`, in `threads` threads. */
-async function throughput(flags: TrialFlags, trials: number, concurrency: number, threads: number) {
-  const { tasks, trial } = await trialSetup(flags);
+/** Timed rounds (each mode), after the warm-up. */
+const ROUNDS = 5;
+/** Episodes each thread (this one, and each of the pool's) runs before rounds are timed. */
+const WARM_EPISODES = 600;
+
+/** One round: `trials` trials of every task through `scheduler`; episodes/s, CPU µs per episode, rewards. */
+async function round(setup: TrialSetup, trials: number, scheduler: ReturnType<typeof scheduleTrials>) {
   const t0 = performance.now();
-  const pool = threads > 1 ? await startTrialPool(flags, threads) : undefined;
+  const c0 = process.cpuUsage();
+  const { summary } = await runBatch({
+    ...setup.trial,
+    tasks: setup.tasks,
+    trials,
+    concurrency: scheduler.slots,
+    keepTrajectories: false,
+    trialRunner: scheduler.runTrial,
+  });
+  const cpu = process.cpuUsage(c0);
+  const episodes = summary.totals.episodes;
+  return {
+    rate: episodes / ((performance.now() - t0) / 1000),
+    cpuUs: (cpu.user + cpu.system) / episodes,
+    rewards: JSON.stringify(summary.tasks.map((t) => t.rewards)),
+  };
+}
+
+/** A started mode: `concurrency` as `run` would run it with `threads` (pool started, warmed up). */
+async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, threads: number) {
+  const t0 = performance.now();
+  const scheduler = scheduleTrials(setup.trial, flags, { threads, concurrency, trials: Infinity, auto: false });
+  await scheduler.started();
   const startMs = performance.now() - t0;
-  const rates: number[] = [];
-  let rewards = '';
-  try {
-    // Round 0 warms the code up (JIT) in every thread; it is not counted.
-    for (let r = 0; r <= ROUNDS; r++) {
-      const t1 = performance.now();
-      const { summary } = await runBatch({
-        ...trial,
-        tasks,
-        trials,
-        concurrency,
-        keepTrajectories: false,
-        ...(pool ? { trialRunner: pool.runTrial } : {}),
-      });
-      if (r > 0) rates.push(summary.totals.episodes / ((performance.now() - t1) / 1000));
-      rewards = JSON.stringify(summary.tasks.map((t) => t.rewards));
+  const warmTrials = Math.ceil((WARM_EPISODES * threads) / setup.tasks.length);
+  const warm = await round(setup, warmTrials, scheduler);
+  return { scheduler, startMs, warm, threads: scheduler.threads() };
+}
+
+type Mode = Awaited<ReturnType<typeof mode>>;
+
+/** Alternate rounds of each mode; per mode the rates, and per mode the median ratio to the first mode. */
+async function alternate(setup: TrialSetup, trials: number, modes: Mode[]) {
+  const rates = modes.map(() => [] as number[]);
+  const cpu = modes.map(() => [] as number[]);
+  const rewards = new Set<string>();
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [i, m] of modes.entries()) {
+      const o = await round(setup, trials, m.scheduler);
+      rates[i]!.push(o.rate);
+      cpu[i]!.push(o.cpuUs);
+      rewards.add(o.rewards);
     }
+  return modes.map((_, i) => ({
+    rate: median(rates[i]!),
+    cpuUs: median(cpu[i]!),
+    ratio: median(rates[i]!.map((x, r) => x / rates[0]![r]!)),
+    sameRewards: rewards.size === 1,
+  }));
+}
+
+/** Source of the bare loop: one function, compiled the same way in every thread. */
+const SPIN = 'function spin(n) { let x = 0; for (let i = 0; i < n; i++) x += i % 7; return x; }';
+const SPIN_N = 1e8;
+
+/**
+ * What 2 threads can give on this machine right now: the same loop run twice in this thread, then
+ * once in each of 2 threads started and warmed up beforehand (their start not timed), alternated
+ * 3 times; the median of serial ÷ parallel time (~2 on two idle cores; near 1 when other work
+ * takes the cores).
+ */
+async function parallelCeiling(): Promise<number> {
+  const spin = new Function(`${SPIN} return spin;`)() as (n: number) => number;
+  const workers = [0, 1].map(
+    () =>
+      new Worker(
+        `${SPIN} const { parentPort } = require('node:worker_threads'); parentPort.on('message', (n) => parentPort.postMessage(spin(n)));`,
+        { eval: true },
+      ),
+  );
+  const inBoth = (n: number) =>
+    Promise.all(
+      workers.map(
+        (w) => new Promise((resolve, reject) => w.once('message', resolve).once('error', reject).postMessage(n)),
+      ),
+    );
+  try {
+    spin(SPIN_N / 10);
+    await inBoth(SPIN_N / 10);
+    const ratios: number[] = [];
+    for (let r = 0; r < 3; r++) {
+      const t0 = performance.now();
+      spin(SPIN_N);
+      spin(SPIN_N);
+      const serial = performance.now() - t0;
+      const t1 = performance.now();
+      await inBoth(SPIN_N);
+      ratios.push(serial / (performance.now() - t1));
+    }
+    return median(ratios);
   } finally {
-    await pool?.close();
-    await trial.runtime.close();
+    await Promise.all(workers.map((w) => w.terminate()));
   }
-  return { rate: median(rates), startMs, rewards, episodes: tasks.length * trials };
 }
 
 /**
- * The machine's headroom right now: the same CPU-bound loop run twice in this thread and once in
- * each of 2 worker threads, time ratio (2 on two idle cores; near 1 when other work takes them).
+ * Seconds from spawn to exit of `switchboard run` (the prebuilt CLI, built beforehand) of
+ * `trials` trials of every task of `domain` with `--out`, at `--concurrency` `c` (threads as
+ * `run` picks them: pool start, warm-up, its JSONL and summary included).
  */
-async function parallelCeiling(): Promise<number> {
-  const spin = 'let x = 0; for (let i = 0; i < 2e8; i++) x += i % 7;';
-  const loop = new Function(spin) as () => void;
+async function wholeRun(domain: string, trials: number, c: number, out: string): Promise<number> {
   const t0 = performance.now();
-  loop();
-  loop();
-  const serial = performance.now() - t0;
-  const t1 = performance.now();
-  await Promise.all(
-    [0, 1].map(
-      () =>
-        new Promise((resolve, reject) =>
-          new Worker(`${spin} require('node:worker_threads').parentPort.postMessage(0);`, { eval: true })
-            .on('message', resolve)
-            .on('error', reject),
-        ),
-    ),
+  await run(
+    process.execPath,
+    [
+      'bin/switchboard.mjs',
+      'run',
+      '--domain',
+      domain,
+      '--trials',
+      String(trials),
+      '--concurrency',
+      String(c),
+      '--out',
+      join(out, `c${c}`),
+      '--json',
+    ],
+    { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
   );
-  return serial / (performance.now() - t1);
+  return (performance.now() - t0) / 1000;
 }
 
-/** Episodes/s at `--concurrency` 1, 2, 4 and 16 (threads as `run` picks them), one line. */
-async function byConcurrency(flags: TrialFlags, trials: number, episodes: number): Promise<string> {
-  const out: string[] = [];
-  for (const c of [1, 2, 4, 16]) {
-    const threads = threadCount({ concurrency: c }, episodes);
-    const m = await throughput(flags, trials, c, threads);
-    out.push(`${c}: ${m.rate.toFixed(0)}/s (${threads} thread${threads > 1 ? 's' : ''})`);
+/** Whole runs of 10× and 100× a task at --concurrency 1 and 2, alternated twice; one line of medians. */
+async function wholeRuns(domain: string, tasks: number): Promise<string> {
+  await run(process.execPath, ['bin/switchboard.mjs', '--version'], { cwd: ROOT });
+  const out = await mkdtemp(join(tmpdir(), 'sb-bench-pool-'));
+  try {
+    const parts: string[] = [];
+    for (const trials of [10, 100]) {
+      const t: number[][] = [[], []];
+      for (let r = 0; r < 2; r++)
+        for (const [i, c] of [1, 2].entries()) t[i]!.push(await wholeRun(domain, trials, c, out));
+      const [s1, s2] = t.map(median) as [number, number];
+      const same =
+        (await readFile(join(out, 'c1/trajectories.jsonl'), 'utf8')) ===
+        (await readFile(join(out, 'c2/trajectories.jsonl'), 'utf8'));
+      parts.push(
+        `${tasks * trials} episodes: --concurrency 1 ${s1.toFixed(2)} s, 2 ${s2.toFixed(2)} s (×${f2(s1 / s2)}; same trajectories.jsonl: ${same})`,
+      );
+    }
+    return `  ${domain}, switchboard run --out from spawn to exit (pool start, warm-up and files included): ${parts.join(' · ')}`;
+  } finally {
+    await rm(out, { recursive: true, force: true });
   }
-  return `  ${flags.domain}, ${episodes} episodes a round: episodes/s by --concurrency  ${out.join(' · ')}`;
+}
+
+const f0 = (x: number) => x.toFixed(0);
+const f2 = (x: number) => x.toFixed(2);
+
+/** Episodes/s by `--concurrency` (threads as `run` picks them, pools started and warm), one line. */
+async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: number): Promise<string> {
+  const episodes = setup.tasks.length * trials;
+  const cs = [1, 2, 4, 16];
+  const modes: Mode[] = [];
+  for (const c of cs) modes.push(await mode(flags, setup, c, threadCount({ concurrency: c }, episodes)));
+  try {
+    const out = await alternate(setup, trials, modes);
+    const parts = cs.map(
+      (c, i) =>
+        `${c}: ${f0(out[i]!.rate)}/s (${modes[i]!.threads} thread${modes[i]!.threads > 1 ? 's' : ''}${i ? `, ×${f2(out[i]!.ratio)}` : ''})`,
+    );
+    return `  ${flags.domain}, ${episodes} episodes a round: episodes/s by --concurrency (warm)  ${parts.join(' · ')}  ·  same rewards: ${out.every((o) => o.sameRewards)}`;
+  } finally {
+    for (const m of modes) await m.scheduler.close();
+  }
 }
 
 /** Printable lines. */
-export async function poolBenchLines(domain = 'carrier', trials = 10): Promise<string[]> {
+export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<string[]> {
   const flags: TrialFlags = { domain, agent: 'reference', user: 'scripted', seed: 0 };
+  const setup = await trialSetup(flags);
   const lines: string[] = [];
-  const before = await parallelCeiling();
-  const one = await throughput(flags, trials, 1, 1);
-  const two = await throughput(flags, trials, 2, 2);
-  const after = await parallelCeiling();
-  const ceiling = (before + after) / 2;
-  lines.push(
-    `  ${domain}, ${one.episodes} episodes a round: 1 thread ${one.rate.toFixed(0)} episodes/s · 2 threads ${two.rate.toFixed(0)} episodes/s (pool start ${two.startMs.toFixed(0)} ms)  ·  ratio ${(two.rate / one.rate).toFixed(2)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${before.toFixed(2)} before, ${after.toFixed(2)} after · pool ÷ bare loop ${(two.rate / one.rate / ceiling).toFixed(2)}  ·  same rewards: ${one.rewards === two.rewards}`,
-    await byConcurrency(flags, trials, one.episodes),
-  );
+  try {
+    const episodes = setup.tasks.length * trials;
+    const before = await parallelCeiling();
+    const one = await mode(flags, setup, 1, 1);
+    const two = await mode(flags, setup, 2, 2);
+    const [o, t] = await alternate(setup, trials, [one, two]);
+    await two.scheduler.close();
+    const after = await parallelCeiling();
+    const ceiling = (before + after) / 2;
+    lines.push(
+      `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)}  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
+      `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · pool start ${f0(two.startMs)} ms, then its warm-up of ${WARM_EPISODES} episodes a thread at ${f0(two.warm.rate)}/s (this thread's at ${f0(one.warm.rate)}/s)`,
+      await byConcurrency(flags, setup, trials),
+    );
+    lines.push(await wholeRuns(domain, setup.tasks.length));
+  } finally {
+    await setup.trial.runtime.close();
+  }
   const airline = join(tau2DataRoot(), 'airline');
   if (existsSync(join(airline, 'db.json'))) {
     const tau2: TrialFlags = { ...flags, domain: 'tau2-airline', data: airline };
-    const { tasks, trial } = await trialSetup(tau2);
-    await trial.runtime.close();
-    lines.push(await byConcurrency(tau2, 2, tasks.length * 2));
+    const tau2Setup = await trialSetup(tau2);
+    try {
+      lines.push(await byConcurrency(tau2, tau2Setup, 2));
+    } finally {
+      await tau2Setup.trial.runtime.close();
+    }
   }
   lines.push(
-    `  (medians of ${ROUNDS} rounds after a warm-up round; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
+    `  (medians of ${ROUNDS} alternating rounds, each thread warmed up by ${WARM_EPISODES} episodes first; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
   );
   return lines;
 }

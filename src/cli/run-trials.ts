@@ -7,9 +7,9 @@ import { availableParallelism } from 'node:os';
 import type { Domain } from '../core/schema/domain.ts';
 import type { Task } from '../core/schema/task.ts';
 import type { Trajectory } from '../core/schema/trajectory.ts';
-import type { TrialOptions, TrialRunner } from '../core/rollout/batch.ts';
+import { runTrial, type TrialOptions, type TrialRunner } from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
-import { startThreadPool } from '../adapters/node/thread-pool.ts';
+import { startThreadPool, type ThreadPoolOptions } from '../adapters/node/thread-pool.ts';
 import { agentFactory, judgeFromFlags, userFactory, type ModelSettings } from './participants.ts';
 import { openTasks } from './domains.ts';
 import { modelSettingsFromFlags, type SamplingFlags } from './options.ts';
@@ -78,35 +78,176 @@ export interface TrialJob {
 }
 
 /**
- * Fewest trials for which `run` starts threads by itself: a thread's start (Node, the modules,
- * the domain: ~0.3–1 s) is worth it only when many ~10 ms scripted episodes share it.
+ * Remaining work (estimated from the trials this thread has run: remaining trials × elapsed /
+ * finished) above which a run starts its pool of threads by itself. A pool's start (Node, the
+ * modules, the domain: ~0.3–1.6 s of CPU per thread) and each thread's warm-up (its first few
+ * hundred scripted episodes are ~1.2–1.5× slower while V8 compiles) take CPU from this thread on
+ * a 2-core machine, so the pool pays off only for several seconds of work (measured with `npm run
+ * bench -- pool`).
  */
-export const MIN_TRIALS_FOR_THREADS = 100;
+export const POOL_PAYBACK_MS = 3000;
+
+/** Trials this thread runs before it judges whether the pool pays off (its first ones are the slowest). */
+const TRIALS_BEFORE_ESTIMATE = 10;
 
 /**
- * Threads for a run's rollouts: `--threads` when given, else one per core up to
- * `--concurrency` when there are at least {@link MIN_TRIALS_FOR_THREADS} trials (else 1);
- * never more than the trials to run.
+ * Threads for a run's pool: `--threads` when given, else one per core up to `--concurrency`;
+ * never more than `--concurrency` (a thread beyond it would get no trial) or the trials to run.
+ * 1 means no pool: every trial runs in the CLI's thread.
  */
 export function threadCount(flags: { threads?: number; concurrency: number }, trials: number): number {
-  const auto = trials >= MIN_TRIALS_FOR_THREADS ? Math.min(availableParallelism(), flags.concurrency) : 1;
-  return Math.max(1, Math.min(flags.threads ?? auto, trials));
+  const wanted = flags.threads ?? availableParallelism();
+  return Math.max(1, Math.min(wanted, flags.concurrency, trials));
+}
+
+/** Where a run's trials go: see {@link scheduleTrials}. */
+export interface TrialScheduler {
+  /** The {@link TrialRunner} for `runBatch`. */
+  runTrial: TrialRunner;
+  /** Calls of `runTrial` to keep outstanding (`runBatch`'s concurrency): jobs running plus those queued ahead. */
+  slots: number;
+  /** Worker threads the trials ran in so far (1: none was started, all ran in this thread). */
+  threads(): number;
+  /** Trials run in this thread so far (before the pool was up, or all of them without one). */
+  ranHere(): number;
+  /** Resolves once the pool is up (at once when none is started, or none has been yet); rejects as its start did. */
+  started(): Promise<void>;
+  /** Stop the pool, if one was started. */
+  close(): Promise<void>;
+}
+
+/**
+ * Run a batch's trials in this thread until a pool of `threads` worker threads is up, then in the
+ * pool; at most `concurrency` trials run at once, wherever they are. With `auto` (no `--threads`),
+ * the pool starts only once the work left is estimated above {@link POOL_PAYBACK_MS}, so a short
+ * run never pays for threads; otherwise it starts at once. Each trial runs `runTrial` with the same
+ * settings wherever it runs, so the results do not depend on where, or on when the pool came up.
+ * A pool that fails to start makes the trials still waiting, and later ones, reject with its error.
+ */
+export function scheduleTrials(
+  trial: TrialOptions,
+  flags: TrialFlags,
+  o: {
+    threads: number;
+    concurrency: number;
+    /** Trials in the batch (for the estimate of the work left). */
+    trials: number;
+    auto: boolean;
+    /** Work left, in ms, above which `auto` starts the pool (default {@link POOL_PAYBACK_MS}). */
+    paybackMs?: number;
+  },
+): TrialScheduler {
+  const local: TrialRunner = (task, t) => runTrial(trial, task, t);
+  let finished = 0;
+  if (o.threads <= 1)
+    return {
+      runTrial: (task, t) => {
+        finished++;
+        return local(task, t);
+      },
+      slots: o.concurrency,
+      threads: () => 1,
+      ranHere: () => finished,
+      started: async () => {},
+      close: async () => {},
+    };
+  let pool: TrialPool | undefined;
+  let failure: Error | undefined;
+  let starting: Promise<void> | undefined;
+  let running = 0;
+  let firstStart = 0;
+  const waiting: { task: Task; trial: number; resolve(v: Trajectory[]): void; reject(e: Error): void }[] = [];
+  const start = () => {
+    starting ??= startTrialPool(flags, o.threads, {
+      concurrency: o.concurrency,
+      budget: () => o.concurrency - running,
+    }).then(
+      (p) => {
+        pool = p;
+        for (const w of waiting.splice(0)) p.runTrial(w.task, w.trial).then(w.resolve, w.reject);
+      },
+      (e: Error) => {
+        failure = e;
+        for (const w of waiting.splice(0)) w.reject(e);
+      },
+    );
+  };
+  if (!o.auto) start();
+  const here = (task: Task, t: number): Promise<Trajectory[]> => {
+    running++;
+    firstStart ||= performance.now();
+    return local(task, t).finally(() => {
+      running--;
+      finished++;
+      if (!starting && finished >= TRIALS_BEFORE_ESTIMATE) {
+        const left = o.trials - finished - running - waiting.length;
+        if ((left * (performance.now() - firstStart)) / finished > (o.paybackMs ?? POOL_PAYBACK_MS)) start();
+      }
+      if (pool) pool.pump();
+      else {
+        const w = waiting.shift();
+        if (w) here(w.task, w.trial).then(w.resolve, w.reject);
+      }
+    });
+  };
+  return {
+    runTrial(task, t) {
+      if (failure) return Promise.reject(failure);
+      if (pool) return pool.runTrial(task, t);
+      if (running < o.concurrency) return here(task, t);
+      return new Promise((resolve, reject) => waiting.push({ task, trial: t, resolve, reject }));
+    },
+    slots: o.concurrency + o.threads * POOL_AHEAD,
+    threads: () => (pool ? o.threads : 1),
+    ranHere: () => finished + running,
+    started: async () => {
+      await starting;
+      if (failure) throw failure;
+    },
+    async close() {
+      await starting;
+      await pool?.close();
+    },
+  };
+}
+
+/** Trials the parent sends each pool thread beyond its share of the concurrency (see `ThreadPoolOptions.ahead`). */
+const POOL_AHEAD = 1;
+
+/** A started pool of rollout threads. */
+export interface TrialPool {
+  runTrial: TrialRunner;
+  /** Trials the threads are running now, at most. */
+  running(): number;
+  /** Send waiting trials to threads with room (after trials running elsewhere ended). */
+  pump(): void;
+  close(): Promise<void>;
 }
 
 /**
  * Start the rollout pool: `threads` worker threads, each running `run-thread.ts` with the same
- * flags (its own domain runtime with idle databases, its own participants). Returns the
- * {@link TrialRunner} for `runBatch` and the pool's `close`.
+ * flags (its own domain runtime with idle databases, its own participants), at most `options`'s
+ * concurrency trials running at once (see `ThreadPoolOptions`). Returns the {@link TrialRunner}
+ * for `runBatch` and the pool's `close`.
  * @throws (rejects) with a thread's set-up error (e.g. the domain's data is unreadable).
  */
 export async function startTrialPool(
   flags: TrialFlags,
   threads: number,
-): Promise<{ runTrial: TrialRunner; close(): Promise<void> }> {
+  options: Omit<ThreadPoolOptions, 'ahead'> = {},
+): Promise<TrialPool> {
   // From the prebuilt CLI (bin/prebuilt.mjs), the bundle's own entry: no TypeScript loader in the threads.
   const bundle = (globalThis as Record<symbol, unknown>)[Symbol.for('switchboard.prebuilt')];
   const entry =
     typeof bundle === 'string' ? new URL('./run-thread.js', bundle) : new URL('./run-thread.ts', import.meta.url);
-  const pool = await startThreadPool<TrialJob, Trajectory[]>(entry, flags, threads);
-  return { runTrial: (task, trial) => pool.run({ taskId: task.id, trial }), close: () => pool.close() };
+  const pool = await startThreadPool<TrialJob, Trajectory[]>(entry, flags, threads, {
+    ...options,
+    ...(options.concurrency === undefined ? {} : { ahead: POOL_AHEAD }),
+  });
+  return {
+    runTrial: (task, trial) => pool.run({ taskId: task.id, trial }),
+    running: () => pool.running(),
+    pump: () => pool.pump(),
+    close: () => pool.close(),
+  };
 }

@@ -1,7 +1,8 @@
 /**
- * `run`'s rollout threads (issue 15, item 5): trials run in a pool of worker threads give the
- * same trajectories, byte for byte, and the same summary as all in the CLI's thread; the pool
- * reports a thread's set-up failure and a job's error by message.
+ * `run`'s rollout threads (issue 15, item 5): trials run in a pool of worker threads, or partly
+ * here while the pool starts, give the same trajectories, byte for byte and in the same order,
+ * and the same summary as all in the CLI's thread; the pool keeps to its concurrency (each
+ * thread its share) and reports a thread's set-up failure and a job's error by message.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startThreadPool } from '../../src/adapters/node/thread-pool.ts';
 import { main } from '../../src/cli/main.ts';
+import { scheduleTrials, trialSetup, type TrialFlags, type TrialScheduler } from '../../src/cli/run-trials.ts';
+import { runBatch } from '../../src/core/rollout/batch.ts';
+import type { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { capture } from '../fixtures/cli-io.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sb-threads-'));
@@ -28,21 +32,154 @@ async function run(name: string, domain: string, extra: string[]) {
 }
 
 describe('rollout threads', () => {
-  for (const domain of ['carrier', 'insurance-renewal']) {
-    it(`${domain}: 2 threads give the trajectories of 1, byte for byte`, async () => {
+  // Exact figures of these runs (seed 7, 2 trials a task, reference agent, scripted caller).
+  const expected = {
+    carrier: { episodes: 30, turns: 434, objections: undefined, first: 'carrier/carrier-pay-balance-1/0/7' },
+    'insurance-renewal': {
+      episodes: 28,
+      turns: 680,
+      objections: { raised: 52, handled: 52, score: 1 },
+      first: 'insurance-renewal/ir-easy-accept-list/0/7',
+    },
+  };
+  for (const domain of ['carrier', 'insurance-renewal'] as const) {
+    it(`${domain}: --concurrency 1, 2 and 4 in 2 threads give the same trajectories in the same order, byte for byte`, async () => {
       const one = await run(`${domain}-1`, domain, ['--concurrency', '1']);
-      const two = await run(`${domain}-2`, domain, ['--concurrency', '4', '--threads', '2']);
+      const two = await run(`${domain}-2`, domain, ['--concurrency', '2', '--threads', '2']);
+      const four = await run(`${domain}-4`, domain, ['--concurrency', '4', '--threads', '2']);
       expect(one.summary.settings.threads).toBe(1);
       expect(two.summary.settings.threads).toBe(2);
+      expect(four.summary.settings.threads).toBe(2);
       expect(two.lines).toBe(one.lines);
-      expect(one.lines.trim().split('\n').length).toBe(one.summary.totals.episodes);
-      const { settings: s1, ...rest1 } = one.summary;
-      const { settings: s2, ...rest2 } = two.summary;
-      expect(rest2).toEqual(rest1);
-      expect({ ...s2, concurrency: 1, threads: 1 }).toEqual(s1);
-      expect(rest1.totals.valid).toBeGreaterThan(0);
-    }, 120_000);
+      expect(four.lines).toBe(one.lines);
+      const trajectories = one.lines
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const want = expected[domain];
+      expect(trajectories.length).toBe(want.episodes);
+      expect(trajectories[0].id).toBe(want.first);
+      // Task order of the domain, trial order within a task.
+      expect(trajectories.map((t) => `${t.task_id}/${t.trial}`)).toEqual(
+        one.summary.settings.task_ids.flatMap((id: string) => [`${id}/0`, `${id}/1`]),
+      );
+      expect(trajectories.reduce((n, t) => n + t.turns.length, 0)).toBe(want.turns);
+      expect(trajectories.map((t) => t.reward_info.reward)).toEqual(Array(want.episodes).fill(1));
+      expect(one.summary.totals.objections).toEqual(want.objections);
+      for (const other of [two, four]) {
+        const { settings: s1, ...rest1 } = one.summary;
+        const { settings: s2, ...rest2 } = other.summary;
+        expect(rest2).toEqual(rest1);
+        expect({ ...s2, concurrency: 1, threads: 1 }).toEqual(s1);
+      }
+      expect(one.summary.totals).toMatchObject({ episodes: want.episodes, valid: want.episodes, mean_reward: 1 });
+    }, 180_000);
   }
+
+  it('a run starts its pool mid-way when the work left pays for it: trials before it ran here, same results', async () => {
+    const flags: TrialFlags = { domain: 'carrier', agent: 'reference', user: 'scripted', seed: 7 };
+    const setup = await trialSetup(flags);
+    const batch = (runner?: TrialScheduler) =>
+      runBatch({
+        ...setup.trial,
+        tasks: setup.tasks,
+        trials: 4,
+        concurrency: runner?.slots ?? 1,
+        ...(runner ? { trialRunner: runner.runTrial } : {}),
+      });
+    const sorted = (ts: Trajectory[]) => ts.map((t) => JSON.stringify(t)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    try {
+      const base = await batch();
+      // Never pays off: all 60 trials here, no thread started.
+      const never = scheduleTrials(setup.trial, flags, {
+        threads: 2,
+        concurrency: 2,
+        trials: 60,
+        auto: true,
+        paybackMs: Infinity,
+      });
+      const a = await batch(never);
+      await never.close();
+      expect([never.threads(), never.ranHere()]).toEqual([1, 60]);
+      // Always pays off: the pool starts after the first 10 trials here (more run here while it starts).
+      const soon = scheduleTrials(setup.trial, flags, {
+        threads: 2,
+        concurrency: 2,
+        trials: 60,
+        auto: true,
+        paybackMs: 0,
+      });
+      const b = await batch(soon);
+      await soon.close();
+      expect(soon.threads()).toBe(2);
+      expect(soon.ranHere()).toBeGreaterThanOrEqual(10);
+      // Started at once and waited for: every trial in the threads.
+      const pooled = scheduleTrials(setup.trial, flags, { threads: 2, concurrency: 2, trials: 60, auto: false });
+      await pooled.started();
+      const c = await batch(pooled);
+      await pooled.close();
+      expect([pooled.threads(), pooled.ranHere()]).toEqual([2, 0]);
+      for (const other of [a, b, c]) {
+        expect(sorted(other.trajectories)).toEqual(sorted(base.trajectories));
+        expect(other.summary).toEqual(base.summary);
+      }
+      expect(base.summary.totals.episodes).toBe(60);
+    } finally {
+      await setup.trial.runtime.close();
+    }
+  }, 180_000);
+
+  it('pool with a concurrency: each thread runs at most its share, one more waits in it, the rest in order in the parent', async () => {
+    const entry = new URL('../fixtures/threads/wait-thread.ts', import.meta.url);
+    type Job = { n: number; ms: number };
+    type Done = { n: number; thread: number; atStart: number };
+    await expect(startThreadPool(entry, {}, 2, { concurrency: 1 })).rejects.toThrow(
+      'thread pool: concurrency 1 is below its 2 threads',
+    );
+    const pool = await startThreadPool<Job, Done>(entry, {}, 2, { concurrency: 3 });
+    try {
+      // Shares 2 and 1, and one job ahead in each thread.
+      expect(pool.slots).toBe(5);
+      const jobs = Array.from({ length: 12 }, (_, n) => pool.run({ n, ms: 40 }));
+      expect(pool.running()).toBe(3);
+      const done = await Promise.all(jobs);
+      expect(done.map((d) => d.n)).toEqual([...Array(12).keys()]);
+      const most = new Map<number, number>();
+      for (const d of done) most.set(d.thread, Math.max(most.get(d.thread) ?? 0, d.atStart));
+      expect([...most.values()].sort()).toEqual([1, 2]);
+      // The first three start at once (2 in one thread, 1 in the other), the next two wait in the threads.
+      expect(
+        done
+          .slice(0, 3)
+          .map((d) => d.atStart)
+          .sort(),
+      ).toEqual([1, 1, 2]);
+      expect(pool.running()).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('pool budget: jobs run only while the caller leaves room, queued ones reject on close', async () => {
+    const entry = new URL('../fixtures/threads/wait-thread.ts', import.meta.url);
+    let budget = 0;
+    const pool = await startThreadPool<{ n: number; ms: number }, { n: number; atStart: number }>(entry, {}, 2, {
+      concurrency: 2,
+      budget: () => budget,
+    });
+    const jobs = Array.from({ length: 6 }, (_, n) => pool.run({ n, ms: 10 }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(pool.running()).toBe(0);
+    budget = 1;
+    pool.pump();
+    expect(pool.running()).toBe(1);
+    const done = await Promise.all(jobs);
+    expect(done.map((d) => [d.n, d.atStart])).toEqual([0, 1, 2, 3, 4, 5].map((n) => [n, 1]));
+    budget = 0;
+    const late = pool.run({ n: 6, ms: 10 });
+    await pool.close();
+    await expect(late).rejects.toThrow(/^rollout thread exited with code \d+$/);
+  }, 60_000);
 
   it('pool: jobs spread over the threads, job errors and set-up failures by message', async () => {
     const entry = new URL('../fixtures/threads/double-thread.ts', import.meta.url);

@@ -10,7 +10,7 @@ import { SUBSETS } from '../../core/duplex/turn-taking.ts';
 import { sortJsonlFile } from '../../adapters/node/jsonl.ts';
 import { redactText } from '../../adapters/shared/endpoint-secrets.ts';
 import { UsageError, withJudgeOptions } from '../participants.ts';
-import { DEFAULT_MAX_STEPS, startTrialPool, threadCount, trialSetup, type TrialFlags } from '../run-trials.ts';
+import { DEFAULT_MAX_STEPS, scheduleTrials, threadCount, trialSetup, type TrialFlags } from '../run-trials.ts';
 import { renderSummary } from '../reports.ts';
 import {
   AGENT_VOICE_HELP,
@@ -30,7 +30,10 @@ import { DOMAIN_HELP } from './gate.ts';
 export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags, TrialFlags {
   trials: number;
   concurrency: number;
-  /** Worker threads for the rollouts (issue 15, item 5); default one per core, at most `concurrency`. */
+  /**
+   * Worker threads for the rollouts (issue 15, item 5), at most `concurrency`; default one per
+   * core, started only when the run's work left pays for them (see `scheduleTrials`).
+   */
   threads?: number;
   out?: string;
   json?: boolean;
@@ -42,7 +45,7 @@ export type RunReport = BatchSummary & {
     split: string | null;
     task_ids: string[];
     concurrency: number;
-    /** Worker threads the rollouts ran in (1: the CLI's own). */
+    /** Worker threads the rollouts ran in (1: none was started, all ran in the CLI's own). */
     threads: number;
     max_steps: number;
     /** True when the agent had the reference solution: demonstrations (SFT), not an evaluation. */
@@ -98,9 +101,13 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
   if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
   const { domain, tasks, trial } = await trialSetup(opts, models);
   // Issue 15 (item 5): trials in a pool of worker threads, one per core (not with a channel,
-  // whose speech and audio files stay in this thread).
-  const threads = channel ? 1 : threadCount(opts, tasks.length * opts.trials);
-  const pool = threads > 1 ? await startTrialPool(opts, threads) : undefined;
+  // whose speech and audio files stay in this thread), once it is up and worth starting.
+  const trials = scheduleTrials(trial, opts, {
+    threads: channel ? 1 : threadCount(opts, tasks.length * opts.trials),
+    concurrency: opts.concurrency,
+    trials: tasks.length * opts.trials,
+    auto: opts.threads === undefined,
+  });
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
   if (outDir) await prepareOut(outDir);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);
@@ -112,11 +119,11 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
     keepTrajectories: false,
     tasks,
     trials: opts.trials,
-    concurrency: opts.concurrency,
+    concurrency: trials.slots,
     maxSteps,
     ...(channel ? { channel } : {}),
     ...(duplex ? { duplex } : {}),
-    ...(pool ? { trialRunner: pool.runTrial } : {}),
+    trialRunner: trials.runTrial,
     onTrajectory: (t) => {
       metrics.add(t);
       if (t.valid) progress.tick();
@@ -125,7 +132,7 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
       if (lines) writing = writing.then(() => appendFile(lines, `${JSON.stringify(t)}\n`));
     },
   });
-  const { summary } = await batch.finally(() => pool?.close());
+  const { summary } = await batch.finally(() => trials.close());
   await writing;
   progress.stop();
   // Task, trial, attempt order: the file does not depend on --concurrency.
@@ -138,7 +145,7 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
       split: opts.split ?? null,
       task_ids: tasks.map((t) => t.id),
       concurrency: opts.concurrency,
-      threads,
+      threads: trials.threads(),
       max_steps: maxSteps,
       teacher_guidance: opts.teacherGuidance ?? false,
       channel: channel
@@ -189,7 +196,7 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option(
       '--threads <n>',
-      'worker threads running the rollouts (default: one per core, at most --concurrency, from 100 trials up; 1 = all in this thread; a run with a phone channel uses 1)',
+      'worker threads running the rollouts, at most --concurrency (default: one per core, started once the run estimates over 3 s of work left; 1 = all in this thread; a run with a phone channel uses 1)',
       intOption('--threads', 1),
     )
     .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
