@@ -19,7 +19,7 @@
 import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
 import type { TableOptions } from '../schema/domain.ts';
 import { canonicalJson, diffStates, sameRow, type DbState, type StateDiff } from './state.ts';
-import type { TableInfo } from './write-log.ts';
+import { logImage, type TableInfo } from './write-log.ts';
 import { SwitchboardError } from '../errors.ts';
 
 /** One row (by primary key) that an episode wrote. */
@@ -36,9 +36,9 @@ export interface RowChange {
  * What an episode changed, relative to the state its environment was opened in. Plain data
  * (no open database), so a gold replay's changes can be kept and reused by many evaluations.
  *
- * Row images come from the write log (`json_object` of every column): text, integers within
- * ±2^53, NULL and reals (SQLite ≥ 3.43 prints reals with round-trip precision) come back as the
- * same JavaScript values `exportState()` reads.
+ * Row images come from the write log (`json_array` of every column, {@link logImage}): text,
+ * integers within ±2^53, NULL and reals (SQLite ≥ 3.43 prints reals with round-trip precision)
+ * come back as the same JavaScript values `exportState()` reads.
  */
 export interface StateChanges {
   /**
@@ -58,9 +58,9 @@ export interface StateChanges {
 export interface LogRow {
   tbl: string;
   op: 'insert' | 'update' | 'delete';
-  /** JSON object of the row before the write (`null` for inserts). */
+  /** The row before the write (`null` for inserts): JSON array of its values in column order. */
   old: string | null;
-  /** JSON object of the row after the write (`null` for deletes). */
+  /** The row after the write (`null` for deletes): JSON array of its values in column order. */
   new: string | null;
 }
 
@@ -83,8 +83,8 @@ export function collectChanges(
   for (const entry of log) {
     const info = byName.get(entry.tbl);
     if (!info || whole.has(info.name) || nullKeyTables.has(info.name)) continue;
-    const before = entry.old == null ? null : (JSON.parse(entry.old) as SqlRow);
-    const after = entry.new == null ? null : (JSON.parse(entry.new) as SqlRow);
+    const before = logImage(info, entry.old);
+    const after = logImage(info, entry.new);
     const table = (rows[info.name] ??= {});
     const keyOf = (row: SqlRow) => info.primaryKey.map((c) => row[c] ?? null);
     const oldKey = before ? keyOf(before) : null;

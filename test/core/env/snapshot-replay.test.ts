@@ -137,7 +137,8 @@ describe('snapshots kept as logged writes', () => {
     const snap = await env.snapshot();
     expect(snap.image).toBeUndefined();
     expect(snap.log).toEqual([
-      { tbl: 'items', op: 'delete', old: '{"id":"a","qty":1,"price":0.1,"note":null}', new: null, rid: 1 },
+      // The row image: its values in column order (id, qty, price, note).
+      { tbl: 'items', op: 'delete', old: '["a",1,0.1,null]', new: null, rid: 1 },
     ]);
     await env.close();
   });
