@@ -190,9 +190,13 @@ const findUserIdByEmail = defineTool({
     const wanted = email.toLowerCase();
     // The first user in file order whose lower-cased email is `wanted`. SQLite's lower() folds
     // ASCII only, which is what toLowerCase() does to an ASCII email; emails with any other
-    // character (more bytes than characters) all come back and are compared here.
+    // character (more bytes than characters) all come back and are compared here. Each half
+    // has its index (schema.sql).
     const users = await db.all(
-      'SELECT user_id, email FROM users WHERE lower(email) = +? OR octet_length(email) <> length(email) ORDER BY position',
+      `SELECT user_id, email FROM (
+         SELECT user_id, email, position FROM users WHERE lower(email) = +?1
+         UNION ALL SELECT user_id, email, position FROM users WHERE octet_length(email) <> length(email)
+       ) ORDER BY position`,
       [wanted],
     );
     const hit = users.find((u) => (u.email as string).toLowerCase() === wanted);

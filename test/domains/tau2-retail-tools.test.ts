@@ -116,6 +116,22 @@ describe('reads', () => {
     expect(await callError(env, 'find_user_id_by_email', { email: 'emma.santos@example.com' })).toBe('User not found');
   });
 
+  it('find_user_id_by_email: non-ASCII emails are lower-cased as JavaScript does, the first user in file order wins', async () => {
+    const users = (await env.query('SELECT user_id FROM users ORDER BY position LIMIT 4')).map((r) => r.user_id);
+    const setEmail = (i: number, email: string) =>
+      env.query('UPDATE users SET email = ? WHERE user_id = ?', [email, users[i]!]);
+    // KELVIN SIGN lower-cases to ASCII "k"; SQLite's lower() leaves it alone.
+    await setEmail(0, '\u212Aim@example.com');
+    await setEmail(1, 'kim@example.com');
+    await setEmail(2, 'ÉLISE@example.com');
+    await setEmail(3, 'Élise@Example.com');
+    expect((await call(env, 'find_user_id_by_email', { email: 'KIM@example.com' })).content).toBe(users[0]);
+    expect((await call(env, 'find_user_id_by_email', { email: 'élise@example.com' })).content).toBe(users[2]);
+    await setEmail(0, 'nobody@example.com');
+    expect((await call(env, 'find_user_id_by_email', { email: 'Kim@Example.COM' })).content).toBe(users[1]);
+    expect(await callError(env, 'find_user_id_by_email', { email: 'elise@example.com' })).toBe('User not found');
+  });
+
   it('find_user_id_by_name_zip matches names regardless of case and the zip exactly', async () => {
     expect(
       (await call(env, 'find_user_id_by_name_zip', { first_name: 'emma', last_name: 'SANTOS', zip: '78228' })).content,
