@@ -123,8 +123,9 @@ function fdnBlock(
  * The far-field talker: `dry · (x + wet · tail)`, where `tail` is the reverberant part (no direct
  * sound) of `x` in a room of the given RT60, scaled so its impulse response has unit energy
  * over 1.5 RT60 (≥ 90 dB down): for a noise-like input the tail has the input's power, and `wet`
- * sets its level against the direct sound. Length kept (the tail past the end is cut), into a
- * new array. Deterministic for (x, settings).
+ * sets its level against the direct sound. Length kept (the tail past the end is cut), into
+ * `out` (same length as `x`, not `x` itself; a new array by default). Deterministic for (x, settings).
+ * @throws RangeError when `out` has another length.
  */
 export function farFieldMix(
   x: Float32Array,
@@ -132,7 +133,9 @@ export function farFieldMix(
   settings: ReverbSettings,
   dry: number,
   wet: number,
+  out: Float32Array = new Float32Array(x.length),
 ): Float32Array {
+  if (out.length !== x.length) throw new RangeError(`farFieldMix: ${out.length} output samples for ${x.length}`);
   const net = network(rateHz, settings);
   // The impulse response over 1.5 RT60 (its tail alone: dry 1 and the impulse subtracted) gives the normalization.
   const probe = new Float32Array(Math.max(1, Math.ceil((1.5 * settings.rt60Ms * rateHz) / 1000)));
@@ -142,7 +145,6 @@ export function farFieldMix(
   ir[0] = (ir[0] as number) - 1;
   let e = 0;
   for (let i = 0; i < ir.length; i++) e += (ir[i] as number) ** 2;
-  const out = new Float32Array(x.length);
   runNetwork(x, out, net, dry, e > 0 ? wet / Math.sqrt(e) : 0);
   return out;
 }

@@ -101,7 +101,7 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
     if (byId.has(n.id)) throw new Error(`duplicate graph node id "${n.id}"`);
     if (n.kind === 'convolver' || n.kind === 'biquad' || (n.kind === 'gain' && n.automation && n.automation.length > 0))
       return null;
-    if (n.kind === 'buffer' && !Number.isInteger(n.startS * graph.sampleRate)) return null;
+    if (n.kind === 'buffer' && startFrame(n.startS, graph.sampleRate) === null) return null;
     byId.set(n.id, n);
   }
   const inputs = new Map<string, string[]>();
@@ -138,7 +138,7 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
     let out: Float32Array;
     if (n.kind === 'buffer') {
       out = new Float32Array(length);
-      const at = n.startS * graph.sampleRate;
+      const at = startFrame(n.startS, graph.sampleRate) as number;
       if (at < length)
         out.set(at >= 0 ? n.samples.subarray(0, length - at) : n.samples.subarray(-at, length - at), Math.max(0, at));
     } else {
@@ -151,7 +151,8 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
         // is a constant gain on one such buffer (scaled as it is added).
         const src = byId.get(from[k]!)!;
         const direct = soleBufferInput(src);
-        if (direct) addAt(out, direct.buffer.samples, direct.buffer.startS * graph.sampleRate, direct.gain);
+        if (direct)
+          addAt(out, direct.buffer.samples, startFrame(direct.buffer.startS, graph.sampleRate) as number, direct.gain);
         else addInto(out, evaluate(from[k]!));
       }
       if (n.kind === 'gain') scaleInPlace(out, Math.fround(n.gain));
@@ -162,6 +163,18 @@ export function renderGraphDirect(graph: AudioGraph): Float32Array | null {
     return out;
   };
   return evaluate(graph.output);
+}
+
+/**
+ * The sample frame a buffer starting at `startS` seconds plays its first sample on, or `null`
+ * when that is between two frames. A start computed as `frame / rate` is on its frame even when
+ * `startS · rate` misses the integer by a rounding step (e.g. 53333 / 16000 · 16000 =
+ * 53332.99999999999): within 10⁻⁶ of a frame counts as on it.
+ */
+function startFrame(startS: number, rateHz: number): number | null {
+  const at = startS * rateHz;
+  const frame = Math.round(at);
+  return Math.abs(at - frame) < 1e-6 ? frame : null;
 }
 
 function addInto(acc: Float32Array, x: Float32Array): void {
