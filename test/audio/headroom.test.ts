@@ -7,6 +7,11 @@ import { main } from '../../src/cli/main.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import { espeakTts } from '../../src/adapters/node/audio/espeak-tts.ts';
 import { floatToInt16, limitPeakInPlace, SPEECH_PEAK_CEILING } from '../../src/core/audio/pcm.ts';
+import { decodeWav, resample } from '../../src/core/audio/wav.ts';
+import { endpointTts } from '../../src/adapters/shared/endpoint-tts.ts';
+import { OpenAiModelClient } from '../../src/adapters/shared/openai-client.ts';
+import { omniAudioCompletion, startOpenAiServer, wavBase64 } from '../fixtures/openai-server.ts';
+import { expectPeakLimited } from './helpers.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -73,4 +78,38 @@ describe('headroom: synthesized speech peaks at 0.9 FS, nothing reaches the int1
     expect(over).toEqual([]);
     expect(worst).toBeGreaterThan(32767 * 0.8);
   }, 600_000);
+});
+
+describe('headroom of endpoint speech (--tts endpoint): peak-limited through the same code as espeak', () => {
+  // 0.5 s at 24 kHz, as vLLM-Omni and OpenAI answer: a full-scale 1 kHz square wave (±32767, the
+  // worst case for a resampler's overshoot) and a 440 Hz sine driven 1.5× past full scale and
+  // clipped at the int16 limits, as a hot TTS voice comes out.
+  const square = Array.from({ length: 12_000 }, (_, i) => (Math.floor(i / 12) % 2 ? -32767 : 32767));
+  const clipped = Array.from({ length: 12_000 }, (_, i) =>
+    Math.max(-32768, Math.min(32767, Math.round(1.5 * 32767 * Math.sin((2 * Math.PI * 440 * i) / 24_000)))),
+  );
+
+  it.each([
+    ['a full-scale square wave', square],
+    ['a clipped sine', clipped],
+  ])(
+    'a fake endpoint answering %s: measured peak exactly 0.9 FS (29,491), the waveform only scaled',
+    async (_, pcm) => {
+      const audio = wavBase64(pcm, 24_000);
+      const server = await startOpenAiServer(() => ({
+        json: omniAudioCompletion({ model: 'qwen-omni', content: 'Hello there.', audio }),
+      }));
+      try {
+        const tts = endpointTts(
+          new OpenAiModelClient({ flavor: 'vllm-omni', model: 'qwen-omni', baseURL: server.url, maxRetries: 0 }),
+        );
+        const out = await tts.synthesize('Hello there.', { language: 'en' });
+        expect([out.sampleRate, out.samples.length]).toEqual([16_000, 8_000]);
+        // Resampled without a limit the endpoint's WAV overshoots and clips; through the adapter it is only scaled.
+        expectPeakLimited(out.samples, resample(decodeWav(Buffer.from(audio, 'base64')).samples, 24_000, 16_000));
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

@@ -1,7 +1,9 @@
 /** Shared fixtures of the audio tests: the real noise recordings and a speech-like test signal. */
 import { readFileSync } from 'node:fs';
 import { testData } from '../fixtures/data.ts';
+import { expect } from 'vitest';
 import { decodeWav } from '../../src/core/audio/wav.ts';
+import { floatToInt16, SPEECH_PEAK_CEILING } from '../../src/core/audio/pcm.ts';
 import type { Rng } from '../../src/core/ports/rng.ts';
 
 /**
@@ -49,4 +51,25 @@ export function diff(a: Float32Array, b: Float32Array): Float32Array {
 export function sine(hz: number, seconds: number, amp = 0.5, rate = 16000): Float32Array {
   const n = Math.round(seconds * rate);
   return Float32Array.from({ length: n }, (_, i) => amp * Math.sin((2 * Math.PI * hz * i) / rate));
+}
+
+/** Largest |sample| (full scale 1 for float samples, 32,768 for int16). */
+export function peakOf(x: Float32Array | Int16Array): number {
+  let peak = 0;
+  for (const v of x) peak = Math.max(peak, Math.abs(v));
+  return peak;
+}
+
+/**
+ * Asserts that `unlimited` (a TTS waveform resampled to 16 kHz without a limit) overshoots full
+ * scale and clips at the int16 limits, and that `limited` (what the TTS adapter returned) is the
+ * same samples × 0.9 / peak, peaking at exactly 0.9 FS: 29,491 as 16-bit.
+ */
+export function expectPeakLimited(limited: Float32Array, unlimited: Float32Array): void {
+  expect(peakOf(unlimited)).toBeGreaterThan(1);
+  expect(peakOf(floatToInt16(unlimited))).toBeGreaterThanOrEqual(32767);
+  const g = SPEECH_PEAK_CEILING / peakOf(unlimited);
+  expect(Array.from(limited)).toEqual(Array.from(unlimited, (v) => Math.fround(v * g)));
+  expect(peakOf(limited)).toBe(Math.fround(SPEECH_PEAK_CEILING));
+  expect(peakOf(floatToInt16(limited))).toBe(29_491);
 }

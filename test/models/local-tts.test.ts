@@ -15,12 +15,15 @@ import { main } from '../../src/cli/main.ts';
 import { ttsFromSpec } from '../../src/cli/channel.ts';
 import { parseManifest, resolveLocalAgent, resolveLocalTts } from '../../src/adapters/shared/local-model-manifest.ts';
 import { localTts, UNSPEAKABLE_SAMPLES, type LocalTts } from '../../src/adapters/shared/local-tts.ts';
-import { decodeWav } from '../../src/core/audio/wav.ts';
+import { decodeWav, resample } from '../../src/core/audio/wav.ts';
+import { expectPeakLimited } from '../audio/helpers.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import { TINY_TTS_BURST, TINY_TTS_RATE, tinyTtsTokens, tinyTtsToneHz, writeTinyTtsModel } from './tiny-model.ts';
 
 const ID = 'tiny-vits';
+/** The same model at full scale (amplitude 1): its 24 → 16 kHz resampling overshoots 1. */
+const LOUD = 'tiny-vits-loud';
 /** One character's burst at 16 kHz. */
 const SEG = (TINY_TTS_BURST * 16_000) / TINY_TTS_RATE;
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -30,20 +33,18 @@ let manifest: unknown;
 let tts: LocalTts;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'sb-tts-model-'));
-  const files = writeTinyTtsModel(dir, ID);
+  const entry = (id: string, files: string[]) => ({
+    id,
+    repo: `switchboard/${id}`,
+    revision: 'test',
+    task: 'text-to-speech',
+    dtype: 'fp32',
+    license: 'Apache-2.0',
+    files: files.map((f) => ({ path: f, sha256: sha(readFileSync(join(dir, id, f))) })),
+  });
   manifest = {
     version: 1,
-    models: [
-      {
-        id: ID,
-        repo: `switchboard/${ID}`,
-        revision: 'test',
-        task: 'text-to-speech',
-        dtype: 'fp32',
-        license: 'Apache-2.0',
-        files: files.map((f) => ({ path: f, sha256: sha(readFileSync(join(dir, ID, f))) })),
-      },
-    ],
+    models: [entry(ID, writeTinyTtsModel(dir, ID)), entry(LOUD, writeTinyTtsModel(dir, LOUD, 1))],
   };
   writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
   tts = localTts(resolveLocalTts(parseManifest(manifest), ID), { modelsPath: dir, device: 'cpu' });
@@ -79,7 +80,9 @@ describe('on-device TTS (tiny VITS layout, transformers.js text-to-speech pipeli
   it('is a manifest model kind of its own: resolvable for --tts, not as an agent', () => {
     const m = parseManifest(manifest);
     expect(resolveLocalTts(m, ID)).toMatchObject({ id: ID, task: 'text-to-speech' });
-    expect(() => resolveLocalTts(m, 'nope')).toThrow('unknown on-device TTS model "nope" (manifest has: tiny-vits)');
+    expect(() => resolveLocalTts(m, 'nope')).toThrow(
+      'unknown on-device TTS model "nope" (manifest has: tiny-vits, tiny-vits-loud)',
+    );
     expect(() => resolveLocalAgent(m, ID)).toThrow('unknown on-device agent "tiny-vits" (manifest has: nothing)');
     // The repository's manifest lists MMS-TTS English.
     const repo = parseManifest(
@@ -106,6 +109,24 @@ describe('on-device TTS (tiny VITS layout, transformers.js text-to-speech pipeli
     expect(Math.sqrt(e / 800)).toBeCloseTo(0.5 / Math.SQRT2, 2);
     // Deterministic for this graph.
     expect(Array.from((await tts.synthesize(text)).samples)).toEqual(Array.from(a.samples));
+  });
+
+  it('a full-scale model is peak-limited like espeak speech: measured peak exactly 0.9 FS (29,491), the waveform only scaled', async () => {
+    const loud = localTts(resolveLocalTts(parseManifest(manifest), LOUD), { modelsPath: dir, device: 'cpu' });
+    try {
+      const text = 'plan 42';
+      const a = await loud.synthesize(text);
+      // The model's own waveform (full-scale bursts at 24 kHz) resampled without a limit overshoots full scale.
+      const raw = new Float32Array(tinyTtsTokens(text).length * TINY_TTS_BURST);
+      tinyTtsTokens(text).forEach((id, i) => {
+        for (let n = 0; n < TINY_TTS_BURST; n++)
+          raw[i * TINY_TTS_BURST + n] = Math.sin((2 * Math.PI * tinyTtsToneHz(id) * n) / TINY_TTS_RATE);
+      });
+      // …and clips at the int16 limits; through the adapter it is the same samples × 0.9 / peak.
+      expectPeakLimited(a.samples, resample(raw, TINY_TTS_RATE, 16_000));
+    } finally {
+      await loud.dispose();
+    }
   });
 
   it('returns 20 ms of silence for text the tokenizer keeps nothing of', async () => {
@@ -168,7 +189,7 @@ describe('run --tts local:<id>', () => {
 
   it('rejects an unknown or missing on-device TTS model with a usage error', () => {
     expect(() => ttsFromSpec('local:nope', { SWITCHBOARD_MODELS: dir })).toThrow(
-      '--tts local:nope: unknown on-device TTS model "nope" (manifest has: tiny-vits)',
+      '--tts local:nope: unknown on-device TTS model "nope" (manifest has: tiny-vits, tiny-vits-loud)',
     );
     const empty = mkdtempSync(join(tmpdir(), 'sb-tts-empty-'));
     try {

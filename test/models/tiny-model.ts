@@ -476,16 +476,16 @@ export function tinyTtsTokens(text: string): number[] {
 /**
  * The ONNX bytes of the tiny TTS model, a VITS stand-in with its interface: `input_ids` [batch,
  * tokens] → `waveform` [batch, samples]. A Gather takes each token's row of a burst table (a
- * {@link TINY_TTS_BURST}-sample sine at {@link tinyTtsToneHz}, amplitude 0.5) and a Reshape
- * concatenates the bursts, so `samples = tokens × TINY_TTS_BURST` exactly.
+ * {@link TINY_TTS_BURST}-sample sine at {@link tinyTtsToneHz}, amplitude `amplitude`, 0.5 unless
+ * given) and a Reshape concatenates the bursts, so `samples = tokens × TINY_TTS_BURST` exactly.
  */
-export function tinyTtsOnnx(): Uint8Array {
+export function tinyTtsOnnx(amplitude = 0.5): Uint8Array {
   const V = TINY_TTS_VOCAB.length;
   const L = TINY_TTS_BURST;
   const table = new Float32Array(V * L);
   for (let id = 1; id < V; id++) {
     const hz = tinyTtsToneHz(id);
-    for (let n = 0; n < L; n++) table[id * L + n] = 0.5 * Math.sin((2 * Math.PI * hz * n) / TINY_TTS_RATE);
+    for (let n = 0; n < L; n++) table[id * L + n] = amplitude * Math.sin((2 * Math.PI * hz * n) / TINY_TTS_RATE);
   }
   const shape = new BigInt64Array([0n, -1n]);
   return onnxModel('tiny_vits', [
@@ -503,9 +503,9 @@ export function tinyTtsOnnx(): Uint8Array {
  * `config.json` (`model_type: vits`, `sampling_rate`), a character `tokenizer.json` (lower-case,
  * drop unknown characters, split into characters, one id each), `tokenizer_config.json`
  * (`VitsTokenizer`) and `onnx/model.onnx`, which transformers.js's `text-to-speech` pipeline runs
- * as `VitsModel`. Returns the files written.
+ * as `VitsModel`, with bursts of `amplitude` (default 0.5; 1 is full scale). Returns the files written.
  */
-export function writeTinyTtsModel(modelsDir: string, id: string): string[] {
+export function writeTinyTtsModel(modelsDir: string, id: string, amplitude = 0.5): string[] {
   const vocab = Object.fromEntries(TINY_TTS_VOCAB.map((w, i) => [w, i]));
   return writeFiles(join(modelsDir, id), {
     'config.json': JSON.stringify({
@@ -539,6 +539,6 @@ export function writeTinyTtsModel(modelsDir: string, id: string): string[] {
       normalize: true,
       model_max_length: 4096,
     }),
-    'onnx/model.onnx': tinyTtsOnnx(),
+    'onnx/model.onnx': tinyTtsOnnx(amplitude),
   });
 }

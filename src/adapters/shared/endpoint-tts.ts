@@ -2,13 +2,13 @@
  * {@link Tts} over a model endpoint's own speech (vLLM-Omni serving Qwen-Omni, or OpenAI audio
  * output) through a {@link ModelClient}: the model is asked to say the text verbatim with
  * `audio: { voice }`; the reply's WAV (24 kHz from vLLM-Omni and OpenAI) is decoded, mixed to
- * mono and resampled to 16 kHz. Not bit-deterministic unless the server is (sampling is sent
- * explicitly: temperature 0, a fixed seed).
+ * mono, resampled to 16 kHz and peak-limited to 0.9 FS like every TTS's speech
+ * (`speechFromTtsWav`). Not bit-deterministic unless the server is (sampling is sent explicitly:
+ * temperature 0, a fixed seed).
  */
 import type { ModelClient } from '../../core/ports/model-client.ts';
 import type { Tts, TtsAudio, TtsVoice } from '../../core/ports/tts.ts';
-import { decodeWav, resample } from '../../core/audio/wav.ts';
-import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
+import { speechFromTtsWav } from '../../core/audio/wav.ts';
 
 /** Options of {@link endpointTts}. */
 export interface EndpointTtsOptions {
@@ -50,12 +50,7 @@ export function endpointTts(client: ModelClient, opts: EndpointTtsOptions = {}):
       });
       if (!res.audio)
         throw new Error(`endpoint TTS ${client.id}: the reply has no audio (is audio output enabled on the server?)`);
-      const decoded = decodeWav(base64ToBytes(res.audio.base64));
-      const samples =
-        decoded.sampleRate === SPEECH_RATE_HZ
-          ? decoded.samples
-          : resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ);
-      return { samples, sampleRate: SPEECH_RATE_HZ };
+      return speechFromTtsWav(base64ToBytes(res.audio.base64));
     },
   };
 }

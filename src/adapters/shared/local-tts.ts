@@ -8,14 +8,15 @@
  * character-level `tokenizer.json` (+ `tokenizer_config.json`, `VitsTokenizer`), and one ONNX graph
  * `onnx/model.onnx` (`onnx/model_quantized.onnx` for `dtype: q8`) taking `input_ids` [batch,
  * tokens] and returning `waveform` [batch, samples]. The waveform is resampled from the model's
- * `sampling_rate` to 16 kHz mono.
+ * `sampling_rate` to 16 kHz mono and peak-limited to 0.9 FS like every TTS's speech
+ * (`speechFromTtsSamples`).
  *
  * MMS-TTS models are one language each: `TtsVoice` is ignored. VITS samples noise inside its
  * graph, so a real model's speech is not bit-identical run to run.
  */
 import { pipeline } from '@huggingface/transformers';
 import type { Tts, TtsAudio } from '../../core/ports/tts.ts';
-import { resample } from '../../core/audio/wav.ts';
+import { speechFromTtsSamples } from '../../core/audio/wav.ts';
 import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
 import { useLocalModelsOnly, type LocalRuntime } from './local-model-engine.ts';
 import type { ManifestModel } from './local-model-manifest.ts';
@@ -64,9 +65,7 @@ export function localTts(model: ManifestModel, runtime: LocalRuntime): LocalTts 
     if ((synth.tokenizer(text).input_ids.dims.at(-1) ?? 0) === 0)
       return { samples: new Float32Array(UNSPEAKABLE_SAMPLES), sampleRate: SPEECH_RATE_HZ };
     const out = await synth(text);
-    const samples =
-      out.sampling_rate === SPEECH_RATE_HZ ? out.audio.slice() : resample(out.audio, out.sampling_rate, SPEECH_RATE_HZ);
-    return { samples, sampleRate: SPEECH_RATE_HZ };
+    return speechFromTtsSamples(out.audio, out.sampling_rate);
   };
   return {
     id: `local:${model.id}`,

@@ -129,12 +129,26 @@ export function resample(samples: Float32Array, fromHz: number, toHz: number): F
 }
 
 /**
- * A TTS program's WAV (any rate, 16-bit) as speech for the channel: decoded, resampled to 16 kHz
- * and scaled to peak at most {@link SPEECH_PEAK_CEILING} (0.9 FS, tau2-bench's headroom) so the
- * resampler's overshoot and the 16-bit conversion cannot clip. Throws what {@link decodeWav} throws.
+ * A TTS engine's waveform (mono, any integer rate, full scale = 1) as speech for the channel: a
+ * copy resampled to 16 kHz and scaled to peak at most {@link SPEECH_PEAK_CEILING} (0.9 FS,
+ * tau2-bench's headroom) so that neither the resampler's overshoot of near-full-scale input nor
+ * the 16-bit conversion can clip. Every TTS adapter (espeak-ng in Node and the page, endpoint
+ * speech, on-device models) goes through it. Throws RangeError for a rate that is not a positive
+ * integer ({@link resample}).
+ */
+export function speechFromTtsSamples(
+  samples: Float32Array,
+  sampleRate: number,
+): { samples: Float32Array; sampleRate: number } {
+  return { samples: limitPeakInPlace(resample(samples, sampleRate, SPEECH_RATE_HZ)), sampleRate: SPEECH_RATE_HZ };
+}
+
+/**
+ * A TTS program's WAV (any rate, 16-bit) as speech for the channel: decoded (mixed to mono) and
+ * made speech by {@link speechFromTtsSamples} (16 kHz, peak at most 0.9 FS). Throws what
+ * {@link decodeWav} throws.
  */
 export function speechFromTtsWav(bytes: Uint8Array): { samples: Float32Array; sampleRate: number } {
   const decoded = decodeWav(bytes);
-  const samples = limitPeakInPlace(resample(decoded.samples, decoded.sampleRate, SPEECH_RATE_HZ));
-  return { samples, sampleRate: SPEECH_RATE_HZ };
+  return speechFromTtsSamples(decoded.samples, decoded.sampleRate);
 }
