@@ -102,7 +102,9 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
   const { domain, tasks, trial } = await trialSetup(opts, models);
   // Issue 15 (item 5): trials in a pool of worker threads, one per core (not with a channel,
   // whose speech and audio files stay in this thread), once it is up and worth starting.
-  const trials = scheduleTrials(trial, opts, {
+  // Trials run here get the channel and the timeline too (the pool's threads run none: see above).
+  const local = { ...trial, ...(channel ? { channel } : {}), ...(duplex ? { duplex } : {}) };
+  const trials = scheduleTrials(local, opts, {
     threads: channel ? 1 : threadCount(opts, tasks.length * opts.trials),
     concurrency: opts.concurrency,
     trials: tasks.length * opts.trials,
@@ -115,14 +117,12 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
   const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
   const invalid: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: string })[] = [];
   const batch = runBatch({
-    ...trial,
+    ...local,
     keepTrajectories: false,
     tasks,
     trials: opts.trials,
     concurrency: trials.slots,
     maxSteps,
-    ...(channel ? { channel } : {}),
-    ...(duplex ? { duplex } : {}),
     trialRunner: trials.runTrial,
     onTrajectory: (t) => {
       metrics.add(t);
