@@ -27,10 +27,11 @@ import {
 import { ScriptedUser } from '../../src/core/participants/scripted.ts';
 import { steppingClock } from '../../src/core/ports/clock.ts';
 import type { RealtimeConnect } from '../../src/core/ports/realtime.ts';
+import type { ParticipantReply } from '../../src/core/participants/types.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
 import { runEpisode } from '../../src/core/rollout/episode.ts';
 import type { Domain } from '../../src/core/schema/domain.ts';
-import { Trajectory, type AssistantTurn } from '../../src/core/schema/trajectory.ts';
+import { Trajectory, type AssistantTurn, type Turn } from '../../src/core/schema/trajectory.ts';
 import { evaluate } from '../../src/core/scoring/evaluate.ts';
 import { qualityFindings } from '../../src/core/scoring/quality.ts';
 import { capture } from '../fixtures/cli-io.ts';
@@ -173,6 +174,55 @@ describe.each(transports)('a flooding realtime server, over the %s transport', (
       server = undefined;
     }
   });
+});
+
+describe('a flood between turns (after response.done, while no reply is awaited)', () => {
+  it.each(transports)(
+    'over the %s transport: unread frames stop at a response and its drain (32 MiB), the socket closed there; the next reply is that flood cut at the byte limit, the one after from a fresh session',
+    async (_, connect) => {
+      server = await startRealtimeServer(
+        planReplies(domain, TASK, [], (r, ctx) =>
+          ctx.response === 0 ? { ...r, floodAfterDone: { kind: 'unknown', chars: 10_000, max: 10_000 } } : r,
+        ),
+      );
+      const agent = new RealtimeAgent({ url: server.url, connect: connect() });
+      const task = domain.tasks.find((t) => t.id === TASK)!;
+      const view = { domain, task, turns: [] as Turn[], tools: [], rng: seededRng(0) };
+      const first = await agent.respond(view);
+      expect([first.text, first.capped, first.generation?.finish_reason]).toEqual([
+        domain.greeting,
+        undefined,
+        'completed',
+      ]);
+      // Nobody reads while the caller speaks: the agent closes the socket once 3,356 frames of
+      // 10,000 characters (33,560,000 > 2 × 16 MiB) wait unread, long before the fixture's own stop.
+      await vi.waitFor(() => expect(server!.closed[0]).toBe(true), { timeout: 30_000 });
+      expect(server.flooded[0]).toBeLessThan(10_000);
+      const said = (text: string): Turn => ({ role: 'user', text, tool_calls: [], t_ms: 0 });
+      const mine = (r: ParticipantReply): Turn => ({ role: 'assistant', text: r.text ?? '', tool_calls: [], t_ms: 0 });
+      const second = await agent.respond({ ...view, turns: [mine(first), said('我想交话费')] });
+      // Frames 1–1,677 (16,770,000 characters) were read; the 1,678th passed 16 MiB.
+      expect(second.capped).toEqual({ limit: 'bytes', max: RESPONSE_LIMITS.bytes, ended: 'closed' });
+      expect([second.text, second.parts, second.generation?.finish_reason]).toEqual([
+        '',
+        undefined,
+        'closed; cut at the bytes limit',
+      ]);
+      // Nothing more went to the flooding connection: no second response.create, no cancel.
+      expect(sent('response.create').map((c) => c.length)).toEqual([1]);
+      expect(sent('response.cancel').flat()).toEqual([]);
+      const third = await agent.respond({
+        ...view,
+        turns: [mine(first), said('我想交话费'), mine(second), said('15867452301')],
+      });
+      await agent.close();
+      expect([third.capped, third.generation?.finish_reason]).toEqual([undefined, 'completed']);
+      // A fresh session, the call replayed: the greeting and both caller turns as items.
+      expect(
+        server.received.map((events) => events.filter((e) => e.type === 'conversation.item.create').length),
+      ).toEqual([0, 3]);
+    },
+  );
 });
 
 describe('one frame over the Node transport limit', () => {

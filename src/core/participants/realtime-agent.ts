@@ -29,6 +29,11 @@
  *   What the server sends after the cancel is read and dropped until its `response.done`, within
  *   the same limits again; a server that goes on past them, closes, or sends an `error` has its
  *   session closed, and the next turn opens a fresh one with the conversation replayed;
+ * - frames sent while no reply is awaited (between turns) wait for the next reply and count
+ *   towards its limits; unread frames past a response's limits plus the drain's (40,000 events
+ *   or 32 MiB by default) close the session there, so memory stays bounded: that next reply is
+ *   what was sent, cut at its first limit (`capped`, `ended: closed`), and the turn after it
+ *   opens a fresh session;
  * - transport faults (cannot connect, the socket drops or the adapter's idle timeout ends it
  *   before a limit is reached, an `error` event, a response with status `failed`) reconnect and
  *   replay the conversation so far in a fresh session, `retries` times; then
@@ -111,15 +116,34 @@ interface Frame {
   chars: number;
 }
 
-/** Frames of one connection, in arrival order. */
+/** Which limit ended a connection from our side: see {@link Inbox.overflow}. */
+type Overflow = 'events' | 'bytes';
+
+/**
+ * Frames of one connection, in arrival order. Unread frames are bounded: a server that sends
+ * more than `bound` of them before they are read (a flood while no reply is awaited, between
+ * turns) ends the connection (`overflow`, `onOverflow` closes the socket) instead of filling
+ * memory; the frames up to the bound stay readable.
+ */
 class Inbox {
   private items: Frame[] = [];
+  private unreadChars = 0;
   private wake: (() => void) | null = null;
   closed: string | null = null;
-  /** The connection ended on a frame over the transport's size limit. */
-  oversize = false;
+  /**
+   * The connection ended on the server's flood, not a fault: `events` / `bytes` when unread
+   * frames passed the bound's count / characters, `bytes` for one frame over the transport's size
+   * limit.
+   */
+  overflow: Overflow | null = null;
+  /** Called once when unread frames pass the bound (the agent closes the socket). */
+  onOverflow: () => void = () => undefined;
+
+  /** @param bound most unread frames (`events`) and characters of them (`chars`) held. */
+  constructor(private readonly bound: { events: number; chars: number }) {}
 
   push(data: string): void {
+    if (this.closed !== null) return;
     let e: unknown = null;
     try {
       e = JSON.parse(data);
@@ -128,11 +152,23 @@ class Inbox {
     }
     const ok = typeof e === 'object' && e !== null && typeof (e as { type?: unknown }).type === 'string';
     this.items.push({ event: ok ? (e as ServerEvent) : null, chars: data.length });
+    this.unreadChars += data.length;
+    const over: Overflow | null =
+      this.items.length > this.bound.events ? 'events' : this.unreadChars > this.bound.chars ? 'bytes' : null;
+    if (over) {
+      this.end(
+        over === 'events'
+          ? `more than ${this.bound.events} unread events from the server`
+          : `more than ${this.bound.chars} characters of unread events from the server`,
+        over,
+      );
+      this.onOverflow();
+    }
     this.wake?.();
   }
 
-  end(reason: string, oversize = false): void {
-    if (this.closed === null) this.oversize = oversize;
+  end(reason: string, overflow: Overflow | null = null): void {
+    if (this.closed === null) this.overflow = overflow;
     this.closed ??= reason;
     this.wake?.();
   }
@@ -141,7 +177,10 @@ class Inbox {
   async next(): Promise<Frame> {
     for (;;) {
       const f = this.items.shift();
-      if (f) return f;
+      if (f) {
+        this.unreadChars -= f.chars;
+        return f;
+      }
       if (this.closed !== null) throw new TransportFault(`connection closed: ${this.closed}`);
       await new Promise<void>((r) => {
         this.wake = r;
@@ -283,16 +322,22 @@ export class RealtimeAgent implements Agent {
   }
 
   private async open(view: EpisodeView): Promise<Session> {
-    const inbox = new Inbox();
+    // Unread frames held: what one response and the drain after its cancel may read.
+    const inbox = new Inbox({
+      events: this.maxEvents + RESPONSE_LIMITS.events,
+      chars: this.maxBytes + RESPONSE_LIMITS.bytes,
+    });
     let socket: RealtimeSocket;
     try {
       socket = await this.options.connect(this.options.url, {
         message: (d) => inbox.push(d),
-        close: (r, oversize) => inbox.end(r, oversize),
+        close: (r, oversize) => inbox.end(r, oversize ? 'bytes' : null),
       });
     } catch (e) {
       throw new TransportFault(`cannot connect: ${e instanceof Error ? e.message : String(e)}`);
     }
+    inbox.onOverflow = () => socket.close();
+    if (inbox.overflow) socket.close();
     const session: Session = { socket, inbox, held: 0, lastReply: null, cancels: new Set() };
     const instructions = renderAgentPrompt({ domain: view.domain, task: view.task, tools: view.tools, guidance: null });
     this.send(session, { type: 'session.update', session: this.sessionConfig(instructions, view.tools) });
@@ -342,6 +387,13 @@ export class RealtimeAgent implements Agent {
   private async attempt(view: EpisodeView): Promise<ParticipantReply> {
     this.session ??= await this.open(view);
     const s = this.session;
+    if (s.inbox.overflow) {
+      // The server flooded while no reply was awaited (between turns): what it sent is this
+      // turn's reply, cut at the first limit; its session is closed, the next turn opens a fresh one.
+      const reply = await this.collect(s);
+      this.drop();
+      return reply;
+    }
     const turns = view.turns;
     // The reply the server made last time, as the episode kept it: cut back when interrupted.
     const mine = s.lastReply && s.held > 0 ? turns[s.held - 1] : undefined;
@@ -492,10 +544,16 @@ export class RealtimeAgent implements Agent {
       try {
         frame = await s.inbox.next();
       } catch (e) {
-        // One frame over the transport's size limit: the server's doing, the response's limit.
-        if (e instanceof TransportFault && s.inbox.oversize) {
+        // One frame over the transport's size limit, or unread frames past the inbox's bound:
+        // the server's doing, the response's limit.
+        const over = s.inbox.overflow;
+        if (e instanceof TransportFault && over) {
           this.drop();
-          return finish('closed', { limit: 'bytes', max: this.maxBytes, ended: 'closed' });
+          return finish('closed', {
+            limit: over,
+            max: over === 'events' ? this.maxEvents : this.maxBytes,
+            ended: 'closed',
+          });
         }
         throw e;
       }
@@ -578,6 +636,11 @@ export class RealtimeAgent implements Agent {
             break;
         }
       if (cap) {
+        // Unread frames passed the inbox's bound: the connection is closed, nothing to drain.
+        if (s.inbox.overflow) {
+          this.drop();
+          return finish('closed', { ...(cap as Omit<ReplyCap, 'ended'>), ended: 'closed' });
+        }
         const ended = await this.drain(s, responseId);
         return finish(ended.status, { ...(cap as Omit<ReplyCap, 'ended'>), ended: ended.ended });
       }
