@@ -6,7 +6,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocket } from 'ws';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
 import { nodeRealtimeConnect } from '../../src/adapters/node/realtime-ws.ts';
@@ -15,6 +16,8 @@ import { main } from '../../src/cli/main.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
 import { fromBase64 } from '../../src/core/channel/audio-store.ts';
 import { RealtimeAgent } from '../../src/core/participants/realtime-agent.ts';
+import { ModelEndpointError } from '../../src/core/participants/model-errors.ts';
+import type { RealtimeConnect } from '../../src/core/ports/realtime.ts';
 import { HearingAgent } from '../../src/core/participants/hearing-agent.ts';
 import { personaKey, personaVoice } from '../../src/core/channel/persona-voice.ts';
 import { resample } from '../../src/core/audio/wav.ts';
@@ -218,6 +221,49 @@ describe('realtime agent (fake OpenAI-Realtime server)', () => {
     ]);
     expect(summary.totals).toMatchObject({ episodes: 3, valid: 0, invalid_attempts: 3, mean_reward: null });
     expect(trajectories[0]!.invalid_reason).toContain('no event for 300 ms');
+  });
+
+  it('a server that opens the socket and never sends a frame (not even session.created) fails each attempt at the open timeout, not the idle one: a ModelEndpointError (the rollout invalid) naming it', async () => {
+    const silent = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((r) => silent.once('listening', () => r()));
+    let connections = 0;
+    let greet = false;
+    const said: string[] = [];
+    silent.on('connection', (ws) => {
+      connections++;
+      // The second server of this test: session.created, then silence.
+      if (greet) ws.send(JSON.stringify({ type: 'session.created', session: {} }));
+      ws.on('message', (d) => said.push(JSON.parse(String(d)).type));
+    });
+    const url = `ws://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/realtime?model=silent`;
+    const task = domain.tasks.find((t) => t.id === TASK)!;
+    const view = { domain, task, turns: [], tools: [], rng: seededRng(0) };
+    const agent = (connect: RealtimeConnect) => new RealtimeAgent({ url, connect, retries: 2 });
+    try {
+      const connect = nodeRealtimeConnect({ openTimeoutMs: 200, idleTimeoutMs: 60_000 });
+      const e = await agent(connect)
+        .respond(view)
+        .catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ModelEndpointError);
+      expect((e as ModelEndpointError).message).toBe(
+        `realtime agent at ${url}: connection closed: no event in the 200 ms after the connection opened (not even session.created) (3 attempts)`,
+      );
+      expect([(e as ModelEndpointError).retryable, connections]).toEqual([true, 3]);
+      // Each session was asked for a reply before the silence ended it.
+      expect(said).toEqual(Array(3).fill(['session.update', 'response.create']).flat());
+      // Once the server has said anything, silence waits for the idle timeout.
+      greet = true;
+      const quiet = nodeRealtimeConnect({ openTimeoutMs: 200, idleTimeoutMs: 400 });
+      const late = await agent(quiet)
+        .respond(view)
+        .catch((x: unknown) => x);
+      expect((late as ModelEndpointError).message).toBe(
+        `realtime agent at ${url}: connection closed: no event for 400 ms (3 attempts)`,
+      );
+    } finally {
+      for (const c of silent.clients) c.terminate();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
   });
 
   it('with the phone channel on it hears the degraded caller audio (24 kHz appends, then a commit), and an interrupted reply is cut back on the server', {

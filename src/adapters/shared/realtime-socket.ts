@@ -18,11 +18,17 @@ export interface WebSocketLike {
 
 /** Settings of {@link webSocketConnect}. */
 export interface WebSocketConnectOptions {
-  /** The server must accept the connection within this time, ms. Default 15,000. */
+  /**
+   * The server must accept the connection within this time, ms, and, once a reply is awaited,
+   * send its first frame within it too (a Realtime server sends `session.created` as soon as the
+   * connection opens, so a server silent that long after opening is treated like one that never
+   * opened). Default 15,000.
+   */
   openTimeoutMs?: number;
   /**
    * While a reply is awaited ({@link RealtimeSocket.waiting}), the server must send a frame at
-   * least this often, ms; else the connection is closed as timed out. Default 60,000.
+   * least this often, ms, once it has sent its first; else the connection is closed as timed
+   * out. Default 60,000.
    */
   idleTimeoutMs?: number;
   /**
@@ -56,6 +62,8 @@ export function webSocketConnect(
       let open = false;
       let ended = false;
       let waiting = false;
+      /** Whether the server has sent a frame on this connection. */
+      let heard = false;
       let idle: ReturnType<typeof setTimeout> | undefined;
       const end = (reason: string, oversize = false) => {
         if (ended) return;
@@ -67,11 +75,16 @@ export function webSocketConnect(
       };
       const arm = () => {
         clearTimeout(idle);
-        if (waiting && !ended)
-          idle = setTimeout(() => {
-            end(`no event for ${idleMs} ms`);
-            ws.close();
-          }, idleMs);
+        if (!waiting || ended) return;
+        const ms = heard ? idleMs : Math.min(idleMs, openMs);
+        idle = setTimeout(() => {
+          end(
+            heard
+              ? `no event for ${idleMs} ms`
+              : `no event in the ${ms} ms after the connection opened (not even session.created)`,
+          );
+          ws.close();
+        }, ms);
       };
       const opening = setTimeout(() => {
         end(`not open after ${openMs} ms`);
@@ -95,6 +108,7 @@ export function webSocketConnect(
       });
       ws.addEventListener('message', (event) => {
         if (ended) return;
+        heard = true;
         arm();
         handlers.message(typeof event.data === 'string' ? event.data : '\u0000binary frame');
       });
