@@ -29,6 +29,7 @@ import { runChannel } from '../src/core/channel/chain.ts';
 import { planChannel, type ChannelPlan } from '../src/core/channel/plan.ts';
 import { findTestData } from '../test/fixtures/data.ts';
 import { everyEffect, realSpeech, TURN_S } from './audio.ts';
+import { median } from './harness.ts';
 import { tau2Src } from './tau2-anchor.ts';
 
 /** Turns per block of ours; blocks alternate with tau2's. */
@@ -41,12 +42,6 @@ const BLOCKS = 2;
 interface Sample {
   wall: number;
   cpu: number;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
 const med = (xs: readonly Sample[]): Sample => ({
