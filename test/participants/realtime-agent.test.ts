@@ -372,6 +372,46 @@ describe('realtime agent in an episode (library)', () => {
     });
   });
 
+  it('events of other responses (a second response.done, a response.done of an id never announced, the rest of a response after its early response.done) are skipped: the replies stay on their own turns', async () => {
+    const run = async (change: Partial<ScriptedResponse>) => {
+      server = await startRealtimeServer(
+        planScript(TASK, [], (r, ctx) => (ctx.response === 1 ? { ...r, ...change } : r)),
+      );
+      const { t, info } = await episode(new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }));
+      await server.close();
+      server = undefined;
+      const said = t.turns.map((x) =>
+        x.role === 'assistant'
+          ? [x.text, x.tool_calls.map((c) => c.name), x.generation?.finish_reason]
+          : [x.role, x.role === 'tool' ? x.name : x.text],
+      );
+      return { t, said, reward: info.reward };
+    };
+    const clean = await run({});
+    expect([clean.t.valid, clean.reward]).toEqual([true, 1]);
+    const tag = (said: unknown[][], at: number, reason: string) =>
+      said.map((x, i) => (i === at ? [x[0], x[1], reason] : x));
+    // Turn 2 is the reply to the second response.create.
+    const ghost = await run({ ghost: true });
+    expect([ghost.t.valid, ghost.reward]).toEqual([true, 1]);
+    expect(ghost.said).toEqual(tag(clean.said, 2, 'completed; 1 event of other responses skipped'));
+    // The second response.done waits for the next reply (turn 4), which skips it.
+    const twice = await run({ duplicateDone: true });
+    expect([twice.t.valid, twice.reward]).toEqual([true, 1]);
+    expect(twice.said).toEqual(tag(clean.said, 4, 'completed; 1 event of other responses skipped'));
+    // An early response.done ends turn 2 empty; the rest of that response (its 10 events) is skipped by turn 4.
+    const early = await run({ doneFirst: true });
+    expect(early.t.valid).toBe(true);
+    expect(early.said.slice(0, 6)).toEqual([
+      clean.said[0],
+      clean.said[1],
+      ['', [], 'completed'],
+      ['user', '嗯，好的。'],
+      [...clean.said[4]!.slice(0, 2), 'completed; 10 events of other responses skipped'],
+      clean.said[5],
+    ]);
+  });
+
   it('the same core agent over the page transport (a WHATWG WebSocket) scores 1 on the beta server', async () => {
     server = await startRealtimeServer(planScript(TASK), { dialect: 'beta' });
     const connect = webSocketConnect((url) => new WebSocket(url) as unknown as WebSocketLike);

@@ -107,6 +107,8 @@ export const RESPONSE_LIMITS = {
 /** A fault of the connection or the server (not of the model's output): reconnect, then invalid. */
 class TransportFault extends Error {}
 
+const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
+
 /** A loosely typed server event. */
 type ServerEvent = { type: string } & Record<string, unknown>;
 
@@ -199,6 +201,41 @@ interface Session {
   lastReply: { messageId: string | null; calls: Map<string, string>; audioMs: number } | null;
   /** `event_id`s of our `response.cancel` events: an `error` about one of them is no fault. */
   cancels: Set<string>;
+  /**
+   * Ids of responses that are over: ended (`response.done`) or announced while another was
+   * awaited. Their later events are stale and skipped (a second `response.done`, the rest of a
+   * response after its early `response.done`); the last {@link REMEMBERED_RESPONSES} are kept.
+   */
+  over: Set<string>;
+}
+
+/** Response ids a session remembers as over ({@link Session}`.over`). */
+const REMEMBERED_RESPONSES = 1000;
+
+/** The response an event belongs to: `response.id` of `response.created` / `response.done`, else its `response_id`; null when it names none. */
+function responseOf(e: ServerEvent): string | null {
+  return e.type === 'response.created' || e.type === 'response.done'
+    ? str((e.response as { id?: unknown } | undefined)?.id)
+    : str(e.response_id);
+}
+
+/**
+ * Whether `e` belongs to a response other than `current` (the one this reply reads): one that is
+ * over, one announced beside it (`others`), or a `response.created` / `response.done` naming
+ * another id once `current` is known. Events that name no response, or a response never
+ * announced, belong to the current one.
+ */
+function otherResponse(s: Session, e: ServerEvent, current: string | null, others: ReadonlySet<string>): boolean {
+  const id = responseOf(e);
+  if (id === null) return false;
+  if (s.over.has(id) || others.has(id)) return true;
+  return current !== null && id !== current && (e.type === 'response.created' || e.type === 'response.done');
+}
+
+/** Remember `id` as over, forgetting the oldest past {@link REMEMBERED_RESPONSES}. */
+function markOver(s: Session, id: string): void {
+  s.over.add(id);
+  if (s.over.size > REMEMBERED_RESPONSES) s.over.delete(s.over.values().next().value as string);
 }
 
 /** One function call as the server sent it. */
@@ -206,8 +243,6 @@ interface WireCall {
   name: unknown;
   arguments: unknown;
 }
-
-const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
 
 /** The model's argument text as arguments: a JSON object when it parses to one, else the text itself (refused by the episode loop). */
 function callArguments(raw: unknown): unknown {
@@ -338,7 +373,7 @@ export class RealtimeAgent implements Agent {
     }
     inbox.onOverflow = () => socket.close();
     if (inbox.overflow) socket.close();
-    const session: Session = { socket, inbox, held: 0, lastReply: null, cancels: new Set() };
+    const session: Session = { socket, inbox, held: 0, lastReply: null, cancels: new Set(), over: new Set() };
     const instructions = renderAgentPrompt({ domain: view.domain, task: view.task, tools: view.tools, guidance: null });
     this.send(session, { type: 'session.update', session: this.sessionConfig(instructions, view.tools) });
     return session;
@@ -490,6 +525,9 @@ export class RealtimeAgent implements Agent {
     const order: string[] = [];
     const reply = { messageId: null as string | null, calls: new Map<string, string>(), audioMs: 0 };
     let responseId: string | null = null;
+    // Responses announced while this one was read, and events of other responses skipped.
+    const others = new Set<string>();
+    let stale = 0;
     const addCall = (callId: unknown, c: WireCall, itemId: unknown) => {
       const id = str(callId) ?? `call_${order.length}`;
       if (!calls.has(id)) order.push(id);
@@ -506,6 +544,7 @@ export class RealtimeAgent implements Agent {
     };
     /** The reply as received so far; `status` is how its response ended. */
     const finish = (status: string, capped: ReplyCap | null): ParticipantReply => {
+      for (const id of responseId === null ? others : [responseId, ...others]) markOver(s, id);
       reply.audioMs = (audioBytes / 2 / REALTIME_RATE_HZ) * 1000;
       if (this.session === s) s.lastReply = reply;
       const spoken = transcriptDone ?? (transcript || (textDone ?? text));
@@ -531,7 +570,7 @@ export class RealtimeAgent implements Agent {
           token_ids: null,
           prompt_token_ids: null,
           logprobs: null,
-          finish_reason: `${status}${capped ? `; cut at the ${capped.limit} limit` : ''}${skipped ? `; ${skipped} malformed frames skipped` : ''}`,
+          finish_reason: `${status}${capped ? `; cut at the ${capped.limit} limit` : ''}${skipped ? `; ${skipped} malformed frames skipped` : ''}${stale ? `; ${stale} event${stale === 1 ? '' : 's'} of other responses skipped` : ''}`,
           tool_call_source: toolCalls.length ? 'server' : 'none',
         },
         ...(capped ? { capped } : {}),
@@ -563,7 +602,11 @@ export class RealtimeAgent implements Agent {
       if (events > this.maxEvents) cap = { limit: 'events', max: this.maxEvents };
       else if (chars > this.maxBytes) cap = { limit: 'bytes', max: this.maxBytes };
       else if (!e) skipped++;
-      else
+      else if (otherResponse(s, e, responseId, others)) {
+        stale++;
+        const id = responseOf(e);
+        if (e.type === 'response.created' && id !== null && !s.over.has(id)) others.add(id);
+      } else
         switch (e.type) {
           case 'error': {
             if (this.cancelError(s, e)) break;
@@ -571,7 +614,7 @@ export class RealtimeAgent implements Agent {
             throw new TransportFault(`server error: ${str(err?.message) ?? str(err?.code) ?? 'no message'}`);
           }
           case 'response.created':
-            responseId = str((e.response as { id?: unknown } | undefined)?.id) ?? responseId;
+            responseId = responseOf(e) ?? responseId;
             break;
           case 'response.output_audio.delta':
           case 'response.audio.delta': {
@@ -625,6 +668,7 @@ export class RealtimeAgent implements Agent {
             const r = e.response as { status?: unknown; status_details?: unknown; output?: unknown } | undefined;
             if (r?.status === 'failed')
               throw new TransportFault(`response failed: ${JSON.stringify(r.status_details ?? null).slice(0, 300)}`);
+            responseId = responseOf(e) ?? responseId;
             // Calls only listed in the final response (servers that send no per-call events).
             if (Array.isArray(r?.output))
               for (const item of r.output as Record<string, unknown>[])
@@ -682,7 +726,9 @@ export class RealtimeAgent implements Agent {
         return { status: 'closed', ended: 'closed' };
       }
       const e = frame.event;
-      if (e?.type === 'response.done') {
+      if (e?.type === 'response.done' && !otherResponse(s, e, responseId, new Set())) {
+        const id = responseOf(e);
+        if (id !== null) markOver(s, id);
         const status = str((e.response as { status?: unknown } | undefined)?.status) ?? 'unknown';
         return { status, ended: 'done' };
       }
