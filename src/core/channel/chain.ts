@@ -116,9 +116,38 @@ export { driftSnrDb };
 
 /**
  * Headroom of the telephony leg: the band-passed signal is scaled by 0.9 before the codec
- * (tau2-bench `TELEPHONY_HEADROOM`), so a full-scale input stays off the int16 limits.
+ * (tau2-bench `TELEPHONY_HEADROOM`). A turn whose 8 → 16 kHz step still reaches the int16 limits
+ * is scaled back to peak at this headroom ({@link channelTail}).
  */
 export const TELEPHONY_HEADROOM = 0.9;
+
+/**
+ * Scale of the run that finds a turn's peak when its 8 → 16 kHz step reached the int16 limits:
+ * ¼. That run cannot clip: the interpolator's two branch impulse responses have L1 norms of
+ * 2.98 and 3.72 (measured in test/audio/degraded-headroom.test.ts) and its input, mu-law decoded,
+ * is at most 32,124 / 32,768 = 0.980 FS, so its output at ¼ scale stays under 0.92 FS. A power of
+ * two scales every step of the filter exactly in floating point.
+ */
+const PEAK_PROBE_SCALE = 0.25;
+
+/** Whether a 16-bit sample sits at an int16 limit (32,767 or −32,768). */
+function atInt16Limits(pcm: Int16Array): boolean {
+  for (let i = 0; i < pcm.length; i++) {
+    const v = pcm[i] as number;
+    if (v === 32767 || v === -32768) return true;
+  }
+  return false;
+}
+
+/** Largest |v| of 16-bit samples. */
+function int16Peak(pcm: Int16Array): number {
+  let peak = 0;
+  for (let i = 0; i < pcm.length; i++) {
+    const v = Math.abs(pcm[i] as number);
+    if (v > peak) peak = v;
+  }
+  return peak;
+}
 
 /** The telephony band-pass at `rateHz`: 4th-order Butterworth high-pass at `lowHz` and low-pass at `highHz` (cookbook sections). */
 export function telephonyBandPass(t: { lowHz: number; highHz: number }, rateHz: number): BiquadCascade4 {
@@ -438,7 +467,9 @@ let narrowScratch = new Float64Array(0);
  * the mu-law round trip (one loop: {@link bandPassDecimate2MapInto}), frame drops at 8 kHz,
  * 8 → 16 kHz fused with the quantization ({@link interpolate2IirQuantize16Into}), and the
  * dropped frames zeroed again at 16 kHz (the IIR interpolator rings on into a gap: a dropped
- * frame is silence, exactly); without telephony, frame drops at 16 kHz. Length is preserved.
+ * frame is silence, exactly); a turn whose 8 → 16 kHz step reached the int16 limits is scaled
+ * as a whole to peak at the 0.9 headroom (29,487–29,491 of 32,768), so with telephony no sample
+ * is at the int16 limits. Without telephony, frame drops at 16 kHz. Length is preserved.
  */
 export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array): Float32Array {
   if (!plan.telephony) {
@@ -457,10 +488,26 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int1
   const narrow = bandPassDecimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
-  interpolate2IirQuantize16Into(narrow, rendered, pcm);
-  if (plan.packetLoss) {
-    zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
-    zeroSpans(pcm, plan.sampleRate, plan.packetLoss.spans);
+  const back = () => {
+    interpolate2IirQuantize16Into(narrow, rendered, pcm);
+    if (plan.packetLoss) {
+      zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
+      zeroSpans(pcm, plan.sampleRate, plan.packetLoss.spans);
+    }
+  };
+  back();
+  // The interpolator overshoots a mu-law signal near full scale (a loud caller clipped at the
+  // ADC, harsh noise): when that reached the int16 limits, the turn is scaled as a whole to peak
+  // at the headroom again. Its true peak p (in 16-bit steps) is within 0.5 / ¼ of the ¼-scale
+  // run's peak q / ¼, so with g = C / ((q + 0.5) / ¼), C = round(0.9 · 32768) = 29,491, the
+  // turn's peak lands in [C − 4, C]: never at the limits.
+  if (atInt16Limits(pcm)) {
+    for (let i = 0; i < narrow.length; i++) narrow[i] = (narrow[i] as number) * PEAK_PROBE_SCALE;
+    back();
+    const bound = (int16Peak(pcm) + 0.5) / PEAK_PROBE_SCALE;
+    const g = Math.round(TELEPHONY_HEADROOM * 32768) / bound / PEAK_PROBE_SCALE;
+    for (let i = 0; i < narrow.length; i++) narrow[i] = (narrow[i] as number) * g;
+    back();
   }
   return rendered;
 }
