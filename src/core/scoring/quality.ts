@@ -83,6 +83,13 @@ export const MIN_ODD = 3;
 /** Length of a run of one character (not a digit or whitespace) that counts as garbled. */
 export const RUN_LENGTH = 8;
 
+const RUN = new RegExp(`([^\\s\\d])\\1{${RUN_LENGTH - 1},}`, 'u');
+/**
+ * Printable ASCII and ASCII whitespace only: every such character is whitespace or in
+ * {@link ORDINARY}, and none is U+FFFD, so only a run can make the text garbled.
+ */
+const PLAIN_ASCII = /^[\x20-\x7e\t\n\v\f\r]*$/;
+
 /**
  * Signs of garbled output: the replacement character U+FFFD; a run of {@link RUN_LENGTH} or more
  * of the same character (digits and whitespace excepted: `13800000000` is a phone number); a
@@ -93,8 +100,9 @@ export const RUN_LENGTH = 8;
 export function garbledSigns(text: string): string[] {
   const out: string[] = [];
   if (text.includes('\uFFFD')) out.push('replacement character U+FFFD');
-  const run = new RegExp(`([^\\s\\d])\\1{${RUN_LENGTH - 1},}`, 'u').exec(text);
+  const run = RUN.exec(text);
   if (run) out.push(`run of ${JSON.stringify(run[1])} ×${[...run[0]].length}`);
+  if (PLAIN_ASCII.test(text)) return out;
   const chars = [...text].filter((c) => !/\s/u.test(c));
   const odd = chars.filter((c) => !ORDINARY.test(c)).length;
   if (odd >= MIN_ODD && odd / chars.length > ODD_SHARE) out.push(`${odd} of ${chars.length} characters are not speech`);
@@ -103,6 +111,15 @@ export function garbledSigns(text: string): string[] {
 
 /** Shortest reply (in characters, after normalization) whose verbatim repetition is a failure. */
 export const MIN_REPEATED_TURN = 12;
+
+/** Whether `s` has at least `n` code points (without spreading it: a code point is 1 or 2 UTF-16 units). */
+function hasCodePoints(s: string, n: number): boolean {
+  if (s.length < n) return false;
+  if (s.length >= 2 * n) return true;
+  let count = 0;
+  for (const _ of s) if (++count >= n) return true;
+  return false;
+}
 
 /**
  * Replies repeated verbatim across an episode: for each turn that is the `min`-th (default 3)
@@ -114,7 +131,7 @@ export function repeatedTurns(texts: readonly IndexedText[], min = 3): { turn: n
   const out: { turn: number; earlier: number[] }[] = [];
   for (const { index, text } of texts) {
     const norm = text.toLowerCase().replace(/\s+/g, ' ').trim();
-    if ([...norm].length < MIN_REPEATED_TURN) continue;
+    if (!hasCodePoints(norm, MIN_REPEATED_TURN)) continue;
     const earlier = seen.get(norm) ?? [];
     if (earlier.length + 1 >= min) out.push({ turn: index, earlier: [...earlier] });
     seen.set(norm, [...earlier, index]);

@@ -115,9 +115,20 @@ export function utterances(turns: readonly Turn[], role: 'assistant' | 'user'): 
   return out;
 }
 
-/** Deep equality of JSON values (object key order ignored). */
+/**
+ * Deep equality of JSON values (object key order ignored): `canonicalJson(a) ===
+ * canonicalJson(b)`, without serializing when both are strings, booleans or finite numbers (whose
+ * texts are equal exactly when the values are `===`).
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (isPlainScalar(a) && isPlainScalar(b)) return false;
   return canonicalJson(a) === canonicalJson(b);
+}
+
+/** A string, a boolean or a finite number: JSON text that no other such value shares (0 and -0 aside, which are `===`). */
+function isPlainScalar(v: unknown): boolean {
+  return typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 }
 
 /** True when `args` has every key of `subset` with a deep-equal value. */

@@ -8,8 +8,18 @@
 
 const SPACE_OR_PUNCT = /^[\s\p{P}]$/u;
 
+/** {@link SPACE_OR_PUNCT} of each ASCII character, decided once by the same expression. */
+const ASCII_SPACE_OR_PUNCT: readonly boolean[] = Array.from({ length: 128 }, (_, c) =>
+  SPACE_OR_PUNCT.test(String.fromCharCode(c)),
+);
+
 function isSpaceOrPunct(ch: string): boolean {
   return SPACE_OR_PUNCT.test(ch);
+}
+
+/** {@link isSpaceOrPunct} of the code point `cp` (a table lookup for ASCII). */
+function isSpaceOrPunctCode(cp: number): boolean {
+  return cp < 128 ? ASCII_SPACE_OR_PUNCT[cp]! : SPACE_OR_PUNCT.test(String.fromCodePoint(cp));
 }
 
 /**
@@ -22,14 +32,18 @@ export function trimPunctuation(text: string, sides: 'both' | 'end' = 'both'): s
   if (sides === 'both') {
     while (start < text.length) {
       const cp = text.codePointAt(start)!;
-      const ch = String.fromCodePoint(cp);
-      if (!isSpaceOrPunct(ch)) break;
-      start += ch.length;
+      if (!isSpaceOrPunctCode(cp)) break;
+      start += cp > 0xffff ? 2 : 1;
     }
   }
   let end = text.length;
   while (end > start) {
     const low = text.charCodeAt(end - 1);
+    if (low < 128) {
+      if (!ASCII_SPACE_OR_PUNCT[low]) break;
+      end -= 1;
+      continue;
+    }
     const size = low >= 0xdc00 && low <= 0xdfff && end - 2 >= start ? 2 : 1;
     if (!isSpaceOrPunct(text.slice(end - size, end))) break;
     end -= size;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   formattingMarks,
@@ -72,6 +73,15 @@ describe('repetition', () => {
     ];
     expect(repeatedTurns(texts)).toEqual([{ turn: 8, earlier: [0, 4] }]);
   });
+
+  it('counts the reply length in code points, not UTF-16 units', () => {
+    const thrice = (text: string) => [0, 2, 4].map((index) => ({ index, text }));
+    // 11 emoji are 22 UTF-16 units but 11 characters: too short; 12 are long enough.
+    expect(repeatedTurns(thrice('😀'.repeat(11)))).toEqual([]);
+    expect(repeatedTurns(thrice('😀'.repeat(12)))).toEqual([{ turn: 4, earlier: [0, 2] }]);
+    expect(repeatedTurns(thrice('abcdefghijk'))).toEqual([]);
+    expect(repeatedTurns(thrice('abcdefghijkl'))).toEqual([{ turn: 4, earlier: [0, 2] }]);
+  });
 });
 
 describe('garbledSigns', () => {
@@ -93,6 +103,31 @@ describe('garbledSigns', () => {
   it('passes ordinary text with numbers and punctuation', () => {
     expect(garbledSigns('您的账单B1002（¥21.10）已缴清，电话138-0013-8000。')).toEqual([]);
     expect(garbledSigns('It costs $42.10 (about 5%) — OK?')).toEqual([]);
+  });
+
+  it('counts ASCII control characters as odd', () => {
+    expect(garbledSigns('\x01\x02\x03 ab')).toEqual(['3 of 5 characters are not speech']);
+  });
+
+  it('agrees with a per-character count on any text (plain ASCII takes a shortcut)', () => {
+    const ordinary =
+      /[\p{L}\p{M}\p{N}\s!-/:-@[-`{-~。，、；：？！“”‘’（）《》〈〉【】「」『』…—–·～￥¥€£％＋－＝／＆＠＃]/u;
+    const reference = (text: string): string[] => {
+      const out: string[] = [];
+      if (text.includes('\uFFFD')) out.push('replacement character U+FFFD');
+      const run = /([^\s\d])\1{7,}/u.exec(text);
+      if (run) out.push(`run of ${JSON.stringify(run[1])} ×${[...run[0]].length}`);
+      const chars = [...text].filter((c) => !/\s/u.test(c));
+      const odd = chars.filter((c) => !ordinary.test(c)).length;
+      if (odd >= 3 && odd / chars.length > 0.25) out.push(`${odd} of ${chars.length} characters are not speech`);
+      return out;
+    };
+    const chars = ['a', 'a', '1', ' ', '\t', '\n', '!', '~', '\x01', '\x7f', '▓', '哈', '😀', '\uFFFD', '\u00a0'];
+    const text = fc.array(fc.constantFrom(...chars), { maxLength: 30 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(text, (s) => JSON.stringify(garbledSigns(s)) === JSON.stringify(reference(s))),
+      { numRuns: 3000, seed: 7 },
+    );
   });
 });
 
