@@ -60,9 +60,28 @@ export async function scoreDb(
   return passFail(diff.equal, [...warnings, ...diff.lines]);
 }
 
-/** The domain's table options with every `orderColumn` table turned into an order-free multiset. */
-export function orderInsensitiveOptions(runtime: DomainRuntime): Record<string, TableOptions> | null {
-  const tables = runtime.domain.tables ?? {};
+/** {@link orderInsensitiveOptions} by the domain's table options object (built once per domain). */
+const orderFreeOf = new WeakMap<
+  Readonly<Record<string, TableOptions>>,
+  Readonly<Record<string, TableOptions>> | null
+>();
+
+/**
+ * The domain's table options with every `orderColumn` table turned into an order-free multiset.
+ * Made once per table options object (a domain's options do not change); do not modify the result.
+ */
+export function orderInsensitiveOptions(runtime: DomainRuntime): Readonly<Record<string, TableOptions>> | null {
+  const tables = runtime.domain.tables;
+  if (!tables) return null;
+  let out = orderFreeOf.get(tables);
+  if (out === undefined) {
+    out = buildOrderFree(tables);
+    orderFreeOf.set(tables, out);
+  }
+  return out;
+}
+
+function buildOrderFree(tables: Readonly<Record<string, TableOptions>>): Record<string, TableOptions> | null {
   const ordered = Object.entries(tables).filter(([, o]) => o.orderColumn);
   if (ordered.length === 0) return null;
   const out: Record<string, TableOptions> = { ...tables };
