@@ -80,10 +80,11 @@ export interface TrialJob {
 /**
  * Remaining work (estimated from the trials this thread has run: remaining trials × elapsed /
  * finished) above which a run starts its pool of threads by itself. A pool's start (Node, the
- * modules, the domain: ~0.3–1.6 s of CPU per thread) and each thread's warm-up (its first few
- * hundred scripted episodes are ~1.2–1.5× slower while V8 compiles) take CPU from this thread on
- * a 2-core machine, so the pool pays off only for several seconds of work (measured with `npm run
- * bench -- pool`).
+ * modules, the domain: ~0.3–1.6 s of CPU per thread under load) and each thread's warm-up (its
+ * first few hundred scripted episodes take ~1.2–2× the CPU of warm ones while V8 compiles) take
+ * CPU from this thread on a 2-core machine, so the pool pays off only for several seconds of
+ * work. A judgement, not a measured optimum: `npm run bench -- pool` times whole runs at
+ * `--concurrency` 1 and 2 to check it.
  */
 export const POOL_PAYBACK_MS = 3000;
 

@@ -87,11 +87,33 @@ export interface OpenAiToolSchema {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
-/** Export a tool's parameters as JSON Schema in OpenAI's `tools` format. */
+/** Each tool definition's schema, made once (an episode asks for every tool's; zod's export was ~12% of a scripted episode). */
+const schemaCache = new WeakMap<ToolDefinition, OpenAiToolSchema>();
+
+/** Freeze `value` and everything in it; returns it. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * Export a tool's parameters as JSON Schema (draft 2020-12, input side) in OpenAI's `tools`
+ * format. Made once per definition and shared: the result is deeply frozen (copy it to change it).
+ */
 export function toolSchema(tool: ToolDefinition): OpenAiToolSchema {
+  const cached = schemaCache.get(tool);
+  if (cached) return cached;
   const parameters = z.toJSONSchema(tool.params, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
   delete parameters.$schema;
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
+  const schema = deepFreeze<OpenAiToolSchema>({
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters },
+  });
+  schemaCache.set(tool, schema);
+  return schema;
 }
 
 /**
