@@ -106,7 +106,10 @@ function deepFreeze<T>(value: T): T {
 export function toolSchema(tool: ToolDefinition): OpenAiToolSchema {
   const cached = schemaCache.get(tool);
   if (cached) return cached;
-  const parameters = z.toJSONSchema(tool.params, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  // Through JSON: a copy that shares nothing with zod's schema (e.g. a default value's object) before it is frozen.
+  const parameters = JSON.parse(
+    JSON.stringify(z.toJSONSchema(tool.params, { target: 'draft-2020-12', io: 'input' })),
+  ) as Record<string, unknown>;
   delete parameters.$schema;
   const schema = deepFreeze<OpenAiToolSchema>({
     type: 'function',
