@@ -209,6 +209,27 @@ describe('realtime agent (fake OpenAI-Realtime server)', () => {
     }
   });
 
+  it('a refused session.update and a huge error message: the rollout invalid, the reason naming session.update, code and param, the server text clipped to 200 characters', async () => {
+    server = await startRealtimeServer(planScript(TASK), {
+      rejectSession: "Invalid value: 'audio/pcm'. Supported values are: 'g711_ulaw'.",
+    });
+    const refused = await runCli(`realtime:${server.url}`, ['--model-retries', '0']);
+    expect(refused.summary.totals).toMatchObject({ episodes: 3, valid: 0, invalid_attempts: 3 });
+    expect(refused.trajectories[0]!.invalid_reason).toBe(
+      `realtime agent at ${server.url}: server error answering session.update: Invalid value: 'audio/pcm'. Supported values are: 'g711_ulaw'. (code invalid_value, param session.audio.input.format) (1 attempt)`,
+    );
+    await server.close();
+    server = await startRealtimeServer(
+      planScript(TASK, [], (r, ctx) => (ctx.response === 0 ? { error: 'e'.repeat(5_000_000) } : r)),
+    );
+    const huge = await runCli(`realtime:${server.url}`, ['--model-retries', '0']);
+    // The first attempt got the 5 MB message; the resamples were answered.
+    expect(huge.summary.totals).toMatchObject({ episodes: 2, valid: 1, invalid_attempts: 1 });
+    expect(huge.trajectories[0]!.invalid_reason).toBe(
+      `realtime agent at ${server.url}: server error: ${'e'.repeat(200)}… (5000000 characters) (code fake) (1 attempt)`,
+    );
+  });
+
   it('a server that goes quiet mid-reply hits the idle timeout: invalid, not a 0', async () => {
     server = await startRealtimeServer(
       planScript(TASK, [], (r, ctx) => (ctx.assistantTurns >= 1 ? { hang: true } : r)),

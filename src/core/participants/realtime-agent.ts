@@ -48,6 +48,7 @@ import type { AssistantTurn, ParticipantCard, ReplyCap, ToolCall, Turn } from '.
 import type { TurnAudio } from './model-messages.ts';
 import { ModelEndpointError } from './model-errors.ts';
 import { MAX_AGENT_AUDIO_S, MAX_REPLY_CHARS } from '../rollout/limits.ts';
+import { clip } from '../rollout/normalize.ts';
 import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
 
 /** Which shape of `session.update` and history items to send. */
@@ -232,6 +233,22 @@ function otherResponse(s: Session, e: ServerEvent, current: string | null, other
   return current !== null && id !== current && (e.type === 'response.created' || e.type === 'response.done');
 }
 
+/** `event_id` of our `session.update`: a server's `error` naming it refused the session's settings. */
+const SESSION_UPDATE_EVENT_ID = 'switchboard_session_update';
+
+/**
+ * The reason of a server's `error` event: `server error[ answering session.update]: <message>
+ * (code <code>, param <param>)`, each text clipped to 200 characters (a server's error text is
+ * not ours to store whole).
+ */
+function serverError(e: ServerEvent): string {
+  const err = (typeof e.error === 'object' && e.error !== null ? e.error : {}) as Record<string, unknown>;
+  const code = str(err.code);
+  const param = str(err.param);
+  const details = [code && `code ${clip(code)}`, param && `param ${clip(param)}`].filter(Boolean).join(', ');
+  return `server error${err.event_id === SESSION_UPDATE_EVENT_ID ? ' answering session.update' : ''}: ${clip(str(err.message) ?? 'no message')}${details ? ` (${details})` : ''}`;
+}
+
 /** Remember `id` as over, forgetting the oldest past {@link REMEMBERED_RESPONSES}. */
 function markOver(s: Session, id: string): void {
   s.over.add(id);
@@ -375,7 +392,11 @@ export class RealtimeAgent implements Agent {
     if (inbox.overflow) socket.close();
     const session: Session = { socket, inbox, held: 0, lastReply: null, cancels: new Set(), over: new Set() };
     const instructions = renderAgentPrompt({ domain: view.domain, task: view.task, tools: view.tools, guidance: null });
-    this.send(session, { type: 'session.update', session: this.sessionConfig(instructions, view.tools) });
+    this.send(session, {
+      type: 'session.update',
+      event_id: SESSION_UPDATE_EVENT_ID,
+      session: this.sessionConfig(instructions, view.tools),
+    });
     return session;
   }
 
@@ -608,11 +629,9 @@ export class RealtimeAgent implements Agent {
         if (e.type === 'response.created' && id !== null && !s.over.has(id)) others.add(id);
       } else
         switch (e.type) {
-          case 'error': {
+          case 'error':
             if (this.cancelError(s, e)) break;
-            const err = e.error as { message?: unknown; code?: unknown } | undefined;
-            throw new TransportFault(`server error: ${str(err?.message) ?? str(err?.code) ?? 'no message'}`);
-          }
+            throw new TransportFault(serverError(e));
           case 'response.created':
             responseId = responseOf(e) ?? responseId;
             break;
