@@ -92,7 +92,8 @@ export function withSamplingOptions(cmd: Command): Command {
 
 /**
  * Add the model request flags `--model-timeout <ms>` (per attempt, default 60000) and
- * `--model-retries <n>` (on 429/5xx/network errors, default 4: src/adapters/shared/openai-client.ts).
+ * `--model-retries <n>` (on 429/5xx/network errors, default 4: src/adapters/shared/openai-client.ts; a
+ * `realtime:` agent's session reopens after a fault, default 2: docs/realtime-agent.md).
  */
 export function withRequestOptions(cmd: Command): Command {
   return cmd
@@ -103,7 +104,7 @@ export function withRequestOptions(cmd: Command): Command {
     )
     .option(
       '--model-retries <n>',
-      'model request retries on 429/5xx/network errors (default 4)',
+      'model request retries on 429/5xx/network errors (default 4); for a realtime: agent, session reopens after a fault (default 2)',
       numberOption('--model-retries', 0, 20, true),
     );
 }
