@@ -60,6 +60,11 @@ const SECTIONS: Record<string, Section> = {
       "tau2-bench airline and retail beside tau2-bench's own Python (issue 15: tool calls, fork, replay + scoring per task, whole process)",
     run: async () => print(await (await import('./tau2-anchor.ts')).tau2AnchorLines()),
   },
+  'tau2-writes': {
+    title:
+      "tau2-bench airline and retail: every write tool in-process beside tau2-bench's own Python, interleaved (issue 15 item 2)",
+    run: async () => print(await (await import('./tau2-writes.ts')).tau2WritesLines()),
+  },
   'tau2-gate': {
     title: 'tau2-bench airline and retail: load, gate, executable policy (sql.js in-process; reference trajectories)',
     run: async () => {

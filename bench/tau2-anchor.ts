@@ -280,7 +280,7 @@ interface Python {
 }
 
 /** Where tau2-bench's Python can run from, or why it cannot (checked before anything is measured). */
-async function pythonSide(): Promise<{ src: string } | string> {
+export async function pythonSide(): Promise<{ src: string } | string> {
   const where = tau2Src();
   if ('missing' in where) return where.missing;
   try {
@@ -291,15 +291,26 @@ async function pythonSide(): Promise<{ src: string } | string> {
   return where;
 }
 
+/** bench/tau2_python.py, tau2-bench's side of these benchmarks. */
+export const TAU2_PYTHON_SCRIPT = join(ROOT, 'bench/tau2_python.py');
+const script = TAU2_PYTHON_SCRIPT;
+
+/**
+ * A temporary folder laid out as tau2 reads its data (`<TAU2_DATA_DIR>/tau2/domains/<name>/`),
+ * linking `dataRoot`'s airline and retail folders; the caller removes it.
+ */
+export async function tau2DataDir(dataRoot: string): Promise<string> {
+  const data = await mkdtemp(join(tmpdir(), 'sb-tau2-py-'));
+  await mkdir(join(data, 'tau2/domains'), { recursive: true });
+  for (const d of PARTS) await symlink(join(dataRoot, d), join(data, 'tau2/domains', d));
+  return data;
+}
+
 /** tau2-bench's Python on the same data, or why it was not run. */
 async function measurePython(dataRoot: string, where: { src: string } | string): Promise<Python | string> {
   if (typeof where === 'string') return where;
-  // tau2 reads <TAU2_DATA_DIR>/tau2/domains/<name>/.
-  const data = await mkdtemp(join(tmpdir(), 'sb-tau2-py-'));
-  const script = join(ROOT, 'bench/tau2_python.py');
+  const data = await tau2DataDir(dataRoot);
   try {
-    await mkdir(join(data, 'tau2/domains'), { recursive: true });
-    for (const d of PARTS) await symlink(join(dataRoot, d), join(data, 'tau2/domains', d));
     const calls = (await timedSpawn('python3', [script, where.src, data, 'calls', String(CALLS)])).out as {
       python: string;
       domains: Python['calls'];
@@ -336,7 +347,8 @@ function perTask(ours: Map<string, Sample>, theirs: Map<string, Sample>, key: ke
 }
 
 const spread = (xs: number[]) => `min ${ms(Math.min(...xs))} · median ${ms(median(xs))} · max ${ms(Math.max(...xs))}`;
-const load = () =>
+/** The load averages (1, 5, 15 min) as `2.5 2.3 2.2`. */
+export const load = () =>
   loadavg()
     .map((x) => x.toFixed(1))
     .join(' ');

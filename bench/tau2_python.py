@@ -2,6 +2,7 @@
 
 Usage: python3 bench/tau2_python.py <tau2-bench src dir> <tau2 data dir> calls <n>
        python3 bench/tau2_python.py <tau2-bench src dir> <tau2 data dir> score <airline|retail>
+       python3 bench/tau2_python.py <tau2-bench src dir> <tau2 data dir> writes -
 
 The data dir holds tau2/domains/airline/ and tau2/domains/retail/ (what tau2 reads from
 TAU2_DATA_DIR). Prints one JSON document.
@@ -16,6 +17,16 @@ environment from `get_environment`, the trajectory's replay, DB hash comparison 
 matching); `setup_ms`, the time spent building the reference trajectories (each reference call
 answered by a live environment: not scoring work, so the caller subtracts it from the process's
 wall time); and the import and load times. The caller times the whole process from spawn to exit.
+
+`writes` (bench/tau2-writes.ts): a server on stdin/stdout, one JSON document a line each way, so
+that the caller can interleave blocks of its own calls with tau2's. A request
+`{"domain", "tool", "args": [argument sets], "n", "start", "check"}` makes `n` calls of `tool`
+through `Environment.get_response`, call i with argument set (start + i) mod len(args), each on the DB as the
+environment was built (the rows the call may change, its user, reservation or order and the
+flights it names, are deep-copied before it and put back after it, untimed; a booking's new
+reservation is removed). Only `get_response` is timed (the ToolCall is built before). It answers
+`{"us": [wall µs per call]}`, with `"contents"` (each argument set's first answer) and `"same_db"`
+(the DB hash after the puts-back equals the hash before) when `check` is true, or `{"error"}`.
 
 Modules tau2-bench imports but none of these paths uses (its runner's, UI's and LLM dependencies)
 are stand-ins installed below: any attribute is a do-nothing class. loguru's logger does nothing;
@@ -102,6 +113,61 @@ def median_us(fn, n):
     return statistics.median(times) * 1e6
 
 
+def touched(db, domain, args):
+    """The DB entries a write tool may change for these arguments: (collection, key) pairs."""
+    out = []
+    uid = args.get("user_id")
+    own = db.reservations if domain == "airline" else db.orders
+    key = args.get("reservation_id" if domain == "airline" else "order_id")
+    if key in own:
+        out.append((own, key))
+        uid = uid or own[key].user_id
+    if uid in db.users:
+        out.append((db.users, uid))
+    for f in args.get("flights") or [] if domain == "airline" else []:
+        if f["flight_number"] in db.flights:
+            out.append((db.flights, f["flight_number"]))
+    return out
+
+
+def serve_writes(mods, ToolCall):
+    envs = {name: mod.get_environment() for name, (mod, _) in mods.items()}
+    for line in sys.stdin:
+        req = json.loads(line)
+        env = envs[req["domain"]]
+        db = env.tools.db
+        own = db.reservations if req["domain"] == "airline" else db.orders
+        hash0 = env.get_db_hash() if req.get("check") else None
+        times, contents = [], []
+        error = None
+        for i in range(req["n"]):
+            args = req["args"][(req.get("start", 0) + i) % len(req["args"])]
+            saved = [(c, k, copy.deepcopy(c[k])) for c, k in touched(db, req["domain"], args)]
+            keys = len(own)
+            tc = ToolCall(id=f"w{i}", name=req["tool"], arguments=args, requestor="assistant")
+            t0 = time.perf_counter()
+            msg = env.get_response(tc)
+            times.append((time.perf_counter() - t0) * 1e6)
+            for c, k, v in saved:
+                c[k] = v
+            if len(own) != keys:  # a booking's new reservation (dicts keep insertion order)
+                for k in list(own)[keys:]:
+                    del own[k]
+            if msg.error:
+                error = f"{req['tool']} {json.dumps(args)}: {msg.content}"
+                break
+            if req.get("check") and i < len(req["args"]):
+                contents.append(msg.content)
+        if error:
+            out = {"error": error}
+        else:
+            out = {"us": times}
+            if req.get("check"):
+                out["contents"] = contents
+                out["same_db"] = env.get_db_hash() == hash0
+        print(json.dumps(out), flush=True)
+
+
 def main():
     src, data, mode, arg = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     sys.meta_path.insert(0, _StandIns())
@@ -121,6 +187,10 @@ def main():
         "airline": (airline, ("get_reservation_details", "update_reservation_passengers")),
         "retail": (retail, ("get_order_details", "modify_user_address")),
     }
+    if mode == "writes":
+        print(json.dumps({"python": out["python"]}), flush=True)
+        serve_writes(picks, ToolCall)
+        return
     if mode == "calls":
         calls = int(arg)
         out["domains"] = {}
