@@ -63,7 +63,11 @@ function renderPolicy(report: GateReport): string[] {
 /** The score table of a batch: per task rewards, mean and pass^k; then totals. */
 export function renderSummary(
   s: BatchSummary & {
-    settings?: { teacher_guidance?: boolean; channel?: { preset: string; dropout: number; barge_in: number } | null };
+    settings?: {
+      teacher_guidance?: boolean;
+      channel?: { preset: string; dropout: number; barge_in: number } | null;
+      max_invalid_share?: number;
+    };
   },
 ): string {
   const ks = Array.from({ length: s.trials }, (_, i) => String(i + 1));
@@ -96,6 +100,16 @@ export function renderSummary(
     `Run: ${s.domain} · agent ${s.agent} · user ${s.user} · ${s.trials} trial${s.trials === 1 ? '' : 's'} · seed ${s.seed}${channel}${guided}`,
     table(headers, rows, numeric),
   ];
+  // The run's guard (src/core/rollout/run-guards.ts): trials lost to invalid rollouts after resampling.
+  const share = s.totals.invalid_share;
+  const limit = s.settings?.max_invalid_share;
+  out.push(
+    `invalid share: ${share === null ? '-' : share.toFixed(3)} (${s.totals.invalid} of ${s.totals.valid + s.totals.invalid} trials without a valid rollout after resampling${limit === undefined ? '' : `; limit ${limit}`})`,
+  );
+  if (s.stopped)
+    out.push(
+      `stopped: ${s.stopped.rollouts} rollouts in a row invalid for the same reason; ${s.stopped.trials_not_started} trials not started`,
+    );
   // The executable policy on the agent's writes, beside the reward (see TaskSummary.rule_breaks).
   const breaking = s.tasks.filter((t) => t.rule_breaks.some((n) => n > 0));
   if (breaking.length) {

@@ -67,6 +67,7 @@ describe('switchboard CLI', () => {
       valid: 4,
       invalid: 0,
       invalid_attempts: 0,
+      invalid_share: 0,
       mean_reward: 1,
       pass_hat: { 1: 1, 2: 1 },
       rule_breaking: 0,
@@ -100,7 +101,10 @@ describe('switchboard CLI', () => {
       teacher_guidance: false,
       channel: null,
       duplex: null,
+      max_invalid_share: 0.1,
+      max_same_fault: 6,
     });
+    expect([summary.failure, summary.stopped]).toEqual([null, null]);
     expect(trajectories.every((t) => t.reward_info?.reward === 1 && t.termination === 'user_stop')).toBe(true);
   });
 
@@ -111,6 +115,9 @@ describe('switchboard CLI', () => {
     ).toBe(0);
     expect(io.stdout).toContain('Run: carrier · agent noop · user scripted · 1 trial · seed 0');
     expect(io.stdout).toMatch(/carrier-change-plan-1\s+0\.00\s+0\.000\s+0\.000\s+0/);
+    expect(io.stdout).toContain(
+      '\ninvalid share: 0.000 (0 of 1 trials without a valid rollout after resampling; limit 0.1)\n',
+    );
   });
 
   it('rejects bad input with exit code 2 and a clear message', async () => {

@@ -4,6 +4,7 @@ import type { CliIo } from '../io.ts';
 import { renderGate, renderSummary } from '../reports.ts';
 import { gateCommand } from './gate.ts';
 import { runCommand } from './run.ts';
+import { DEFAULT_MAX_INVALID_SHARE, DEFAULT_MAX_SAME_FAULT } from '../../core/rollout/run-guards.ts';
 
 /** Register `demo` on `program`. */
 export function registerDemo(program: Command, io: CliIo, setCode: (c: number) => void): Command {
@@ -13,7 +14,16 @@ export function registerDemo(program: Command, io: CliIo, setCode: (c: number) =
     .action(async (opts: { json?: boolean }) => {
       const quiet = { ...io, progress: opts.json ? false : io.progress };
       const { report } = await gateCommand(quiet, 'carrier', { json: opts.json ?? false });
-      const base = { domain: 'carrier', user: 'scripted', trials: 1, concurrency: 4, seed: 0, json: true };
+      const base = {
+        domain: 'carrier',
+        user: 'scripted',
+        trials: 1,
+        concurrency: 4,
+        seed: 0,
+        json: true,
+        maxInvalidShare: DEFAULT_MAX_INVALID_SHARE,
+        maxSameFault: DEFAULT_MAX_SAME_FAULT,
+      };
       const reference = (await runCommand(quiet, { ...base, agent: 'reference' })).report;
       const noop = (await runCommand(quiet, { ...base, agent: 'noop' })).report;
       const referenceOk = reference.tasks.every((t) => t.mean === 1);

@@ -4,12 +4,18 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Trajectory } from '../../core/schema/trajectory.ts';
 import { runBatch, type BatchSummary } from '../../core/rollout/batch.ts';
+import {
+  DEFAULT_MAX_INVALID_SHARE,
+  DEFAULT_MAX_SAME_FAULT,
+  invalidShareFailure,
+  stoppedFailure,
+} from '../../core/rollout/run-guards.ts';
 import { degradedAudioHook } from '../../core/channel/audio-store.ts';
 import type { InteractionBlock } from '../../core/duplex/interaction-metrics.ts';
 import { SUBSETS } from '../../core/duplex/turn-taking.ts';
 import { sortJsonlFile } from '../../adapters/node/jsonl.ts';
 import { redactText } from '../../adapters/shared/endpoint-secrets.ts';
-import { UsageError, withJudgeOptions } from '../participants.ts';
+import { numberOption, UsageError, withJudgeOptions } from '../participants.ts';
 import { DEFAULT_MAX_STEPS, scheduleTrials, threadCount, trialSetup, type TrialFlags } from '../run-trials.ts';
 import { renderSummary } from '../reports.ts';
 import {
@@ -37,6 +43,10 @@ export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags, Trial
   threads?: number;
   out?: string;
   json?: boolean;
+  /** Largest share of trials without a valid rollout for comparable scores (`--max-invalid-share`). */
+  maxInvalidShare: number;
+  /** Rollouts in a row invalid for one reason that stop the run (`--max-same-fault`; 0 never). */
+  maxSameFault: number;
 }
 
 /** The summary as written: the batch summary plus the settings that produced it. */
@@ -63,7 +73,17 @@ export type RunReport = BatchSummary & {
     } | null;
     /** Issue 17: the full-duplex timeline (`--duplex`, `--subset`), or null for a turn-based run. */
     duplex: { subset: string | null } | null;
+    /** `--max-invalid-share`: above it `failure` says the scores are not comparable. */
+    max_invalid_share: number;
+    /** `--max-same-fault`: rollouts in a row invalid for one reason that stop the run (0: never). */
+    max_same_fault: number;
   };
+  /**
+   * Why the run failed (exit 1) though its files are complete: it stopped on its fault streak
+   * (`stopped`), or its `totals.invalid_share` is above `settings.max_invalid_share`; null when
+   * it did not (`src/core/rollout/run-guards.ts`).
+   */
+  failure: string | null;
   /** Issue 17: interaction metrics of the valid duplex calls (docs/duplex.md), or null. */
   interaction_metrics: InteractionBlock | null;
 };
@@ -123,6 +143,7 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
     trials: opts.trials,
     concurrency: trials.slots,
     maxSteps,
+    maxSameFault: opts.maxSameFault,
     trialRunner: trials.runTrial,
     onTrajectory: (t) => {
       metrics.add(t);
@@ -159,8 +180,13 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
           }
         : null,
       duplex: duplex ? { subset: duplex.subset ?? null } : null,
+      max_invalid_share: opts.maxInvalidShare,
+      max_same_fault: opts.maxSameFault,
     },
     interaction_metrics: metrics.block(),
+    failure: summary.stopped
+      ? stoppedFailure(summary.stopped)
+      : invalidShareFailure(summary.totals, opts.maxInvalidShare),
   };
   if (outDir && lines) {
     // Sorted on disk, line by line: a large run's file is more than memory should hold.
@@ -210,6 +236,18 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
       '--out <dir>',
       'write trajectories.jsonl and summary.json here (and caller audio under audio/ with a channel)',
     )
+    .option(
+      '--max-invalid-share <x>',
+      `largest share of trials left without a valid rollout after resampling (endpoint down, server errors) for the scores to count as comparable; above it the run exits 1, files still written (default ${DEFAULT_MAX_INVALID_SHARE}: the most the mean over all trials could move, the sampling noise of 25 pass/fail trials)`,
+      numberOption('--max-invalid-share', 0, 1),
+      DEFAULT_MAX_INVALID_SHARE,
+    )
+    .option(
+      '--max-same-fault <n>',
+      `stop starting rollouts after n in a row were invalid for the same reason (a dead or refusing server) and exit 1, files still written (default ${DEFAULT_MAX_SAME_FAULT}: two trials' attempts; 0 never)`,
+      intOption('--max-same-fault', 0),
+      DEFAULT_MAX_SAME_FAULT,
+    )
     .option('--json', 'print the summary as one JSON document')
     .action(async (opts: RunOpts) => {
       const { report, invalid } = await runCommand(io, opts);
@@ -233,7 +271,10 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
         );
         if (opts.out) io.err(`wrote ${join(resolve(opts.out), 'trajectories.jsonl')} and summary.json`);
       }
-      if (report.totals.valid === 0) {
+      if (report.failure !== null) {
+        io.err(`switchboard: ${report.failure}`);
+        setCode(1);
+      } else if (report.totals.valid === 0) {
         io.err('switchboard: no rollout produced a valid, scored episode');
         setCode(1);
       }

@@ -11,6 +11,7 @@ import { evaluate, isSuccess, passHatK, ruleBreaks } from '../scoring/index.ts';
 import { runEpisode } from './episode.ts';
 import type { EpisodeChannel } from './channel-step.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
+import { FaultStreak, invalidShare, type StoppedRun } from './run-guards.ts';
 
 /** Settings of a batch. */
 export interface BatchOptions {
@@ -41,6 +42,12 @@ export interface BatchOptions {
   keepTrajectories?: boolean;
   /** Cancels the batch: no new rollout starts once aborted. */
   signal?: AbortSignal;
+  /**
+   * Stop the batch after this many rollouts in a row (in the order they finish) invalid for the
+   * same reason: no new trial or resample starts, the summary's `stopped` says why
+   * (`run-guards.ts`, `DEFAULT_MAX_SAME_FAULT`). Default 0: never.
+   */
+  maxSameFault?: number;
   /** Issue 5: the phone channel for every rollout (see {@link EpisodeOptions.channel}). */
   channel?: EpisodeChannel;
   /** Issue 17: the full-duplex timeline for every rollout (needs `channel`; see {@link EpisodeOptions.duplex}). */
@@ -92,16 +99,18 @@ export async function scoreEpisode(
  * Trial `trial` of `task`: an episode with seed `seed + trial`, scored; when it ends invalid
  * (infrastructure), up to `resamples` more attempts with seed + trial + attempt × {@link
  * RESAMPLE_STRIDE}. Returns every attempt's trajectory in order; `onAttempt` sees each as it
- * finishes.
+ * finishes. No resample starts once `stop()` returns true (a batch stopped by its fault streak).
  */
 export async function runTrial(
   opts: TrialOptions,
   task: Task,
   trial: number,
   onAttempt?: (t: Trajectory) => void,
+  stop: () => boolean = () => false,
 ): Promise<Trajectory[]> {
   const out: Trajectory[] = [];
   for (let attempt = 0; attempt <= (opts.resamples ?? DEFAULT_RESAMPLES); attempt++) {
+    if (attempt > 0 && stop()) break;
     const seed = opts.seed + trial + attempt * RESAMPLE_STRIDE;
     const t = await runEpisode({
       runtime: opts.runtime,
@@ -170,6 +179,11 @@ export interface BatchSummary {
     invalid: number;
     /** Invalid attempts that were resampled or given up on (episodes − valid). */
     invalid_attempts: number;
+    /**
+     * Trials left without a valid rollout after resampling, over the trials run: invalid /
+     * (valid + invalid), null when none ran (`run-guards.ts`: `run` fails above its limit).
+     */
+    invalid_share: number | null;
     mean_reward: number | null;
     /** pass^k averaged over tasks with at least k valid trials. */
     pass_hat: Record<string, number>;
@@ -180,6 +194,8 @@ export interface BatchSummary {
     /** Outbound negotiations only: objections over all valid episodes (see {@link TaskSummary.objections}). */
     objections?: ObjectionTotals;
   };
+  /** Set when the batch stopped early on rollouts in a row invalid for one reason ({@link BatchOptions.maxSameFault}); else null. */
+  stopped: StoppedRun | null;
 }
 
 /**
@@ -207,11 +223,14 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
   let cursor = 0;
   let agentId = '';
   let userId = '';
+  const streak = new FaultStreak(opts.maxSameFault ?? 0);
+  const halted = () => streak.tripped !== null || opts.signal?.aborted === true;
 
   const record = (t: Trajectory) => {
     agentId = t.participants.agent;
     userId = t.participants.user;
     episodes++;
+    streak.add(t);
     if (keep) done.push(t);
     opts.onTrajectory?.(t);
     finals.set(`${t.task_id}\u0000${t.trial}`, {
@@ -222,15 +241,17 @@ export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Traj
     });
   };
   const worker = async () => {
-    while (cursor < jobs.length && !opts.signal?.aborted) {
+    while (cursor < jobs.length && !halted()) {
       const { task, trial } = jobs[cursor++]!;
       if (opts.trialRunner) for (const t of await opts.trialRunner(task, trial)) record(t);
-      else await runTrial(opts, task, trial, record);
+      else await runTrial(opts, task, trial, record, halted);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
 
   const summary = summarize(opts, [...finals.values()], episodes, agentId, userId);
+  if (streak.tripped !== null)
+    summary.stopped = { reason: streak.tripped, rollouts: streak.max, trials_not_started: jobs.length - cursor };
   return { trajectories: done, summary };
 }
 
@@ -284,11 +305,13 @@ function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent:
       valid: all.length,
       invalid: tasks.reduce((n, t) => n + t.invalid, 0),
       invalid_attempts: episodes - all.length,
+      invalid_share: invalidShare({ valid: all.length, invalid: finals.length - all.length }),
       mean_reward: all.length ? all.reduce((a, t) => a + t.reward_info!.reward, 0) / all.length : null,
       pass_hat,
       rule_breaking: breaking.length,
       rule_breaking_passes: breaking.filter((t) => isSuccess(t.reward_info!)).length,
       ...(scored.length ? { objections: { raised, handled, score: raised ? handled / raised : null } } : {}),
     },
+    stopped: null,
   };
 }
