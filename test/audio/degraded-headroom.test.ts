@@ -49,7 +49,8 @@ describe('degraded-path headroom: no sample at the int16 limits', () => {
     const impulse = new Float64Array(1000);
     impulse[0] = 1;
     const out = new Float32Array(2000);
-    interpolate2IirQuantize16Into(impulse, out, new Int16Array(2000));
+    // Its return says whether a value may have reached the limits: not for an impulse.
+    expect(interpolate2IirQuantize16Into(impulse, out, new Int16Array(2000))).toBe(false);
     const l1 = [0, 1].map((k) => out.filter((_, i) => i % 2 === k).reduce((a, v) => a + Math.abs(v), 0));
     expect(l1.map((v) => v.toFixed(2))).toEqual(['2.98', '3.72']);
     // At ¼ scale the worst output is under full scale (0.91 FS).
@@ -57,8 +58,19 @@ describe('degraded-path headroom: no sample at the int16 limits', () => {
     // Without the limiter the same interpolator, fed mu-law's full-scale square, clips.
     const saturated = Float64Array.from({ length: 4000 }, (_, m) => (Math.floor(m / 4) % 2 ? -MU_MAX : MU_MAX));
     const pcm = new Int16Array(8000);
-    interpolate2IirQuantize16Into(saturated, new Float32Array(8000), pcm);
+    expect(interpolate2IirQuantize16Into(saturated, new Float32Array(8000), pcm)).toBe(true);
     expect(atLimits(pcm)).toBeGreaterThan(0);
+    // Just under the limits (the same square at 0.65 of its level peaks at 32,691) it says so too.
+    const under = new Int16Array(8000);
+    expect(
+      interpolate2IirQuantize16Into(
+        saturated.map((v) => v * 0.65),
+        new Float32Array(8000),
+        under,
+      ),
+    ).toBe(false);
+    expect(atLimits(under)).toBe(0);
+    expect(peakOf(under)).toBe(32_691);
   });
 
   it('worst-case inputs (full-scale square waves and sines) under regular and harsh: each turn scaled to peak within [29,487, 29,491]; speech 10× into the ADC clip: none at the limits', async () => {

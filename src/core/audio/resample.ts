@@ -395,19 +395,22 @@ function bandPassDecimatePairs(
  * (rounded half up, clipped). Images of the 8 kHz band are ≥ 73 dB down from 4.6 kHz. Its
  * impulse response decays by 41 dB in 6 ms and 104 dB in 20 ms (not a finite reach: silence
  * that must be exact is zeroed after it). `x` may be a Float64Array holding float32 values.
- * Returns `out`.
+ * Returns `false` when no 16-bit value reached an int16 limit (32,767 or −32,768), as the
+ * quantization checks each value it computes; `true` when one may have (the last pair of an
+ * odd-length output counts its dropped sample too): the caller looks through `pcm` only then.
  * @throws RangeError when `pcm` and `out` differ in length.
  */
 export function interpolate2IirQuantize16Into(
   x: Float32Array | Float64Array,
   out: Float32Array,
   pcm: Int16Array,
-): Float32Array {
+): boolean {
   const length = out.length;
   if (pcm.length !== length)
     throw new RangeError(`interpolate2IirQuantize16Into: ${pcm.length} PCM slots for ${length} samples`);
   const whole = Math.min(x.length, length >> 1);
-  const st = new Float64Array(12);
+  // 12 allpass states, then 1 once a 16-bit value reached a limit.
+  const st = new Float64Array(13);
   interpolateIirPairs(x, out, pcm, st, 0, whole);
   // Past the whole pairs: x runs out (zeros) or the output has an odd last sample.
   for (let m = whole; 2 * m < length; m++) {
@@ -419,13 +422,13 @@ export function interpolate2IirQuantize16Into(
       pcm[2 * m + k] = q[k] as number;
     }
   }
-  return out;
+  return st[12] === 1;
 }
 
 /**
  * Output pairs `[2·from, 2·to)` of {@link interpolate2IirQuantize16Into} from `x[from, to)`,
- * continuing from and updating `st` (12 allpass states). Its hot loop in a function of its own,
- * so V8 optimizes it once.
+ * continuing from and updating `st` (12 allpass states, then 1 once a 16-bit value written was
+ * at an int16 limit). Its hot loop in a function of its own, so V8 optimizes it once.
  */
 function interpolateIirPairs(
   x: Float32Array | Float64Array,
@@ -454,6 +457,7 @@ function interpolateIirPairs(
     f4 = st[9] as number,
     e5 = st[10] as number,
     f5 = st[11] as number;
+  let limits = st[12] as number;
   for (let m = from; m < to; m++) {
     const v = x[m] as number;
     const g0 = c0 * (v - f0) + e0;
@@ -482,7 +486,10 @@ function interpolateIirPairs(
     const q1 = r1 > 32767 ? 32767 : r1 < -32768 ? -32768 : r1 | 0;
     pcm[2 * m + 1] = q1;
     out[2 * m + 1] = q1 * inv;
+    // Rarely true, so the branch predicts well (a running min and max did not: their compares are random).
+    if (q0 === 32767 || q0 === -32768 || q1 === 32767 || q1 === -32768) limits = 1;
   }
+  st[12] = limits;
   st[0] = e0;
   st[1] = f0;
   st[2] = e1;

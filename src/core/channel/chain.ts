@@ -488,20 +488,21 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int1
   const narrow = bandPassDecimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
-  const back = () => {
-    interpolate2IirQuantize16Into(narrow, rendered, pcm);
+  // Whether the 16-bit values may have reached the int16 limits (then `pcm` is looked through).
+  const back = (): boolean => {
+    const mayClip = interpolate2IirQuantize16Into(narrow, rendered, pcm);
     if (plan.packetLoss) {
       zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
       zeroSpans(pcm, plan.sampleRate, plan.packetLoss.spans);
     }
+    return mayClip;
   };
-  back();
   // The interpolator overshoots a mu-law signal near full scale (a loud caller clipped at the
   // ADC, harsh noise): when that reached the int16 limits, the turn is scaled as a whole to peak
   // at the headroom again. Its true peak p (in 16-bit steps) is within 0.5 / ¼ of the ¼-scale
   // run's peak q / ¼, so with g = C / ((q + 0.5) / ¼), C = round(0.9 · 32768) = 29,491, the
   // turn's peak lands in [C − 4, C]: never at the limits.
-  if (atInt16Limits(pcm)) {
+  if (back() && atInt16Limits(pcm)) {
     for (let i = 0; i < narrow.length; i++) narrow[i] = (narrow[i] as number) * PEAK_PROBE_SCALE;
     back();
     const bound = (int16Peak(pcm) + 0.5) / PEAK_PROBE_SCALE;
