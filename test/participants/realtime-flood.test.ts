@@ -151,6 +151,17 @@ describe.each(transports)('a flooding realtime server, over the %s transport', (
     expect(reply.generation?.finish_reason).toBe('completed; cut at the text_chars limit');
   });
 
+  it('one transcript event of emoji and CJK beyond the BMP across the text limit: cut on a code point, the pair at the boundary left out whole', async () => {
+    // Pairs from a unit of odd index: unit 16,000 is the first half of one.
+    const pad = (16_000 - domain.greeting!.length) % 2 === 1 ? '' : 'a';
+    const delta = pad + '😀𠀀'.repeat(5_000);
+    const { reply } = await greeting(connect(), { hugeDelta: delta });
+    expect(reply.capped).toEqual({ limit: 'text_chars', max: 16_000, ended: 'done' });
+    expect(reply.text).toHaveLength(15_999);
+    expect(reply.text).toBe(domain.greeting! + delta.slice(0, 15_999 - domain.greeting!.length));
+    expect(reply.text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+  });
+
   it('a server that ignores the cancel: drained up to the limits again, its session closed, the next reply from a fresh one', async () => {
     const { reply, next } = await greeting(connect(), flood({ kind: 'unknown', onCancel: 'ignore' }), {
       maxEventsPerReply: 100,

@@ -18,8 +18,9 @@ import {
   MAX_ARGUMENT_DEPTH,
   MAX_REPLY_CHARS,
   argumentsProblem,
+  cutAtCodePoint,
 } from '../../src/core/rollout/limits.ts';
-import { normalizeReply } from '../../src/core/rollout/normalize.ts';
+import { clip, normalizeReply } from '../../src/core/rollout/normalize.ts';
 import { parseTextToolCalls, replyToolCalls } from '../../src/core/participants/model-tool-calls.ts';
 import { evaluate } from '../../src/core/scoring/evaluate.ts';
 import { Trajectory } from '../../src/core/schema/trajectory.ts';
@@ -155,6 +156,24 @@ describe('reply cap', () => {
     expect(r.text.length).toBe(MAX_REPLY_CHARS);
     expect(r.oversize).toBe(1 << 20);
     expect(normalizeReply({ text: 'a'.repeat(MAX_REPLY_CHARS) }, 0).oversize).toBeNull();
+  });
+
+  it('cuts on a code point boundary: a character beyond the BMP (emoji, CJK Extension B) across the cap is left out whole, never half a surrogate pair', () => {
+    // 'a' then pairs: unit 16,000 is the first half of a pair.
+    const text = `a${'😀𠀀'.repeat(MAX_REPLY_CHARS)}`;
+    const r = normalizeReply({ text }, 0);
+    expect([r.text.length, r.oversize]).toEqual([MAX_REPLY_CHARS - 1, 1 + 4 * MAX_REPLY_CHARS]);
+    expect(r.text).toBe(text.slice(0, MAX_REPLY_CHARS - 1));
+    expect([...r.text.slice(-2)]).toEqual(['😀']);
+    expect(r.text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    // Pairs that end exactly at the cap are kept whole: 16,000 units.
+    expect(normalizeReply({ text: '😀𠀀'.repeat(MAX_REPLY_CHARS) }, 0).text).toBe('😀𠀀'.repeat(MAX_REPLY_CHARS / 4));
+    expect([cutAtCodePoint('a😀b', 2), cutAtCodePoint('a😀b', 3), cutAtCodePoint('a😀b', 9)]).toEqual([
+      'a',
+      'a😀',
+      'a😀b',
+    ]);
+    expect(clip('xx𠀀yy', 3)).toBe('xx… (6 characters)');
   });
 
   it('a 1 MB agent reply of every adversarial kind is cut, recorded as oversize and vetoed by QUALITY', async () => {

@@ -47,7 +47,7 @@ import type { OpenAiToolSchema } from '../schema/domain.ts';
 import type { AssistantTurn, ParticipantCard, ReplyCap, ToolCall, Turn } from '../schema/trajectory.ts';
 import type { TurnAudio } from './model-messages.ts';
 import { ModelEndpointError } from './model-errors.ts';
-import { MAX_AGENT_AUDIO_S, MAX_REPLY_CHARS } from '../rollout/limits.ts';
+import { cutAtCodePoint, MAX_AGENT_AUDIO_S, MAX_REPLY_CHARS } from '../rollout/limits.ts';
 import { clip } from '../rollout/normalize.ts';
 import type { Agent, EpisodeView, ParticipantReply } from './types.ts';
 
@@ -561,7 +561,8 @@ export class RealtimeAgent implements Agent {
     const keep = (acc: string, more: string) => {
       if (acc.length + more.length <= MAX_REPLY_CHARS) return acc + more;
       cap = { limit: 'text_chars', max: MAX_REPLY_CHARS };
-      return acc + more.slice(0, MAX_REPLY_CHARS - acc.length);
+      // On a code point boundary: a pair split across the limit is left out whole.
+      return cutAtCodePoint(acc + more.slice(0, MAX_REPLY_CHARS - acc.length + 1), MAX_REPLY_CHARS);
     };
     /** The reply as received so far; `status` is how its response ended. */
     const finish = (status: string, capped: ReplyCap | null): ParticipantReply => {

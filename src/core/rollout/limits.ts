@@ -48,10 +48,26 @@ export const MAX_ARGUMENT_DEPTH = 32;
  */
 export const MAX_ARGUMENT_CHARS = 32_768;
 
-/** `text` cut to {@link MAX_REPLY_CHARS}, and its full length when it was longer (else null). */
+/**
+ * The longest start of `text` of at most `max` UTF-16 code units that ends on a code point
+ * boundary: a character beyond the BMP (emoji, CJK Extension B…) is two units, a surrogate pair,
+ * and is kept whole or left out, never cut in half (half a pair is not text: it prints as U+FFFD
+ * and is refused by strict UTF-8 encoders). So the result is `max` units long, or `max − 1` when
+ * unit `max` would be the first half of a pair.
+ */
+export function cutAtCodePoint(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * `text` cut to {@link MAX_REPLY_CHARS} on a code point boundary ({@link cutAtCodePoint}), and
+ * its full length when it was longer (else null).
+ */
 export function capReply(text: string): { text: string; oversize: number | null } {
   return text.length > MAX_REPLY_CHARS
-    ? { text: text.slice(0, MAX_REPLY_CHARS), oversize: text.length }
+    ? { text: cutAtCodePoint(text, MAX_REPLY_CHARS), oversize: text.length }
     : { text, oversize: null };
 }
 

@@ -5,7 +5,7 @@
  * message and the episode goes on, and the recorded trajectory still validates.
  */
 import type { ToolCall } from '../schema/trajectory.ts';
-import { argumentsProblem, capReply, keptArgumentText, keptArgumentValue } from './limits.ts';
+import { argumentsProblem, capReply, cutAtCodePoint, keptArgumentText, keptArgumentValue } from './limits.ts';
 
 /** A reply after normalization, plus why a call could not be taken as given. */
 export interface NormalizedReply {
@@ -71,7 +71,7 @@ function argumentsOf(value: unknown): {
 
 /** Shorten a string for an error message. */
 export function clip(text: string, limit = ECHO_LIMIT): string {
-  return text.length > limit ? `${text.slice(0, limit)}… (${text.length} characters)` : text;
+  return text.length > limit ? `${cutAtCodePoint(text, limit)}… (${text.length} characters)` : text;
 }
 
 /**
