@@ -287,4 +287,42 @@ describe('endpoint speech as a Tts', () => {
     expect(body.messages.at(-1).content).toBe('Hello there.');
     expect(tts.id).toBe('endpoint:vllm-omni:qwen-omni');
   });
+
+  it('refuses audio it cannot place before decoding it: over 120 s by size, a rate outside 8–48 kHz; stereo is mixed', async () => {
+    const big = 'A'.repeat(31_000_000); // ~23 MB: over 120 s of 48 kHz 16-bit stereo
+    const stereo = (() => {
+      const b = Buffer.from(wavBase64([...tone, ...tone], 24000), 'base64');
+      b.writeUInt16LE(2, 22); // 2 channels: the same samples read as 12,000 frames of L/R pairs
+      b.writeUInt16LE(4, 32);
+      b.writeUInt32LE(24000 * 4, 28);
+      return b.toString('base64');
+    })();
+    const replies: Record<string, string> = {
+      big,
+      '96k': wavBase64(tone, 96000),
+      stereo,
+      long: wavBase64(new Array(24000 * 121).fill(0), 24000),
+    };
+    const bad = await startOpenAiServer((body: { messages: { content: string }[] }) => ({
+      json: omniAudioCompletion({ model: 'o', content: 'ok', audio: replies[body.messages.at(-1)!.content]! }),
+    }));
+    try {
+      const tts = endpointTts(
+        new OpenAiModelClient({ flavor: 'vllm-omni', model: 'o', baseURL: bad.url, maxRetries: 0 }),
+      );
+      await expect(tts.synthesize('big')).rejects.toThrow(
+        "endpoint TTS vllm-omni:o: refused the reply's audio: 23250000 bytes of audio, over the 120-s limit",
+      );
+      await expect(tts.synthesize('96k')).rejects.toThrow(
+        "endpoint TTS vllm-omni:o: refused the reply's audio: sample rate 96000 Hz, outside 8000–48000 Hz",
+      );
+      await expect(tts.synthesize('long')).rejects.toThrow(
+        "endpoint TTS vllm-omni:o: refused the reply's audio: 121.0 s of audio, over the 120-s limit",
+      );
+      const out = await tts.synthesize('stereo');
+      expect([out.sampleRate, out.samples.length]).toEqual([16000, 8000]);
+    } finally {
+      await bad.close();
+    }
+  });
 });

@@ -63,6 +63,55 @@ describe('run --tts <endpoint>', () => {
     expect(JSON.parse(io.stdout).settings.channel.preset).toBe('clean');
   });
 
+  it('an endpoint whose speech is garbage makes the call invalid, naming the endpoint and why; nothing hangs', async () => {
+    // Each reply's audio: an empty WAV, a 1 Hz header (24,000 samples would be 6.7 hours at 16 kHz:
+    // the run used to spend minutes resampling it), HTML, and text that is not base64.
+    const garbage: Record<string, string> = {
+      empty: wavBase64([], 24000),
+      '1hz': wavBase64(tone, 1),
+      html: Buffer.from('<html>not audio</html>').toString('base64'),
+      b64: '!!not base64',
+    };
+    const expected: Record<string, string> = {
+      empty: 'the WAV holds no samples',
+      '1hz': 'sample rate 1 Hz, outside 8000–48000 Hz',
+      html: 'not a WAV file (Not a supported format.)',
+      b64: 'not a WAV file (not base64: character "!" at 0)',
+    };
+    for (const [kind, audio] of Object.entries(garbage)) {
+      const bad = await startOpenAiServer(() => ({
+        json: omniAudioCompletion({ model: 'omni', content: 'ok', audio }),
+      }));
+      try {
+        const io = capture();
+        const out = join(dir, `garbage-${kind}`);
+        const code = await main(
+          ['run', '--domain', 'carrier', '--task-ids', 'carrier-change-plan-1', '--preset', 'clean', '--tts'].concat([
+            `vllm-omni:omni@${bad.url}`,
+            '--model-retries',
+            '0',
+            '--out',
+            out,
+            '--json',
+          ]),
+          io,
+        );
+        expect(code, kind).toBe(1);
+        const lines = (await readFile(join(out, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
+        // The first attempt and its two resamples, each invalid for the same reason.
+        expect(lines.length).toBe(3);
+        for (const line of lines) {
+          const t = Trajectory.parse(JSON.parse(line));
+          expect([t.valid, t.termination]).toEqual([false, 'infrastructure_error']);
+          expect(t.invalid_reason).toBe(`endpoint TTS vllm-omni:omni: refused the reply's audio: ${expected[kind]}`);
+        }
+        expect(JSON.parse(io.stdout).totals).toMatchObject({ valid: 0, invalid: 1, invalid_attempts: 3 });
+      } finally {
+        await bad.close();
+      }
+    }
+  }, 60_000);
+
   it('rejects a malformed --tts spec with exit code 2', async () => {
     const io = capture();
     expect(await main(['run', '--domain', 'carrier', '--tts', 'festival'], io)).toBe(2);

@@ -1,14 +1,19 @@
 /**
  * {@link Tts} over a model endpoint's own speech (vLLM-Omni serving Qwen-Omni, or OpenAI audio
  * output) through a {@link ModelClient}: the model is asked to say the text verbatim with
- * `audio: { voice }`; the reply's WAV (24 kHz from vLLM-Omni and OpenAI) is decoded, mixed to
- * mono, resampled to 16 kHz and peak-limited to 0.9 FS like every TTS's speech
- * (`speechFromTtsWav`). Not bit-deterministic unless the server is (sampling is sent explicitly:
- * temperature 0, a fixed seed).
+ * `audio: { voice }`; the reply's WAV (24 kHz from vLLM-Omni and OpenAI) is checked and decoded
+ * (`decodeSpeechWav`: 8–48 kHz, 1 sample to 120 s), mixed to mono, resampled to 16 kHz and
+ * peak-limited to 0.9 FS like every TTS's speech (`speechFromTtsSamples`). A reply without audio,
+ * or with audio it refuses, throws an `InfrastructureError` naming the endpoint and why: the
+ * caller's speech is the sandbox's, so the rollout is invalid (resampled), never scored on a
+ * silent or garbled turn. Not bit-deterministic unless the server is (sampling is sent
+ * explicitly: temperature 0, a fixed seed).
  */
 import type { ModelClient } from '../../core/ports/model-client.ts';
 import type { Tts, TtsAudio, TtsVoice } from '../../core/ports/tts.ts';
-import { speechFromTtsWav } from '../../core/audio/wav.ts';
+import { InfrastructureError } from '../../core/errors.ts';
+import { decodeSpeechWav } from '../../core/audio/speech-wav.ts';
+import { speechFromTtsSamples } from '../../core/audio/wav.ts';
 
 /** Options of {@link endpointTts}. */
 export interface EndpointTtsOptions {
@@ -21,13 +26,6 @@ export interface EndpointTtsOptions {
 /** Instruction that makes an omni model a reader. */
 export const ENDPOINT_TTS_SYSTEM =
   'Read the user message aloud exactly as written, word for word, in its own language. Do not add, answer or translate anything.';
-
-function base64ToBytes(b64: string): Uint8Array {
-  const bin = atob(b64);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
 
 /** A {@link Tts} backed by an endpoint's audio output. `TtsVoice.voice` is taken as the speaker name when it is not an espeak-ng name. */
 export function endpointTts(client: ModelClient, opts: EndpointTtsOptions = {}): Tts {
@@ -49,8 +47,15 @@ export function endpointTts(client: ModelClient, opts: EndpointTtsOptions = {}):
         audio: { voice: speaker },
       });
       if (!res.audio)
-        throw new Error(`endpoint TTS ${client.id}: the reply has no audio (is audio output enabled on the server?)`);
-      return speechFromTtsWav(base64ToBytes(res.audio.base64));
+        throw new InfrastructureError(
+          `endpoint TTS ${client.id}: the reply has no audio (is audio output enabled on the server?)`,
+        );
+      // Checked before it is decoded and resampled: a reply of 50 MB or a WAV header of 1 Hz took
+      // minutes of CPU, and an empty WAV was a silent caller turn scored as if it were heard.
+      const decoded = decodeSpeechWav(res.audio.base64);
+      if ('refused' in decoded)
+        throw new InfrastructureError(`endpoint TTS ${client.id}: refused the reply's audio: ${decoded.refused}`);
+      return speechFromTtsSamples(decoded.samples, decoded.sampleRate);
     },
   };
 }

@@ -13,19 +13,14 @@
  */
 import { msToSamples, SPEECH_RATE_HZ } from '../audio/pcm.ts';
 import { vocalTic, VOCAL_TIC_KINDS } from '../audio/tics.ts';
+import { decodeSpeechWav } from '../audio/speech-wav.ts';
 import { decodeWav, resample } from '../audio/wav.ts';
-import { fromBase64 } from '../channel/audio-store.ts';
 import { speechEndSample } from '../channel/caller-audio.ts';
 import { asidePhrases } from '../channel/inserts.ts';
 import { personaVoice } from '../channel/persona-voice.ts';
 import { cutAfterToken, tokenize } from '../channel/text-cut.ts';
 import { type PrefixSpeech, wordsSaidWithin } from './word-timing.ts';
-import {
-  AGENT_AUDIO_RATES_HZ,
-  MAX_AGENT_AUDIO_S,
-  MAX_OWN_AUDIO_STRETCH,
-  OWN_AUDIO_SLACK_S,
-} from '../rollout/limits.ts';
+import { MAX_OWN_AUDIO_STRETCH, OWN_AUDIO_SLACK_S } from '../rollout/limits.ts';
 import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
 import type { TtsVoice } from '../ports/tts.ts';
 import type { ToolCall, Turn } from '../schema/trajectory.ts';
@@ -545,19 +540,11 @@ export class DuplexTimeline {
 export type OwnAudio = { samples: Float32Array } | { refused: string } | null;
 
 /**
- * Base64 characters of the longest WAV accepted: {@link MAX_AGENT_AUDIO_S} of 48 kHz 16-bit
- * stereo plus 1 kB of header; longer text is refused before it is decoded.
- */
-const MAX_AUDIO_BASE64 = Math.ceil(((MAX_AGENT_AUDIO_S * AGENT_AUDIO_RATES_HZ.max * 4 + 1024) * 4) / 3);
-
-/**
  * The agent's own speech in a reply (a realtime agent's response audio, an endpoint's audio
  * output, e.g. OpenAI's `message.audio.data`): the first audio content part
- * `{ type: 'audio', base64 }` of `reply.parts`, a WAV file of 8–48 kHz
- * ({@link AGENT_AUDIO_RATES_HZ}), as 16 kHz mono samples ({@link SPEECH_RATE_HZ}). Null when
- * there is none; `refused` with the reason when it is over {@link MAX_AGENT_AUDIO_S} (checked on
- * the base64 length before decoding, then on the samples), not a decodable WAV, at a rate outside
- * the range, or empty. Nothing the agent sends makes the call invalid: a refused reply is
+ * `{ type: 'audio', base64 }` of `reply.parts`, a WAV file of 8–48 kHz, as 16 kHz mono samples
+ * ({@link SPEECH_RATE_HZ}). Null when there is none; `refused` with the reason when
+ * {@link decodeSpeechWav} refuses it (over 120 s, not a WAV, a rate outside 8–48 kHz, empty). Nothing the agent sends makes the call invalid: a refused reply is
  * synthesized from its text.
  */
 export function agentOwnAudio(reply: unknown): OwnAudio {
@@ -567,23 +554,8 @@ export function agentOwnAudio(reply: unknown): OwnAudio {
     | { base64?: unknown }
     | undefined;
   if (typeof part?.base64 !== 'string') return null;
-  if (part.base64.length > MAX_AUDIO_BASE64)
-    return {
-      refused: `${Math.round((part.base64.length * 3) / 4)} bytes of audio, over the ${MAX_AGENT_AUDIO_S}-s limit`,
-    };
-  let decoded: { samples: Float32Array; sampleRate: number };
-  try {
-    decoded = decodeWav(fromBase64(part.base64));
-  } catch (e) {
-    return { refused: `not a WAV file (${e instanceof Error ? e.message : String(e)})` };
-  }
+  const decoded = decodeSpeechWav(part.base64);
+  if ('refused' in decoded) return decoded;
   const { samples, sampleRate } = decoded;
-  if (!(sampleRate >= AGENT_AUDIO_RATES_HZ.min && sampleRate <= AGENT_AUDIO_RATES_HZ.max))
-    return {
-      refused: `sample rate ${sampleRate} Hz, outside ${AGENT_AUDIO_RATES_HZ.min}–${AGENT_AUDIO_RATES_HZ.max} Hz`,
-    };
-  if (samples.length === 0) return { refused: 'the WAV holds no samples' };
-  if (samples.length > MAX_AGENT_AUDIO_S * sampleRate)
-    return { refused: `${(samples.length / sampleRate).toFixed(1)} s of audio, over the ${MAX_AGENT_AUDIO_S}-s limit` };
   return { samples: sampleRate === SPEECH_RATE_HZ ? samples : resample(samples, sampleRate, SPEECH_RATE_HZ) };
 }
