@@ -162,6 +162,23 @@ describe.each(transports)('a flooding realtime server, over the %s transport', (
     expect(reply.text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
   });
 
+  it('five function calls in one reply over a calls limit of 3: the first 3 kept to run, the 4th refused (an error tool message), the 5th dropped; capped, cancel sent once', async () => {
+    const call = { name: 'get_bills', arguments: '{"customer_id":"C001"}' };
+    const { reply, next } = await greeting(connect(), { text: undefined, calls: Array(5).fill(call) } as never, {
+      maxCallsPerReply: 3,
+    });
+    expect(reply.capped).toEqual({ limit: 'calls', max: 3, ended: 'done' });
+    expect(reply.tool_calls!.map((c) => [c.id, c.name])).toEqual(
+      ['call_6', 'call_8', 'call_10', 'call_12'].map((id) => [id, 'get_bills']),
+    );
+    const refusal = "not run: more than 3 function calls in one reply (the realtime agent's calls limit)";
+    expect(reply.refusals).toEqual([null, null, null, refusal]);
+    // The server had sent the whole response when the cancel came: its response_cancel_not_active is no fault.
+    expect(reply.generation?.finish_reason).toBe('completed; cut at the calls limit');
+    expect(sent('response.cancel').flat()).toHaveLength(1);
+    expect(next.generation?.finish_reason).toBe('completed');
+  });
+
   it('a server that ignores the cancel: drained up to the limits again, its session closed, the next reply from a fresh one', async () => {
     const { reply, next } = await greeting(connect(), flood({ kind: 'unknown', onCancel: 'ignore' }), {
       maxEventsPerReply: 100,
@@ -310,6 +327,37 @@ describe('a flood in the middle of a call', () => {
     expect(sent('response.cancel').map((c) => c.length)).toEqual([1, 0]);
     // The fresh session holds the kept text as the agent's own message.
     expect(server!.conversations[1]!.filter((i) => i.role === 'assistant').map((i) => i.text)[1]).toBe(turn.text);
+  });
+
+  it('21 calls in one reply (default calls limit 20): 20 run, the 21st answered with an error tool message; the turn capped, QUALITY 0, the call valid', async () => {
+    server = await startRealtimeServer(
+      planReplies(domain, TASK, [], (r) =>
+        r.calls?.[0]?.name === 'find_customer_by_phone' ? { calls: Array(21).fill(r.calls[0]) } : r,
+      ),
+    );
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const task = domain.tasks.find((x) => x.id === TASK)!;
+    const t = await runEpisode({
+      runtime,
+      task,
+      agent: new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }),
+      user: new ScriptedUser(),
+      clock: steppingClock(domain.now, 1000),
+      seed: 3,
+    });
+    const info = await evaluate(runtime, task, t.turns, { termination: t.termination });
+    expect(t.valid).toBe(true);
+    const at = t.turns.findIndex((x) => x.role === 'assistant' && x.capped);
+    const turn = t.turns[at] as AssistantTurn;
+    expect([turn.capped, turn.tool_calls.length]).toEqual([{ limit: 'calls', max: 20, ended: 'done' }, 21]);
+    const results = t.turns.slice(at + 1, at + 22).map((x) => (x.role === 'tool' ? [x.error, x.content] : null));
+    expect(results.slice(0, 20).every((x) => x?.[0] === false)).toBe(true);
+    expect(results[20]).toEqual([
+      true,
+      "Error: not run: more than 20 function calls in one reply (the realtime agent's calls limit)",
+    ]);
+    expect(qualityFindings(t.turns).map((f) => [f.turn, f.rule])).toEqual([[at, 'capped']]);
+    expect([info.reward, info.components.QUALITY?.score, info.components.DB?.score]).toEqual([0, 0, 1]);
   });
 
   it('every spoken reply over the audio limit (servers that had ended the response when the cancel came): each capped once, no fault', async () => {

@@ -81,6 +81,8 @@ export interface RealtimeAgentOptions {
   maxEventsPerReply?: number;
   /** Characters of frames per reply. Default {@link RESPONSE_LIMITS}`.bytes`. */
   maxBytesPerReply?: number;
+  /** Function calls per reply. Default {@link RESPONSE_LIMITS}`.calls`. */
+  maxCallsPerReply?: number;
 }
 
 /**
@@ -96,14 +98,26 @@ export interface RealtimeAgentOptions {
  * - `bytes`: 16 MiB of frames (counted as characters of the frame text: bytes for JSON's
  *   ASCII), twice the 7.68 MB of base64 that 120 s of 24 kHz 16-bit audio takes, leaving the
  *   rest for the events' JSON and the transcript. A single frame over it is refused by the Node
- *   transport (`ws`'s `maxPayload`) and counts as this limit too.
+ *   transport (`ws`'s `maxPayload`) and counts as this limit too;
+ * - `calls`: 20 function calls, more than the longest reference solution of any built-in or
+ *   tau2-bench task makes in a whole call (19, tau2 airline; retail 13, telecom 12). The calls
+ *   up to it run; each one past it that arrived before the cut is not run and gets an error tool
+ *   message ({@link CALLS_LIMIT_REFUSAL}).
  */
 export const RESPONSE_LIMITS = {
   audioS: MAX_AGENT_AUDIO_S,
   textChars: MAX_REPLY_CHARS,
   events: 20_000,
   bytes: 16 * 1024 * 1024,
+  calls: 20,
 } as const;
+
+/**
+ * Why a function call past the `calls` limit was not run, as the episode's error tool message
+ * says it (`Error: <this>`); `max` is the limit.
+ */
+export const CALLS_LIMIT_REFUSAL = (max: number): string =>
+  `not run: more than ${max} function calls in one reply (the realtime agent's calls limit)`;
 
 /** A fault of the connection or the server (not of the model's output): reconnect, then invalid. */
 class TransportFault extends Error {}
@@ -304,6 +318,7 @@ export class RealtimeAgent implements Agent {
   private readonly maxAudioBytes: number;
   private readonly maxEvents: number;
   private readonly maxBytes: number;
+  private readonly maxCalls: number;
   private readonly model: string | null;
 
   constructor(private readonly options: RealtimeAgentOptions) {
@@ -312,6 +327,7 @@ export class RealtimeAgent implements Agent {
     this.maxAudioBytes = Math.round((options.maxAudioSeconds ?? RESPONSE_LIMITS.audioS) * REALTIME_RATE_HZ) * 2;
     this.maxEvents = options.maxEventsPerReply ?? RESPONSE_LIMITS.events;
     this.maxBytes = options.maxBytesPerReply ?? RESPONSE_LIMITS.bytes;
+    this.maxCalls = options.maxCallsPerReply ?? RESPONSE_LIMITS.calls;
     // The `model` query parameter, as realtime URLs name the model.
     const m = /[?&]model=([^&#]*)/.exec(options.url)?.[1];
     let model: string | null = null;
@@ -549,9 +565,17 @@ export class RealtimeAgent implements Agent {
     // Responses announced while this one was read, and events of other responses skipped.
     const others = new Set<string>();
     let stale = 0;
+    // Calls past the calls limit: kept on the turn, refused (an error tool message), the reply capped.
+    const refused = new Set<string>();
     const addCall = (callId: unknown, c: WireCall, itemId: unknown) => {
       const id = str(callId) ?? `call_${order.length}`;
-      if (!calls.has(id)) order.push(id);
+      if (!calls.has(id)) {
+        order.push(id);
+        if (order.length > this.maxCalls) {
+          refused.add(id);
+          cap ??= { limit: 'calls', max: this.maxCalls };
+        }
+      }
       calls.set(id, { name: c.name ?? calls.get(id)?.name, arguments: c.arguments ?? calls.get(id)?.arguments });
       const item = str(itemId);
       if (item) reply.calls.set(id, item);
@@ -586,6 +610,9 @@ export class RealtimeAgent implements Agent {
         text: spoken,
         // Names and arguments as the model sent them: the episode loop refuses bad ones.
         tool_calls: toolCalls as unknown as ToolCall[],
+        ...(refused.size
+          ? { refusals: order.map((id) => (refused.has(id) ? CALLS_LIMIT_REFUSAL(this.maxCalls) : null)) }
+          : {}),
         ...(wav ? { parts: [{ type: 'audio' as const, base64: wav, ...(spoken ? { transcript: spoken } : {}) }] } : {}),
         generation: {
           model: this.model ?? 'realtime',
@@ -694,7 +721,9 @@ export class RealtimeAgent implements Agent {
               for (const item of r.output as Record<string, unknown>[])
                 if (item?.type === 'function_call' && !calls.has(str(item.call_id) ?? ''))
                   addCall(item.call_id, { name: item.name, arguments: item.arguments }, item.id);
-            return finish(str(r?.status) ?? 'unknown', null);
+            // Calls past the limit listed here: the response is over, nothing to cancel.
+            const over = cap as Omit<ReplyCap, 'ended'> | null;
+            return finish(str(r?.status) ?? 'unknown', over ? { ...over, ended: 'done' } : null);
           }
           default:
             break;

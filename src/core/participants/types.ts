@@ -29,6 +29,12 @@ export interface ParticipantReply {
   request?: ModelRequestRecord;
   /** The reply was stopped at a response limit (streamed agents: the realtime agent); recorded on the turn. */
   capped?: ReplyCap;
+  /**
+   * Per entry of `tool_calls` (same order), why that call is not run, or null: a refused call is
+   * recorded on the turn and answered `Error: <refusal>` as a tool message instead of running
+   * (the realtime agent's calls past its calls limit).
+   */
+  refusals?: (string | null)[];
 }
 
 /** Everything a participant may look at when deciding its next turn. */

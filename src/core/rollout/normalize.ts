@@ -87,7 +87,8 @@ export function clip(text: string, limit = ECHO_LIMIT): string {
  *   Arguments over {@link MAX_ARGUMENT_DEPTH} levels or {@link MAX_ARGUMENT_CHARS} characters are
  *   replaced by `{}` and the call fails the same way; what was sent is kept in `raw_arguments`
  *   (its text, or bounded JSON of a value), cut at {@link MAX_ARGUMENT_CHARS} characters with a
- *   marker.
+ *   marker. A call the participant refused itself (`refusals[i]` a string, see
+ *   `ParticipantReply.refusals`) fails with that text.
  *
  * @param turn index the turn will have in the trajectory (used for generated ids)
  * @param toolNames the tools the participant may call; when given, a call to any other name gets
@@ -102,6 +103,8 @@ export function normalizeReply(reply: unknown, turn: number, toolNames?: Readonl
   const problems: (string | null)[] = [];
   if (raw === undefined || raw === null) return { text, oversize, calls, problems };
   const entries: unknown[] = Array.isArray(raw) ? raw : [raw];
+  // The participant's own refusals of calls (ParticipantReply.refusals), aligned with its calls.
+  const refusals: unknown[] = Array.isArray(r.refusals) ? r.refusals : [];
   const seen = new Set<string>();
   entries.forEach((entry, i) => {
     const e = isPlainObject(entry) ? entry : {};
@@ -112,7 +115,9 @@ export function normalizeReply(reply: unknown, turn: number, toolNames?: Readonl
     const name = typeof e.name === 'string' ? clip(e.name) : '';
     const args = isPlainObject(entry) ? argumentsOf(e.arguments) : { value: {}, raw: undefined, problem: null };
     let problem: string | null = null;
-    if (!Array.isArray(raw)) problem = `tool_calls must be a list, got ${describe(raw)}`;
+    const refusal = refusals[i];
+    if (typeof refusal === 'string') problem = refusal;
+    else if (!Array.isArray(raw)) problem = `tool_calls must be a list, got ${describe(raw)}`;
     else if (!isPlainObject(entry)) problem = `invalid tool call: expected an object, got ${describe(entry)}`;
     else if (typeof e.name !== 'string' || e.name === '') problem = 'invalid tool call: missing tool name';
     else if (longName) problem = `invalid tool call: tool name of ${(e.name as string).length} characters`;

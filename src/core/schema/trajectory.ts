@@ -177,9 +177,10 @@ export const ReplyCap = z.object({
   /**
    * The limit reached: `audio_s` (seconds of agent audio), `events` (server events of the
    * response), `bytes` (characters of the response's frames, or one frame over the transport's
-   * size limit), `text_chars` (characters of its transcript or text).
+   * size limit), `text_chars` (characters of its transcript or text), `calls` (function calls
+   * of the response; those past it are not run and get an error tool message).
    */
-  limit: z.enum(['audio_s', 'events', 'bytes', 'text_chars']),
+  limit: z.enum(['audio_s', 'events', 'bytes', 'text_chars', 'calls']),
   /** The limit's value, in its unit. */
   max: z.number().positive(),
   /**
