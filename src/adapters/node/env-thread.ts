@@ -1,16 +1,35 @@
 /**
  * Body of the Node environment worker (`worker_threads`, started by {@link ./worker-env.ts}
  * through `ts-worker.mjs`): loads the domain named by its source, builds the runtime over
- * in-thread sql.js, and answers each request with the {@link EnvService}.
+ * in-thread sql.js, tells the parent it is ready (or why it cannot start), and then answers each
+ * request posted to its mailbox (`mailbox.ts`, encoded by `env-wire.ts`) with the {@link EnvService}.
  */
+import { parentPort, workerData } from 'node:worker_threads';
 import { DomainRuntime } from '../../core/env/environment.ts';
-import { createEnvService, type EnvRequest } from '../shared/env-service.ts';
+import { createEnvService, type EnvRequest, type EnvService, type PackedOutcome } from '../shared/env-service.ts';
 import { sqlJsFactory } from '../shared/sqljs-db.ts';
-import { serveThreadJobs } from './thread-pool.ts';
-import { loadEnvWorkerDomain, type EnvWorkerSource } from './worker-env.ts';
+import { decodeValue, encodeOutcome, encodeValue } from './env-wire.ts';
+import { serveMailbox } from './mailbox.ts';
+import { loadEnvWorkerDomain, type EnvThreadData } from './worker-env.ts';
 
-await serveThreadJobs(async (source: EnvWorkerSource) => {
-  const runtime = await DomainRuntime.create(await loadEnvWorkerDomain(source), await sqlJsFactory());
-  const serve = createEnvService(runtime);
-  return (request: EnvRequest) => serve(request);
-});
+const { source, mailbox, spinUs } = (workerData as { data: EnvThreadData }).data;
+let serve: EnvService | undefined;
+try {
+  serve = createEnvService(await DomainRuntime.create(await loadEnvWorkerDomain(source), await sqlJsFactory()));
+} catch (e) {
+  // The thread then ends on its own (nothing keeps it alive); the parent rejects its start.
+  parentPort!.postMessage({ ready: false, error: e instanceof Error ? e.message : String(e) });
+}
+if (serve) {
+  const service = serve;
+  parentPort!.postMessage({ ready: true });
+  await serveMailbox(
+    mailbox,
+    async (payload) => {
+      const request = decodeValue(payload) as EnvRequest;
+      const reply = await service(request);
+      return request.op === 'call' ? encodeOutcome(reply as PackedOutcome) : encodeValue(reply);
+    },
+    spinUs,
+  );
+}

@@ -1,8 +1,9 @@
 /**
  * Environments whose tool calls run whole in a `worker_threads` Worker (issue 15, item 2). The
  * worker loads the domain itself (tool code cannot be sent to a thread), holds its runtime and
- * databases, and answers each tool call in one message ({@link EnvService}); the calling thread
- * only sends the call and gets back the outcome with its writes. Compare {@link
+ * databases, and answers each tool call in one round trip ({@link EnvService}) through a
+ * SharedArrayBuffer mailbox (`mailbox.ts`); the calling thread only sends the call and gets back
+ * the outcome with its writes. Compare {@link
  * ./worker-db.ts}, where the tools run in the calling thread and every SQL statement is a message.
  *
  * The worker runs TypeScript through tsx (`ts-worker.mjs`), so it is for Node with the sources
@@ -13,10 +14,13 @@ import type { Environment, ToolOutcome } from '../../core/env/environment.ts';
 import type { Domain } from '../../core/schema/domain.ts';
 import type { Task } from '../../core/schema/task.ts';
 import type { WriteEntry } from '../../core/schema/trajectory.ts';
+import { Worker } from 'node:worker_threads';
+import { InfrastructureError } from '../../core/errors.ts';
 import { unpackOutcome, type EnvReplies, type EnvRequest } from '../shared/env-service.ts';
+import { decodeOutcome, decodeValue, encodeValue } from './env-wire.ts';
 import { loadDomain } from './load-domain.ts';
+import { MailboxCaller, type MailboxEnds, MAILBOX_DATA_BYTES, MAX_SPIN_US, type SpinWindow } from './mailbox.ts';
 import { TAU2_DOMAIN_NAMES, loadTau2Domain, type Tau2DomainName } from './tau2-loader.ts';
-import { startThreadPool } from './thread-pool.ts';
 
 /** Where the worker loads its domain from (plain data, sent to the thread). */
 export interface EnvWorkerSource {
@@ -40,34 +44,104 @@ export async function loadEnvWorkerDomain(source: EnvWorkerSource): Promise<Doma
   });
 }
 
+/** The environment thread's `workerData.data`: what to load, and its ends of the mailbox. */
+export interface EnvThreadData {
+  source: EnvWorkerSource;
+  mailbox: MailboxEnds;
+  /** The worker's longest spin for the next request, µs. */
+  spinUs: number;
+}
+
+/** The environment thread's first message: set up, or why it could not. */
+type ReadyMessage = { ready: true } | { ready: false; error: string };
+
 /**
- * A started environment worker. {@link requests} counts the messages sent to it (each answered by
+ * A started environment worker. {@link requests} counts the requests sent to it (each answered by
  * one reply), so a caller can check that a tool call costs one round trip.
+ *
+ * Requests and replies go through a SharedArrayBuffer mailbox (`mailbox.ts`), one at a time:
+ * requests made while one is in flight wait their turn. The Worker keeps the process alive only
+ * while a request is in flight, so a forgotten {@link close} does not hold the process at exit.
  */
 export class EnvWorker {
   private sent = 0;
   private closed = false;
 
-  private constructor(private readonly pool: Awaited<ReturnType<typeof startEnvPool>>) {}
+  private constructor(
+    private readonly worker: Worker,
+    private readonly mailbox: MailboxCaller,
+  ) {}
 
   /**
    * Start a worker and load `source`'s domain in it (tau2-airline: ~1–2 s).
-   * @throws (rejects) with the worker's error message when the domain cannot be loaded.
+   * @param options.mailboxBytes the mailbox's data area in bytes (default {@link MAILBOX_DATA_BYTES});
+   *   larger requests and replies go over a message port instead.
+   * @param options.spinUs the longest spin, µs, of this thread for a reply and of the worker for
+   *   the next request before sleeping (default {@link MAX_SPIN_US}; 0: always sleep), see
+   *   {@link SpinWindow}.
+   * @throws (rejects) with the worker's error message when the domain cannot be loaded, or
+   *   {@link InfrastructureError} when the thread fails or exits before it is ready.
    */
-  static async start(source: EnvWorkerSource): Promise<EnvWorker> {
-    return new EnvWorker(await startEnvPool(source));
+  static async start(
+    source: EnvWorkerSource,
+    options: { mailboxBytes?: number; spinUs?: number } = {},
+  ): Promise<EnvWorker> {
+    const spinUs = options.spinUs ?? MAX_SPIN_US;
+    let worker: Worker | undefined;
+    const mailbox = new MailboxCaller(
+      options.mailboxBytes ?? MAILBOX_DATA_BYTES,
+      (busy) => (busy ? worker?.ref() : worker?.unref()),
+      spinUs,
+    );
+    const data: EnvThreadData = { source, mailbox: mailbox.ends, spinUs };
+    worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), {
+      workerData: { entry: new URL('./env-thread.ts', import.meta.url).href, data },
+      transferList: [mailbox.ends.port],
+    });
+    const started = worker;
+    const envWorker = new EnvWorker(started, mailbox);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        started.once('message', (m: ReadyMessage) => (m.ready ? resolve() : reject(new Error(m.error))));
+        started.on('error', (e) => {
+          const error = new InfrastructureError(`environment worker failed: ${e.message}`, { cause: e });
+          reject(error);
+          mailbox.fail(error);
+        });
+        started.on('exit', (code) => {
+          const error = envWorker.closed
+            ? new Error('environment worker is closed')
+            : new InfrastructureError(`environment worker exited with code ${code}`);
+          reject(error);
+          mailbox.fail(error);
+        });
+      });
+    } catch (e) {
+      await started.terminate();
+      throw e;
+    }
+    started.unref();
+    return envWorker;
   }
 
-  /** Messages sent to the worker so far (one per request; each gets one reply). */
+  /** Requests sent to the worker so far (each gets one reply). */
   get requests(): number {
     return this.sent;
   }
 
-  /** @internal one request, one reply. */
+  /**
+   * @internal one request, one reply.
+   * @throws (rejects) `Error(<message>)` when the service rejected the request;
+   *   {@link InfrastructureError} `environment worker exited with code <n>` or `environment worker
+   *   failed: <message>` when the thread died before replying (a sandbox fault: the rollout is
+   *   invalid); `Error("environment worker is closed")` after {@link close}.
+   */
   request<Op extends EnvRequest['op']>(request: Extract<EnvRequest, { op: Op }>): Promise<EnvReplies[Op]> {
     if (this.closed) return Promise.reject(new Error('environment worker is closed'));
     this.sent++;
-    return this.pool.run(request) as Promise<EnvReplies[Op]>;
+    return this.mailbox
+      .request(encodeValue(request))
+      .then((reply) => (request.op === 'call' ? decodeOutcome(reply) : decodeValue(reply)) as EnvReplies[Op]);
   }
 
   /**
@@ -86,18 +160,16 @@ export class EnvWorker {
   }
 
   /**
-   * Stop the worker; its environments are gone, requests in flight reject, and later ones reject
-   * with `Error("environment worker is closed")`. If the thread dies on its own, requests reject
-   * with why (`rollout thread exited with code …`).
+   * Stop the worker (also mid-call: a tool that never returns is stopped); its environments are
+   * gone, the request in flight and queued ones reject with `Error("environment worker is
+   * closed")`, and so do later ones.
    */
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    return this.pool.close();
+    this.mailbox.fail(new Error('environment worker is closed'));
+    await this.worker.terminate();
   }
-}
-
-function startEnvPool(source: EnvWorkerSource) {
-  return startThreadPool<EnvRequest, unknown>(new URL('./env-thread.ts', import.meta.url), source, 1);
 }
 
 /**

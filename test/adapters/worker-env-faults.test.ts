@@ -1,0 +1,109 @@
+/**
+ * The environment worker's mailbox transport (issue 15, item 2) at its edges: payloads larger
+ * than the mailbox go over the message port and arrive whole; a thread that dies mid-call is an
+ * InfrastructureError (a sandbox fault: the rollout is invalid), never a hang; closing the worker
+ * mid-call stops even a tool that never returns.
+ */
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { EnvWorker } from '../../src/adapters/node/worker-env.ts';
+import { loadDomain } from '../../src/adapters/node/load-domain.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { DomainRuntime } from '../../src/core/env/environment.ts';
+import { InfrastructureError } from '../../src/core/errors.ts';
+import { expectSameReferenceCalls } from './worker-env-helpers.ts';
+
+const FAULTY = fileURLToPath(new URL('../fixtures/faulty-env-domain', import.meta.url));
+const call = (name: string, args: Record<string, unknown> = {}) => ({ id: `c-${name}`, name, arguments: args });
+
+/** Start a worker on the faulty domain and open its pay task. */
+async function started(options: { mailboxBytes?: number; spinUs?: number } = {}) {
+  const worker = await EnvWorker.start({ domain: FAULTY }, options);
+  return { worker, env: await worker.open('pay-10') };
+}
+
+describe('environment worker, payloads larger than its mailbox', () => {
+  it('carries a 1 MB tool result and a 1 MB argument whole, as in-process', async () => {
+    const domain = await loadDomain(FAULTY);
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const local = await runtime.open(domain.tasks[0]);
+    const { worker, env } = await started();
+    try {
+      // 1 MB result from a short request (the reply goes over the port).
+      const big = call('echo_big', { text: 'héllo ✓ ', size: 1_000_000 });
+      const expected = await local.call(big);
+      expect(expected.content.length).toBe(1_000_000 + '{"length":8,"body":""}'.length);
+      expect(await env.call(big)).toStrictEqual(expected);
+      // 1 MB argument (the request goes over the port), short result.
+      const longText = 'x'.repeat(1_048_576);
+      const echoed = await env.call(call('echo_big', { text: longText, size: 3 }));
+      expect(echoed.content).toBe('{"length":1048576,"body":"xxx"}');
+      // The mailbox is still in step: an ordinary call after both.
+      const found = await env.call(call('find_account', { phone: '5550001' }));
+      expect(found).toStrictEqual(await local.call(call('find_account', { phone: '5550001' })));
+    } finally {
+      await worker.close();
+      await runtime.close();
+    }
+  }, 60_000);
+
+  it('with a 64-byte mailbox (every call and outcome goes over the port) answers are unchanged', async () => {
+    const domain = await loadDomain(FAULTY);
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const worker = await EnvWorker.start({ domain: FAULTY }, { mailboxBytes: 64, spinUs: 0 });
+    try {
+      const { calls, writes } = await expectSameReferenceCalls(worker, runtime, domain.tasks);
+      expect({ calls, writes }).toEqual({ calls: 2, writes: 4 });
+    } finally {
+      await worker.close();
+      await runtime.close();
+    }
+  }, 60_000);
+});
+
+describe('environment worker, a thread that dies mid-call', () => {
+  it('a tool ending the thread: the call rejects with an InfrastructureError, and so does every later one', async () => {
+    const { worker, env } = await started();
+    const pending = env.call(call('exit_thread'));
+    await expect(pending).rejects.toThrow(InfrastructureError);
+    await expect(pending).rejects.toThrow('environment worker exited with code 3');
+    await expect(env.call(call('find_account', { phone: '5550001' }))).rejects.toThrow(
+      'environment worker exited with code 3',
+    );
+    await expect(worker.open('pay-10')).rejects.toThrow(InfrastructureError);
+    await worker.close();
+  }, 60_000);
+
+  it('an uncaught error mid-call: InfrastructureError naming it', async () => {
+    const { worker, env } = await started();
+    const pending = env.call(call('throw_later'));
+    await expect(pending).rejects.toThrow(InfrastructureError);
+    await expect(pending).rejects.toThrow('environment worker failed: boom from a timer');
+    await worker.close();
+  }, 60_000);
+
+  it('a tool whose promise never settles: the idle thread ends and the call rejects', async () => {
+    const { worker, env } = await started();
+    const pending = env.call(call('never_answer'));
+    await expect(pending).rejects.toThrow(InfrastructureError);
+    await expect(pending).rejects.toThrow(/^environment worker exited with code \d+$/);
+    await worker.close();
+  }, 60_000);
+});
+
+describe('environment worker, closed by its caller', () => {
+  it('close() mid-call stops a tool that never returns; the call and queued ones reject as closed', async () => {
+    const { worker, env } = await started();
+    const stuck = env.call(call('spin_forever')).catch((e: unknown) => e);
+    const queued = env.call(call('find_account', { phone: '5550001' })).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    await worker.close();
+    for (const e of [await stuck, await queued]) {
+      expect(e).toBeInstanceOf(Error);
+      expect(e).not.toBeInstanceOf(InfrastructureError);
+      expect((e as Error).message).toBe('environment worker is closed');
+    }
+    await expect(worker.open('pay-10')).rejects.toThrow('environment worker is closed');
+    await worker.close();
+  }, 60_000);
+});
