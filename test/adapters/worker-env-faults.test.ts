@@ -4,6 +4,7 @@
  * InfrastructureError (a sandbox fault: the rollout is invalid), never a hang; closing the worker
  * mid-call stops even a tool that never returns.
  */
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EnvWorker } from '../../src/adapters/node/worker-env.ts';
@@ -13,7 +14,8 @@ import { DomainRuntime } from '../../src/core/env/environment.ts';
 import { InfrastructureError } from '../../src/core/errors.ts';
 import { expectSameReferenceCalls } from './worker-env-helpers.ts';
 
-const FAULTY = fileURLToPath(new URL('../fixtures/faulty-env-domain', import.meta.url));
+/** The fixture's folder (named through its domain.ts, which the worker imports). */
+const FAULTY = dirname(fileURLToPath(new URL('../fixtures/faulty-env-domain/domain.ts', import.meta.url)));
 const call = (name: string, args: Record<string, unknown> = {}) => ({ id: `c-${name}`, name, arguments: args });
 
 /** Start a worker on the faulty domain and open its pay task. */
