@@ -114,6 +114,8 @@ CREATE TABLE reservations (
 -- A booking numbers its reservation after the last one (max(position) + 1): without an index
 -- that is a scan of every reservation (~80 µs in sql.js).
 CREATE INDEX reservations_by_position ON reservations (position);
+-- The compensation rules list a user's reservations by owner (a scan of every reservation without it).
+CREATE INDEX reservations_by_user ON reservations (user_id);
 
 CREATE TABLE reservation_flights (
   reservation_id TEXT NOT NULL REFERENCES reservations (reservation_id),

@@ -13,11 +13,13 @@ import {
   appendPayment,
   availableCabin,
   estTimestamp,
+  insertRows,
   nextPosition,
   payForUpdate,
   reservationFlights,
   reservationJson,
   reservationPassengers,
+  requireUser,
   reservationRow,
   userRow,
 } from './queries.ts';
@@ -59,7 +61,7 @@ export const bookReservation = defineTool({
     insurance: z.enum(['yes', 'no']).describe("Travel insurance: 'yes' or 'no'."),
   }),
   async run({ db, now }, args) {
-    const user = await userRow(db, args.user_id);
+    await requireUser(db, args.user_id);
     let reservationId: string | undefined;
     for (const id of NEW_RESERVATION_IDS) {
       if (!(await db.one('SELECT 1 AS x FROM reservations WHERE reservation_id = ?', [id]))) {
@@ -70,49 +72,52 @@ export const bookReservation = defineTool({
     if (!reservationId) throw new ToolError('Too many reservations');
     const nPax = args.passengers.length;
     let total = 0;
-    const legs: { info: z.infer<typeof FlightInfo>; flight: SqlRow; price: number }[] = [];
+    const legs: { info: z.infer<typeof FlightInfo>; origin: string; destination: string; price: number }[] = [];
     for (const info of args.flights) {
-      const { flight, price } = await availableCabin(db, info.flight_number, info.date, args.cabin, nPax);
-      legs.push({ info, flight, price });
-      total += price * nPax;
+      const leg = await availableCabin(db, info.flight_number, info.date, args.cabin, nPax);
+      legs.push({ info, ...leg });
+      total += leg.price * nPax;
     }
     if (args.insurance === 'yes') total += 30 * nPax;
     total += 50 * args.nonfree_baggages;
+    // The user's methods as they are now, read once; the checks below see them before any payment.
     const methods = new Map<string, SqlRow>();
+    for (const pm of await db.all(
+      'SELECT payment_method_id, source, amount FROM user_payment_methods WHERE user_id = +? ORDER BY position',
+      [args.user_id],
+    ))
+      methods.set(pm.payment_method_id as string, pm);
     for (const pay of args.payment_methods) {
-      const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
-        args.user_id,
-        pay.payment_id,
-      ]);
+      const pm = methods.get(pay.payment_id);
       if (!pm) throw new ToolError(`Payment method ${pay.payment_id} not found`);
       if ((pm.source === 'gift_card' || pm.source === 'certificate') && (pm.amount as number) < pay.amount) {
         throw new ToolError(`Not enough balance in payment method ${pay.payment_id}`);
       }
-      methods.set(pay.payment_id, pm);
     }
     const paid = args.payment_methods.reduce((sum, p) => sum + p.amount, 0);
     if (paid !== total)
       throw new ToolError(`Payment amount does not add up, total price is ${total}, but paid ${paid}`);
+    // Each payment sees the ones before it (a gift card listed twice is charged twice).
     for (const pay of args.payment_methods) {
-      const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
-        args.user_id,
-        pay.payment_id,
-      ]);
+      const pm = methods.get(pay.payment_id);
       if (!pm) {
         // tau2 pops a certificate when it pays; listing it twice fails on the second pop.
         throw new ToolError(`Payment method ${pay.payment_id} was already used up in this booking`);
       }
       if (pm.source === 'gift_card') {
+        const amount = (pm.amount as number) - pay.amount;
         await db.run('UPDATE user_payment_methods SET amount = ? WHERE user_id = ? AND payment_method_id = ?', [
-          (pm.amount as number) - pay.amount,
+          amount,
           args.user_id,
           pay.payment_id,
         ]);
+        methods.set(pay.payment_id, { ...pm, amount });
       } else if (pm.source === 'certificate') {
         await db.run('DELETE FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
           args.user_id,
           pay.payment_id,
         ]);
+        methods.delete(pay.payment_id);
       }
     }
     for (const leg of legs) {
@@ -121,13 +126,13 @@ export const bookReservation = defineTool({
         [nPax, leg.info.flight_number, leg.info.date, args.cabin],
       );
     }
-    const position = await nextPosition(db, 'SELECT max(position) AS p FROM reservations', []);
-    await db.run(
+    // Numbered after the last reservation (max(position) + 1, 0 for none), as nextPosition does.
+    const [row] = await db.all(
       `INSERT INTO reservations (reservation_id, position, user_id, origin, destination, flight_type, cabin, created_at,
-         total_baggages, nonfree_baggages, insurance, status, absent_fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+         total_baggages, nonfree_baggages, insurance, status, absent_fields)
+       SELECT ?, coalesce(max(position) + 1, 0), ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL FROM reservations RETURNING *`,
       [
         reservationId,
-        position,
         args.user_id,
         args.origin,
         args.destination,
@@ -139,43 +144,38 @@ export const bookReservation = defineTool({
         args.insurance,
       ],
     );
-    for (const [i, leg] of legs.entries()) {
-      await db.run(
-        'INSERT INTO reservation_flights (reservation_id, position, flight_number, origin, destination, date, price) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [
-          reservationId,
-          i,
-          leg.info.flight_number,
-          leg.flight.origin!,
-          leg.flight.destination!,
-          leg.info.date,
-          leg.price,
-        ],
-      );
-    }
-    for (const [i, p] of args.passengers.entries()) {
-      await db.run(
-        'INSERT INTO reservation_passengers (reservation_id, position, first_name, last_name, dob) VALUES (?, ?, ?, ?, ?)',
-        [reservationId, i, p.first_name, p.last_name, p.dob],
-      );
-    }
-    for (const [i, p] of args.payment_methods.entries()) {
-      await db.run(
-        'INSERT INTO reservation_payments (reservation_id, position, payment_id, amount) VALUES (?, ?, ?, ?)',
-        [reservationId, i, p.payment_id, p.amount],
-      );
-    }
-    const userPosition = await nextPosition(
+    const flights = await insertRows(
       db,
-      'SELECT max(position) AS p FROM user_reservation_ids WHERE user_id = +?',
-      [user.user_id as string],
+      'reservation_flights',
+      ['reservation_id', 'position', 'flight_number', 'origin', 'destination', 'date', 'price'],
+      legs.map((leg, i) => [
+        reservationId,
+        i,
+        leg.info.flight_number,
+        leg.origin,
+        leg.destination,
+        leg.info.date,
+        leg.price,
+      ]),
     );
-    await db.run('INSERT INTO user_reservation_ids (user_id, position, reservation_id) VALUES (?, ?, ?)', [
-      user.user_id as string,
-      userPosition,
-      reservationId,
-    ]);
-    return reservationJson(db, reservationId);
+    const passengers = await insertRows(
+      db,
+      'reservation_passengers',
+      ['reservation_id', 'position', 'first_name', 'last_name', 'dob'],
+      args.passengers.map((p, i) => [reservationId, i, p.first_name, p.last_name, p.dob]),
+    );
+    const payments = await insertRows(
+      db,
+      'reservation_payments',
+      ['reservation_id', 'position', 'payment_id', 'amount'],
+      args.payment_methods.map((p, i) => [reservationId, i, p.payment_id, p.amount]),
+    );
+    await db.run(
+      `INSERT INTO user_reservation_ids (user_id, position, reservation_id)
+       SELECT ?1, coalesce(max(position) + 1, 0), ?2 FROM user_reservation_ids WHERE user_id = +?1`,
+      [args.user_id, reservationId],
+    );
+    return reservationJson(db, reservationId, { row: row!, flights, passengers, payments });
   },
 });
 
@@ -186,14 +186,17 @@ export const cancelReservation = defineTool({
   description: 'Cancel a whole reservation: every payment is refunded to its method and the status becomes cancelled.',
   params: z.strictObject({ reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'.") }),
   async run({ db }, { reservation_id }) {
-    await reservationRow(db, reservation_id);
+    if (!(await db.one('SELECT 1 AS x FROM reservations WHERE reservation_id = ?', [reservation_id])))
+      throw new ToolError(`Reservation ${reservation_id} not found`);
     const payments = await db.all(
       'SELECT payment_id, amount FROM reservation_payments WHERE reservation_id = +? ORDER BY position',
       [reservation_id],
     );
     for (const p of payments) await appendPayment(db, reservation_id, p.payment_id as string, -(p.amount as number));
-    await db.run("UPDATE reservations SET status = 'cancelled' WHERE reservation_id = ?", [reservation_id]);
-    return reservationJson(db, reservation_id);
+    const [row] = await db.all("UPDATE reservations SET status = 'cancelled' WHERE reservation_id = ? RETURNING *", [
+      reservation_id,
+    ]);
+    return reservationJson(db, reservation_id, { row: row! });
   },
 });
 
@@ -211,16 +214,15 @@ export const updateReservationBaggages = defineTool({
   }),
   async run({ db }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
     const r = await reservationRow(db, reservation_id);
-    const user = await userRow(db, r.user_id as string);
+    await requireUser(db, r.user_id as string);
     const total = 50 * Math.max(0, nonfree_baggages - (r.nonfree_baggages as number));
-    if (await payForUpdate(db, user.user_id as string, payment_id, total))
+    if (await payForUpdate(db, r.user_id as string, payment_id, total))
       await appendPayment(db, reservation_id, payment_id, total);
-    await db.run('UPDATE reservations SET total_baggages = ?, nonfree_baggages = ? WHERE reservation_id = ?', [
-      total_baggages,
-      nonfree_baggages,
-      reservation_id,
-    ]);
-    return reservationJson(db, reservation_id);
+    const [row] = await db.all(
+      'UPDATE reservations SET total_baggages = ?, nonfree_baggages = ? WHERE reservation_id = ? RETURNING *',
+      [total_baggages, nonfree_baggages, reservation_id],
+    );
+    return reservationJson(db, reservation_id, { row: row! });
   },
 });
 
@@ -238,49 +240,39 @@ export const updateReservationFlights = defineTool({
   }),
   async run({ db }, { reservation_id, cabin, flights, payment_id }) {
     const r = await reservationRow(db, reservation_id);
-    const user = await userRow(db, r.user_id as string);
+    await requireUser(db, r.user_id as string);
     const current = await reservationFlights(db, reservation_id);
-    const nPax = (await reservationPassengers(db, reservation_id)).length;
+    const nPax = (await db.one('SELECT count(*) AS n FROM reservation_passengers WHERE reservation_id = +?', [
+      reservation_id,
+    ]))!.n as number;
     let total = 0;
-    const next: { flight_number: string; origin: string; destination: string; date: string; price: number }[] = [];
+    const next: (string | number)[][] = [];
     for (const info of flights) {
       const kept =
         cabin === r.cabin
           ? current.find((f) => f.flight_number === info.flight_number && f.date === info.date)
           : undefined;
-      if (kept) {
-        total += (kept.price as number) * nPax;
-        next.push({
-          flight_number: kept.flight_number as string,
-          origin: kept.origin as string,
-          destination: kept.destination as string,
-          date: kept.date as string,
-          price: kept.price as number,
-        });
-        continue;
-      }
-      const { flight, price } = await availableCabin(db, info.flight_number, info.date, cabin, nPax);
-      total += price * nPax;
-      next.push({
-        flight_number: info.flight_number,
-        origin: flight.origin as string,
-        destination: flight.destination as string,
-        date: info.date,
-        price,
-      });
+      const leg = kept
+        ? { origin: kept.origin as string, destination: kept.destination as string, price: kept.price as number }
+        : await availableCabin(db, info.flight_number, info.date, cabin, nPax);
+      total += leg.price * nPax;
+      next.push([reservation_id, next.length, info.flight_number, leg.origin, leg.destination, info.date, leg.price]);
     }
     total -= current.reduce((sum, f) => sum + (f.price as number), 0) * nPax;
-    if (await payForUpdate(db, user.user_id as string, payment_id, total))
+    if (await payForUpdate(db, r.user_id as string, payment_id, total))
       await appendPayment(db, reservation_id, payment_id, total);
     await db.run('DELETE FROM reservation_flights WHERE reservation_id = ?', [reservation_id]);
-    for (const [i, f] of next.entries()) {
-      await db.run(
-        'INSERT INTO reservation_flights (reservation_id, position, flight_number, origin, destination, date, price) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [reservation_id, i, f.flight_number, f.origin, f.destination, f.date, f.price],
-      );
-    }
-    await db.run('UPDATE reservations SET cabin = ? WHERE reservation_id = ?', [cabin, reservation_id]);
-    return reservationJson(db, reservation_id);
+    const rows = await insertRows(
+      db,
+      'reservation_flights',
+      ['reservation_id', 'position', 'flight_number', 'origin', 'destination', 'date', 'price'],
+      next,
+    );
+    const [row] = await db.all('UPDATE reservations SET cabin = ? WHERE reservation_id = ? RETURNING *', [
+      cabin,
+      reservation_id,
+    ]);
+    return reservationJson(db, reservation_id, { row: row!, flights: rows });
   },
 });
 
@@ -324,21 +316,18 @@ export const sendCertificate = defineTool({
     amount: z.number().int().describe('The certificate amount in dollars.'),
   }),
   async run({ db }, { user_id, amount }) {
-    await userRow(db, user_id);
+    await requireUser(db, user_id);
     for (const id of NEW_CERTIFICATE_IDS) {
       const taken = await db.one(
         'SELECT 1 AS x FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?',
         [user_id, id],
       );
       if (taken) continue;
-      const position = await nextPosition(
-        db,
-        'SELECT max(position) AS p FROM user_payment_methods WHERE user_id = +?',
-        [user_id],
-      );
+      // After the user's last method: max(position) + 1, 0 for none.
       await db.run(
-        "INSERT INTO user_payment_methods (user_id, payment_method_id, position, source, brand, last_four, amount) VALUES (?, ?, ?, 'certificate', NULL, NULL, ?)",
-        [user_id, id, position, amount],
+        `INSERT INTO user_payment_methods (user_id, payment_method_id, position, source, brand, last_four, amount)
+         SELECT ?1, ?2, coalesce(max(position) + 1, 0), 'certificate', NULL, NULL, ?3 FROM user_payment_methods WHERE user_id = +?1`,
+        [user_id, id, amount],
       );
       return `Certificate ${id} added to user ${user_id} with amount ${amount}.`;
     }

@@ -65,13 +65,21 @@ async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
   return db.all('SELECT * FROM order_payment_history WHERE order_id = +? ORDER BY position', [orderId]);
 }
 
-/** The order as tau2 returns it (after any change made by the calling tool). */
-async function orderJson(db: ToolDb, orderId: string): Promise<string> {
-  const o = await orderRow(db, orderId);
+/**
+ * The order as tau2 returns it (after any change made by the calling tool).
+ * @param known rows the calling tool holds as they are now (the `orders` row, the items or the
+ *   payment history, each list in position order): not read again.
+ */
+async function orderJson(
+  db: ToolDb,
+  orderId: string,
+  known: { row?: SqlRow; items?: SqlRow[]; payments?: SqlRow[] } = {},
+): Promise<string> {
+  const o = known.row ?? (await orderRow(db, orderId));
   const [items, fulfillments, payments] = await Promise.all([
-    orderItems(db, orderId),
+    known.items ?? orderItems(db, orderId),
     db.all('SELECT * FROM order_fulfillments WHERE order_id = +? ORDER BY position', [orderId]),
-    orderPayments(db, orderId),
+    known.payments ?? orderPayments(db, orderId),
   ]);
   return toolJson(orderRecord(o, items, fulfillments, payments, 'model'));
 }
@@ -98,7 +106,7 @@ async function userRowJson(db: ToolDb, u: SqlRow): Promise<string> {
 
 /** tau2's `_get_payment_method`: the user must exist and own the method. */
 async function paymentMethodRow(db: ToolDb, userId: string, paymentMethodId: string): Promise<SqlRow> {
-  await userRow(db, userId);
+  if (!(await db.one('SELECT 1 AS x FROM users WHERE user_id = ?', [userId]))) throw new ToolError('User not found');
   const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
     userId,
     paymentMethodId,
@@ -107,12 +115,19 @@ async function paymentMethodRow(db: ToolDb, userId: string, paymentMethodId: str
   return pm;
 }
 
-/** tau2's `_get_variant`: the product must exist and list the item. */
+/**
+ * tau2's `_get_variant`: the product must exist and list the item. One query: the product with
+ * the variant left-joined (`item_id` is NOT NULL: NULL means no such variant); `+?` as the
+ * header says.
+ */
 async function variantRow(db: ToolDb, productId: string, itemId: string): Promise<SqlRow> {
-  if (!(await db.one('SELECT 1 AS x FROM products WHERE product_id = ?', [productId])))
-    throw new ToolError('Product not found');
-  const v = await db.one('SELECT * FROM product_variants WHERE product_id = ? AND item_id = ?', [productId, itemId]);
-  if (!v) throw new ToolError('Variant not found');
+  const v = await db.one(
+    `SELECT v.item_id, v.available, v.price, v.options FROM products p
+     LEFT JOIN product_variants v ON v.product_id = p.product_id AND v.item_id = +?2 WHERE p.product_id = +?1`,
+    [productId, itemId],
+  );
+  if (!v) throw new ToolError('Product not found');
+  if (v.item_id === null) throw new ToolError('Variant not found');
   return v;
 }
 
@@ -131,11 +146,11 @@ async function appendPayment(
   amount: number,
   paymentMethodId: string,
 ): Promise<void> {
-  const r = await db.one('SELECT max(position) AS p FROM order_payment_history WHERE order_id = +?', [orderId]);
-  const position = r?.p == null ? 0 : (r.p as number) + 1;
+  // After the order's last payment: max(position) + 1, 0 for none.
   await db.run(
-    'INSERT INTO order_payment_history (order_id, position, transaction_type, amount, payment_method_id) VALUES (?, ?, ?, ?, ?)',
-    [orderId, position, type, amount, paymentMethodId],
+    `INSERT INTO order_payment_history (order_id, position, transaction_type, amount, payment_method_id)
+     SELECT ?1, coalesce(max(position) + 1, 0), ?2, ?3, ?4 FROM order_payment_history WHERE order_id = +?1`,
+    [orderId, type, amount, paymentMethodId],
   );
 }
 
@@ -292,10 +307,13 @@ const cancelPendingOrder = defineTool({
       if (pm.source === 'gift_card')
         await setBalance(db, pm, pyRound((pm.balance as number) + (p.amount as number), 2));
     }
-    await db.run("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", [reason, order_id]);
+    const [row] = await db.all(
+      "UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ? RETURNING *",
+      [reason, order_id],
+    );
     for (const p of payments)
       await appendPayment(db, order_id, 'refund', p.amount as number, p.payment_method_id as string);
-    return orderJson(db, order_id);
+    return orderJson(db, order_id, { row: row! });
   },
 });
 
@@ -309,8 +327,11 @@ const modifyPendingOrderAddress = defineTool({
   async run({ db }, args) {
     const o = await orderRow(db, args.order_id);
     if (!(o.status as string).includes('pending')) throw new ToolError('Non-pending order cannot be modified');
-    await db.run(`UPDATE orders SET ${ADDRESS_SET} WHERE order_id = ?`, [...addressValues(args), args.order_id]);
-    return orderJson(db, args.order_id);
+    const [row] = await db.all(`UPDATE orders SET ${ADDRESS_SET} WHERE order_id = ? RETURNING *`, [
+      ...addressValues(args),
+      args.order_id,
+    ]);
+    return orderJson(db, args.order_id, { row: row! });
   },
 });
 
@@ -365,8 +386,10 @@ const modifyPendingOrderItems = defineTool({
         target.position,
       ]);
     }
-    await db.run("UPDATE orders SET status = 'pending (item modified)' WHERE order_id = ?", [order_id]);
-    return orderJson(db, order_id);
+    const [row] = await db.all("UPDATE orders SET status = 'pending (item modified)' WHERE order_id = ? RETURNING *", [
+      order_id,
+    ]);
+    return orderJson(db, order_id, { row: row! });
   },
 });
 
@@ -400,7 +423,8 @@ const modifyPendingOrderPayment = defineTool({
     if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) - amount, 2));
     const old = await paymentMethodRow(db, o.user_id as string, oldMethodId);
     if (old.source === 'gift_card') await setBalance(db, old, pyRound((old.balance as number) + amount, 2));
-    return orderJson(db, order_id);
+    // The orders row is unchanged (only the payment history and balances changed).
+    return orderJson(db, order_id, { row: o });
   },
 });
 
@@ -442,12 +466,14 @@ const returnDeliveredOrderItems = defineTool({
     if (pm.source !== 'gift_card' && payment_method_id !== payments[0]?.payment_method_id) {
       throw new ToolError('Payment method should be the original payment method');
     }
-    checkItemCounts(await orderItems(db, order_id), item_ids, () => 'Some item not found');
-    await db.run(
-      "UPDATE orders SET status = 'return requested', return_items = ?, return_payment_method_id = ? WHERE order_id = ?",
+    const items = await orderItems(db, order_id);
+    checkItemCounts(items, item_ids, () => 'Some item not found');
+    const [row] = await db.all(
+      "UPDATE orders SET status = 'return requested', return_items = ?, return_payment_method_id = ? WHERE order_id = ? RETURNING *",
       [JSON.stringify(sortedIds(item_ids)), payment_method_id, order_id],
     );
-    return orderJson(db, order_id);
+    // Items and payments are unchanged.
+    return orderJson(db, order_id, { row: row!, items, payments });
   },
 });
 
@@ -486,12 +512,13 @@ const exchangeDeliveredOrderItems = defineTool({
     if (pm.source === 'gift_card' && (pm.balance as number) < diff) {
       throw new ToolError('Insufficient gift card balance to pay for the price difference');
     }
-    await db.run(
+    const [row] = await db.all(
       `UPDATE orders SET status = 'exchange requested', exchange_items = ?, exchange_new_items = ?,
-         exchange_payment_method_id = ?, exchange_price_difference = ? WHERE order_id = ?`,
+         exchange_payment_method_id = ?, exchange_price_difference = ? WHERE order_id = ? RETURNING *`,
       [JSON.stringify(sortedIds(item_ids)), JSON.stringify(sortedIds(new_item_ids)), payment_method_id, diff, order_id],
     );
-    return orderJson(db, order_id);
+    // Items are unchanged.
+    return orderJson(db, order_id, { row: row!, items });
   },
 });
 

@@ -243,19 +243,24 @@ describe('book_reservation', () => {
     ]);
   });
 
+  /** A one-way basic economy booking of 93 dollars for a user with a 235-dollar gift card. */
+  const lucasBooking = {
+    ...booking,
+    user_id: 'lucas_hernandez_8985',
+    origin: 'MCO',
+    destination: 'PHX',
+    cabin: 'basic_economy',
+    flights: [{ flight_number: 'HAT048', date: '2024-05-16' }],
+    passengers: [{ first_name: 'Lucas', last_name: 'Hernandez', dob: '2000-03-10' }],
+    total_baggages: 0,
+    nonfree_baggages: 0,
+    insurance: 'no',
+  };
+
   it('takes a gift card share off its (float) amount', async () => {
     await callJson(env, 'book_reservation', {
-      ...booking,
-      user_id: 'lucas_hernandez_8985',
-      origin: 'MCO',
-      destination: 'PHX',
-      cabin: 'basic_economy',
-      flights: [{ flight_number: 'HAT048', date: '2024-05-16' }],
-      passengers: [{ first_name: 'Lucas', last_name: 'Hernandez', dob: '2000-03-10' }],
+      ...lucasBooking,
       payment_methods: [{ payment_id: 'gift_card_8525656', amount: 93 }],
-      total_baggages: 0,
-      nonfree_baggages: 0,
-      insurance: 'no',
     });
     expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_8525656')).toEqual({
       source: 'gift_card',
@@ -265,6 +270,24 @@ describe('book_reservation', () => {
       '"amount": 142.0',
     );
     expect(await seats('HAT048', '2024-05-16', 'basic_economy')).toBe(3);
+  });
+
+  it('charges a gift card listed twice twice, each share off what the one before left', async () => {
+    const r = await callJson(env, 'book_reservation', {
+      ...lucasBooking,
+      payment_methods: [
+        { payment_id: 'gift_card_8525656', amount: 50 },
+        { payment_id: 'gift_card_8525656', amount: 43 },
+      ],
+    });
+    expect((r as { payment_history: unknown }).payment_history).toEqual([
+      { payment_id: 'gift_card_8525656', amount: 50 },
+      { payment_id: 'gift_card_8525656', amount: 43 },
+    ]);
+    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_8525656')).toEqual({
+      source: 'gift_card',
+      amount: 142,
+    });
   });
 
   it('hands out HATHAT, HATHAU, HATHAV, then refuses', async () => {
@@ -315,6 +338,17 @@ describe('book_reservation', () => {
     ],
     ['an unknown flight', { flights: [{ flight_number: 'HAT999', date: '2024-05-20' }] }, /Flight HAT999 not found/],
     ['an unknown user', { user_id: 'nobody_1' }, /User nobody_1 not found/],
+    [
+      'a certificate listed twice (tau2 pops it at the first payment)',
+      {
+        payment_methods: [
+          { payment_id: 'certificate_4856383', amount: 100 },
+          { payment_id: 'certificate_4856383', amount: 100 },
+          { payment_id: 'credit_card_4421486', amount: 178 },
+        ],
+      },
+      /Payment method certificate_4856383 was already used up in this booking/,
+    ],
   ])('fails for %s and changes nothing', async (_label, change, message) => {
     expect(await callError(env, 'book_reservation', { ...booking, ...change })).toMatch(message);
     expect(env.writes).toEqual([]);
