@@ -227,11 +227,6 @@ export async function insertRows(
   return out.sort((a, b) => (a.position as number) - (b.position as number));
 }
 
-export async function nextPosition(db: ToolDb, sql: string, params: (string | number)[]): Promise<number> {
-  const r = await db.one(sql, params);
-  return r?.p == null ? 0 : (r.p as number) + 1;
-}
-
 /**
  * tau2's `_payment_for_update`: checks the method, takes a gift card's amount (a negative total
  * credits it) and returns whether a payment row is due (`total !== 0`).

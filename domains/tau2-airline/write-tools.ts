@@ -14,14 +14,11 @@ import {
   availableCabin,
   estTimestamp,
   insertRows,
-  nextPosition,
   payForUpdate,
   reservationFlights,
   reservationJson,
-  reservationPassengers,
   requireUser,
   reservationRow,
-  userRow,
 } from './queries.ts';
 
 const FlightInfo = z.object({
@@ -126,7 +123,7 @@ export const bookReservation = defineTool({
         [nPax, leg.info.flight_number, leg.info.date, args.cabin],
       );
     }
-    // Numbered after the last reservation (max(position) + 1, 0 for none), as nextPosition does.
+    // Numbered after the last reservation (max(position) + 1, 0 for none).
     const [row] = await db.all(
       `INSERT INTO reservations (reservation_id, position, user_id, origin, destination, flight_type, cabin, created_at,
          total_baggages, nonfree_baggages, insurance, status, absent_fields)
