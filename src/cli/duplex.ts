@@ -81,7 +81,7 @@ export class RunMetrics {
   private readonly calls = new Map<string, MetricCall[]>();
   private tickMs: number | null = null;
 
-  add(t: Trajectory): void {
+  add(t: Pick<Trajectory, 'valid' | 'domain' | 'duplex'>): void {
     if (!t.valid || !t.duplex || t.duplex.total_ticks === 0) return;
     const list = this.calls.get(t.domain) ?? [];
     list.push({ ticks: spanTicks(t.duplex) });

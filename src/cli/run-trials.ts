@@ -4,12 +4,20 @@
  * same trajectory wherever it runs.
  */
 import { availableParallelism } from 'node:os';
+import { threadId } from 'node:worker_threads';
 import type { Domain } from '../core/schema/domain.ts';
 import type { Task } from '../core/schema/task.ts';
 import type { Trajectory } from '../core/schema/trajectory.ts';
-import { runTrial, type TrialOptions, type TrialRunner } from '../core/rollout/batch.ts';
+import {
+  digestAttempt,
+  runTrial,
+  type AttemptDigest,
+  type TrialOptions,
+  type TrialRunner,
+} from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
 import { startThreadPool, type ThreadPoolOptions } from '../adapters/node/thread-pool.ts';
+import { JsonlPart, type LinePlace } from '../adapters/node/jsonl-parts.ts';
 import { agentFactory, judgeFromFlags, userFactory, type ModelSettings } from './participants.ts';
 import { openTasks } from './domains.ts';
 import { modelSettingsFromFlags, type SamplingFlags } from './options.ts';
@@ -71,6 +79,43 @@ export async function trialSetup(flags: TrialFlags, models?: ModelSettings): Pro
   };
 }
 
+/**
+ * What `run` keeps of a finished attempt, wherever it ran (issue 15, item 5): its digest, where
+ * its trajectory's line is among the parts of the trajectories file (when the run writes one),
+ * and its call's time axis (duplex runs, for the interaction metrics).
+ */
+export interface AttemptRecord extends AttemptDigest {
+  line?: LinePlace;
+  duplex?: Trajectory['duplex'];
+}
+
+/** The {@link AttemptRecord} of a finished trajectory, its line appended to `part` when given. */
+export function recordAttempt(t: Trajectory, part?: JsonlPart): AttemptRecord {
+  return {
+    ...digestAttempt(t),
+    ...(part ? { line: part.append(t) } : {}),
+    ...(t.duplex ? { duplex: t.duplex } : {}),
+  };
+}
+
+/** Run trial `trial` of `task` with `runTrial`, recording each attempt (see {@link recordAttempt}). */
+export async function recordedTrial(
+  trial: TrialOptions,
+  task: Task,
+  t: number,
+  part?: JsonlPart,
+): Promise<AttemptRecord[]> {
+  const out: AttemptRecord[] = [];
+  await runTrial(trial, task, t, (a) => out.push(recordAttempt(a, part)));
+  return out;
+}
+
+/** What each thread of the pool is started with: the run's flags, and the trajectories file whose part it writes. */
+export interface TrialThreadData {
+  flags: TrialFlags;
+  lines?: string;
+}
+
 /** One job of the pool: trial `trial` of the task `taskId`. */
 export interface TrialJob {
   taskId: string;
@@ -103,8 +148,8 @@ export function threadCount(flags: { threads?: number; concurrency: number }, tr
 
 /** Where a run's trials go: see {@link scheduleTrials}. */
 export interface TrialScheduler {
-  /** The {@link TrialRunner} for `runBatch`. */
-  runTrial: TrialRunner;
+  /** The {@link TrialRunner} for `runBatch`: each attempt's record (its line written to a part when `lines` was given). */
+  runTrial: TrialRunner<AttemptRecord>;
   /** Calls of `runTrial` to keep outstanding (`runBatch`'s concurrency): jobs running plus those queued ahead. */
   slots: number;
   /** Worker threads the trials ran in so far (1: none was started, all ran in this thread). */
@@ -119,7 +164,9 @@ export interface TrialScheduler {
 
 /**
  * Run a batch's trials in this thread until a pool of `threads` worker threads is up, then in the
- * pool; at most `concurrency` trials run at once, wherever they are. With `auto` (no `--threads`),
+ * pool; at most `concurrency` trials run at once, wherever they are. With `lines`, each thread
+ * (this one too) writes its trajectories to its own part of that file (see `jsonl-parts.ts`;
+ * the caller merges them), and only {@link AttemptRecord}s come back. With `auto` (no `--threads`),
  * the pool starts only once the work left is estimated above {@link POOL_PAYBACK_MS}, so a short
  * run never pays for threads; otherwise it starts at once. Each trial runs `runTrial` with the same
  * settings wherever it runs, so the results do not depend on where, or on when the pool came up.
@@ -136,9 +183,20 @@ export function scheduleTrials(
     auto: boolean;
     /** Work left, in ms, above which `auto` starts the pool (default {@link POOL_PAYBACK_MS}). */
     paybackMs?: number;
+    /** The trajectories file whose parts the threads write (none written without it). */
+    lines?: string;
   },
 ): TrialScheduler {
-  const local: TrialRunner = (task, t) => runTrial(trial, task, t);
+  // This thread's part, made at its first trial.
+  let part: JsonlPart | undefined;
+  const local: TrialRunner<AttemptRecord> = async (task, t) => {
+    // A scripted trial runs in promise callbacks only, one after another: without a turn of the
+    // event loop between trials, the pool's threads could never report that they are up, nor
+    // Ctrl-C be heard, until the whole batch had run here.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (o.lines) part ??= new JsonlPart(o.lines, threadId);
+    return recordedTrial(trial, task, t, part);
+  };
   let finished = 0;
   if (o.threads <= 1)
     return {
@@ -150,19 +208,21 @@ export function scheduleTrials(
       threads: () => 1,
       ranHere: () => finished,
       started: async () => {},
-      close: async () => {},
+      close: async () => part?.close(),
     };
   let pool: TrialPool | undefined;
   let failure: Error | undefined;
   let starting: Promise<void> | undefined;
   let running = 0;
   let firstStart = 0;
-  const waiting: { task: Task; trial: number; resolve(v: Trajectory[]): void; reject(e: Error): void }[] = [];
+  const waiting: { task: Task; trial: number; resolve(v: AttemptRecord[]): void; reject(e: Error): void }[] = [];
   const start = () => {
-    starting ??= startTrialPool(flags, o.threads, {
-      concurrency: o.concurrency,
-      budget: () => o.concurrency - running,
-    }).then(
+    starting ??= startTrialPool(
+      flags,
+      o.threads,
+      { concurrency: o.concurrency, budget: () => o.concurrency - running },
+      o.lines,
+    ).then(
       (p) => {
         pool = p;
         for (const w of waiting.splice(0)) p.runTrial(w.task, w.trial).then(w.resolve, w.reject);
@@ -174,7 +234,7 @@ export function scheduleTrials(
     );
   };
   if (!o.auto) start();
-  const here = (task: Task, t: number): Promise<Trajectory[]> => {
+  const here = (task: Task, t: number): Promise<AttemptRecord[]> => {
     running++;
     firstStart ||= performance.now();
     return local(task, t).finally(() => {
@@ -208,6 +268,7 @@ export function scheduleTrials(
     async close() {
       await starting;
       await pool?.close();
+      part?.close();
     },
   };
 }
@@ -217,7 +278,7 @@ const POOL_AHEAD = 1;
 
 /** A started pool of rollout threads. */
 export interface TrialPool {
-  runTrial: TrialRunner;
+  runTrial: TrialRunner<AttemptRecord>;
   /** Trials the threads are running now, at most. */
   running(): number;
   /** Send waiting trials to threads with room (after trials running elsewhere ended). */
@@ -228,20 +289,23 @@ export interface TrialPool {
 /**
  * Start the rollout pool: `threads` worker threads, each running `run-thread.ts` with the same
  * flags (its own domain runtime with idle databases, its own participants), at most `options`'s
- * concurrency trials running at once (see `ThreadPoolOptions`). Returns the {@link TrialRunner}
- * for `runBatch` and the pool's `close`.
+ * concurrency trials running at once (see `ThreadPoolOptions`); with `lines`, each thread writes
+ * its trajectories to its own part of that file. Returns the {@link TrialRunner} for `runBatch`
+ * and the pool's `close`.
  * @throws (rejects) with a thread's set-up error (e.g. the domain's data is unreadable).
  */
 export async function startTrialPool(
   flags: TrialFlags,
   threads: number,
   options: Omit<ThreadPoolOptions, 'ahead'> = {},
+  lines?: string,
 ): Promise<TrialPool> {
   // From the prebuilt CLI (bin/prebuilt.mjs), the bundle's own entry: no TypeScript loader in the threads.
   const bundle = (globalThis as Record<symbol, unknown>)[Symbol.for('switchboard.prebuilt')];
   const entry =
     typeof bundle === 'string' ? new URL('./run-thread.js', bundle) : new URL('./run-thread.ts', import.meta.url);
-  const pool = await startThreadPool<TrialJob, Trajectory[]>(entry, flags, threads, {
+  const data: TrialThreadData = { flags, ...(lines ? { lines } : {}) };
+  const pool = await startThreadPool<TrialJob, AttemptRecord[]>(entry, data, threads, {
     ...options,
     ...(options.concurrency === undefined ? {} : { ahead: POOL_AHEAD }),
   });

@@ -4,15 +4,15 @@
  * and the same summary as all in the CLI's thread; the pool keeps to its concurrency (each
  * thread its share) and reports a thread's set-up failure and a job's error by message.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startThreadPool } from '../../src/adapters/node/thread-pool.ts';
 import { main } from '../../src/cli/main.ts';
 import { scheduleTrials, trialSetup, type TrialFlags, type TrialScheduler } from '../../src/cli/run-trials.ts';
-import { runBatch } from '../../src/core/rollout/batch.ts';
-import type { Trajectory } from '../../src/core/schema/trajectory.ts';
+import { digestAttempt, runBatch } from '../../src/core/rollout/batch.ts';
+import { mergeJsonlParts, removeJsonlParts } from '../../src/adapters/node/jsonl-parts.ts';
 import { capture } from '../fixtures/cli-io.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sb-threads-'));
@@ -27,6 +27,8 @@ async function run(name: string, domain: string, extra: string[]) {
     io,
   );
   expect(code, io.stderr).toBe(0);
+  // The threads' parts are merged and gone.
+  expect(readdirSync(out).sort()).toEqual(['summary.json', 'trajectories.jsonl']);
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
   return { lines: readFileSync(join(out, 'trajectories.jsonl'), 'utf8'), summary };
 }
@@ -79,17 +81,32 @@ describe('rollout threads', () => {
   it('a run starts its pool mid-way when the work left pays for it: trials before it ran here, same results', async () => {
     const flags: TrialFlags = { domain: 'carrier', agent: 'reference', user: 'scripted', seed: 7 };
     const setup = await trialSetup(flags);
-    const batch = (runner?: TrialScheduler) =>
-      runBatch({
+    const order = new Map(setup.tasks.map((t, i) => [t.id, i]));
+    /** The batch through `runner`, its parts merged into `lines` in task, trial, attempt order. */
+    const batch = async (lines: string, runner: TrialScheduler) => {
+      const out = await runBatch({
         ...setup.trial,
         tasks: setup.tasks,
         trials: 4,
-        concurrency: runner?.slots ?? 1,
-        ...(runner ? { trialRunner: runner.runTrial } : {}),
+        concurrency: runner.slots,
+        trialRunner: runner.runTrial,
       });
-    const sorted = (ts: Trajectory[]) => ts.map((t) => JSON.stringify(t)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      await runner.close();
+      const records = out.trajectories.sort(
+        (a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed,
+      );
+      mergeJsonlParts(
+        lines,
+        records.map((r) => r.line!),
+      );
+      removeJsonlParts(lines);
+      return { summary: out.summary, text: readFileSync(lines, 'utf8'), records };
+    };
     try {
-      const base = await batch();
+      // Every trial here, in order, without threads: the lines and digests to match.
+      const base = await runBatch({ ...setup.trial, tasks: setup.tasks, trials: 4, concurrency: 1 });
+      const want = base.trajectories.map((t) => `${JSON.stringify(t)}\n`).join('');
+      const lines = (name: string) => join(dir, `${name}.jsonl`);
       // Never pays off: all 60 trials here, no thread started.
       const never = scheduleTrials(setup.trial, flags, {
         threads: 2,
@@ -97,9 +114,9 @@ describe('rollout threads', () => {
         trials: 60,
         auto: true,
         paybackMs: Infinity,
+        lines: lines('never'),
       });
-      const a = await batch(never);
-      await never.close();
+      const a = await batch(lines('never'), never);
       expect([never.threads(), never.ranHere()]).toEqual([1, 60]);
       // Always pays off: the pool starts after the first 10 trials here (more run here while it starts).
       const soon = scheduleTrials(setup.trial, flags, {
@@ -108,22 +125,34 @@ describe('rollout threads', () => {
         trials: 60,
         auto: true,
         paybackMs: 0,
+        lines: lines('soon'),
       });
-      const b = await batch(soon);
-      await soon.close();
+      const b = await batch(lines('soon'), soon);
       expect(soon.threads()).toBe(2);
       expect(soon.ranHere()).toBeGreaterThanOrEqual(10);
+      // Lines from this thread's part, and from the threads' parts for the trials they ran.
+      const parts = new Set(b.records.map((r) => r.line!.part)).size;
+      if (soon.ranHere() < 60) expect(parts).toBeGreaterThanOrEqual(2);
+      else expect(parts).toBe(1);
       // Started at once and waited for: every trial in the threads.
-      const pooled = scheduleTrials(setup.trial, flags, { threads: 2, concurrency: 2, trials: 60, auto: false });
+      const pooled = scheduleTrials(setup.trial, flags, {
+        threads: 2,
+        concurrency: 2,
+        trials: 60,
+        auto: false,
+        lines: lines('pooled'),
+      });
       await pooled.started();
-      const c = await batch(pooled);
-      await pooled.close();
+      const c = await batch(lines('pooled'), pooled);
       expect([pooled.threads(), pooled.ranHere()]).toEqual([2, 0]);
       for (const other of [a, b, c]) {
-        expect(sorted(other.trajectories)).toEqual(sorted(base.trajectories));
+        expect(other.text).toBe(want);
+        expect(other.records.map(({ line, ...digest }) => digest)).toEqual(base.trajectories.map(digestAttempt));
         expect(other.summary).toEqual(base.summary);
       }
       expect(base.summary.totals.episodes).toBe(60);
+      // Only the merged files are left.
+      expect(readdirSync(dir).filter((f) => f.includes('.part-'))).toEqual([]);
     } finally {
       await setup.trial.runtime.close();
     }

@@ -1,12 +1,13 @@
 /**
  * Issue 11, item 5: trajectories are written and read as streams, line by line.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { jsonlLines, sortJsonlFile, writeJsonlStream } from '../../src/adapters/node/jsonl.ts';
+import { jsonlLines, writeJsonlStream } from '../../src/adapters/node/jsonl.ts';
+import { JsonlPart, mergeJsonlParts, partFile, removeJsonlParts } from '../../src/adapters/node/jsonl-parts.ts';
 import { readJsonl } from '../../src/adapters/node/training-files.ts';
 
 const Row = z.object({ i: z.number() });
@@ -44,13 +45,36 @@ describe('JSONL streams', () => {
     expect(back.map((r) => r.i)).toEqual(records.map((r) => r.i));
   });
 
-  it('sorts a file on disk by a key of each line, ties in file order, the last line with or without its newline', async () => {
+  it('merges parts written by several writers in a given order, copying byte ranges (multi-byte text, a line over the 1 MiB buffer), and only lines whose place was reported', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-jsonl-'));
     const file = join(dir, 'rows.jsonl');
-    await writeFile(file, '{"t":2,"i":0,"s":"二"}\n{"t":1,"i":1}\n{"t":2,"i":2}\n{"t":0,"i":3,"s":"é"}');
-    await sortJsonlFile(file, (r) => [(r as { t: number }).t]);
-    expect(await readFile(file, 'utf8')).toBe(
-      '{"t":0,"i":3,"s":"é"}\n{"t":1,"i":1}\n{"t":2,"i":0,"s":"二"}\n{"t":2,"i":2}\n',
+    const a = new JsonlPart(file, 3);
+    const b = new JsonlPart(file, 8);
+    const big = 'x'.repeat(1_500_000);
+    const places = [
+      a.append({ t: 2, s: '二' }),
+      b.append({ t: 0, s: 'é' }),
+      a.append({ t: 1, big }),
+      b.append({ t: 3 }),
+    ];
+    expect(places.map((p) => [p.part, p.start, p.length])).toEqual([
+      [3, 0, 18],
+      [8, 0, 17],
+      [3, 18, 1_500_017],
+      [8, 17, 8],
+    ]);
+    a.close();
+    expect(() => a.append({ t: 9 })).toThrow('JSONL part 3 is closed');
+    // A line cut short after the last reported place (a run stopped mid-write) is never copied.
+    await writeFile(partFile(file, 8), '{"t":0,"s":"é"}\n{"t":3}\n{"t":4,"cut', { flag: 'w' });
+    mergeJsonlParts(file, [places[1]!, places[2]!, places[0]!, places[3]!]);
+    expect(await readFile(file, 'utf8')).toBe(`{"t":0,"s":"é"}\n{"t":1,"big":"${big}"}\n{"t":2,"s":"二"}\n{"t":3}\n`);
+    b.close();
+    // A place beyond its part's end is an error naming the part.
+    expect(() => mergeJsonlParts(file, [{ part: 8, start: 30, length: 20 }])).toThrow(
+      `${partFile(file, 8)}: ends before byte 50`,
     );
+    removeJsonlParts(file);
+    expect((await readdir(dir)).sort()).toEqual(['rows.jsonl']);
   });
 });

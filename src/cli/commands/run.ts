@@ -1,9 +1,10 @@
 /** `switchboard run`: K rollouts of each task, scored; the summary and trajectories.jsonl. */
-import { appendFile, mkdir, stat, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Trajectory } from '../../core/schema/trajectory.ts';
-import { runBatch, type BatchSummary } from '../../core/rollout/batch.ts';
+import { BatchTally, runBatch, type BatchSummary } from '../../core/rollout/batch.ts';
 import {
   DEFAULT_MAX_INVALID_SHARE,
   DEFAULT_MAX_SAME_FAULT,
@@ -13,9 +14,10 @@ import {
 import { degradedAudioHook } from '../../core/channel/audio-store.ts';
 import type { InteractionBlock } from '../../core/duplex/interaction-metrics.ts';
 import { SUBSETS } from '../../core/duplex/turn-taking.ts';
-import { sortJsonlFile } from '../../adapters/node/jsonl.ts';
+import { mergeJsonlParts, removeJsonlParts, type LinePlace } from '../../adapters/node/jsonl-parts.ts';
 import { redactText } from '../../adapters/shared/endpoint-secrets.ts';
 import { numberOption, UsageError, withJudgeOptions } from '../participants.ts';
+import { EXIT } from '../exit-codes.ts';
 import { DEFAULT_MAX_STEPS, scheduleTrials, threadCount, trialSetup, type TrialFlags } from '../run-trials.ts';
 import { renderSummary } from '../reports.ts';
 import {
@@ -51,6 +53,11 @@ export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags, Trial
 
 /** The summary as written: the batch summary plus the settings that produced it. */
 export type RunReport = BatchSummary & {
+  /**
+   * True when the run was stopped by Ctrl-C (SIGINT): the summary and trajectories.jsonl hold the
+   * rollouts that finished, and the command exits with code 130.
+   */
+  interrupted: boolean;
   settings: {
     split: string | null;
     task_ids: string[];
@@ -120,22 +127,59 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
   const metrics = new RunMetrics();
   if (channel?.store) models.userAudio = degradedAudioHook(channel.store);
   const { domain, tasks, trial } = await trialSetup(opts, models);
+  const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
+  if (outDir) await prepareOut(outDir);
   // Issue 15 (item 5): trials in a pool of worker threads, one per core (not with a channel,
   // whose speech and audio files stay in this thread), once it is up and worth starting.
   // Trials run here get the channel and the timeline too (the pool's threads run none: see above).
+  // Every thread writes its trajectories to its own part of trajectories.jsonl; merged at the end.
   const local = { ...trial, ...(channel ? { channel } : {}), ...(duplex ? { duplex } : {}) };
   const trials = scheduleTrials(local, opts, {
     threads: channel ? 1 : threadCount(opts, tasks.length * opts.trials),
     concurrency: opts.concurrency,
     trials: tasks.length * opts.trials,
     auto: opts.threads === undefined,
+    ...(lines ? { lines } : {}),
   });
-  const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
-  if (outDir) await prepareOut(outDir);
   const progress = bar(opts.json ? { ...io, progress: false } : io, tasks.length * opts.trials, `run ${domain.name}`);
-  let writing = Promise.resolve();
   const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
   const invalid: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: string })[] = [];
+  const placed: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: LinePlace })[] = [];
+  // Task, trial, attempt order: the file does not depend on --concurrency.
+  const order = new Map(tasks.map((t, i) => [t.id, i]));
+  const byKey = (a: Pick<Trajectory, 'task_id' | 'trial' | 'seed'>, b: typeof a) =>
+    order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed;
+  const tally = new BatchTally();
+  const summaryOf = { ...local, tasks, trials: opts.trials };
+  /** The finished rollouts' lines into trajectories.jsonl, in order; the parts removed. */
+  const mergeLines = () => {
+    if (!lines) return;
+    mergeJsonlParts(
+      lines,
+      placed.sort(byKey).map((p) => p.line),
+    );
+    removeJsonlParts(lines);
+  };
+  // Ctrl-C: no new rollout starts, those in flight finish, and what finished is written (the
+  // summary says it was interrupted); a second Ctrl-C writes what finished so far and exits.
+  const stop = new AbortController();
+  const interrupt = () => {
+    if (!stop.signal.aborted) {
+      stop.abort();
+      io.err('switchboard: interrupted: finishing the rollouts in flight (Ctrl-C again to stop now)');
+      return;
+    }
+    progress.stop();
+    mergeLines();
+    if (outDir)
+      writeFileSync(
+        join(outDir, 'summary.json'),
+        `${JSON.stringify(finalReport(tally.summary(summaryOf)), null, 2)}\n`,
+      );
+    io.err('switchboard: stopped; the finished rollouts are written');
+    process.exit(EXIT.interrupted);
+  };
+  process.on('SIGINT', interrupt);
   const batch = runBatch({
     ...local,
     keepTrajectories: false,
@@ -145,59 +189,64 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
     maxSteps,
     maxSameFault: opts.maxSameFault,
     trialRunner: trials.runTrial,
+    signal: stop.signal,
     onTrajectory: (t) => {
+      tally.add(t);
       metrics.add(t);
       if (t.valid) progress.tick();
       else invalid.push({ task_id: t.task_id, trial: t.trial, seed: t.seed, line: invalidLine(t) });
-      // Streamed as they finish, so an interrupted run keeps what it did.
-      if (lines) writing = writing.then(() => appendFile(lines, `${JSON.stringify(t)}\n`));
+      if (t.line) placed.push({ task_id: t.task_id, trial: t.trial, seed: t.seed, line: t.line });
     },
   });
-  const { summary } = await batch.finally(() => trials.close());
-  await writing;
+  const { summary } = await batch.finally(() => {
+    process.removeListener('SIGINT', interrupt);
+    return trials.close();
+  });
   progress.stop();
-  // Task, trial, attempt order: the file does not depend on --concurrency.
-  const order = new Map(tasks.map((t, i) => [t.id, i]));
-  const key = (t: Pick<Trajectory, 'task_id' | 'trial' | 'seed'>) => [order.get(t.task_id)!, t.trial, t.seed];
-  invalid.sort((a, b) => key(a)[0]! - key(b)[0]! || a.trial - b.trial || a.seed - b.seed);
-  const report: RunReport = {
-    ...summary,
-    settings: {
-      split: opts.split ?? null,
-      task_ids: tasks.map((t) => t.id),
-      concurrency: opts.concurrency,
-      threads: trials.threads(),
-      max_steps: maxSteps,
-      teacher_guidance: opts.teacherGuidance ?? false,
-      channel: channel
-        ? {
-            preset: typeof channel.preset === 'string' ? channel.preset : 'custom',
-            dropout: channel.dropout ?? 0,
-            barge_in: channel.bargeIn ?? 0,
-            mix: (channel.mix as Record<string, number> | undefined) ?? null,
-            noise_dir: opts.noiseDir ? resolve(opts.noiseDir) : null,
-            tts: { spec: redactText(opts.tts ?? 'espeak'), id: channel.tts.id },
-          }
-        : null,
-      duplex: duplex ? { subset: duplex.subset ?? null } : null,
-      max_invalid_share: opts.maxInvalidShare,
-      max_same_fault: opts.maxSameFault,
-    },
-    interaction_metrics: metrics.block(),
-    failure: summary.stopped
-      ? stoppedFailure(summary.stopped)
-      : invalidShareFailure(summary.totals, opts.maxInvalidShare),
-  };
-  if (outDir && lines) {
-    // Sorted on disk, line by line: a large run's file is more than memory should hold.
-    await sortJsonlFile(lines, (t) => key(t as Trajectory));
+  invalid.sort(byKey);
+  const report = finalReport(summary);
+  if (outDir) {
+    mergeLines();
     await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
   }
   return { report, invalid: invalid.map((t) => t.line) };
+
+  /** The report of `summary` with the run's settings. */
+  function finalReport(summary: BatchSummary): RunReport {
+    return {
+      ...summary,
+      interrupted: stop.signal.aborted,
+      settings: {
+        split: opts.split ?? null,
+        task_ids: tasks.map((t) => t.id),
+        concurrency: opts.concurrency,
+        threads: trials.threads(),
+        max_steps: maxSteps,
+        teacher_guidance: opts.teacherGuidance ?? false,
+        channel: channel
+          ? {
+              preset: typeof channel.preset === 'string' ? channel.preset : 'custom',
+              dropout: channel.dropout ?? 0,
+              barge_in: channel.bargeIn ?? 0,
+              mix: (channel.mix as Record<string, number> | undefined) ?? null,
+              noise_dir: opts.noiseDir ? resolve(opts.noiseDir) : null,
+              tts: { spec: redactText(opts.tts ?? 'espeak'), id: channel.tts.id },
+            }
+          : null,
+        duplex: duplex ? { subset: duplex.subset ?? null } : null,
+        max_invalid_share: opts.maxInvalidShare,
+        max_same_fault: opts.maxSameFault,
+      },
+      interaction_metrics: metrics.block(),
+      failure: summary.stopped
+        ? stoppedFailure(summary.stopped)
+        : invalidShareFailure(summary.totals, opts.maxInvalidShare),
+    };
+  }
 }
 
 /** The line for an invalid rollout: why it was not scored. */
-function invalidLine(t: Trajectory): string {
+function invalidLine(t: Pick<Trajectory, 'id' | 'invalid_reason' | 'termination'>): string {
   return `invalid ${t.id}: ${t.invalid_reason ?? t.termination}`;
 }
 
@@ -271,7 +320,10 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
         );
         if (opts.out) io.err(`wrote ${join(resolve(opts.out), 'trajectories.jsonl')} and summary.json`);
       }
-      if (report.failure !== null) {
+      if (report.interrupted) {
+        io.err(`switchboard: interrupted; ${report.totals.episodes} rollouts finished and are counted`);
+        setCode(EXIT.interrupted);
+      } else if (report.failure !== null) {
         io.err(`switchboard: ${report.failure}`);
         setCode(1);
       } else if (report.totals.valid === 0) {

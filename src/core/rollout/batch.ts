@@ -5,7 +5,7 @@
 import type { DomainRuntime } from '../env/environment.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Task } from '../schema/task.ts';
-import type { Trajectory } from '../schema/trajectory.ts';
+import type { RewardInfo, Trajectory } from '../schema/trajectory.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
 import { evaluate, isSuccess, passHatK, ruleBreaks } from '../scoring/index.ts';
 import { runEpisode } from './episode.ts';
@@ -13,8 +13,66 @@ import type { EpisodeChannel } from './channel-step.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
 import { FaultStreak, invalidShare, type StoppedRun } from './run-guards.ts';
 
-/** Settings of a batch. */
-export interface BatchOptions {
+/**
+ * The parts of a {@link RewardInfo} a batch's summary reads: the reward, `partial`, the failed
+ * rule checks (`assertions` holds only those: {@link ruleBreaks} of it gives them all) and the
+ * objection counts without their items.
+ */
+export type RewardDigest = Pick<RewardInfo, 'reward' | 'partial' | 'assertions'> & {
+  objections?: Omit<NonNullable<RewardInfo['objections']>, 'items'>;
+};
+
+/**
+ * What a batch reads of a finished attempt: who ran it, which trial it was, whether it is valid
+ * and the summary's part of its reward. A whole {@link Trajectory} is one; {@link digestAttempt}
+ * makes the small one a rollout thread sends back instead of the trajectory (issue 15, item 5:
+ * the whole trajectory is ~5–12 KB of JSON that the CLI's thread would copy in and write out).
+ */
+export interface AttemptDigest {
+  id: string;
+  domain: string;
+  task_id: string;
+  trial: number;
+  seed: number;
+  valid: boolean;
+  termination: Trajectory['termination'];
+  invalid_reason: string | null;
+  participants: { agent: string; user: string };
+  reward_info: RewardDigest | null;
+}
+
+/** The {@link AttemptDigest} of a finished (scored or invalid) trajectory. */
+export function digestAttempt(t: Trajectory): AttemptDigest {
+  const r = t.reward_info;
+  return {
+    id: t.id,
+    domain: t.domain,
+    task_id: t.task_id,
+    trial: t.trial,
+    seed: t.seed,
+    valid: t.valid,
+    termination: t.termination,
+    invalid_reason: t.invalid_reason,
+    participants: { agent: t.participants.agent, user: t.participants.user },
+    reward_info: r
+      ? {
+          reward: r.reward,
+          partial: r.partial,
+          assertions: ruleBreaks(r),
+          ...(r.objections
+            ? { objections: { raised: r.objections.raised, handled: r.objections.handled, score: r.objections.score } }
+            : {}),
+        }
+      : null,
+  };
+}
+
+/**
+ * Settings of a batch. `T` is what each finished attempt is reported as: the whole trajectory
+ * (the default, and always when no {@link BatchOptions.trialRunner} is given), or the digest a
+ * trial runner returns.
+ */
+export interface BatchOptions<T extends AttemptDigest = Trajectory> {
   runtime: DomainRuntime;
   tasks: readonly Task[];
   /** Participants for one rollout; called once per rollout so stateful participants stay apart. */
@@ -32,8 +90,8 @@ export interface BatchOptions {
   /** Extra attempts for a rollout that ends invalid (infrastructure). Default 2. */
   resamples?: number;
   maxSteps?: number;
-  /** Called with every finished trajectory, scored or invalid, in completion order. */
-  onTrajectory?: (t: Trajectory) => void;
+  /** Called with every finished trajectory (or the trial runner's digest of it), scored or invalid, in completion order. */
+  onTrajectory?: (t: T) => void;
   /**
    * Keep every trajectory for the result (default true). False keeps only what the summary
    * needs (task, trial, validity, reward info), so memory does not grow with the turns of a
@@ -57,14 +115,14 @@ export interface BatchOptions {
    * {@link runTrial} on `runtime` here. It must do what `runTrial` does with the same settings
    * (the pool's threads call `runTrial`), so the results do not depend on where trials ran.
    */
-  trialRunner?: TrialRunner;
+  trialRunner?: TrialRunner<T>;
 }
 
 /**
- * One trial of a task run elsewhere: every attempt's trajectory, in attempt order (each scored
- * when valid; the last is the valid one unless every attempt was invalid).
+ * One trial of a task run elsewhere: every attempt's trajectory (or its digest), in attempt
+ * order (each scored when valid; the last is the valid one unless every attempt was invalid).
  */
-export type TrialRunner = (task: Task, trial: number) => Promise<Trajectory[]>;
+export type TrialRunner<T extends AttemptDigest = Trajectory> = (task: Task, trial: number) => Promise<T[]>;
 
 /** What {@link runTrial} needs of the batch settings. */
 export type TrialOptions = Pick<
@@ -208,54 +266,80 @@ export const RESAMPLE_STRIDE = 1_000_003;
 export const DEFAULT_RESAMPLES = 2;
 
 /** What the summary reads of a task's final trajectory. */
-type Final = Pick<Trajectory, 'task_id' | 'trial' | 'valid' | 'reward_info'>;
+type Final = Pick<AttemptDigest, 'task_id' | 'trial' | 'valid' | 'reward_info'>;
+
+/** What {@link BatchTally.summary} reads of the batch's settings. */
+export type SummaryOptions = Pick<BatchOptions, 'runtime' | 'tasks' | 'trials' | 'seed'>;
 
 /**
- * Run a batch; returns every trajectory (scored when valid; none with `keepTrajectories: false`)
- * and the summary.
+ * The running count of a batch: each finished attempt is added as it is reported; the summary
+ * counts the last attempt of each trial (resamples come after the attempts they replace). A
+ * batch cut short (an interrupted `run`) is summarized from the attempts added so far.
  */
-export async function runBatch(opts: BatchOptions): Promise<{ trajectories: Trajectory[]; summary: BatchSummary }> {
-  const jobs = opts.tasks.flatMap((task) => Array.from({ length: opts.trials }, (_, trial) => ({ task, trial })));
-  const done: Trajectory[] = [];
-  let episodes = 0;
-  const keep = opts.keepTrajectories ?? true;
-  const finals = new Map<string, Final>();
-  let cursor = 0;
-  let agentId = '';
-  let userId = '';
-  const streak = new FaultStreak(opts.maxSameFault ?? 0);
-  const halted = () => streak.tripped !== null || opts.signal?.aborted === true;
+export class BatchTally {
+  private readonly finals = new Map<string, Final>();
+  private episodes = 0;
+  private agent = '';
+  private user = '';
 
-  const record = (t: Trajectory) => {
-    agentId = t.participants.agent;
-    userId = t.participants.user;
-    episodes++;
-    streak.add(t);
-    if (keep) done.push(t);
-    opts.onTrajectory?.(t);
-    finals.set(`${t.task_id}\u0000${t.trial}`, {
+  /** Count a finished attempt (scored or invalid). */
+  add(t: AttemptDigest): void {
+    this.agent = t.participants.agent;
+    this.user = t.participants.user;
+    this.episodes++;
+    this.finals.set(`${t.task_id}\u0000${t.trial}`, {
       task_id: t.task_id,
       trial: t.trial,
       valid: t.valid,
       reward_info: t.reward_info,
     });
+  }
+
+  /** The summary of the attempts added so far. */
+  summary(opts: SummaryOptions): BatchSummary {
+    return summarize(opts, [...this.finals.values()], this.episodes, this.agent, this.user);
+  }
+}
+
+/**
+ * Run a batch; returns every trajectory (scored when valid; none with `keepTrajectories: false`),
+ * or every digest the trial runner returned, and the summary. With `signal` aborted, no trial
+ * starts after it, the trials already running finish, and the summary counts what finished.
+ */
+export async function runBatch<T extends AttemptDigest = Trajectory>(
+  opts: BatchOptions<T>,
+): Promise<{ trajectories: T[]; summary: BatchSummary }> {
+  const jobs = opts.tasks.flatMap((task) => Array.from({ length: opts.trials }, (_, trial) => ({ task, trial })));
+  const done: T[] = [];
+  const keep = opts.keepTrajectories ?? true;
+  const tally = new BatchTally();
+  let cursor = 0;
+  const streak = new FaultStreak(opts.maxSameFault ?? 0);
+  const halted = () => streak.tripped !== null || opts.signal?.aborted === true;
+
+  const record = (t: T) => {
+    streak.add(t);
+    if (keep) done.push(t);
+    opts.onTrajectory?.(t);
+    tally.add(t);
   };
   const worker = async () => {
     while (cursor < jobs.length && !halted()) {
       const { task, trial } = jobs[cursor++]!;
       if (opts.trialRunner) for (const t of await opts.trialRunner(task, trial)) record(t);
-      else await runTrial(opts, task, trial, record, halted);
+      // No trial runner: T is the whole trajectory (see BatchOptions).
+      else await runTrial(opts, task, trial, (t) => record(t as AttemptDigest as T), halted);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
 
-  const summary = summarize(opts, [...finals.values()], episodes, agentId, userId);
+  const summary = tally.summary(opts);
   if (streak.tripped !== null)
     summary.stopped = { reason: streak.tripped, rollouts: streak.max, trials_not_started: jobs.length - cursor };
   return { trajectories: done, summary };
 }
 
-function summarize(opts: BatchOptions, finals: Final[], episodes: number, agent: string, user: string): BatchSummary {
+function summarize(opts: SummaryOptions, finals: Final[], episodes: number, agent: string, user: string): BatchSummary {
   const tasks: TaskSummary[] = opts.tasks.map((task) => {
     const mine = finals.filter((t) => t.task_id === task.id).sort((a, b) => a.trial - b.trial);
     const valid = mine.filter((t) => t.valid && t.reward_info);

@@ -1,0 +1,103 @@
+/**
+ * `run` stopped by Ctrl-C (SIGINT) while its rollout threads write their parts (issue 15, item 5):
+ * trajectories.jsonl holds complete lines of the rollouts that finished, in task and trial order,
+ * the summary counts exactly those and says it was interrupted, no part file is left, and the
+ * command exits 130. Once (the rollouts in flight finish) and twice (stop now).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'sb-interrupt-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Bytes in the part files of `out` written so far, and how many of the pool's threads' parts have lines. */
+function parts(out: string): { bytes: number; threads: number } {
+  if (!existsSync(out)) return { bytes: 0, threads: 0 };
+  const sizes = readdirSync(out)
+    .filter((f) => f.includes('.part-'))
+    .map((f) => [f, statSync(join(out, f)).size] as const);
+  return {
+    bytes: sizes.reduce((n, [, size]) => n + size, 0),
+    // The CLI's own thread is thread 0: its part is `.part-0`.
+    threads: sizes.filter(([f, size]) => !f.endsWith('.part-0') && size > 0).length,
+  };
+}
+
+/**
+ * `switchboard run` of 2,000 carrier trials a task in 2 threads, sent SIGINT `signals` times (a
+ * few ms apart) once its parts hold 200 KB and both threads have written lines; its exit code,
+ * stderr, summary and lines.
+ */
+async function interrupted(name: string, signals: number) {
+  const out = join(dir, name);
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/switchboard.mjs',
+      'run',
+      '--domain',
+      'carrier',
+      '--trials',
+      '2000',
+      '--concurrency',
+      '2',
+      '--threads',
+      '2',
+      '--out',
+      out,
+      '--json',
+    ],
+    { cwd: ROOT, env: { ...process.env, SWITCHBOARD_NO_PREBUILT: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += String(d);
+  });
+  child.stdout.resume();
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  for (let p = parts(out); p.bytes < 200_000 || p.threads < 2; p = parts(out)) {
+    if (child.exitCode !== null) throw new Error(`run ended before it was interrupted: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  for (let i = 0; i < signals; i++) {
+    child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const code = await exited;
+  const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+  const text = readFileSync(join(out, 'trajectories.jsonl'), 'utf8');
+  return { code, stderr, summary, text, files: readdirSync(out).sort() };
+}
+
+describe('run interrupted', () => {
+  for (const signals of [1, 2])
+    it(`${signals === 1 ? 'Ctrl-C: the rollouts in flight finish' : 'Ctrl-C twice: stops at once'}; complete lines in order, a summary of them saying so, no parts left`, async () => {
+      const r = await interrupted(`sigint-${signals}`, signals);
+      expect(r.code, r.stderr).toBe(130);
+      expect(r.stderr).toContain(
+        'switchboard: interrupted: finishing the rollouts in flight (Ctrl-C again to stop now)',
+      );
+      if (signals === 2) expect(r.stderr).toContain('switchboard: stopped; the finished rollouts are written');
+      expect(r.files).toEqual(['summary.json', 'trajectories.jsonl']);
+      expect(r.text.endsWith('\n')).toBe(true);
+      const lines = r.text.slice(0, -1).split('\n');
+      const trajectories = lines.map((l) => JSON.parse(l) as { task_id: string; trial: number; valid: boolean });
+      expect(r.summary.interrupted).toBe(true);
+      // Some, not all: 15 tasks × 2,000 trials.
+      expect(trajectories.length).toBeGreaterThan(30);
+      expect(trajectories.length).toBeLessThan(30_000);
+      expect(r.summary.totals.episodes).toBe(trajectories.length);
+      expect(r.summary.totals.valid).toBe(trajectories.filter((t) => t.valid).length);
+      // Task order of the domain, trial order within a task.
+      const order = new Map<string, number>(r.summary.settings.task_ids.map((id: string, i: number) => [id, i]));
+      const keys = trajectories.map((t) => [order.get(t.task_id)!, t.trial] as const);
+      expect(keys).toEqual([...keys].sort((a, b) => a[0] - b[0] || a[1] - b[1]));
+      // The summary's rewards are the lines' rewards, task by task.
+      for (const task of r.summary.tasks as { task_id: string; rewards: number[] }[])
+        expect(task.rewards.length).toBe(trajectories.filter((t) => t.task_id === task.task_id && t.valid).length);
+    }, 240_000);
+});
