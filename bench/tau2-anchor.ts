@@ -4,10 +4,13 @@
  *
  * Ours, per domain (tau2-airline, tau2-retail):
  * - **tool calls**: one read and one write tool (those tau2's side calls, with the first reference
- *   action's arguments), median of {@link CALLS} warm calls, wall and CPU time; in-process sql.js
- *   through the `worker_threads` database worker, and whole in the environment worker
- *   (`EnvWorker`: one message each way per call). Each write runs on a freshly opened
- *   environment (only the call is timed).
+ *   action's arguments), median of {@link CALLS} warm calls, wall and CPU time (CPU of every
+ *   thread of the process), the ways below alternating in {@link ROUNDS} rounds: in-process
+ *   sql.js; whole in the environment worker (`EnvWorker`: one round trip per call through its
+ *   mailbox), as started by default and with `spinUs: 0` (both threads sleep while waiting); and
+ *   the tools in this thread with every SQL statement a message to the `worker_threads` database
+ *   worker (`worker-db.ts`, which only tests and this bench use). Each write runs on a freshly
+ *   opened environment (only the call is timed).
  * - **milestone fork** (airline): `snapshot()` of an environment after the longest reference
  *   solution + `restore()` into a freshly opened one, median of 50; and the same on a database ten
  *   times the airline's (every row copied under suffixed ids), to show how the cost grows.
@@ -91,36 +94,50 @@ function referenceCall(domain: Domain, tool: string): { task: Task; args: Record
   throw new Error(`${domain.name}: no reference action calls ${tool}`);
 }
 
+/** Rounds the timed calls of each side are split into, sides alternating (load drifts alike for all). */
+const ROUNDS = 10;
+
+/** Something that opens environments of a domain: a runtime, or an environment worker. */
+type Opener = { open(task: Task): Promise<Pick<Environment, 'call' | 'close'>> };
+
 /**
- * Median of {@link CALLS} warm calls of `tool` (after {@link WARM_UP}); a write gets a freshly
+ * Median of {@link CALLS} warm calls of `tool` on each side (after {@link WARM_UP} untimed ones),
+ * the timed calls in {@link ROUNDS} rounds with the sides alternating; a write gets a freshly
  * opened environment each time.
  */
-async function toolCall(
-  rt: { domain: Domain; open(task: Task): Promise<Pick<Environment, 'call' | 'close'>> },
+async function toolCalls<K extends string>(
+  domain: Domain,
+  sides: Record<K, Opener>,
   tool: string,
   write: boolean,
-): Promise<Sample> {
-  const { task, args } = referenceCall(rt.domain, tool);
-  const times: Sample[] = [];
-  let env = await rt.open(task);
-  try {
-    for (let i = -WARM_UP; i < CALLS; i++) {
-      if (write) {
-        await env.close();
-        env = await rt.open(task);
+): Promise<Record<K, Sample>> {
+  const { task, args } = referenceCall(domain, tool);
+  const run = async (side: Opener, from: number, n: number, out?: Sample[]) => {
+    let env = await side.open(task);
+    try {
+      for (let i = from; i < from + n; i++) {
+        if (write) {
+          await env.close();
+          env = await side.open(task);
+        }
+        let error = '';
+        const s = await sample(async () => {
+          const r = await env.call({ id: `c${i}`, name: tool, arguments: args }, 'assistant', 0);
+          if (r.error) error = r.content;
+        });
+        if (error) throw new Error(`${tool}: ${error}`);
+        out?.push(s);
       }
-      let error = '';
-      const s = await sample(async () => {
-        const r = await env.call({ id: `c${i}`, name: tool, arguments: args }, 'assistant', 0);
-        if (r.error) error = r.content;
-      });
-      if (error) throw new Error(`${tool}: ${error}`);
-      if (i >= 0) times.push(s);
+    } finally {
+      await env.close();
     }
-  } finally {
-    await env.close();
-  }
-  return medianSample(times);
+  };
+  const names = Object.keys(sides) as K[];
+  const times = Object.fromEntries(names.map((k) => [k, [] as Sample[]])) as Record<K, Sample[]>;
+  for (const k of names) await run(sides[k], -WARM_UP, WARM_UP);
+  for (let r = 0; r < ROUNDS; r++)
+    for (const k of names) await run(sides[k], r * (CALLS / ROUNDS), CALLS / ROUNDS, times[k]);
+  return Object.fromEntries(names.map((k) => [k, medianSample(times[k])])) as Record<K, Sample>;
 }
 
 /** Columns that hold ids of the airline's rows; copies get them suffixed, so keys and references stay consistent. */
@@ -166,9 +183,20 @@ async function fork(domain: Domain, factory: SqlDbFactory, runs = 50): Promise<S
   return medianSample(samples);
 }
 
+/** The ways a tool call is measured, in the order printed. */
+interface CallSides {
+  inProcess: Sample;
+  /** The tools in this thread, each SQL statement a message to a sql.js thread (`worker-db.ts`). */
+  dbWorker: Sample;
+  /** Whole in the environment worker (`EnvWorker`), its default spinning. */
+  envWorker: Sample;
+  /** Whole in the environment worker with `spinUs: 0`: both threads sleep while they wait. */
+  envWorkerSleeping: Sample;
+}
+
 interface Ours {
-  read: { tool: string; inProcess: Sample; worker: Sample; envWorker: Sample };
-  write: { tool: string; inProcess: Sample; worker: Sample; envWorker: Sample };
+  read: { tool: string } & CallSides;
+  write: { tool: string } & CallSides;
   fork?: { one: Sample; ten: Sample };
   /** Task id → median of {@link SCORE_ROUNDS} warm evaluations. */
   tasks: Map<string, Sample>;
@@ -181,30 +209,28 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
   const rt = await DomainRuntime.create(domain, inProcess);
   const worker = await workerSqlDbFactory();
   const [read, write] = READ_WRITE[part];
-  const calls = { read: { tool: read }, write: { tool: write } } as Pick<Ours, 'read' | 'write'>;
+  const calls = {} as Pick<Ours, 'read' | 'write'>;
+  const envWorker = await EnvWorker.start({ domain: name, data: dir });
+  const envWorkerSleeping = await EnvWorker.start({ domain: name, data: dir }, { spinUs: 0 });
   try {
     const wrt = await DomainRuntime.create(domain, worker);
     for (const [kind, tool] of [
       ['read', read],
       ['write', write],
     ] as const) {
-      calls[kind].inProcess = await toolCall(rt, tool, kind === 'write');
-      calls[kind].worker = await toolCall(wrt, tool, kind === 'write');
+      const sides = {
+        inProcess: rt,
+        dbWorker: wrt,
+        envWorker: { open: (task: Task) => envWorker.open(task) },
+        envWorkerSleeping: { open: (task: Task) => envWorkerSleeping.open(task) },
+      };
+      calls[kind] = { tool, ...(await toolCalls(domain, sides, tool, kind === 'write')) };
     }
     await wrt.close();
   } finally {
     await worker.terminate();
-  }
-  const envWorker = await EnvWorker.start({ domain: name, data: dir });
-  try {
-    for (const kind of ['read', 'write'] as const)
-      calls[kind].envWorker = await toolCall(
-        { domain, open: (task) => envWorker.open(task) },
-        calls[kind].tool,
-        kind === 'write',
-      );
-  } finally {
     await envWorker.close();
+    await envWorkerSleeping.close();
   }
   const trajectories = await referenceTrajectories(rt, domain);
   await scoreOnce(rt, domain, trajectories); // warm-up
@@ -391,9 +417,13 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
       const c = o[kind];
       const theirs = p ? p.calls[d][kind].us / 1000 : undefined;
       const vs = (s: Sample) => (theirs === undefined ? '' : ` (${ratio(s.wall, theirs)} than tau2)`);
+      const x = (s: Sample) => `${(s.wall / c.inProcess.wall).toFixed(2)}× in-process`;
       lines.push(
-        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls: in-process ${both(c.inProcess, us)}${vs(c.inProcess)} · through the database worker ${both(c.worker, us)}${vs(c.worker)} · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${(c.envWorker.wall / c.inProcess.wall).toFixed(2)}× in-process` +
+        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
+          ` · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${x(c.envWorker)}` +
+          ` (with neither thread spinning ${both(c.envWorkerSleeping, us)}, ${x(c.envWorkerSleeping)})` +
           (theirs === undefined ? '' : ` · tau2 ${us(theirs)} wall`),
+        `      tools in this thread, each SQL statement a message to a sql.js thread (worker-db.ts; only tests and this bench use it, nothing user-facing): ${both(c.dbWorker, us)}${vs(c.dbWorker)}, ${x(c.dbWorker)}`,
       );
     }
     if (o.fork) {
