@@ -14,7 +14,8 @@ import {
   type NoiseBank,
 } from '../../src/core/channel/chain.ts';
 import { renderGraph, renderGraphDirect, type AudioGraph } from '../../src/core/channel/graph.ts';
-import { planChannel } from '../../src/core/channel/plan.ts';
+import { planChannel, type ChannelPlan } from '../../src/core/channel/plan.ts';
+import { mixInto } from '../../src/core/channel/mix.ts';
 import { PRESETS, PRESET_NAMES, type ChannelPreset } from '../../src/core/channel/presets.ts';
 import { EffectEvent } from '../../src/core/channel/timeline.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
@@ -97,6 +98,79 @@ describe('graph rendered in core', () => {
         nodes: [{ ...graph.nodes[0]!, startS: (frame + 0.5) / 16000 } as never, graph.nodes[1]!],
       }),
     ).toBeNull();
+  });
+});
+
+describe('the mix computed in core (mixInto) is its graph rendered', () => {
+  const speech = speechLike(3, 16000, seededRng(5));
+  const n = speech.length;
+  const bank = (): NoiseBank => ({ ...noiseBank(), babble: noiseBank().continuous!.people_talking! });
+  /** Plans over every kind of layer: procedural and recorded noise, bursts with and without wind, overlapping bursts, no noise. */
+  const plans = (): ChannelPlan[] => {
+    const out: ChannelPlan[] = [];
+    for (const seed of [1, 2, 3]) {
+      for (const name of ['control', 'regular', 'harsh'] as const) {
+        out.push(planChannel(name, { seed, taskId: 'mix' }, n, bankNames));
+        out.push(planChannel(name, { seed, taskId: 'mix' }, n));
+      }
+      const base = planChannel('harsh', { seed, taskId: 'mix' }, n);
+      const burst = (atMs: number, source: ChannelPlan['bursts'][number]['source']) => ({
+        atMs,
+        source,
+        snrDb: 2,
+        seed: seed + atMs,
+      });
+      const noise = (source: `procedural:${string}` | `file:${string}`) => ({
+        source,
+        snrDb: 8,
+        driftDb: 3,
+        driftSpeedHz: 0.5,
+        driftStartS: 1.7,
+        offset: 0.2,
+        seed,
+      });
+      const bursts = [burst(300, 'procedural:knock'), burst(400, 'procedural:ring'), burst(2900, 'procedural:knock')];
+      for (const kind of ['white', 'pink', 'brown', 'wind', 'babble'])
+        out.push({ ...base, noise: noise(`procedural:${kind}`), bursts, wind: { snrDb: 4, seed } });
+      out.push({ ...base, noise: noise('file:people_talking'), bursts, wind: null });
+      out.push({ ...base, noise: noise('procedural:pink'), bursts, wind: null, telephony: null });
+      out.push({ ...base, noise: null, bursts, wind: null, farField: { gainDb: -6, rt60Ms: 400, wetDb: -3, seed } });
+      out.push({ ...base, noise: null, bursts: [], wind: { snrDb: 6, seed } });
+      out.push({ ...base, noise: noise('procedural:brown'), bursts: [], wind: null });
+    }
+    return out;
+  };
+
+  it('gives the float32 samples of its graph rendered in core, for every kind of layer', () => {
+    let compared = 0;
+    for (const plan of plans()) {
+      const mixed = new Float32Array(n);
+      mixInto(speech, plan, bank(), mixed);
+      const rendered = renderGraphDirect(buildChannelGraph(speech, plan, bank()));
+      expect(rendered).not.toBeNull();
+      expect(Buffer.from(mixed.buffer).equals(Buffer.from(rendered!.buffer))).toBe(true);
+      compared++;
+    }
+    expect(compared).toBe(3 * (6 + 10));
+    expect(() => mixInto(speech, plans()[0]!, bank(), new Float32Array(n - 1))).toThrow(/47999 output samples/);
+  });
+
+  it('gives the samples node-web-audio-api renders its graph to (but for a float32 step where its residue after a buffer ends tips a rounding)', async () => {
+    let equal = 0;
+    for (const plan of plans().slice(0, 8)) {
+      const mixed = new Float32Array(n);
+      mixInto(speech, plan, bank(), mixed);
+      const graph = buildChannelGraph(speech, plan, bank());
+      const web = await renderGraph(new OfflineAudioContext(1, n, 16000) as unknown as OfflineContextLike, graph);
+      // Equal samples but for a float32 step where the residue after a buffer's end tips a rounding.
+      const d = diff(mixed, web);
+      const buffers = graph.nodes.filter((node) => node.kind === 'buffer').length;
+      expect(Array.from(d).filter((v) => v !== 0).length).toBeLessThanOrEqual(2 * buffers);
+      expect(Math.max(...Array.from(d, Math.abs))).toBeLessThan(1e-8);
+      equal += d.every((v) => v === 0) ? 1 : 0;
+    }
+    // Plans without bursts render to the very same samples.
+    expect(equal).toBeGreaterThanOrEqual(4);
   });
 });
 

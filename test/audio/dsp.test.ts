@@ -30,7 +30,7 @@ import {
 import { meanPowerResponse } from '../../src/core/audio/band-power.ts';
 import { biquadCascadeInPlace, biquadCascadeInto } from '../../src/core/audio/biquad.ts';
 import { telephonyBandPass } from '../../src/core/channel/chain.ts';
-import { activeRms, bandEnergyDb, peak, rms, snrDb } from '../../src/core/audio/measure.ts';
+import { activeRms, activeRmsFullAndBand, bandEnergyDb, peak, rms, snrDb } from '../../src/core/audio/measure.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
 import { diff, NOISE_DIR, sine } from './helpers.ts';
 
@@ -314,6 +314,24 @@ describe('procedural noise', () => {
     x.set(sine(300, 1, 0.1), 0); // 1 s tone, 1 s silence
     expect(activeRms(x, 16000)).toBeCloseTo(0.1 / Math.SQRT2, 3);
     expect(rms(x)).toBeCloseTo(0.05, 3);
+  });
+
+  it('measures the full-band and in-band active levels in one pass, exactly as activeRms on the signal and its band-passed copy', () => {
+    const band = telephonyBandPass({ lowHz: 300, highHz: 3400 }, 16000);
+    const rng = seededRng(11);
+    // Speech-like bursts (a tone and noise, 40 dB apart) with silence, and odd lengths (a short last frame).
+    for (const n of [16000 * 3 + 7, 321, 319, 0]) {
+      const x = Float32Array.from({ length: n }, (_, i) =>
+        i % 9000 < 5000
+          ? 0.2 * Math.sin(i / 7) + 0.05 * (rng.next() - 0.5)
+          : (i % 9000 < 7000 ? 0.002 : 0) * Math.sin(i),
+      );
+      const both = activeRmsFullAndBand(x, 16000, band);
+      expect(both.full).toBe(activeRms(x, 16000));
+      expect(both.band).toBe(activeRms(biquadCascadeInto(x, new Float32Array(n), band), 16000));
+      if (n > 1000) expect(both.band).toBeLessThan(both.full);
+    }
+    expect(activeRmsFullAndBand(new Float32Array(5000), 16000, band)).toEqual({ full: 0, band: 0 });
   });
 });
 

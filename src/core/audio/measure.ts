@@ -2,6 +2,7 @@
  * Measurements on the audio itself, used by the mixer (levels) and by the tests (SNR, band
  * energy, drop rates).
  */
+import type { BiquadCascade4 } from './biquad.ts';
 import { fft } from './fft.ts';
 
 /** Mean power (mean of squares) of `x[start, end)`; 0 for an empty range. */
@@ -37,6 +38,11 @@ export const ACTIVE_FRAME_MS = 20;
 /** Frames quieter than the loudest frame by more than this many dB are silence: 40 dB. */
 export const ACTIVE_GATE_DB = 40;
 
+/** Samples per frame of the active-level gate at `rateHz`: 20 ms ({@link ACTIVE_FRAME_MS}), at least 1. */
+export function activeFrameLength(rateHz: number): number {
+  return Math.max(1, Math.round((rateHz * ACTIVE_FRAME_MS) / 1000));
+}
+
 /**
  * RMS over the active frames of `x`: frames (20 ms) whose power is within 40 dB of the loudest
  * frame. This is the speech level the mixer sets the SNR against, so leading and trailing
@@ -44,22 +50,119 @@ export const ACTIVE_GATE_DB = 40;
  * speech level, not an implementation of it.) Returns 0 for an all-zero signal.
  */
 export function activeRms(x: Float32Array, rateHz: number): number {
-  const frame = Math.max(1, Math.round((rateHz * ACTIVE_FRAME_MS) / 1000));
-  const powers: number[] = [];
-  for (let s = 0; s < x.length; s += frame) powers.push(meanPower(x, s, Math.min(x.length, s + frame)));
+  const frame = activeFrameLength(rateHz);
+  const powers = new Float64Array(Math.ceil(x.length / frame));
+  for (let f = 0; f < powers.length; f++) powers[f] = meanPower(x, f * frame, Math.min(x.length, (f + 1) * frame));
+  return gatedRms(powers, frame, x.length);
+}
+
+/**
+ * The gate of {@link activeRms} on the mean powers of consecutive `frame`-sample frames of an
+ * `n`-sample signal (the last frame may be shorter): the RMS over the frames within 40 dB of the
+ * loudest, each weighted by its length. 0 when every frame is silent.
+ */
+export function gatedRms(powers: Float64Array, frame: number, n: number): number {
   // A loop, not Math.max(...powers): minutes of speech are more frames than a call's arguments allow.
-  const max = powers.reduce((m, p) => Math.max(m, p), 0);
+  let max = 0;
+  for (let f = 0; f < powers.length; f++) max = Math.max(max, powers[f] as number);
   if (max === 0) return 0;
   const floor = max * 10 ** (-ACTIVE_GATE_DB / 10);
   let sum = 0;
-  let n = 0;
-  for (const [i, p] of powers.entries()) {
+  let count = 0;
+  for (let f = 0; f < powers.length; f++) {
+    const p = powers[f] as number;
     if (p < floor) continue;
-    const len = Math.min(x.length, (i + 1) * frame) - i * frame;
+    const len = Math.min(n, (f + 1) * frame) - f * frame;
     sum += p * len;
-    n += len;
+    count += len;
   }
-  return Math.sqrt(sum / n);
+  return Math.sqrt(sum / count);
+}
+
+/**
+ * {@link activeRms} of `x` (`full`) and of `x` through a cascade of four second-order sections
+ * (`band`, e.g. the telephony band-pass: the level as the agent hears it) in one pass, frame by
+ * frame ({@link bandFramePowers}): both equal `activeRms(x)` and
+ * `activeRms(biquadCascadeInto(x, copy, sections))` exactly, without writing the filtered copy
+ * (a fifth less time than the two passes and the copy).
+ */
+export function activeRmsFullAndBand(
+  x: Float32Array,
+  rateHz: number,
+  sections: BiquadCascade4,
+): { full: number; band: number } {
+  const frame = activeFrameLength(rateHz);
+  const frames = Math.ceil(x.length / frame);
+  const full = new Float64Array(frames);
+  const band = new Float64Array(frames);
+  const st = new Float64Array(8);
+  for (let f = 0; f < frames; f++)
+    bandFramePowers(x, f * frame, Math.min(x.length, (f + 1) * frame), sections, st, full, band, f);
+  return { full: gatedRms(full, frame, x.length), band: gatedRms(band, frame, x.length) };
+}
+
+/**
+ * One frame `x[from, to)` of {@link activeRmsFullAndBand}: its mean power (Σ x² / length, as
+ * {@link meanPower} sums it) into `full[f]`, and the mean power of the frame through the four
+ * sections into `band[f]`. The sections run as `biquadCascadeInto` runs them (transposed direct
+ * form II, Audio EQ Cookbook coefficients, float64 from section to section), continuing from
+ * and updating their eight states `st` (zeros at the signal's start); each output is rounded to
+ * float32 before it is squared, as the filtered copy in a Float32Array would hold it. The hot
+ * loop of the mixer's level measurement, so the cascade is written out here rather than called.
+ */
+function bandFramePowers(
+  x: Float32Array,
+  from: number,
+  to: number,
+  [s0, s1, s2, s3]: BiquadCascade4,
+  st: Float64Array,
+  full: Float64Array,
+  band: Float64Array,
+  f: number,
+): void {
+  const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
+  const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
+  const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
+  const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
+  const fround = Math.fround;
+  let u1 = st[0] as number,
+    u2 = st[1] as number,
+    v1 = st[2] as number,
+    v2 = st[3] as number,
+    w1 = st[4] as number,
+    w2 = st[5] as number,
+    z1 = st[6] as number,
+    z2 = st[7] as number;
+  let sf = 0;
+  let sb = 0;
+  for (let i = from; i < to; i++) {
+    const a = x[i] as number;
+    sf += a * a;
+    const b = p0 * a + u1;
+    u1 = p1 * a - pa1 * b + u2;
+    u2 = p2 * a - pa2 * b;
+    const c = q0 * b + v1;
+    v1 = q1 * b - qa1 * c + v2;
+    v2 = q2 * b - qa2 * c;
+    const d = r0 * c + w1;
+    w1 = r1 * c - ra1 * d + w2;
+    w2 = r2 * c - ra2 * d;
+    const y = t0 * d + z1;
+    z1 = t1 * d - ta1 * y + z2;
+    z2 = t2 * d - ta2 * y;
+    const yf = fround(y);
+    sb += yf * yf;
+  }
+  full[f] = to > from ? sf / (to - from) : 0;
+  band[f] = to > from ? sb / (to - from) : 0;
+  st[0] = u1;
+  st[1] = u2;
+  st[2] = v1;
+  st[3] = v2;
+  st[4] = w1;
+  st[5] = w2;
+  st[6] = z1;
+  st[7] = z2;
 }
 
 /** Largest absolute sample value. */

@@ -184,9 +184,9 @@ function addInto(acc: Float32Array, x: Float32Array): void {
 /**
  * Add `x` times `gain` (a float32 value) into `acc` starting at sample `at` (x is silent outside
  * its own span): `fround(x · gain)` is the gain node's float32 output, the sum is rounded to
- * float32 by the store, as WebAudio computes a gain node feeding a sum.
+ * float32 by the store, as WebAudio computes a gain node feeding a sum (with gain 1, `x` itself).
  */
-function addAt(acc: Float32Array, x: Float32Array, at: number, gain: number): void {
+export function addAt(acc: Float32Array, x: Float32Array, at: number, gain: number): void {
   const from = Math.max(0, at);
   const to = Math.min(acc.length, at + x.length);
   if (gain === 1) for (let i = from; i < to; i++) acc[i] = (acc[i] as number) + (x[i - at] as number);
