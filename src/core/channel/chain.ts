@@ -19,7 +19,6 @@ import { driftSnrDb } from './snr-drift.ts';
 
 export {
   buildChannelGraph,
-  REFERENCE_SPEECH_RMS,
   telephonyBandPass,
   type ChannelLevels,
   type NoiseBank,
