@@ -26,6 +26,7 @@ import { LocalModelError } from '../adapters/shared/local-model-manifest.ts';
 import { InputError } from '../core/errors.ts';
 import { NoisyAgent } from '../core/participants/noisy.ts';
 import { RealtimeAgent, type RealtimeDialect } from '../core/participants/realtime-agent.ts';
+import { realTimers } from '../adapters/shared/timers.ts';
 import { nodeRealtimeConnect } from '../adapters/node/realtime-ws.ts';
 import { redactText, redactUrl } from '../adapters/shared/endpoint-secrets.ts';
 
@@ -176,6 +177,7 @@ function realtimeAgentFactory(dialect: RealtimeDialect, url: string, settings: M
     new RealtimeAgent({
       url,
       connect,
+      timers: realTimers,
       endpoint: redactUrl(url),
       dialect,
       ...(settings.userAudio ? { userAudio: settings.userAudio } : {}),

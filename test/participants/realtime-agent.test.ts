@@ -11,6 +11,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
 import { nodeRealtimeConnect } from '../../src/adapters/node/realtime-ws.ts';
+import { realTimers } from '../../src/adapters/shared/timers.ts';
 import { webSocketConnect, type WebSocketLike } from '../../src/adapters/shared/realtime-socket.ts';
 import { main } from '../../src/cli/main.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
@@ -259,7 +260,7 @@ describe('realtime agent (fake OpenAI-Realtime server)', () => {
     const url = `ws://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/realtime?model=silent`;
     const task = domain.tasks.find((t) => t.id === TASK)!;
     const view = { domain, task, turns: [], tools: [], rng: seededRng(0) };
-    const agent = (connect: RealtimeConnect) => new RealtimeAgent({ url, connect, retries: 2 });
+    const agent = (connect: RealtimeConnect) => new RealtimeAgent({ timers: realTimers, url, connect, retries: 2 });
     try {
       const connect = nodeRealtimeConnect({ openTimeoutMs: 200, idleTimeoutMs: 60_000 });
       const e = await agent(connect)
@@ -360,6 +361,7 @@ describe('realtime agent in an episode (library)', () => {
       { dialect: 'beta' },
     );
     const agent = new RealtimeAgent({
+      timers: realTimers,
       url: server.url,
       connect: nodeRealtimeConnect(),
       dialect: 'beta',
@@ -398,7 +400,9 @@ describe('realtime agent in an episode (library)', () => {
       server = await startRealtimeServer(
         planScript(TASK, [], (r, ctx) => (ctx.response === 1 ? { ...r, ...change } : r)),
       );
-      const { t, info } = await episode(new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }));
+      const { t, info } = await episode(
+        new RealtimeAgent({ timers: realTimers, url: server.url, connect: nodeRealtimeConnect() }),
+      );
       await server.close();
       server = undefined;
       const said = t.turns.map((x) =>
@@ -436,7 +440,9 @@ describe('realtime agent in an episode (library)', () => {
   it('the same core agent over the page transport (a WHATWG WebSocket) scores 1 on the beta server', async () => {
     server = await startRealtimeServer(planScript(TASK), { dialect: 'beta' });
     const connect = webSocketConnect((url) => new WebSocket(url) as unknown as WebSocketLike);
-    const { t, info } = await episode(new RealtimeAgent({ url: server.url, connect, dialect: 'beta' }));
+    const { t, info } = await episode(
+      new RealtimeAgent({ timers: realTimers, url: server.url, connect, dialect: 'beta' }),
+    );
     expect(t.valid).toBe(true);
     expect(info.reward).toBe(1);
   });
@@ -450,7 +456,7 @@ describe('realtime agent on the duplex timeline', () => {
     const t = await runEpisode({
       runtime,
       task: domain.tasks.find((x) => x.id === TASK)!,
-      agent: new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }),
+      agent: new RealtimeAgent({ timers: realTimers, url: server.url, connect: nodeRealtimeConnect() }),
       user: new ScriptedUser(),
       clock: steppingClock(domain.now, 1000),
       seed: 3,
@@ -494,7 +500,7 @@ describe("a yield with the agent's own audio", () => {
     const t = await runEpisode({
       runtime,
       task,
-      agent: new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }),
+      agent: new RealtimeAgent({ timers: realTimers, url: server.url, connect: nodeRealtimeConnect() }),
       user: new ScriptedUser(),
       clock: steppingClock(domain.now, 1000),
       seed,
@@ -570,7 +576,8 @@ describe('HearingAgent: a realtime agent that hears the caller without a channel
       runtime,
       task,
       agent: new HearingAgent(
-        (userAudio) => new RealtimeAgent({ url: server!.url, connect: nodeRealtimeConnect(), userAudio }),
+        (userAudio) =>
+          new RealtimeAgent({ timers: realTimers, url: server!.url, connect: nodeRealtimeConnect(), userAudio }),
         { tts },
       ),
       user: new ScriptedUser(),

@@ -13,6 +13,7 @@ import { WebSocket } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadBuiltinDomain } from '../../src/adapters/node/load-domain.ts';
 import { MAX_FRAME_BYTES, nodeRealtimeConnect } from '../../src/adapters/node/realtime-ws.ts';
+import { realTimers } from '../../src/adapters/shared/timers.ts';
 import { webSocketConnect, type WebSocketLike } from '../../src/adapters/shared/realtime-socket.ts';
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
 import { main } from '../../src/cli/main.ts';
@@ -35,6 +36,7 @@ import { Trajectory, type AssistantTurn, type Turn } from '../../src/core/schema
 import { evaluate } from '../../src/core/scoring/evaluate.ts';
 import { qualityFindings } from '../../src/core/scoring/quality.ts';
 import { capture } from '../fixtures/cli-io.ts';
+import { ManualTimers } from '../fixtures/manual-timers.ts';
 import {
   planReplies,
   startRealtimeServer,
@@ -71,7 +73,7 @@ async function greeting(
   server = await startRealtimeServer(
     planReplies(domain, TASK, [], (r, ctx) => (ctx.response === 0 ? { ...r, ...change } : r)),
   );
-  const agent = new RealtimeAgent({ url: server.url, connect, ...options });
+  const agent = new RealtimeAgent({ timers: realTimers, url: server.url, connect, ...options });
   const task = domain.tasks.find((t) => t.id === TASK)!;
   const view = { domain, task, turns: [], tools: [], rng: seededRng(0) };
   const reply = await agent.respond(view);
@@ -204,6 +206,103 @@ describe.each(transports)('a flooding realtime server, over the %s transport', (
   });
 });
 
+/** `connect` with a count of the frames it handed to the agent. */
+function counting(connect: RealtimeConnect): { connect: RealtimeConnect; frames: () => number } {
+  let n = 0;
+  return {
+    connect: (url, handlers) =>
+      connect(url, {
+        message: (d) => {
+          n++;
+          handlers.message(d);
+        },
+        close: handlers.close,
+      }),
+    frames: () => n,
+  };
+}
+
+describe.each(transports)(
+  'a server that trickles its reply (one event every 59 s), over the %s transport',
+  (_, transport) => {
+    /** The greeting trickles transcript deltas by hand; the agent's timers are driven by hand too. */
+    const trickle = async (onCancel: Flood['onCancel']) => {
+      server = await startRealtimeServer(
+        planReplies(domain, TASK, [], (r, ctx) =>
+          ctx.response === 0 ? { ...r, flood: { kind: 'transcript', chars: 5, pace: 'manual', onCancel } } : r,
+        ),
+      );
+      const timers = new ManualTimers();
+      const c = counting(transport());
+      const agent = new RealtimeAgent({ url: server.url, connect: c.connect, timers });
+      const task = domain.tasks.find((t) => t.id === TASK)!;
+      const view = { domain, task, turns: [] as Turn[], tools: [], rng: seededRng(0) };
+      const reply = agent.respond(view);
+      // Every frame the server sent has reached the agent.
+      const synced = () => vi.waitFor(() => expect(c.frames()).toBe(server!.sent[0]));
+      await vi.waitFor(() => expect(server!.drip()).toBe(1));
+      await synced();
+      for (let i = 0; i < 2; i++) {
+        timers.advance(59_000);
+        expect(server.drip()).toBe(1);
+        await synced();
+      }
+      return { agent, view, reply, timers, synced };
+    };
+
+    it('cut at the 180 s wall-clock limit (not before): what came is kept, response.cancel once, capped; the session goes on', async () => {
+      const { agent, view, reply, timers, synced } = await trickle('done');
+      // 179.999 s in (events at 0, 59 and 118 s): the reply is still read.
+      timers.advance(61_999);
+      expect(server!.drip()).toBe(1);
+      await synced();
+      // Let the agent act on it (a real 100 ms, not the limit's time): no cut yet.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(sent('response.cancel').flat()).toEqual([]);
+      timers.advance(1);
+      const r = await reply;
+      expect(r.capped).toEqual({ limit: 'wall_s', max: 180, ended: 'done' });
+      expect(r.text).toBe(`${domain.greeting}aaaaabbbbbcccccddddd`);
+      expect(r.generation?.finish_reason).toBe('cancelled; cut at the wall_s limit');
+      expect(sent('response.cancel').flat()).toHaveLength(1);
+      // Every timer was ended with its reading: none is left to fire into the next reply.
+      expect(timers.waiting).toBe(0);
+      const next = await agent.respond({
+        ...view,
+        turns: [
+          { role: 'assistant', text: r.text, tool_calls: [], t_ms: 0 },
+          { role: 'user', text: '我想交话费', tool_calls: [], t_ms: 0 },
+        ],
+      });
+      await agent.close();
+      expect([next.capped, next.generation?.finish_reason, server!.received.length]).toEqual([
+        undefined,
+        'completed',
+        1,
+      ]);
+    });
+
+    it('a server that trickles on after the cancel: given 15 s to end the response, then its session closed (ended: ignored)', async () => {
+      const { reply, timers, synced } = await trickle('ignore');
+      timers.advance(62_000);
+      await vi.waitFor(() => expect(sent('response.cancel').flat()).toHaveLength(1));
+      timers.advance(14_000);
+      expect(server!.drip()).toBe(1);
+      await synced();
+      timers.advance(999);
+      expect(server!.closed[0]).toBe(false);
+      timers.advance(1);
+      const r = await reply;
+      expect(r.capped).toEqual({ limit: 'wall_s', max: 180, ended: 'ignored' });
+      expect(r.text).toBe(`${domain.greeting}aaaaabbbbbccccc`);
+      expect(r.generation?.finish_reason).toBe(
+        'no response.done within 15000 ms of the cancel; cut at the wall_s limit',
+      );
+      await vi.waitFor(() => expect(server!.closed[0]).toBe(true));
+    });
+  },
+);
+
 describe('a flood between turns (after response.done, while no reply is awaited)', () => {
   it.each(transports)(
     'over the %s transport: unread frames stop at a response and its drain (32 MiB), the socket closed there; the next reply is that flood cut at the byte limit, the one after from a fresh session',
@@ -213,7 +312,7 @@ describe('a flood between turns (after response.done, while no reply is awaited)
           ctx.response === 0 ? { ...r, floodAfterDone: { kind: 'unknown', chars: 10_000, max: 10_000 } } : r,
         ),
       );
-      const agent = new RealtimeAgent({ url: server.url, connect: connect() });
+      const agent = new RealtimeAgent({ timers: realTimers, url: server.url, connect: connect() });
       const task = domain.tasks.find((t) => t.id === TASK)!;
       const view = { domain, task, turns: [] as Turn[], tools: [], rng: seededRng(0) };
       const first = await agent.respond(view);
@@ -284,7 +383,7 @@ describe('a flood in the middle of a call', () => {
     const t = await runEpisode({
       runtime,
       task,
-      agent: new RealtimeAgent({ url: server.url, connect, ...options }),
+      agent: new RealtimeAgent({ timers: realTimers, url: server.url, connect, ...options }),
       user: new ScriptedUser(),
       clock: steppingClock(domain.now, 1000),
       seed: 3,
@@ -340,7 +439,7 @@ describe('a flood in the middle of a call', () => {
     const t = await runEpisode({
       runtime,
       task,
-      agent: new RealtimeAgent({ url: server.url, connect: nodeRealtimeConnect() }),
+      agent: new RealtimeAgent({ timers: realTimers, url: server.url, connect: nodeRealtimeConnect() }),
       user: new ScriptedUser(),
       clock: steppingClock(domain.now, 1000),
       seed: 3,

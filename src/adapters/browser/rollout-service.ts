@@ -28,6 +28,7 @@ import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
 import type { AgentReport } from '../../core/build-domain/agent-step.ts';
 import type { ModelClient, ModelResponse } from '../../core/ports/model-client.ts';
 import { liveScore } from './live-score.ts';
+import { realTimers } from '../shared/timers.ts';
 import {
   agentSpeechName,
   type AgentSpec,
@@ -305,6 +306,7 @@ async function agentFactory(spec: AgentSpec, local: LocalLoader, kept?: KeptAudi
             new RealtimeAgent({
               url: spec.url,
               connect,
+              timers: realTimers,
               endpoint: redactUrl(spec.url),
               dialect: spec.dialect ?? 'ga',
               userAudio,

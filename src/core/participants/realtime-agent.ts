@@ -41,6 +41,7 @@
  */
 import { decodeWav, encodeWav, resample } from '../audio/wav.ts';
 import { fromBase64, toBase64 } from '../channel/audio-store.ts';
+import type { Timers } from '../ports/clock.ts';
 import type { RealtimeConnect, RealtimeSocket } from '../ports/realtime.ts';
 import { AGENT_PROMPT_VERSION, renderAgentPrompt } from '../prompts/agent.ts';
 import type { OpenAiToolSchema } from '../schema/domain.ts';
@@ -65,6 +66,8 @@ export interface RealtimeAgentOptions {
   url: string;
   /** Opens connections (platform adapter). */
   connect: RealtimeConnect;
+  /** Wall-clock timers for the reply's time limit and the wait after a cancel (`realTimers` outside tests). */
+  timers: Timers;
   /** The URL as it may be written down (credentials redacted); default `url`. */
   endpoint?: string;
   /** Default `ga`. */
@@ -83,6 +86,8 @@ export interface RealtimeAgentOptions {
   maxBytesPerReply?: number;
   /** Function calls per reply. Default {@link RESPONSE_LIMITS}`.calls`. */
   maxCallsPerReply?: number;
+  /** Wall-clock seconds per reply. Default {@link RESPONSE_LIMITS}`.wallS`. */
+  maxReplySeconds?: number;
 }
 
 /**
@@ -102,7 +107,15 @@ export interface RealtimeAgentOptions {
  * - `calls`: 20 function calls, more than the longest reference solution of any built-in or
  *   tau2-bench task makes in a whole call (19, tau2 airline; retail 13, telecom 12). The calls
  *   up to it run; each one past it that arrived before the cut is not run and gets an error tool
- *   message ({@link CALLS_LIMIT_REFUSAL}).
+ *   message ({@link CALLS_LIMIT_REFUSAL});
+ * - `wallS`: 180 s of wall-clock time from `response.create`: the longest audio a reply may
+ *   have (120 s) streamed at real-time pace, as servers that speak through a streaming TTS do,
+ *   plus 60 s, the wait for a first event that `--model-timeout` allows. Without it a server that
+ *   sends one event a little more often than `--model-timeout` (one every 59 s) holds the call
+ *   for ever: each event resets the silence timeout, and a trickle stays far under the other
+ *   limits. Distinct from the 15 s open timeout (a server that never sends a frame) and
+ *   `--model-timeout` (silence: an infrastructure fault, the rollout invalid): a reply that is
+ *   still going after 180 s is the agent's, cut and scored like a flood.
  */
 export const RESPONSE_LIMITS = {
   audioS: MAX_AGENT_AUDIO_S,
@@ -110,7 +123,16 @@ export const RESPONSE_LIMITS = {
   events: 20_000,
   bytes: 16 * 1024 * 1024,
   calls: 20,
+  wallS: 180,
 } as const;
+
+/**
+ * Wall-clock time a server has, after our `response.cancel`, to end the response with its
+ * `response.done`: 15 s, the open timeout (`webSocketConnect`), as a server honouring a cancel
+ * answers at once. Past it the session is closed (`ended: ignored`) and the next turn opens a
+ * fresh one; so a server that trickles events after the cancel cannot hold the call either.
+ */
+export const CANCEL_WAIT_MS = 15_000;
 
 /**
  * Why a function call past the `calls` limit was not run, as the episode's error tool message
@@ -155,6 +177,10 @@ class Inbox {
   overflow: Overflow | null = null;
   /** Called once when unread frames pass the bound (the agent closes the socket). */
   onOverflow: () => void = () => undefined;
+  /** Set by a reader's wall-clock timer: {@link next} returns null once the frames that came before are read. */
+  private expired = false;
+  /** Limits started so far (the latest one's number). */
+  private limits = 0;
 
   /** @param bound most unread frames (`events`) and characters of them (`chars`) held. */
   constructor(private readonly bound: { events: number; chars: number }) {}
@@ -190,14 +216,38 @@ class Inbox {
     this.wake?.();
   }
 
-  /** The next frame; throws {@link TransportFault} once the connection has ended and nothing is left. */
-  async next(): Promise<Frame> {
+  /**
+   * Start a wall-clock limit of `ms` on reading (replacing any before): once it has passed, {@link
+   * next} returns null after the frames already received. Returns the function that ends it.
+   */
+  limit(timers: Timers, ms: number): () => void {
+    const id = ++this.limits;
+    this.expired = false;
+    // Only the latest limit counts: an earlier one's timer firing late changes nothing.
+    const cancel = timers.after(ms, () => {
+      if (id !== this.limits) return;
+      this.expired = true;
+      this.wake?.();
+    });
+    return () => {
+      cancel();
+      if (id === this.limits) this.expired = false;
+    };
+  }
+
+  /**
+   * The next frame; null once the reading's time {@link limit} has passed (and every frame that
+   * came before it was read); throws {@link TransportFault} once the connection has ended and
+   * nothing is left.
+   */
+  async next(): Promise<Frame | null> {
     for (;;) {
       const f = this.items.shift();
       if (f) {
         this.unreadChars -= f.chars;
         return f;
       }
+      if (this.expired) return null;
       if (this.closed !== null) throw new TransportFault(`connection closed: ${this.closed}`);
       await new Promise<void>((r) => {
         this.wake = r;
@@ -319,6 +369,7 @@ export class RealtimeAgent implements Agent {
   private readonly maxEvents: number;
   private readonly maxBytes: number;
   private readonly maxCalls: number;
+  private readonly maxReplyS: number;
   private readonly model: string | null;
 
   constructor(private readonly options: RealtimeAgentOptions) {
@@ -328,6 +379,7 @@ export class RealtimeAgent implements Agent {
     this.maxEvents = options.maxEventsPerReply ?? RESPONSE_LIMITS.events;
     this.maxBytes = options.maxBytesPerReply ?? RESPONSE_LIMITS.bytes;
     this.maxCalls = options.maxCallsPerReply ?? RESPONSE_LIMITS.calls;
+    this.maxReplyS = options.maxReplySeconds ?? RESPONSE_LIMITS.wallS;
     // The `model` query parameter, as realtime URLs name the model.
     const m = /[?&]model=([^&#]*)/.exec(options.url)?.[1];
     let model: string | null = null;
@@ -551,6 +603,16 @@ export class RealtimeAgent implements Agent {
    * cut there, `response.cancel` sent once, and the rest drained ({@link drain}).
    */
   private async collect(s: Session): Promise<ParticipantReply> {
+    const end = s.inbox.limit(this.options.timers, this.maxReplyS * 1000);
+    try {
+      return await this.readReply(s);
+    } finally {
+      end();
+    }
+  }
+
+  /** {@link collect} within its time limit: a null frame is the limit passed. */
+  private async readReply(s: Session): Promise<ParticipantReply> {
     let skipped = 0;
     let transcript = '';
     let transcriptDone: string | null = null;
@@ -628,7 +690,7 @@ export class RealtimeAgent implements Agent {
     let events = 0;
     let chars = 0;
     for (;;) {
-      let frame: Frame;
+      let frame: Frame | null;
       try {
         frame = await s.inbox.next();
       } catch (e) {
@@ -645,11 +707,11 @@ export class RealtimeAgent implements Agent {
         }
         throw e;
       }
-      events++;
-      chars += frame.chars;
-      const e = frame.event;
-      if (events > this.maxEvents) cap = { limit: 'events', max: this.maxEvents };
-      else if (chars > this.maxBytes) cap = { limit: 'bytes', max: this.maxBytes };
+      const e = frame?.event ?? null;
+      // Null: the reply's wall-clock limit passed; cut there, like a flood.
+      if (frame === null) cap = { limit: 'wall_s', max: this.maxReplyS };
+      else if (++events > this.maxEvents) cap = { limit: 'events', max: this.maxEvents };
+      else if ((chars += frame.chars) > this.maxBytes) cap = { limit: 'bytes', max: this.maxBytes };
       else if (!e) skipped++;
       else if (otherResponse(s, e, responseId, others)) {
         stale++;
@@ -763,16 +825,30 @@ export class RealtimeAgent implements Agent {
     } catch {
       // The connection has ended: the next frame says so.
     }
+    const end = s.inbox.limit(this.options.timers, CANCEL_WAIT_MS);
+    try {
+      return await this.dropRest(s, responseId);
+    } finally {
+      end();
+    }
+  }
+
+  /** {@link drain} after the cancel, within {@link CANCEL_WAIT_MS}. */
+  private async dropRest(s: Session, responseId: string | null): Promise<{ status: string; ended: ReplyCap['ended'] }> {
     let events = 0;
     let chars = 0;
     for (;;) {
-      let frame: Frame;
+      let frame: Frame | null;
       try {
         frame = await s.inbox.next();
       } catch (e) {
         if (!(e instanceof TransportFault)) throw e;
         this.drop();
         return { status: 'closed', ended: 'closed' };
+      }
+      if (frame === null) {
+        this.drop();
+        return { status: `no response.done within ${CANCEL_WAIT_MS} ms of the cancel`, ended: 'ignored' };
       }
       const e = frame.event;
       if (e?.type === 'response.done' && !otherResponse(s, e, responseId, new Set())) {

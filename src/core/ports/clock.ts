@@ -23,3 +23,13 @@ export function steppingClock(startMs: number, stepMs = 1000): Clock {
 export function fixedClock(atMs: number): Clock {
   return { now: () => atMs };
 }
+
+/**
+ * Wall-clock timers, injected like the clock: core code that must give up after a real time (a
+ * realtime agent's reply) asks these, never `setTimeout` itself, so tests drive time by hand.
+ * Platform implementation: `realTimers` in `src/adapters/shared/timers.ts`.
+ */
+export interface Timers {
+  /** Call `fire` once, `ms` milliseconds from now; the returned function cancels it. */
+  after(ms: number, fire: () => void): () => void;
+}

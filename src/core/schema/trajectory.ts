@@ -178,9 +178,10 @@ export const ReplyCap = z.object({
    * The limit reached: `audio_s` (seconds of agent audio), `events` (server events of the
    * response), `bytes` (characters of the response's frames, or one frame over the transport's
    * size limit), `text_chars` (characters of its transcript or text), `calls` (function calls
-   * of the response; those past it are not run and get an error tool message).
+   * of the response; those past it are not run and get an error tool message), `wall_s` (seconds
+   * of wall-clock time from `response.create`).
    */
-  limit: z.enum(['audio_s', 'events', 'bytes', 'text_chars', 'calls']),
+  limit: z.enum(['audio_s', 'events', 'bytes', 'text_chars', 'calls', 'wall_s']),
   /** The limit's value, in its unit. */
   max: z.number().positive(),
   /**
