@@ -79,9 +79,8 @@ interface Tau2Result {
 
 /** The tau2-bench sources and the noise recordings, or why tau2's chain is not run. */
 function tau2Source(): { src: string; noise: string } | string {
-  const where = tau2Src();
-  if ('missing' in where)
-    return `tau2-bench's chain not measured; it needs the tau2 section's sources: ${where.missing}`;
+  const where = tau2Src('channel', 'python3 with numpy and scipy');
+  if ('missing' in where) return where.missing;
   if (!existsSync(join(where.src, 'tau2/voice/synthesis/audio_effects/effects.py')))
     return `tau2-bench's chain not measured: ${where.src} has no tau2/voice/synthesis/audio_effects/effects.py`;
   const noise = findTestData('noise');

@@ -284,10 +284,16 @@ function scoreProcess({ out, ms }: { out: unknown; ms: number }): ScoreProcess {
   };
 }
 
-/** Where tau2-bench's sources are: `$SWITCHBOARD_TAU2_SRC` (a checkout or its `src` folder), or why not. */
-export function tau2Src(): { src: string } | { missing: string } {
-  const how =
-    'to measure it in this run: `git clone https://github.com/sierra-research/tau2-bench /tmp/tau2-bench` (or `git archive` of a local copy), then `SWITCHBOARD_TAU2_SRC=/tmp/tau2-bench npm run bench -- tau2` (python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed)';
+/**
+ * Where tau2-bench's sources are: `$SWITCHBOARD_TAU2_SRC` (a checkout or its `src` folder), or why
+ * not, with the command that measures it: `section` is the bench section asking (`tau2`,
+ * `tau2-writes`, `channel`) and `needs` the Python packages its script imports.
+ */
+export function tau2Src(
+  section = 'tau2',
+  needs = 'python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed',
+): { src: string } | { missing: string } {
+  const how = `to measure it in this run: \`git clone https://github.com/sierra-research/tau2-bench /tmp/tau2-bench\` (or \`git archive\` of a local copy), then \`SWITCHBOARD_TAU2_SRC=/tmp/tau2-bench npm run bench -- ${section}\` (${needs})`;
   const given = process.env.SWITCHBOARD_TAU2_SRC;
   if (!given) return { missing: `tau2-bench's Python not measured (SWITCHBOARD_TAU2_SRC not set); ${how}` };
   for (const src of [join(given, 'src'), given])
@@ -306,8 +312,8 @@ interface Python {
 }
 
 /** Where tau2-bench's Python can run from, or why it cannot (checked before anything is measured). */
-export async function pythonSide(): Promise<{ src: string } | string> {
-  const where = tau2Src();
+export async function pythonSide(section = 'tau2'): Promise<{ src: string } | string> {
+  const where = tau2Src(section);
   if ('missing' in where) return where.missing;
   try {
     await run('python3', ['-c', 'import pydantic']);

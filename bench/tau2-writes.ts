@@ -167,7 +167,7 @@ const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
 export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string[]> {
   const started = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const loadBefore = load();
-  const side = await pythonSide();
+  const side = await pythonSide('tau2-writes');
   if (typeof side === 'string') console.log(`  ${side}`);
   const data = typeof side === 'string' ? undefined : await tau2DataDir(dataRoot);
   const py = data && typeof side !== 'string' ? await PythonWrites.start(side.src, data) : undefined;

@@ -1,0 +1,43 @@
+/**
+ * The bench's line for a section whose tau2-bench side is not measured (issue 15 item 1: say
+ * clearly what is skipped): it names the section's own command and the Python packages its script
+ * needs (the channel section's hint used to give the tau2 section's command and pydantic).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tau2Src } from '../../bench/tau2-anchor.ts';
+
+const saved = process.env.SWITCHBOARD_TAU2_SRC;
+afterEach(() => {
+  if (saved === undefined) delete process.env.SWITCHBOARD_TAU2_SRC;
+  else process.env.SWITCHBOARD_TAU2_SRC = saved;
+});
+
+const how = (section: string, needs: string) =>
+  `to measure it in this run: \`git clone https://github.com/sierra-research/tau2-bench /tmp/tau2-bench\` (or \`git archive\` of a local copy), then \`SWITCHBOARD_TAU2_SRC=/tmp/tau2-bench npm run bench -- ${section}\` (${needs})`;
+
+describe('bench: where tau2-bench is not measured', () => {
+  it('unset: says so, with the asking section’s command and packages', () => {
+    delete process.env.SWITCHBOARD_TAU2_SRC;
+    expect(tau2Src('channel', 'python3 with numpy and scipy')).toEqual({
+      missing: `tau2-bench's Python not measured (SWITCHBOARD_TAU2_SRC not set); ${how('channel', 'python3 with numpy and scipy')}`,
+    });
+    expect(tau2Src()).toEqual({
+      missing: `tau2-bench's Python not measured (SWITCHBOARD_TAU2_SRC not set); ${how('tau2', 'python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed')}`,
+    });
+  });
+
+  it('a folder without tau2-bench: names it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-no-tau2-'));
+    try {
+      process.env.SWITCHBOARD_TAU2_SRC = dir;
+      expect(tau2Src('tau2-writes')).toEqual({
+        missing: `tau2-bench's Python not measured: SWITCHBOARD_TAU2_SRC=${dir} has no tau2/domains/airline/tools.py nor src/tau2/…; ${how('tau2-writes', 'python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed')}`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
