@@ -16,6 +16,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const RECORDER = join(ROOT, 'test/fixtures/import-recorder/register.mjs');
 /** Packages only an on-device model, local TTS or a rendered channel needs. */
 const HEAVY = /\/node_modules\/(@huggingface\/transformers|onnxruntime-[a-z]+|sharp|node-web-audio-api)\//;
+/** Packages only a remote model, a realtime agent or a progress bar on a terminal needs (loaded at first use). */
+const ON_USE = /\/node_modules\/(openai|ws|cli-progress)\//;
 const dir = mkdtempSync(join(tmpdir(), 'sb-startup-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -78,7 +80,7 @@ describe('CLI start-up imports', () => {
     }, 60_000);
   }
 
-  it('run --agent reference on carrier loads no model runtime or audio addon', async () => {
+  it('run --agent reference on carrier loads no model runtime or audio addon, nor the model, WebSocket and progress packages', async () => {
     const { stdout, code, urls } = await cli('run', [
       'run',
       '--domain',
@@ -97,5 +99,6 @@ describe('CLI start-up imports', () => {
     expect(urls.some((u) => u.includes('/node_modules/sql.js/'))).toBe(true); // the episode ran on sql.js
     expect(urls.some((u) => u.includes('/node_modules/tsx/'))).toBe(false); // from the prebuilt bundle
     expect(urls.filter((u) => HEAVY.test(u))).toEqual([]);
+    expect(urls.filter((u) => ON_USE.test(u))).toEqual([]);
   }, 60_000);
 });

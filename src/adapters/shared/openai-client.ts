@@ -15,7 +15,7 @@
  * episode is invalid and resampled, never scored 0. The SDK's own retries are off so that this
  * policy is the only one.
  */
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import type { ModelClient, RemoteFlavor, ModelRequest, ModelResponse } from '../../core/ports/model-client.ts';
 import { ModelEndpointError, isRetryableStatus } from '../../core/participants/model-errors.ts';
 import { redactUrl } from './endpoint-secrets.ts';
@@ -65,6 +65,18 @@ interface AttemptFailure {
   retryAfterMs: number | null;
 }
 
+/** The `openai` package's exports. */
+type Sdk = typeof import('openai');
+let sdkModule: Promise<Sdk> | undefined;
+/**
+ * The `openai` package, imported at a client's first request, once per thread: importing it cost
+ * ~40 ms of every CLI start (issue 15 item 6), and scripted runs never send a request.
+ */
+function loadSdk(): Promise<Sdk> {
+  sdkModule ??= import('openai');
+  return sdkModule;
+}
+
 /** A remote model. See the module comment for retries and errors. */
 export class OpenAiModelClient implements ModelClient {
   readonly id: string;
@@ -72,7 +84,8 @@ export class OpenAiModelClient implements ModelClient {
   readonly flavor: RemoteFlavor;
   readonly model: string;
   readonly endpoint: string;
-  private readonly sdk: OpenAI;
+  /** The SDK's client and module, made at the first request ({@link loadSdk}). */
+  private sdk: Promise<{ client: OpenAI; mod: Sdk }> | undefined;
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly options: OpenAiClientOptions) {
@@ -81,7 +94,16 @@ export class OpenAiModelClient implements ModelClient {
     this.endpoint = redactUrl(options.baseURL);
     this.id = `${options.flavor}:${options.model}`;
     this.sleep = options.sleep ?? defaultSleep;
-    this.sdk = new OpenAI({
+  }
+
+  private connect(): Promise<{ client: OpenAI; mod: Sdk }> {
+    this.sdk ??= loadSdk().then((mod) => ({ mod, client: this.newClient(mod) }));
+    return this.sdk;
+  }
+
+  private newClient(mod: Sdk): OpenAI {
+    const options = this.options;
+    return new mod.default({
       // Without a key no Authorization header is sent at all (the SDK needs some apiKey string;
       // a null default header removes it).
       apiKey: options.apiKey || 'EMPTY',
@@ -131,6 +153,8 @@ export class OpenAiModelClient implements ModelClient {
     signal?: AbortSignal,
   ): Promise<ModelResponse | AttemptFailure> {
     const timeoutMs = this.options.timeoutMs ?? 60_000;
+    const { client, mod } = await this.connect();
+    const { APIConnectionError, APIError, APIUserAbortError } = mod;
     const ctl = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -143,7 +167,7 @@ export class OpenAiModelClient implements ModelClient {
       // The body carries non-OpenAI fields (top_k, speaker, return_token_ids): the SDK sends it as is.
       const params = body as unknown as OpenAI.Chat.ChatCompletionCreateParams;
       if (stream) {
-        const s = await this.sdk.chat.completions.create(
+        const s = await client.chat.completions.create(
           { ...params, stream: true } as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
           { signal: ctl.signal },
         );
@@ -151,7 +175,7 @@ export class OpenAiModelClient implements ModelClient {
         for await (const chunk of s) asm.add(chunk);
         return asm.result(attempt);
       }
-      const res = await this.sdk.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, {
+      const res = await client.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, {
         signal: ctl.signal,
       });
       return responseFromBody(res, this.flavor, attempt);
