@@ -64,6 +64,16 @@ const CALLS = 1000;
  */
 const WARM_UP = 300;
 /**
+ * …and at least this long (ms) per side: a freshly started environment worker is still collecting
+ * the garbage of its domain load (tau2-retail: a 3 MB db.json parsed and copied into sql.js) for
+ * its first ~1,500 calls, ~100 ms; measured from its start in blocks of 100 retail reads under
+ * load, process CPU per call (V8's helper threads included) was 455, 175, 214, … µs before it
+ * settled at ~60 µs, and wall time 111, 68, 64, … before ~50 µs. With 300 calls alone the retail
+ * read, the first call timed after the worker's start, measured 4.38× in-process on an idle
+ * machine against 2.25–2.85× for the other three.
+ */
+const WARM_UP_MS = 250;
+/**
  * Warm evaluations per task; the task's figure is their median. Seven, not three: a task takes
  * 0.2–5 ms, and a scavenge or a major GC's concurrent marking (CPU of V8's helper threads counts
  * in `process.cpuUsage`) landing in two of three runs doubled a task's figure in loaded runs.
@@ -101,9 +111,9 @@ const ROUNDS = 10;
 type Opener = { open(task: Task): Promise<Pick<Environment, 'call' | 'close'>> };
 
 /**
- * Median of {@link CALLS} warm calls of `tool` on each side (after {@link WARM_UP} untimed ones),
- * the timed calls in {@link ROUNDS} rounds with the sides alternating; a write gets a freshly
- * opened environment each time.
+ * Median of {@link CALLS} warm calls of `tool` on each side (after at least {@link WARM_UP}
+ * untimed ones and {@link WARM_UP_MS}), the timed calls in {@link ROUNDS} rounds with the sides
+ * alternating; a write gets a freshly opened environment each time.
  */
 async function toolCalls<K extends string>(
   domain: Domain,
@@ -112,10 +122,12 @@ async function toolCalls<K extends string>(
   write: boolean,
 ): Promise<Record<K, Sample>> {
   const { task, args } = referenceCall(domain, tool);
-  const run = async (side: Opener, from: number, n: number, out?: Sample[]) => {
+  /** `n` calls numbered from `from` (timed into `out`), or with no `n` warm-up calls (see {@link WARM_UP_MS}). */
+  const run = async (side: Opener, from: number, n?: number, out?: Sample[]) => {
     let env = await side.open(task);
+    const until = performance.now() + WARM_UP_MS;
     try {
-      for (let i = from; i < from + n; i++) {
+      for (let i = from; n === undefined ? i < 0 || performance.now() < until : i < from + n; i++) {
         if (write) {
           await env.close();
           env = await side.open(task);
@@ -134,7 +146,7 @@ async function toolCalls<K extends string>(
   };
   const names = Object.keys(sides) as K[];
   const times = Object.fromEntries(names.map((k) => [k, [] as Sample[]])) as Record<K, Sample[]>;
-  for (const k of names) await run(sides[k], -WARM_UP, WARM_UP);
+  for (const k of names) await run(sides[k], -WARM_UP);
   for (let r = 0; r < ROUNDS; r++)
     for (const k of names) await run(sides[k], r * (CALLS / ROUNDS), CALLS / ROUNDS, times[k]);
   return Object.fromEntries(names.map((k) => [k, medianSample(times[k])])) as Record<K, Sample>;
