@@ -163,7 +163,10 @@ export function decimate2Into(x: Float32Array, out: Float32Array): Float32Array 
 /*
  * ROUNDING: the 16-bit kernels round with Math.floor(v + 0.5), Math.round's rule (halves up),
  * not Math.round itself, which V8 does not lower to a fast instruction here (it alone doubled
- * the decimator's time). NaN becomes 0 through `| 0`.
+ * the decimator's time). The rounded value goes to an int32 with `| 0` (NaN becomes 0) and is
+ * clipped to 16 bits as an integer: the same result as clipping the float (the kernels' values
+ * stay far inside ±2^31: inputs within ±1 through filters of small gain), and a float compare and
+ * conversion less per sample (a quarter of the 8 → 16 kHz kernel's time).
  */
 
 /**
@@ -336,8 +339,8 @@ function bandPassDecimatePairs(
     e4 = g2;
     f4 = g4;
     // Rounded half up with Math.floor(v + 0.5), as the 16-bit kernels round (see ROUNDING).
-    const r = Math.floor(0.5 * (g4 + odd) * 32768 + 0.5);
-    out[at + m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0) + 32768] as number;
+    const r = Math.floor(0.5 * (g4 + odd) * 32768 + 0.5) | 0;
+    out[at + m] = table[(r > 32767 ? 32767 : r < -32768 ? -32768 : r) + 32768] as number;
     // Odd input: band-pass, then branch A₁ (sections 1, 3, 5); its output joins the next even one.
     a = x[i + 1] as number;
     a = a > 1 ? 1 : a < -1 ? -1 : a;
@@ -478,16 +481,22 @@ function interpolateIirPairs(
     const g5 = c5 * (g3 - f5) + e5;
     e5 = g3;
     f5 = g5;
-    const r0 = Math.floor(g4 * 32768 + 0.5);
-    const q0 = r0 > 32767 ? 32767 : r0 < -32768 ? -32768 : r0 | 0;
+    // Clipped to 16 bits, noting a value at the limits: rarely true, so the branch predicts well
+    // (a running min and max did not: their compares are random).
+    let q0 = Math.floor(g4 * 32768 + 0.5) | 0;
+    if (q0 >= 32767 || q0 <= -32768) {
+      q0 = q0 > 0 ? 32767 : -32768;
+      limits = 1;
+    }
     pcm[2 * m] = q0;
     out[2 * m] = q0 * inv;
-    const r1 = Math.floor(g5 * 32768 + 0.5);
-    const q1 = r1 > 32767 ? 32767 : r1 < -32768 ? -32768 : r1 | 0;
+    let q1 = Math.floor(g5 * 32768 + 0.5) | 0;
+    if (q1 >= 32767 || q1 <= -32768) {
+      q1 = q1 > 0 ? 32767 : -32768;
+      limits = 1;
+    }
     pcm[2 * m + 1] = q1;
     out[2 * m + 1] = q1 * inv;
-    // Rarely true, so the branch predicts well (a running min and max did not: their compares are random).
-    if (q0 === 32767 || q0 === -32768 || q1 === 32767 || q1 === -32768) limits = 1;
   }
   st[12] = limits;
   st[0] = e0;
