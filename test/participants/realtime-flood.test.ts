@@ -37,6 +37,9 @@ import { evaluate } from '../../src/core/scoring/evaluate.ts';
 import { qualityFindings } from '../../src/core/scoring/quality.ts';
 import { capture } from '../fixtures/cli-io.ts';
 import { ManualTimers } from '../fixtures/manual-timers.ts';
+import { MemoryAudioStore } from '../../src/core/channel/audio-store.ts';
+import { espeakTts } from '../../src/adapters/node/audio/espeak-tts.ts';
+import { nodeGraphRenderer } from '../../src/adapters/node/audio/renderer.ts';
 import {
   planReplies,
   startRealtimeServer,
@@ -369,14 +372,21 @@ describe('one frame over the Node transport limit', () => {
 });
 
 describe('a flood in the middle of a call', () => {
+  /**
+   * A carrier call against the plan with `change` on the agent's second reply (its question for
+   * the phone number, turn 2), or the plan changed by `change` when it is a function; `extra`
+   * adds episode settings (a channel, the duplex timeline).
+   */
   const call = async (
     connect: RealtimeConnect,
-    change: Partial<ScriptedResponse>,
+    change: Partial<ScriptedResponse> | ((r: ScriptedResponse) => ScriptedResponse),
     options: Partial<RealtimeAgentOptions> = {},
+    extra: Pick<Parameters<typeof runEpisode>[0], 'channel' | 'duplex'> = {},
   ) => {
-    // The agent's second reply (its question for the phone number, turn 2) floods.
     server = await startRealtimeServer(
-      planReplies(domain, TASK, [], (r, ctx) => (ctx.assistantTurns === 1 ? { ...r, ...change } : r)),
+      planReplies(domain, TASK, [], (r, ctx) =>
+        typeof change === 'function' ? change(r) : ctx.assistantTurns === 1 ? { ...r, ...change } : r,
+      ),
     );
     const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
     const task = domain.tasks.find((t) => t.id === TASK)!;
@@ -387,6 +397,7 @@ describe('a flood in the middle of a call', () => {
       user: new ScriptedUser(),
       clock: steppingClock(domain.now, 1000),
       seed: 3,
+      ...extra,
     });
     return { t, info: await evaluate(runtime, task, t.turns, { termination: t.termination }) };
   };
@@ -429,22 +440,9 @@ describe('a flood in the middle of a call', () => {
   });
 
   it('21 calls in one reply (default calls limit 20): 20 run, the 21st answered with an error tool message; the turn capped, QUALITY 0, the call valid', async () => {
-    server = await startRealtimeServer(
-      planReplies(domain, TASK, [], (r) =>
-        r.calls?.[0]?.name === 'find_customer_by_phone' ? { calls: Array(21).fill(r.calls[0]) } : r,
-      ),
+    const { t, info } = await call(nodeRealtimeConnect(), (r) =>
+      r.calls?.[0]?.name === 'find_customer_by_phone' ? { calls: Array(21).fill(r.calls[0]) } : r,
     );
-    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
-    const task = domain.tasks.find((x) => x.id === TASK)!;
-    const t = await runEpisode({
-      runtime,
-      task,
-      agent: new RealtimeAgent({ timers: realTimers, url: server.url, connect: nodeRealtimeConnect() }),
-      user: new ScriptedUser(),
-      clock: steppingClock(domain.now, 1000),
-      seed: 3,
-    });
-    const info = await evaluate(runtime, task, t.turns, { termination: t.termination });
     expect(t.valid).toBe(true);
     const at = t.turns.findIndex((x) => x.role === 'assistant' && x.capped);
     const turn = t.turns[at] as AssistantTurn;
@@ -457,6 +455,30 @@ describe('a flood in the middle of a call', () => {
     ]);
     expect(qualityFindings(t.turns).map((f) => [f.turn, f.rule])).toEqual([[at, 'capped']]);
     expect([info.reward, info.components.QUALITY?.score, info.components.DB?.score]).toEqual([0, 0, 1]);
+  });
+
+  it('on the duplex timeline: the capped reply is placed (its 3 s of own audio) and its span and label say it was capped', async () => {
+    const store = new MemoryAudioStore();
+    const { t } = await call(
+      nodeRealtimeConnect(),
+      flood({ kind: 'audio' }),
+      { maxAudioSeconds: 3 },
+      { channel: { tts: espeakTts(), renderer: nodeGraphRenderer, preset: 'clean', store }, duplex: {} },
+    );
+    expect(t.valid).toBe(true);
+    const cap = { limit: 'audio_s', max: 3, ended: 'done' };
+    const spans = t.duplex!.spans.filter((x) => x.who === 'agent');
+    expect(spans.filter((x) => x.capped).map((x) => [x.turn, x.capped, x.end_tick - x.start_tick])).toEqual([
+      [2, cap, 15],
+    ]);
+    const span = spans.find((x) => x.capped)!;
+    const labels = new TextDecoder()
+      .decode(await store.get(t.duplex!.audio!.labels))
+      .trimEnd()
+      .split('\n');
+    expect(labels.filter((l) => l.includes('capped'))).toEqual([
+      `${(span.start_tick * 0.2).toFixed(6)}\t${(span.end_tick * 0.2).toFixed(6)}\tagent (capped: audio_s limit of 3, ended done): ${(t.turns[2] as AssistantTurn).text}`,
+    ]);
   });
 
   it('every spoken reply over the audio limit (servers that had ended the response when the cancel came): each capped once, no fault', async () => {

@@ -5,6 +5,7 @@
  * the metrics read, so a stored call is re-measured by the same code (`switchboard metrics`).
  */
 import { z } from 'zod';
+import { ReplyCap } from '../schema/reply-cap.ts';
 import type { MetricEffect, MetricTick } from './segments.ts';
 
 /**
@@ -40,6 +41,11 @@ export const DuplexSpan = z.object({
    * `MAX_SPOKEN_AGENT_CHARS` (the span's `text` is the spoken part; the turn's text is the whole reply).
    */
   unspoken_chars: z.number().int().positive().optional(),
+  /**
+   * Agent speech only: the reply was stopped at a response limit (the turn's `capped`: a realtime
+   * agent's runaway reply; `QUALITY` fails the turn); the label says so.
+   */
+  capped: ReplyCap.optional(),
 });
 export type DuplexSpan = z.infer<typeof DuplexSpan>;
 
@@ -123,14 +129,16 @@ const LABEL: Record<SpanKind, string> = {
 
 /**
  * The label track of a call in Audacity's label-file format: one `start\tend\tlabel` line per
- * span (seconds, 6 decimals), in span order; an agent span that yielded is labelled so.
+ * span (seconds, 6 decimals), in span order; an agent span that yielded is labelled so, and one
+ * of a capped reply `agent (capped: <limit> limit of <max>, ended <ended>): …`.
  */
 export function labelTrack(record: Pick<DuplexRecord, 'spans' | 'turn_taking'>): string {
   const tickMs = record.turn_taking.tick_ms;
   return record.spans
     .map((s) => {
       const cut = s.unspoken_chars ? ` [${s.unspoken_chars} more characters not spoken]` : '';
-      const what = `${LABEL[s.kind]}${s.yielded ? ' (yielded)' : ''}: ${s.text.replace(/\s+/g, ' ').trim()}${cut}`;
+      const capped = s.capped ? ` (capped: ${s.capped.limit} limit of ${s.capped.max}, ended ${s.capped.ended})` : '';
+      const what = `${LABEL[s.kind]}${s.yielded ? ' (yielded)' : ''}${capped}: ${s.text.replace(/\s+/g, ' ').trim()}${cut}`;
       return `${sec(s.start_tick, tickMs)}\t${sec(s.end_tick, tickMs)}\t${what}\n`;
     })
     .join('');

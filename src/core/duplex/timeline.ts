@@ -23,7 +23,7 @@ import { type PrefixSpeech, wordsSaidWithin } from './word-timing.ts';
 import { MAX_OWN_AUDIO_STRETCH, OWN_AUDIO_SLACK_S } from '../rollout/limits.ts';
 import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
 import type { TtsVoice } from '../ports/tts.ts';
-import type { ToolCall, Turn } from '../schema/trajectory.ts';
+import type { ReplyCap, ToolCall, Turn } from '../schema/trajectory.ts';
 import {
   audioPrefix,
   callerVoice,
@@ -240,7 +240,8 @@ export class DuplexTimeline {
    * makes the agent yield `yieldAfterMs` after the caller starts, and the returned barge-in
    * carries the heard part (the words whose end, measured on the synthesis by
    * {@link wordsSaidWithin}, is at or before the stop) for the loop to record. Asides and tics are said over a reply without a barge-in;
-   * background speech follows it.
+   * background speech follows it. `capped`: the turn's {@link ReplyCap} when the reply was stopped
+   * at a response limit (kept on the span and in its label).
    */
   async agentSpeech(
     turn: number,
@@ -248,6 +249,7 @@ export class DuplexTimeline {
     calls: readonly ToolCall[],
     mayOverlap: boolean,
     own: OwnAudio = null,
+    capped: ReplyCap | null = null,
   ): Promise<AgentSpeech> {
     const start = this.agentStart();
     // A runaway reply is spoken only up to the cap (the rest is marked unspoken on the span).
@@ -267,7 +269,7 @@ export class DuplexTimeline {
         ownNote = 'used';
       }
     }
-    const note = { ...(ownNote ? { own_audio: ownNote } : {}), ...unspoken };
+    const note = { ...(ownNote ? { own_audio: ownNote } : {}), ...unspoken, ...(capped ? { capped } : {}) };
     // Word ends on the agent's own audio: in proportion to the synthesis's (no timings come with it).
     const scale = samples.length / synth.length;
     const length = this.samplesToTicks(samples.length);
@@ -480,7 +482,7 @@ export class DuplexTimeline {
     for (let i = from; i < turns.length; i++) {
       const t = turns[i]!;
       if (t.role === 'tool') this.toolCall(t.requestor);
-      else if (t.role === 'assistant' && t.text) await this.agentSpeech(i, t.text, [], false);
+      else if (t.role === 'assistant' && t.text) await this.agentSpeech(i, t.text, [], false, null, t.capped ?? null);
       else if (t.role === 'user' && t.text) await this.callerSpeech(i, t.text, false, t.barge_in !== undefined);
     }
   }

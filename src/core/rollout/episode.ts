@@ -286,7 +286,14 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       // one) and only a real barge-in comes back (backchannels and the like are no turns).
       const barge =
         timeline && who === 'assistant' && text
-          ? await timeline.agentSpeech(turns.length, text, calls, !token, agentOwnAudio(raw))
+          ? await timeline.agentSpeech(
+              turns.length,
+              text,
+              calls,
+              !token,
+              agentOwnAudio(raw),
+              capped?.success ? capped.data : null,
+            )
           : opts.channel && who === 'assistant' && !token && text
             ? await channelBargeIn(opts.channel, channelKey, turns.length, text, calls)
             : null;
