@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiModelClient, retryAfterMs, type OpenAiClientOptions } from '../../src/adapters/shared/openai-client.ts';
 import { joinAudioPieces, wavSampleRate, fromBase64 } from '../../src/adapters/shared/openai-wire.ts';
 import { ModelEndpointError } from '../../src/core/participants/model-errors.ts';
+import { MAX_REPLY_BYTES } from '../../src/adapters/shared/reply-cap.ts';
 import { InfrastructureError } from '../../src/core/participants/types.ts';
 import type { ModelRequest } from '../../src/core/ports/model-client.ts';
 import {
@@ -340,6 +341,31 @@ describe('OpenAiModelClient: cut-off bodies and Retry-After', () => {
     expect([res.text, res.attempts]).toEqual(['ok', 4]);
     expect(sleeps).toEqual([500, 1000, 2000]);
     expect(s.requests).toHaveLength(4);
+  });
+
+  it('reads no more than maxReplyBytes of a reply: a longer one fails at once, not retried', async () => {
+    const bytes = Buffer.byteLength(FULL);
+    const s = await serve(() => ({ raw: FULL }));
+    const sleeps: number[] = [];
+    // Exactly at the limit is read; one byte over, announced by Content-Length, is refused unread.
+    expect((await clientFor(s, { flavor: 'vllm', maxReplyBytes: bytes }).complete(request())).text).toBe('ok');
+    const err = await clientFor(s, { flavor: 'vllm', maxReplyBytes: bytes - 1 }, sleeps)
+      .complete(request())
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelEndpointError);
+    expect(err).toMatchObject({ status: null, retryable: false, attempts: 1 });
+    expect((err as Error).message).toBe(
+      `vllm:m at ${s.url}: reply of ${bytes} bytes, over the ${bytes - 1}-byte limit (1 attempt)`,
+    );
+    expect(sleeps).toEqual([]);
+    // A stream (no Content-Length) is cut once it has sent more.
+    await s.close();
+    const t = await serve(() => ({ sse: STREAM }));
+    const cut = await clientFor(t, { flavor: 'vllm', maxReplyBytes: 100 })
+      .complete(request({ stream: true }))
+      .catch((e: unknown) => e);
+    expect((cut as Error).message).toBe(`vllm:m at ${t.url}: reply over the 100-byte limit (1 attempt)`);
+    expect(MAX_REPLY_BYTES).toBe(48 * 1024 * 1024);
   });
 
   it('retries a stream cut mid-event or ended without finish_reason', async () => {

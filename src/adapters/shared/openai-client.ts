@@ -10,7 +10,8 @@
  * `Retry-After` (seconds or an HTTP date, RFC 9110 §10.2.3) or `retry-after-ms` (OpenAI's
  * header), that wait if longer, itself capped at `maxRetryAfterMs` (default 60 s). After
  * `maxRetries` retries, or at once for any other HTTP error or a parseable body that is not a
- * chat completion, or a redirect the client may not follow (`redirectRefusal`), the call throws
+ * chat completion, a redirect the client may not follow (`redirectRefusal`), or a reply body
+ * over `maxReplyBytes` (`reply-cap.ts`, 48 MiB: read no further), the call throws
  * {@link ModelEndpointError}, an `InfrastructureError`: the
  * episode is invalid and resampled, never scored 0. The SDK's own retries are off so that this
  * policy is the only one.
@@ -20,6 +21,7 @@ import type { ModelClient, RemoteFlavor, ModelRequest, ModelResponse } from '../
 import { ModelEndpointError, isRetryableStatus } from '../../core/participants/model-errors.ts';
 import { redactUrl } from './endpoint-secrets.ts';
 import { redirectCheckedFetch, RedirectRefusedError } from './redirect-guard.ts';
+import { bodyCappedFetch, MAX_REPLY_BYTES, replyTooLarge } from './reply-cap.ts';
 import { StreamAssembler, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
 
 /** Settings of one client. */
@@ -53,6 +55,8 @@ export interface OpenAiClientOptions extends Omit<WireOptions, 'model' | 'flavor
    * are followed as fetch does.
    */
   redirectRefusal?: (url: string) => string | null;
+  /** Largest reply body read, bytes; a longer one fails the attempt, not retried. Default {@link MAX_REPLY_BYTES}. */
+  maxReplyBytes?: number;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -112,11 +116,12 @@ export class OpenAiModelClient implements ModelClient {
       maxRetries: 0,
       timeout: options.timeoutMs ?? 60_000,
       dangerouslyAllowBrowser: true,
-      ...(options.redirectRefusal
-        ? { fetch: redirectCheckedFetch(options.fetch ?? globalThis.fetch, options.redirectRefusal) }
-        : options.fetch
-          ? { fetch: options.fetch }
-          : {}),
+      fetch: bodyCappedFetch(
+        options.redirectRefusal
+          ? redirectCheckedFetch(options.fetch ?? globalThis.fetch, options.redirectRefusal)
+          : (options.fetch ?? globalThis.fetch),
+        options.maxReplyBytes ?? MAX_REPLY_BYTES,
+      ),
     });
   }
 
@@ -183,6 +188,8 @@ export class OpenAiModelClient implements ModelClient {
       if (signal?.aborted) throw e;
       if (e instanceof ModelEndpointError)
         return { message: e.message, status: null, retryable: e.retryable, retryAfterMs: null };
+      const big = replyTooLarge(e);
+      if (big) return { message: big.message, status: null, retryable: false, retryAfterMs: null };
       if (timedOut || e instanceof APIUserAbortError) {
         return {
           message: `no complete reply within ${timeoutMs} ms`,
