@@ -9,6 +9,8 @@ import {
   buildChannelGraph,
   driftSnrDb,
   isPassThrough,
+  muffleInPlace,
+  muffleLowPass,
   runChannel,
   TELEPHONY_HEADROOM,
   type NoiseBank,
@@ -20,6 +22,7 @@ import { PRESETS, PRESET_NAMES, type ChannelPreset } from '../../src/core/channe
 import { EffectEvent } from '../../src/core/channel/timeline.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
 import { OfflineAudioContext } from 'node-web-audio-api';
+import { biquadCascadeInPlace } from '../../src/core/audio/biquad.ts';
 import type { OfflineContextLike } from '../../src/core/channel/graph.ts';
 import { diff, loadNoise, sine, speechLike } from './helpers.ts';
 import { HAVE_NOISE } from '../fixtures/data.ts';
@@ -245,6 +248,57 @@ describe('muffled mic and telephony filters', () => {
     expect(tau2Db(1500)).toBeCloseTo(6.02, 2);
     expect(drop(3000, 8000)).toBeGreaterThan(45);
     expect(Math.abs(drop(100, 700))).toBeLessThan(0.5);
+  });
+
+  it('crossfades the muffle exactly as the per-sample formula: w = min(up, down), each clipped to [0, 1], for fractional, whole and sharp (0 ms) spans', () => {
+    const x = white.subarray(0, 16000);
+    const reference = (plan: ChannelPlan): Float32Array => {
+      const m = plan.muffle!;
+      const y = x.slice();
+      const tr = (m.transitionMs * 16000) / 1000;
+      for (const seg of m.segments) {
+        const s = (seg.startMs * 16000) / 1000;
+        const e = (seg.endMs * 16000) / 1000;
+        const whole = s <= 0 && e >= y.length;
+        const from = Math.max(0, Math.floor(s - tr / 2));
+        const to = Math.min(y.length, Math.ceil(e + tr / 2));
+        if (to <= from) continue;
+        const start = Math.max(0, from - 800);
+        const wet = biquadCascadeInPlace(y.slice(start, to), muffleLowPass(m.cutoffHz, 16000));
+        for (let i = from; i < to; i++) {
+          const up = whole || tr <= 0 ? 1 : Math.min(1, Math.max(0, (i - (s - tr / 2)) / tr));
+          const down = whole || tr <= 0 ? 1 : Math.min(1, Math.max(0, (e + tr / 2 - i) / tr));
+          y[i] = (y[i] as number) + Math.min(up, down) * ((wet[i - start] as number) - (y[i] as number));
+        }
+      }
+      return y;
+    };
+    const base = planChannel('control', { seed: 1, taskId: 'xf' }, x.length);
+    const spans: [number, number, number][][] = [
+      [[100.03, 310.7, 37.3]],
+      [[0, 1000, 150]],
+      [[-20, 1200, 10]],
+      [[200, 200.01, 0]],
+      [
+        [123.4, 345.6, 0],
+        [500.5, 990.9, 99.9],
+      ],
+      [[900, 1000, 150]],
+    ];
+    for (const segs of spans) {
+      const plan: ChannelPlan = {
+        ...base,
+        muffle: {
+          cutoffHz: 1000,
+          startMs: segs[0]![0],
+          endMs: segs.at(-1)![1],
+          transitionMs: segs[0]![2],
+          segments: segs.map(([startMs, endMs]) => ({ startMs, endMs })),
+        },
+      };
+      const got = muffleInPlace(x.slice(), plan);
+      expect(Buffer.from(got.buffer).equals(Buffer.from(reference(plan).buffer))).toBe(true);
+    }
   });
 
   it('telephony passes 300–3400 Hz (at the 0.9 headroom, −0.92 dB) and cuts below 150 Hz and above 4 kHz', async () => {

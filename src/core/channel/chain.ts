@@ -7,7 +7,7 @@
  */
 import { proceduralBurstLength, type ProceduralBurst } from '../audio/noise.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
-import { biquadCascadeInPlace, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
+import { biquadCascadeInto, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
 import { msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
 import { bandPassDecimate2MapInto, interpolate2IirQuantize16Into } from '../audio/resample.ts';
 import { allocWavPcm16, encodeWav, encodeWavPcm16 } from '../audio/wav.ts';
@@ -103,15 +103,58 @@ export function muffleInPlace(x: Float32Array, plan: ChannelPlan): Float32Array 
     const to = Math.min(x.length, Math.ceil(e + tr / 2));
     if (to <= from) continue;
     const start = Math.max(0, from - preroll);
-    const wet = biquadCascadeInPlace(x.slice(start, to), sections);
-    for (let i = from; i < to; i++) {
-      const up = whole || tr <= 0 ? 1 : Math.min(1, Math.max(0, (i - (s - tr / 2)) / tr));
-      const down = whole || tr <= 0 ? 1 : Math.min(1, Math.max(0, (e + tr / 2 - i) / tr));
-      const w = Math.min(up, down);
-      x[i] = (x[i] as number) + w * ((wet[i - start] as number) - (x[i] as number));
-    }
+    if (muffleScratch.length < to - start) muffleScratch = new Float32Array(to - start);
+    const wet = biquadCascadeInto(x.subarray(start, to), muffleScratch.subarray(0, to - start), sections);
+    if (whole || tr <= 0) crossfadeInto(x, wet, start, from, to, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, 1);
+    else crossfadeInto(x, wet, start, from, to, s - tr / 2, e + tr / 2, tr);
   }
   return x;
+}
+
+/** The muffle's low-passed copy of a segment, reused across turns (grown on demand; read at once). */
+let muffleScratch = new Float32Array(0);
+
+/**
+ * The muffle's crossfade over `x[from, to)`, in place: `x[i] + w · (wet[i − start] − x[i])` with
+ * the wet share w = min(up, down), up = (i − rise) / tr and down = (fall − i) / tr each clipped
+ * to [0, 1]: a linear fade in over `tr` samples from `rise`, out over `tr` samples to `fall`
+ * (w = 1 throughout with infinite ends). Where both are 1 (found with the same expressions, so
+ * the boundary samples are the ones the formula puts there) w is not computed.
+ */
+function crossfadeInto(
+  x: Float32Array,
+  wet: Float32Array,
+  start: number,
+  from: number,
+  to: number,
+  rise: number,
+  fall: number,
+  tr: number,
+): void {
+  const share = (i: number) =>
+    Math.min(Math.min(1, Math.max(0, (i - rise) / tr)), Math.min(1, Math.max(0, (fall - i) / tr)));
+  // The fully wet span [a, b): up reaches 1 at a (it only grows), down stays 1 until b (it only falls).
+  let a = Math.min(to, Math.max(from, Math.floor(rise + tr)));
+  while (a > from && (a - 1 - rise) / tr >= 1) a--;
+  while (a < to && (a - rise) / tr < 1) a++;
+  let b = Math.min(to, Math.max(a, Math.ceil(fall - tr)));
+  while (b > a && (fall - (b - 1)) / tr < 1) b--;
+  while (b < to && (fall - b) / tr >= 1) b++;
+  fadeSpan(x, wet, start, from, a, share);
+  for (let i = a; i < b; i++) x[i] = (x[i] as number) + ((wet[i - start] as number) - (x[i] as number));
+  fadeSpan(x, wet, start, b, to, share);
+}
+
+/** `x[i] + share(i) · (wet[i − start] − x[i])` over `[from, to)`, in place (a crossfade's ramp). */
+function fadeSpan(
+  x: Float32Array,
+  wet: Float32Array,
+  start: number,
+  from: number,
+  to: number,
+  share: (i: number) => number,
+): void {
+  for (let i = from; i < to; i++) x[i] = (x[i] as number) + share(i) * ((wet[i - start] as number) - (x[i] as number));
 }
 
 /** Settling time of the muffle low-pass before a segment's crossfade: 50 ms (its impulse response at 1 kHz has died down by then). */
