@@ -4,8 +4,12 @@
  * InfrastructureError (a sandbox fault: the rollout is invalid), never a hang; closing the worker
  * mid-call stops even a tool that never returns.
  */
-import { dirname } from 'node:path';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { EnvWorker } from '../../src/adapters/node/worker-env.ts';
 import { loadDomain } from '../../src/adapters/node/load-domain.ts';
@@ -108,4 +112,29 @@ describe('environment worker, closed by its caller', () => {
     await expect(worker.open('pay-10')).rejects.toThrow('environment worker is closed');
     await worker.close();
   }, 60_000);
+});
+
+describe('environment worker, forgotten', () => {
+  it('an idle worker never closed does not keep the process alive', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-env-worker-'));
+    try {
+      const script = join(dir, 'forget.mts');
+      const module = new URL('../../src/adapters/node/worker-env.ts', import.meta.url).href;
+      await writeFile(
+        script,
+        `import { EnvWorker } from ${JSON.stringify(module)};
+const worker = await EnvWorker.start({ domain: ${JSON.stringify(FAULTY)} });
+const env = await worker.open('pay-10');
+console.log((await env.call({ id: 'c', name: 'find_account', arguments: { phone: '5550002' } })).content);
+`,
+      );
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], {
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+        timeout: 60_000,
+      });
+      expect(stdout).toBe('{"account_id":"A2","name":"Bo","balance":5}\n');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
