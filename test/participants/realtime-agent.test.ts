@@ -396,9 +396,14 @@ describe('realtime agent in an episode (library)', () => {
   });
 
   it('events of other responses (a second response.done, a response.done of an id never announced, the rest of a response after its early response.done) are skipped: the replies stay on their own turns', async () => {
-    const run = async (change: Partial<ScriptedResponse>) => {
+    const run = async (
+      change: Partial<ScriptedResponse>,
+      opts: Parameters<typeof startRealtimeServer>[1] = {},
+      response = 1,
+    ) => {
       server = await startRealtimeServer(
-        planScript(TASK, [], (r, ctx) => (ctx.response === 1 ? { ...r, ...change } : r)),
+        planScript(TASK, [], (r, ctx) => (ctx.response === response ? { ...r, ...change } : r)),
+        opts,
       );
       const { t, info } = await episode(
         new RealtimeAgent({ timers: realTimers, url: server.url, connect: nodeRealtimeConnect() }),
@@ -435,6 +440,31 @@ describe('realtime agent in an episode (library)', () => {
       [...clean.said[4]!.slice(0, 2), 'completed; 10 events of other responses skipped'],
       clean.said[5],
     ]);
+    // Issue 17 (item 4 leftover 7): responses the server makes on its own are not the reply.
+    // Every response.create carries response.metadata {switchboard_request: <n>}; the server echoes it.
+    const ignored = 'completed; 1 unrequested response ignored; 3 events of other responses skipped';
+    // Announced (and done) after our request, ahead of the real response, once the server has
+    // shown it echoes the tag: its created has none, so it is not ours.
+    const before = await run({ extra: 'before' });
+    expect([before.t.valid, before.reward]).toEqual([true, 1]);
+    expect(before.said).toEqual(tag(clean.said, 2, ignored));
+    // Sent after a reply's response.done, unasked, on a server that echoes no metadata: it was
+    // waiting unread when the next request went out (turn 4), so it answers nothing.
+    const after = await run({ extra: 'after' }, { echoMetadata: false });
+    expect([after.t.valid, after.reward]).toEqual([true, 1]);
+    expect(after.said).toEqual(tag(clean.said, 4, ignored));
+    // On the greeting (the server's echo not seen yet): the untagged response is taken first, then
+    // dropped when the tagged one is announced (its created and delta skipped); its done, sent
+    // after the real reply's, is skipped by the next reply.
+    const interleaved = await run({ extra: 'interleaved' }, {}, 0);
+    expect([interleaved.t.valid, interleaved.reward]).toEqual([true, 1]);
+    expect(interleaved.said).toEqual(
+      tag(
+        tag(clean.said, 0, 'completed; 1 unrequested response ignored; 2 events of other responses skipped'),
+        2,
+        'completed; 1 event of other responses skipped',
+      ),
+    );
   });
 
   it('the same core agent over the page transport (a WHATWG WebSocket) scores 1 on the beta server', async () => {

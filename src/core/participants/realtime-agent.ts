@@ -216,6 +216,11 @@ class Inbox {
     this.wake?.();
   }
 
+  /** Frames received and not read yet. */
+  get unread(): number {
+    return this.items.length;
+  }
+
   /**
    * Start a wall-clock limit of `ms` on reading (replacing any before): once it has passed, {@link
    * next} returns null after the frames already received. Returns the function that ends it.
@@ -272,6 +277,53 @@ interface Session {
    * response after its early `response.done`); the last {@link REMEMBERED_RESPONSES} are kept.
    */
   over: Set<string>;
+  /** `response.create`s sent on this session (the last one's tag, {@link REQUEST_TAG}). */
+  requests: number;
+  /** Whether the server has echoed our {@link REQUEST_TAG} in a `response.created` on this session. */
+  echoes: boolean;
+}
+
+/**
+ * The key of the metadata our `response.create` carries (`response.metadata`, the request's
+ * number on the session as a string). The Realtime API echoes a response's metadata in its
+ * `response.created`, so the reply can be told from a response the server made on its own.
+ */
+export const REQUEST_TAG = 'switchboard_request';
+
+/** Our `response.create` a reply answers: frames unread when it was sent, and its tag. */
+interface ReplyRequest {
+  queued: number;
+  tag: string;
+}
+
+/**
+ * Whether the `response.created` `e`, the `read`-th frame of the reply, announces a response
+ * that does not answer our request (its events are then skipped, the reply's `finish_reason`
+ * counts it as an unrequested response ignored): it was already waiting before we sent
+ * `response.create`; it carries another {@link REQUEST_TAG}; or it carries none on a session
+ * whose server echoes the tag. Otherwise the first response announced is the reply (a server
+ * that drops the metadata cannot show which response answers us).
+ */
+function unrequested(s: Session, e: ServerEvent, read: number, request: ReplyRequest | undefined): boolean {
+  if (!request) return false;
+  if (read <= request.queued) return true;
+  const tag = requestTag(e);
+  if (tag !== null) s.echoes = true;
+  return tag === null ? s.echoes : tag !== request.tag;
+}
+
+/** The {@link REQUEST_TAG} a `response.created` carries in its `response.metadata`, or null. */
+function requestTag(e: ServerEvent): string | null {
+  const meta = (e.response as { metadata?: unknown } | undefined)?.metadata;
+  return typeof meta === 'object' && meta !== null ? str((meta as Record<string, unknown>)[REQUEST_TAG]) : null;
+}
+
+/** Where {@link RealtimeAgent}'s reading starts again on the tagged response (see `readReply`). */
+interface Resume {
+  responseId: string;
+  others: Set<string>;
+  ignored: number;
+  stale: number;
 }
 
 /** Response ids a session remembers as over ({@link Session}`.over`). */
@@ -458,7 +510,16 @@ export class RealtimeAgent implements Agent {
     }
     inbox.onOverflow = () => socket.close();
     if (inbox.overflow) socket.close();
-    const session: Session = { socket, inbox, held: 0, lastReply: null, cancels: new Set(), over: new Set() };
+    const session: Session = {
+      socket,
+      inbox,
+      held: 0,
+      lastReply: null,
+      cancels: new Set(),
+      over: new Set(),
+      requests: 0,
+      echoes: false,
+    };
     const instructions = renderAgentPrompt({ domain: view.domain, task: view.task, tools: view.tools, guidance: null });
     this.send(session, {
       type: 'session.update',
@@ -525,9 +586,11 @@ export class RealtimeAgent implements Agent {
     for (let i = s.held; i < turns.length; i++) this.sendTurn(s, turns[i]!, i);
     s.held = turns.length;
     s.lastReply = null;
-    this.send(s, { type: 'response.create' });
+    // Frames already waiting unread came before this request: no response among them answers it.
+    const request = { queued: s.inbox.unread, tag: String(++s.requests) };
+    this.send(s, { type: 'response.create', response: { metadata: { [REQUEST_TAG]: request.tag } } });
     s.socket.waiting(true);
-    const reply = await this.collect(s);
+    const reply = await this.collect(s, request);
     s.socket.waiting(false);
     // The server holds its own reply: the next turn of the episode.
     s.held = turns.length + 1;
@@ -602,18 +665,28 @@ export class RealtimeAgent implements Agent {
    * Read events until `response.done`; the reply in our shape. Past a response limit the reply is
    * cut there, `response.cancel` sent once, and the rest drained ({@link drain}).
    */
-  private async collect(s: Session): Promise<ParticipantReply> {
+  private async collect(s: Session, request?: ReplyRequest): Promise<ParticipantReply> {
     const end = s.inbox.limit(this.options.timers, this.maxReplyS * 1000);
     try {
-      return await this.readReply(s);
+      return await this.readReply(s, request);
     } finally {
       end();
     }
   }
 
-  /** {@link collect} within its time limit: a null frame is the limit passed. */
-  private async readReply(s: Session): Promise<ParticipantReply> {
+  /**
+   * {@link collect} within its time limit: a null frame is the limit passed. `resume`: read
+   * again from the response that carries our request's tag, announced after an untagged one
+   * was taken for the reply (that one is then dropped as unrequested).
+   */
+  private async readReply(s: Session, request?: ReplyRequest, resume?: Resume): Promise<ParticipantReply> {
     let skipped = 0;
+    // Responses the server announced that do not answer our response.create ({@link unrequested}).
+    let ignored = resume?.ignored ?? 0;
+    let read = 0;
+    // Whether the response read carries our request's tag, and events read since it was announced.
+    let tagged = resume !== undefined;
+    let since = 0;
     let transcript = '';
     let transcriptDone: string | null = null;
     let text = '';
@@ -623,10 +696,10 @@ export class RealtimeAgent implements Agent {
     const calls = new Map<string, WireCall>();
     const order: string[] = [];
     const reply = { messageId: null as string | null, calls: new Map<string, string>(), audioMs: 0 };
-    let responseId: string | null = null;
+    let responseId: string | null = resume?.responseId ?? null;
     // Responses announced while this one was read, and events of other responses skipped.
-    const others = new Set<string>();
-    let stale = 0;
+    const others = new Set<string>(resume?.others);
+    let stale = resume?.stale ?? 0;
     // Calls past the calls limit: kept on the turn, refused (an error tool message), the reply capped.
     const refused = new Set<string>();
     const addCall = (callId: unknown, c: WireCall, itemId: unknown) => {
@@ -681,7 +754,7 @@ export class RealtimeAgent implements Agent {
           token_ids: null,
           prompt_token_ids: null,
           logprobs: null,
-          finish_reason: `${status}${capped ? `; cut at the ${capped.limit} limit` : ''}${skipped ? `; ${skipped} malformed frames skipped` : ''}${stale ? `; ${stale} event${stale === 1 ? '' : 's'} of other responses skipped` : ''}`,
+          finish_reason: `${status}${capped ? `; cut at the ${capped.limit} limit` : ''}${skipped ? `; ${skipped} malformed frames skipped` : ''}${ignored ? `; ${ignored} unrequested response${ignored === 1 ? '' : 's'} ignored` : ''}${stale ? `; ${stale} event${stale === 1 ? '' : 's'} of other responses skipped` : ''}`,
           tool_call_source: toolCalls.length ? 'server' : 'none',
         },
         ...(capped ? { capped } : {}),
@@ -708,12 +781,37 @@ export class RealtimeAgent implements Agent {
         throw e;
       }
       const e = frame?.event ?? null;
+      if (frame !== null) {
+        read++;
+        since++;
+      }
       // Null: the reply's wall-clock limit passed; cut there, like a flood.
       if (frame === null) cap = { limit: 'wall_s', max: this.maxReplyS };
       else if (++events > this.maxEvents) cap = { limit: 'events', max: this.maxEvents };
       else if ((chars += frame.chars) > this.maxBytes) cap = { limit: 'bytes', max: this.maxBytes };
       else if (!e) skipped++;
-      else if (otherResponse(s, e, responseId, others)) {
+      else if (
+        e.type === 'response.created' &&
+        request &&
+        responseId !== null &&
+        !tagged &&
+        responseOf(e) !== null &&
+        requestTag(e) === request.tag
+      )
+        // Our request's response, after an untagged one was taken for the reply: read it instead.
+        return this.readReply(s, request, {
+          responseId: responseOf(e)!,
+          others: new Set([...others, responseId]),
+          ignored: ignored + 1,
+          // The dropped response's created and the events read since (`since` counts this frame too).
+          stale: stale + since,
+        });
+      else if (e.type === 'response.created' && unrequested(s, e, read, request)) {
+        ignored++;
+        stale++;
+        const id = responseOf(e);
+        if (id !== null) others.add(id);
+      } else if (otherResponse(s, e, responseId, others)) {
         stale++;
         const id = responseOf(e);
         if (e.type === 'response.created' && id !== null && !s.over.has(id)) others.add(id);
@@ -724,6 +822,8 @@ export class RealtimeAgent implements Agent {
             throw new TransportFault(serverError(e));
           case 'response.created':
             responseId = responseOf(e) ?? responseId;
+            tagged = request !== undefined && requestTag(e) === request.tag;
+            since = 0;
             break;
           case 'response.output_audio.delta':
           case 'response.audio.delta': {
