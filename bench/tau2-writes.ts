@@ -218,7 +218,7 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
     py
       ? `  tau2-bench: its own Python ${py.version} in one process beside this one, ${BLOCKS} blocks of ${CALLS / BLOCKS} calls a tool each side, alternating (only Environment.get_response timed); ours in-process sql.js, each call on a freshly opened environment`
       : '  ours only (in-process sql.js, each call on a freshly opened environment)',
-    `  write tool, median of ${CALLS} warm calls each side (arguments: the tool's reference actions that succeed on a fresh environment, in turn):`,
+    `  write tool, median of ${CALLS} warm calls${py ? ' each side' : ''} (arguments: the tool's reference actions that succeed on a fresh environment, in turn):`,
   ];
   for (const f of figures) {
     const ratio = f.theirs === undefined ? '' : ` · tau2 ${us(f.theirs)} wall · ours ${versus(f.theirs / f.ours.wall)}`;
