@@ -9,7 +9,10 @@
  * of whether to start threads) is timed too. Rounds of this thread and of the pool alternate,
  * so a change in the machine's load hits both; each ratio is the median of the per-pair ratios.
  * Beside it, a bare CPU loop's 2-thread ratio in the same run: the same function, already
- * compiled, run twice here and once in each of 2 started threads (~1.9–2 on 2 idle cores).
+ * compiled, run twice here and once in each of 2 started threads (~1.9–2 on 2 idle cores); and
+ * the same for a loop of JSON round trips of trajectory-shaped turns, which allocates as an
+ * episode does (what 2 cores give memory-heavy JavaScript, the fairer ceiling for the pool).
+ * Every thread writes its trajectories to its part of a JSONL file, as `run --out` does.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -52,10 +55,14 @@ async function round(setup: TrialSetup, trials: number, scheduler: ReturnType<ty
   };
 }
 
-/** A started mode: `concurrency` as `run` would run it with `threads` (pool started, warmed up). */
-async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, threads: number) {
+/**
+ * A started mode: `concurrency` as `run --out` would run it with `threads` (pool started, warmed
+ * up), each thread writing its trajectories to its part of a trajectories file in `out`.
+ */
+async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, threads: number, out: string) {
   const t0 = performance.now();
-  const scheduler = scheduleTrials(setup.trial, flags, { threads, concurrency, trials: Infinity, auto: false });
+  const lines = join(out, `c${concurrency}-t${threads}.jsonl`);
+  const scheduler = scheduleTrials(setup.trial, flags, { threads, concurrency, trials: Infinity, auto: false, lines });
   await scheduler.started();
   const startMs = performance.now() - t0;
   const warmTrials = Math.ceil((WARM_EPISODES * threads) / setup.tasks.length);
@@ -90,17 +97,24 @@ const SPIN = 'function spin(n) { let x = 0; for (let i = 0; i < n; i++) x += i %
 const SPIN_N = 1e8;
 
 /**
- * What 2 threads can give on this machine right now: the same loop run twice in this thread, then
- * once in each of 2 threads started and warmed up beforehand (their start not timed), alternated
- * 3 times; the median of serial ÷ parallel time (~2 on two idle cores; near 1 when other work
- * takes the cores).
+ * Source of a bare loop that works as an episode does (allocation, strings, objects, JSON):
+ * ~6 KB of trajectory-shaped turns serialized and parsed back, `n` times. Its 2-thread ratio is
+ * what this machine gives memory-heavy JavaScript, as against the arithmetic of {@link SPIN}.
  */
-async function parallelCeiling(): Promise<number> {
-  const spin = new Function(`${SPIN} return spin;`)() as (n: number) => number;
+const JSON_LOOP = `function spin(n) {
+  const turns = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'user' : 'assistant', text: 'turn ' + i + ' of a call about a bill', tool_calls: [{ id: 'call_' + i, name: 'get_account', arguments: { account_id: 'A' + i } }], t_ms: i * 1000 }));
+  let x = 0;
+  for (let i = 0; i < n; i++) x += JSON.parse(JSON.stringify({ id: 'ep' + i, turns })).turns.length;
+  return x;
+}`;
+const JSON_N = 5e3;
+
+async function parallelCeiling(source = SPIN, n = SPIN_N): Promise<number> {
+  const spin = new Function(`${source} return spin;`)() as (n: number) => number;
   const workers = [0, 1].map(
     () =>
       new Worker(
-        `${SPIN} const { parentPort } = require('node:worker_threads'); parentPort.on('message', (n) => parentPort.postMessage(spin(n)));`,
+        `${source} const { parentPort } = require('node:worker_threads'); parentPort.on('message', (n) => parentPort.postMessage(spin(n)));`,
         { eval: true },
       ),
   );
@@ -111,16 +125,16 @@ async function parallelCeiling(): Promise<number> {
       ),
     );
   try {
-    spin(SPIN_N / 10);
-    await inBoth(SPIN_N / 10);
+    spin(n / 10);
+    await inBoth(n / 10);
     const ratios: number[] = [];
     for (let r = 0; r < 3; r++) {
       const t0 = performance.now();
-      spin(SPIN_N);
-      spin(SPIN_N);
+      spin(n);
+      spin(n);
       const serial = performance.now() - t0;
       const t1 = performance.now();
-      await inBoth(SPIN_N);
+      await inBoth(n);
       ratios.push(serial / (performance.now() - t1));
     }
     return median(ratios);
@@ -184,11 +198,11 @@ const f0 = (x: number) => x.toFixed(0);
 const f2 = (x: number) => x.toFixed(2);
 
 /** Episodes/s by `--concurrency` (threads as `run` picks them, pools started and warm), one line. */
-async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: number): Promise<string> {
+async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: number, out: string): Promise<string> {
   const episodes = setup.tasks.length * trials;
   const cs = [1, 2, 4, 16];
   const modes: Mode[] = [];
-  for (const c of cs) modes.push(await mode(flags, setup, c, threadCount({ concurrency: c }, episodes)));
+  for (const c of cs) modes.push(await mode(flags, setup, c, threadCount({ concurrency: c }, episodes), out));
   try {
     const out = await alternate(setup, trials, modes);
     const parts = cs.map(
@@ -204,38 +218,51 @@ async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: numbe
 /** Printable lines. */
 export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<string[]> {
   const flags: TrialFlags = { domain, agent: 'reference', user: 'scripted', seed: 0 };
-  const setup = await trialSetup(flags);
   const lines: string[] = [];
+  // The parts the modes write, as `run --out` does (removed at the end).
+  const out = await mkdtemp(join(tmpdir(), 'sb-bench-parts-'));
   try {
-    const episodes = setup.tasks.length * trials;
-    const before = await parallelCeiling();
-    const one = await mode(flags, setup, 1, 1);
-    const two = await mode(flags, setup, 2, 2);
-    const [o, t] = await alternate(setup, trials, [one, two]);
-    await two.scheduler.close();
-    const after = await parallelCeiling();
-    const ceiling = (before + after) / 2;
-    lines.push(
-      `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)}  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
-      `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · pool start ${f0(two.startMs)} ms, then its warm-up of ${WARM_EPISODES} episodes a thread at ${f0(two.warm.rate)}/s (this thread's at ${f0(one.warm.rate)}/s)`,
-      await byConcurrency(flags, setup, trials),
-    );
-    lines.push(await wholeRuns(domain, setup.tasks.length));
-  } finally {
-    await setup.trial.runtime.close();
-  }
-  const airline = join(tau2DataRoot(), 'airline');
-  if (existsSync(join(airline, 'db.json'))) {
-    const tau2: TrialFlags = { ...flags, domain: 'tau2-airline', data: airline };
-    const tau2Setup = await trialSetup(tau2);
-    try {
-      lines.push(await byConcurrency(tau2, tau2Setup, 2));
-    } finally {
-      await tau2Setup.trial.runtime.close();
+    await carrierLines(out);
+    const airline = join(tau2DataRoot(), 'airline');
+    if (existsSync(join(airline, 'db.json'))) {
+      const tau2: TrialFlags = { ...flags, domain: 'tau2-airline', data: airline };
+      const tau2Setup = await trialSetup(tau2);
+      try {
+        lines.push(await byConcurrency(tau2, tau2Setup, 2, out));
+      } finally {
+        await tau2Setup.trial.runtime.close();
+      }
     }
+  } finally {
+    await rm(out, { recursive: true, force: true });
   }
   lines.push(
-    `  (medians of ${ROUNDS} alternating rounds, each thread warmed up by ${WARM_EPISODES} episodes first; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
+    `  (medians of ${ROUNDS} alternating rounds, each thread warmed up by ${WARM_EPISODES} episodes first, every thread writing its trajectories' JSONL part as \`run --out\` does; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
   );
   return lines;
+
+  /** The lines of `domain` (carrier by default): ratio, CPU, by concurrency, whole runs. */
+  async function carrierLines(out: string): Promise<void> {
+    const setup = await trialSetup(flags);
+    try {
+      const episodes = setup.tasks.length * trials;
+      const before = await parallelCeiling();
+      const one = await mode(flags, setup, 1, 1, out);
+      const two = await mode(flags, setup, 2, 2, out);
+      const [o, t] = await alternate(setup, trials, [one, two]);
+      await two.scheduler.close();
+      await one.scheduler.close();
+      const after = await parallelCeiling();
+      const jsonCeiling = await parallelCeiling(JSON_LOOP, JSON_N);
+      const ceiling = (before + after) / 2;
+      lines.push(
+        `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)} · a JSON round-trip loop's 2-thread ratio ${f2(jsonCeiling)} (pool ÷ it ${f2(t!.ratio / jsonCeiling)})  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
+        `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · pool start ${f0(two.startMs)} ms, then its warm-up of ${WARM_EPISODES} episodes a thread at ${f0(two.warm.rate)}/s (this thread's at ${f0(one.warm.rate)}/s)`,
+        await byConcurrency(flags, setup, trials, out),
+      );
+      lines.push(await wholeRuns(domain, setup.tasks.length));
+    } finally {
+      await setup.trial.runtime.close();
+    }
+  }
 }
