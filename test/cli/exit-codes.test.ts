@@ -51,6 +51,6 @@ describe('error family', () => {
       ['a thrown string', 3],
     ];
     expect(cases.map(([e]) => exitCodeFor(e))).toEqual(cases.map(([, code]) => code));
-    expect(EXIT).toEqual({ ok: 0, refused: 1, usage: 2, internal: 3 });
+    expect(EXIT).toEqual({ ok: 0, refused: 1, usage: 2, internal: 3, interrupted: 130 });
   });
 });
