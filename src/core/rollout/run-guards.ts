@@ -72,7 +72,8 @@ export interface StoppedRun {
 /**
  * Counts rollouts in a row (in the order they finish) invalid for the same reason; a valid
  * rollout, or an invalid one for another reason, starts the count again. With `max` 0 it never
- * trips.
+ * trips. Finishing order depends on timing when trials run concurrently, so where a stopped
+ * batch stopped does too (as with an abort); each rollout's own result does not.
  */
 export class FaultStreak {
   private reason: string | null = null;
