@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiModelClient, retryAfterMs, type OpenAiClientOptions } from '../../src/adapters/shared/openai-client.ts';
 import { joinAudioPieces, wavSampleRate, fromBase64 } from '../../src/adapters/shared/openai-wire.ts';
 import { ModelEndpointError } from '../../src/core/participants/model-errors.ts';
-import { MAX_REPLY_BYTES } from '../../src/adapters/shared/reply-cap.ts';
+import { MAX_REPLY_BYTES } from '../../src/adapters/shared/reply-body-cap.ts';
 import { InfrastructureError } from '../../src/core/participants/types.ts';
 import type { ModelRequest } from '../../src/core/ports/model-client.ts';
 import {

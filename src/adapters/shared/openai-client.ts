@@ -11,7 +11,7 @@
  * header), that wait if longer, itself capped at `maxRetryAfterMs` (default 60 s). After
  * `maxRetries` retries, or at once for any other HTTP error or a parseable body that is not a
  * chat completion, a redirect the client may not follow (`redirectRefusal`), or a reply body
- * over `maxReplyBytes` (`reply-cap.ts`, 48 MiB: read no further), the call throws
+ * over `maxReplyBytes` (`reply-body-cap.ts`, 48 MiB: read no further), the call throws
  * {@link ModelEndpointError}, an `InfrastructureError`: the
  * episode is invalid and resampled, never scored 0. The SDK's own retries are off so that this
  * policy is the only one.
@@ -21,7 +21,7 @@ import type { ModelClient, RemoteFlavor, ModelRequest, ModelResponse } from '../
 import { ModelEndpointError, isRetryableStatus } from '../../core/participants/model-errors.ts';
 import { redactUrl } from './endpoint-secrets.ts';
 import { redirectCheckedFetch, RedirectRefusedError } from './redirect-guard.ts';
-import { bodyCappedFetch, MAX_REPLY_BYTES, replyTooLarge } from './reply-cap.ts';
+import { bodyCappedFetch, MAX_REPLY_BYTES, replyTooLarge } from './reply-body-cap.ts';
 import { StreamAssembler, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
 
 /** Settings of one client. */
