@@ -279,24 +279,29 @@ const paymentLimits: RuleCheck = {
 };
 
 /**
- * The user's reservations (as the user record lists them and by owner): id, insurance and cabin,
- * with passenger counts (`pax`) and the distinct statuses of their segments' flight dates (`statuses`, comma-separated,
- * NULL without any), in one query that both compensation rules share (a phase's reader runs it
- * once). The two ways in are a set (`IN` of a `UNION`), each looked up by an index; with
- * `r.user_id = ? OR r.reservation_id IN (…)` SQLite scanned every reservation (~400 µs a call),
- * and the segments were one more query per reservation.
+ * The user's reservations (as the user record lists them, and by owner) as an SQL set: the two
+ * ways in are each looked up by an index (with `r.user_id = ? OR r.reservation_id IN (…)` SQLite
+ * scanned every reservation, ~400 µs a call). The user id is bound as `?1`.
  */
-async function userReservations(db: Db, userId: string): Promise<SqlRow[]> {
+const USER_RESERVATIONS = `SELECT reservation_id FROM reservations WHERE user_id = +?1
+  UNION SELECT reservation_id FROM user_reservation_ids WHERE user_id = +?1`;
+
+/**
+ * The user's reservations that have a segment on a cancelled or delayed flight date, one row per
+ * reservation and such status (in no order: the caller sorts by `position`), with the
+ * reservation's passenger count (`pax`). Only those statuses earn compensation, and they are rare
+ * (415 of 9,000 flight dates), so the passengers are counted only for these rows. Measured in a
+ * loop for a user with 5 reservations and 11 segments: ~16 µs, where listing every reservation
+ * with all its statuses (a temporary B-tree each for `group_concat(DISTINCT …)`) took ~31 µs.
+ */
+async function compensableReservations(db: Db, userId: string): Promise<SqlRow[]> {
   return db.all(
-    `SELECT r.reservation_id, r.insurance, r.cabin,
-       (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax,
-       (SELECT group_concat(DISTINCT d.status) FROM reservation_flights f
-        JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
-        WHERE f.reservation_id = r.reservation_id) AS statuses
-     FROM reservations r WHERE r.reservation_id IN (
-       SELECT reservation_id FROM reservations WHERE user_id = +?1
-       UNION SELECT reservation_id FROM user_reservation_ids WHERE user_id = +?1)
-     ORDER BY r.position`,
+    `SELECT DISTINCT r.reservation_id, r.position, d.status,
+       (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
+     FROM reservations r
+     JOIN reservation_flights f ON f.reservation_id = r.reservation_id
+     JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
+     WHERE r.reservation_id IN (${USER_RESERVATIONS}) AND d.status IN ('cancelled', 'delayed')`,
     [userId],
   );
 }
@@ -316,16 +321,18 @@ const compensationCase: RuleCheck = {
     for (const cert of newCertificates(ctx)) {
       const userId = str(cert.user_id);
       const allowed: string[] = [];
-      for (const r of await userReservations(ctx.db, userId)) {
-        const statuses = r.statuses == null ? [] : str(r.statuses).split(',');
+      // By reservation in the user's order, then by status in the policy's order (cancelled, delayed).
+      const rows = (await compensableReservations(ctx.db, userId)).sort(
+        (a, b) =>
+          Number(a.position) - Number(b.position) || (a.status === b.status ? 0 : a.status === 'cancelled' ? -1 : 1),
+      );
+      for (const r of rows) {
+        const status = str(r.status);
         const touched = ctx.log.some((w) => w.actor === 'assistant' && w.key.reservation_id === r.reservation_id);
-        for (const [status, per] of Object.entries(COMPENSATION_PER_PASSENGER)) {
-          if (!statuses.includes(status)) continue;
-          if (status === 'delayed' && !touched) continue;
-          const amount = per * Number(r.pax);
-          allowed.push(`${amount} (${status} flight, ${str(r.reservation_id)})`);
-          if (Number(cert.amount) === amount) return null;
-        }
+        if (status === 'delayed' && !touched) continue;
+        const amount = COMPENSATION_PER_PASSENGER[status]! * Number(r.pax);
+        allowed.push(`${amount} (${status} flight, ${str(r.reservation_id)})`);
+        if (Number(cert.amount) === amount) return null;
       }
       return `certificate of ${str(cert.amount)} sent to ${userId}; the stated cases allow ${allowed.length ? allowed.join(', ') : 'none'}`;
     }
@@ -344,10 +351,15 @@ const compensationEligible: RuleCheck = {
       const userId = str(cert.user_id);
       const u = await ctx.db.one('SELECT membership FROM users WHERE user_id = ?', [userId]);
       if (u && u.membership !== 'regular') continue;
-      const covered = (await userReservations(ctx.db, userId)).filter(
-        (r) => r.insurance === 'yes' || r.cabin === 'business',
+      // Two EXISTS, each stopping at its first covered reservation: ~1 µs, where listing the
+      // user's reservations as a set (a temporary B-tree for the UNION) cost ~7 µs.
+      const covered = await ctx.db.one(
+        `SELECT EXISTS (SELECT 1 FROM reservations WHERE user_id = +?1 AND (insurance = 'yes' OR cabin = 'business'))
+           OR EXISTS (SELECT 1 FROM user_reservation_ids u JOIN reservations r ON r.reservation_id = u.reservation_id
+             WHERE u.user_id = +?1 AND (r.insurance = 'yes' OR r.cabin = 'business')) AS x`,
+        [userId],
       );
-      if (covered.length) continue;
+      if (covered?.x) continue;
       return `certificate of ${str(cert.amount)} sent to ${userId}, a regular member with no reservation in business or with travel insurance`;
     }
     return null;

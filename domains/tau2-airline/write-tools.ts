@@ -314,20 +314,23 @@ export const sendCertificate = defineTool({
   }),
   async run({ db }, { user_id, amount }) {
     await requireUser(db, user_id);
-    for (const id of NEW_CERTIFICATE_IDS) {
-      const taken = await db.one(
-        'SELECT 1 AS x FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?',
-        [user_id, id],
-      );
-      if (taken) continue;
-      // After the user's last method: max(position) + 1, 0 for none.
-      await db.run(
-        `INSERT INTO user_payment_methods (user_id, payment_method_id, position, source, brand, last_four, amount)
-         SELECT ?1, ?2, coalesce(max(position) + 1, 0), 'certificate', NULL, NULL, ?3 FROM user_payment_methods WHERE user_id = +?1`,
-        [user_id, id, amount],
-      );
-      return `Certificate ${id} added to user ${user_id} with amount ${amount}.`;
+    // The user's method ids and the last position, in one read (`+?`: see queries.ts).
+    const taken = new Set<string>();
+    let position = 0;
+    for (const pm of await db.all('SELECT payment_method_id, position FROM user_payment_methods WHERE user_id = +?', [
+      user_id,
+    ])) {
+      taken.add(pm.payment_method_id as string);
+      position = Math.max(position, (pm.position as number) + 1);
     }
-    throw new ToolError('Too many certificates');
+    const id = NEW_CERTIFICATE_IDS.find((c) => !taken.has(c));
+    if (!id) throw new ToolError('Too many certificates');
+    // After the user's last method (max(position) + 1, 0 for none).
+    await db.run(
+      `INSERT INTO user_payment_methods (user_id, payment_method_id, position, source, brand, last_four, amount)
+       VALUES (?, ?, ?, 'certificate', NULL, NULL, ?)`,
+      [user_id, id, position, amount],
+    );
+    return `Certificate ${id} added to user ${user_id} with amount ${amount}.`;
   },
 });
