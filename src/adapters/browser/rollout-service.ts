@@ -49,6 +49,8 @@ import type { EpisodeChannel } from '../../core/rollout/channel-step.ts';
 import type { Tts } from '../../core/ports/tts.ts';
 import type { DownloadProgress } from '../shared/local-model-engine.ts';
 import { SPEECH_RATE_HZ } from '../../core/audio/pcm.ts';
+// Static: the worker's channel code imports it statically anyway (a dynamic import moved nothing).
+import { encodeWav } from '../../core/audio/wav.ts';
 
 /** The worker's API. Every method's arguments and results are plain data or comlink proxies. */
 export interface RolloutService {
@@ -429,10 +431,7 @@ async function agentSpeaker(
   language: string,
   host: ChannelHost,
 ): Promise<(index: number, text: string) => Promise<void>> {
-  const [{ browserEspeakTts }, { encodeWav }] = await Promise.all([
-    import('./audio/espeak-tts.ts'),
-    import('../../core/audio/wav.ts'),
-  ]);
+  const { browserEspeakTts } = await import('./audio/espeak-tts.ts');
   const tts = browserEspeakTts();
   return async (index, text) => {
     const { samples, sampleRate } = await tts.synthesize(text, { language });
