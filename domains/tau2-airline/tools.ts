@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../src/core/schema/domain.ts';
 import { calculateTool, thinkTool, toolJson, transferToHumanAgentsTool } from '../../src/core/tau2/common-tools.ts';
 import type { PyJson } from '../../src/core/tau2/py-json.ts';
-import { flightDateRow, reservationJson, searchDirect, userJson, userRow } from './queries.ts';
+import { flightDateRow, reservationJson, reservationRow, searchDirect, userJson, userRow } from './queries.ts';
 import {
   bookReservation,
   cancelReservation,
@@ -61,8 +61,9 @@ const getUserDetails = defineTool({
   description:
     "Look up a user's profile: name, address, email, date of birth, payment methods, saved passengers, membership and reservation ids.",
   params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'.") }),
-  async run({ db }, { user_id }) {
-    return toolJson(await userJson(db, await userRow(db, user_id)));
+  async run({ db, resultDiscarded }, { user_id }) {
+    const u = await userRow(db, user_id);
+    return resultDiscarded ? '' : toolJson(await userJson(db, u));
   },
 });
 
@@ -71,8 +72,9 @@ const getReservationDetails = defineTool({
   kind: 'read',
   description: 'Look up a reservation: trip, cabin, flights, passengers, payments, baggage, insurance and status.',
   params: z.strictObject({ reservation_id: z.string().describe("The reservation id, e.g. '8JX2WO'.") }),
-  async run({ db }, { reservation_id }) {
-    return reservationJson(db, reservation_id);
+  async run({ db, resultDiscarded }, { reservation_id }) {
+    const row = await reservationRow(db, reservation_id);
+    return resultDiscarded ? '' : reservationJson(db, reservation_id, { row });
   },
 });
 
@@ -81,7 +83,8 @@ const listAllAirports = defineTool({
   kind: 'read',
   description: 'List every airport served, as IATA code and city.',
   params: z.strictObject({}),
-  async run() {
+  async run({ resultDiscarded }) {
+    if (resultDiscarded) return '';
     return toolJson(AIRPORTS.map((a) => ({ iata: a.iata, city: a.city })));
   },
 });
@@ -95,7 +98,9 @@ const searchDirectFlight = defineTool({
     destination: z.string().describe("Destination airport code (three letters), e.g. 'LAX'."),
     date: z.string().describe("Travel date as 'YYYY-MM-DD', e.g. '2024-01-01'."),
   }),
-  async run({ db }, { origin, destination, date }) {
+  async run({ db, resultDiscarded }, { origin, destination, date }) {
+    // Cannot fail: with the result discarded there is nothing to do.
+    if (resultDiscarded) return '';
     return toolJson(await searchDirect(db, date, origin, destination, null, null));
   },
 });
@@ -109,7 +114,8 @@ const searchOnestopFlight = defineTool({
     destination: z.string().describe("Destination airport code (three letters), e.g. 'LAX'."),
     date: z.string().describe("Travel date as 'YYYY-MM-DD', e.g. '2024-05-01'."),
   }),
-  async run({ db }, { origin, destination, date }) {
+  async run({ db, resultDiscarded }, { origin, destination, date }) {
+    if (resultDiscarded) return '';
     const out: PyJson[] = [];
     for (const first of await searchDirect(db, date, origin, null, null, date)) {
       const f = first as { destination: string; scheduled_arrival_time_est: string };

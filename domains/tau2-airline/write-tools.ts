@@ -57,7 +57,7 @@ export const bookReservation = defineTool({
     nonfree_baggages: z.number().int().describe('Number of checked bags that are charged.'),
     insurance: z.enum(['yes', 'no']).describe("Travel insurance: 'yes' or 'no'."),
   }),
-  async run({ db, now }, args) {
+  async run({ db, now, resultDiscarded }, args) {
     await requireUser(db, args.user_id);
     let reservationId: string | undefined;
     for (const id of NEW_RESERVATION_IDS) {
@@ -172,7 +172,7 @@ export const bookReservation = defineTool({
        SELECT ?1, coalesce(max(position) + 1, 0), ?2 FROM user_reservation_ids WHERE user_id = +?1`,
       [args.user_id, reservationId],
     );
-    return reservationJson(db, reservationId, { row: row!, flights, passengers, payments });
+    return resultDiscarded ? '' : reservationJson(db, reservationId, { row: row!, flights, passengers, payments });
   },
 });
 
@@ -182,7 +182,7 @@ export const cancelReservation = defineTool({
   spokenAs: 'cancel the reservation',
   description: 'Cancel a whole reservation: every payment is refunded to its method and the status becomes cancelled.',
   params: z.strictObject({ reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'.") }),
-  async run({ db }, { reservation_id }) {
+  async run({ db, resultDiscarded }, { reservation_id }) {
     if (!(await db.one('SELECT 1 AS x FROM reservations WHERE reservation_id = ?', [reservation_id])))
       throw new ToolError(`Reservation ${reservation_id} not found`);
     const payments = await db.all(
@@ -193,7 +193,7 @@ export const cancelReservation = defineTool({
     const [row] = await db.all("UPDATE reservations SET status = 'cancelled' WHERE reservation_id = ? RETURNING *", [
       reservation_id,
     ]);
-    return reservationJson(db, reservation_id, { row: row! });
+    return resultDiscarded ? '' : reservationJson(db, reservation_id, { row: row! });
   },
 });
 
@@ -209,7 +209,7 @@ export const updateReservationBaggages = defineTool({
     nonfree_baggages: z.number().int().describe('The new number of charged checked bags.'),
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
-  async run({ db }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
+  async run({ db, resultDiscarded }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
     const r = await reservationRow(db, reservation_id);
     await requireUser(db, r.user_id as string);
     const total = 50 * Math.max(0, nonfree_baggages - (r.nonfree_baggages as number));
@@ -219,7 +219,7 @@ export const updateReservationBaggages = defineTool({
       'UPDATE reservations SET total_baggages = ?, nonfree_baggages = ? WHERE reservation_id = ? RETURNING *',
       [total_baggages, nonfree_baggages, reservation_id],
     );
-    return reservationJson(db, reservation_id, { row: row! });
+    return resultDiscarded ? '' : reservationJson(db, reservation_id, { row: row! });
   },
 });
 
@@ -235,7 +235,7 @@ export const updateReservationFlights = defineTool({
     flights: z.array(FlightInfo).describe('Every flight of the new itinerary, including the unchanged ones.'),
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
-  async run({ db }, { reservation_id, cabin, flights, payment_id }) {
+  async run({ db, resultDiscarded }, { reservation_id, cabin, flights, payment_id }) {
     const r = await reservationRow(db, reservation_id);
     await requireUser(db, r.user_id as string);
     const current = await reservationFlights(db, reservation_id);
@@ -269,7 +269,7 @@ export const updateReservationFlights = defineTool({
       cabin,
       reservation_id,
     ]);
-    return reservationJson(db, reservation_id, { row: row!, flights: rows });
+    return resultDiscarded ? '' : reservationJson(db, reservation_id, { row: row!, flights: rows });
   },
 });
 
@@ -282,7 +282,7 @@ export const updateReservationPassengers = defineTool({
     reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'."),
     passengers: z.array(PassengerArg).describe('Every passenger of the reservation, in order.'),
   }),
-  async run({ db }, { reservation_id, passengers }) {
+  async run({ db, resultDiscarded }, { reservation_id, passengers }) {
     const r = await reservationRow(db, reservation_id);
     // The count is checked on the rows deleted: when it does not match, the error fails the call,
     // which rolls the deletion back.
@@ -299,7 +299,7 @@ export const updateReservationPassengers = defineTool({
       rows.push(row!);
     }
     // The reservation row is unchanged; the passengers are the rows just inserted, in position order.
-    return reservationJson(db, reservation_id, { row: r, passengers: rows });
+    return resultDiscarded ? '' : reservationJson(db, reservation_id, { row: r, passengers: rows });
   },
 });
 

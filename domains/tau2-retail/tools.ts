@@ -90,11 +90,7 @@ async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
   return u;
 }
 
-async function userJson(db: ToolDb, userId: string): Promise<string> {
-  return userRowJson(db, await userRow(db, userId));
-}
-
-/** {@link userJson} of a `users` row the caller holds as it is now. */
+/** The user as tau2 returns it, from a `users` row the caller holds as it is now. */
 async function userRowJson(db: ToolDb, u: SqlRow): Promise<string> {
   const userId = u.user_id as string;
   const [pms, orders] = await Promise.all([
@@ -225,8 +221,9 @@ const getOrderDetails = defineTool({
   kind: 'read',
   description: 'Look up an order: items, status, shipping address, fulfillments and payment history.',
   params: z.strictObject({ order_id: z.string().describe(ORDER_ID_DESC) }),
-  async run({ db }, { order_id }) {
-    return orderJson(db, order_id);
+  async run({ db, resultDiscarded }, { order_id }) {
+    const row = await orderRow(db, order_id);
+    return resultDiscarded ? '' : orderJson(db, order_id, { row });
   },
 });
 
@@ -238,9 +235,10 @@ const getProductDetails = defineTool({
   params: z.strictObject({
     product_id: z.string().describe("The product id, e.g. '6086499569' (not an item id)."),
   }),
-  async run({ db }, { product_id }) {
+  async run({ db, resultDiscarded }, { product_id }) {
     const p = await db.one('SELECT * FROM products WHERE product_id = ?', [product_id]);
     if (!p) throw new ToolError('Product not found');
+    if (resultDiscarded) return '';
     const variants = await db.all('SELECT * FROM product_variants WHERE product_id = +? ORDER BY position', [
       product_id,
     ]);
@@ -256,10 +254,10 @@ const getItemDetails = defineTool({
   params: z.strictObject({
     item_id: z.string().describe("The item id, e.g. '6086499569' (not a product id)."),
   }),
-  async run({ db }, { item_id }) {
+  async run({ db, resultDiscarded }, { item_id }) {
     const v = await db.one('SELECT * FROM product_variants WHERE item_id = ?', [item_id]);
     if (!v) throw new ToolError('Item not found');
-    return toolJson(variantRecord(v));
+    return resultDiscarded ? '' : toolJson(variantRecord(v));
   },
 });
 
@@ -268,8 +266,9 @@ const getUserDetails = defineTool({
   kind: 'read',
   description: "Look up a user's profile: name, address, email, payment methods and order ids.",
   params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'.") }),
-  async run({ db }, { user_id }) {
-    return userJson(db, user_id);
+  async run({ db, resultDiscarded }, { user_id }) {
+    const u = await userRow(db, user_id);
+    return resultDiscarded ? '' : userRowJson(db, u);
   },
 });
 
@@ -279,7 +278,8 @@ const listAllProductTypes = defineTool({
   description:
     'List every product type (there are 50) as a JSON object from product name to product id, sorted by name.',
   params: z.strictObject({}),
-  async run({ db }) {
+  async run({ db, resultDiscarded }) {
+    if (resultDiscarded) return '';
     const products = await db.all('SELECT name, product_id FROM products ORDER BY position');
     const byName = new Map<string, string>();
     for (const p of products) byName.set(p.name as string, p.product_id as string);
@@ -297,7 +297,7 @@ const cancelPendingOrder = defineTool({
     order_id: z.string().describe(ORDER_ID_DESC),
     reason: z.string().describe("Why: 'no longer needed' or 'ordered by mistake'."),
   }),
-  async run({ db }, { order_id, reason }) {
+  async run({ db, resultDiscarded }, { order_id, reason }) {
     const o = await orderRow(db, order_id);
     if (o.status !== 'pending') throw new ToolError('Non-pending order cannot be cancelled');
     if (reason !== 'no longer needed' && reason !== 'ordered by mistake') throw new ToolError('Invalid reason');
@@ -313,7 +313,7 @@ const cancelPendingOrder = defineTool({
     );
     for (const p of payments)
       await appendPayment(db, order_id, 'refund', p.amount as number, p.payment_method_id as string);
-    return orderJson(db, order_id, { row: row! });
+    return resultDiscarded ? '' : orderJson(db, order_id, { row: row! });
   },
 });
 
@@ -324,14 +324,14 @@ const modifyPendingOrderAddress = defineTool({
   description:
     "Change the shipping address of a pending order. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({ order_id: z.string().describe(ORDER_ID_DESC), ...ADDRESS_PARAMS }),
-  async run({ db }, args) {
+  async run({ db, resultDiscarded }, args) {
     const o = await orderRow(db, args.order_id);
     if (!(o.status as string).includes('pending')) throw new ToolError('Non-pending order cannot be modified');
     const [row] = await db.all(`UPDATE orders SET ${ADDRESS_SET} WHERE order_id = ? RETURNING *`, [
       ...addressValues(args),
       args.order_id,
     ]);
-    return orderJson(db, args.order_id, { row: row! });
+    return resultDiscarded ? '' : orderJson(db, args.order_id, { row: row! });
   },
 });
 
@@ -349,7 +349,7 @@ const modifyPendingOrderItems = defineTool({
       .describe(`The new items, in the same positions as item_ids and of the same product. ${ITEM_IDS_DESC}`),
     payment_method_id: z.string().describe(PAYMENT_METHOD_DESC),
   }),
-  async run({ db }, { order_id, item_ids, new_item_ids, payment_method_id }) {
+  async run({ db, resultDiscarded }, { order_id, item_ids, new_item_ids, payment_method_id }) {
     const o = await orderRow(db, order_id);
     if (o.status !== 'pending') throw new ToolError('Non-pending order cannot be modified');
     const items = await orderItems(db, order_id);
@@ -389,7 +389,7 @@ const modifyPendingOrderItems = defineTool({
     const [row] = await db.all("UPDATE orders SET status = 'pending (item modified)' WHERE order_id = ? RETURNING *", [
       order_id,
     ]);
-    return orderJson(db, order_id, { row: row! });
+    return resultDiscarded ? '' : orderJson(db, order_id, { row: row! });
   },
 });
 
@@ -403,7 +403,7 @@ const modifyPendingOrderPayment = defineTool({
     order_id: z.string().describe(ORDER_ID_DESC),
     payment_method_id: z.string().describe(PAYMENT_METHOD_DESC),
   }),
-  async run({ db }, { order_id, payment_method_id }) {
+  async run({ db, resultDiscarded }, { order_id, payment_method_id }) {
     const o = await orderRow(db, order_id);
     if (!(o.status as string).includes('pending')) throw new ToolError('Non-pending order cannot be modified');
     const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
@@ -424,7 +424,7 @@ const modifyPendingOrderPayment = defineTool({
     const old = await paymentMethodRow(db, o.user_id as string, oldMethodId);
     if (old.source === 'gift_card') await setBalance(db, old, pyRound((old.balance as number) + amount, 2));
     // The orders row is unchanged (only the payment history and balances changed).
-    return orderJson(db, order_id, { row: o });
+    return resultDiscarded ? '' : orderJson(db, order_id, { row: o });
   },
 });
 
@@ -434,14 +434,14 @@ const modifyUserAddress = defineTool({
   spokenAs: 'change your default address',
   description: "Change a user's default address. Explain the change and get the user's explicit yes first.",
   params: z.strictObject({ user_id: z.string().describe("The user id, e.g. 'sara_doe_496'."), ...ADDRESS_PARAMS }),
-  async run({ db }, args) {
+  async run({ db, resultDiscarded }, args) {
     // One statement checks the user, writes the address and gives the row as it is now.
     const [u] = await db.all(`UPDATE users SET ${ADDRESS_SET} WHERE user_id = ? RETURNING *`, [
       ...addressValues(args),
       args.user_id,
     ]);
     if (!u) throw new ToolError('User not found');
-    return userRowJson(db, u);
+    return resultDiscarded ? '' : userRowJson(db, u);
   },
 });
 
@@ -458,7 +458,7 @@ const returnDeliveredOrderItems = defineTool({
       .string()
       .describe("Where the refund goes: the order's original payment method or a gift card, e.g. 'gift_card_0000000'."),
   }),
-  async run({ db }, { order_id, item_ids, payment_method_id }) {
+  async run({ db, resultDiscarded }, { order_id, item_ids, payment_method_id }) {
     const o = await orderRow(db, order_id);
     if (o.status !== 'delivered') throw new ToolError('Non-delivered order cannot be returned');
     const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
@@ -473,7 +473,7 @@ const returnDeliveredOrderItems = defineTool({
       [JSON.stringify(sortedIds(item_ids)), payment_method_id, order_id],
     );
     // Items and payments are unchanged.
-    return orderJson(db, order_id, { row: row!, items, payments });
+    return resultDiscarded ? '' : orderJson(db, order_id, { row: row!, items, payments });
   },
 });
 
@@ -491,7 +491,7 @@ const exchangeDeliveredOrderItems = defineTool({
       .describe(`The items to receive, in the same positions as item_ids and of the same product. ${ITEM_IDS_DESC}`),
     payment_method_id: z.string().describe(PAYMENT_METHOD_DESC),
   }),
-  async run({ db }, { order_id, item_ids, new_item_ids, payment_method_id }) {
+  async run({ db, resultDiscarded }, { order_id, item_ids, new_item_ids, payment_method_id }) {
     const o = await orderRow(db, order_id);
     if (o.status !== 'delivered') throw new ToolError('Non-delivered order cannot be exchanged');
     const items = await orderItems(db, order_id);
@@ -518,7 +518,7 @@ const exchangeDeliveredOrderItems = defineTool({
       [JSON.stringify(sortedIds(item_ids)), JSON.stringify(sortedIds(new_item_ids)), payment_method_id, diff, order_id],
     );
     // Items are unchanged.
-    return orderJson(db, order_id, { row: row!, items });
+    return resultDiscarded ? '' : orderJson(db, order_id, { row: row!, items });
   },
 });
 

@@ -101,3 +101,67 @@ describe('tau2 reference solutions replay', () => {
     ]);
   });
 });
+
+/**
+ * The gold replay of scoring calls tools with their successful results discarded
+ * (`ToolContext.resultDiscarded`): a tool may then skip building its result, but must fail with
+ * the same message and write the same rows. Every reference action of every task is called on two
+ * environments side by side, as is, and with every string argument replaced by an id no table
+ * holds (so each tool's not-found paths are taken too).
+ */
+async function compareDiscarded(name: Tau2DomainName) {
+  const { domain, runtime } = await tau2Runtime(name);
+  let calls = 0;
+  let skipped = 0;
+  let failed = 0;
+  for (const task of domain.tasks) {
+    const full = await runtime.open(task);
+    const discarded = await runtime.open(task);
+    try {
+      for (const [i, action] of (task.evaluation_criteria?.actions ?? []).entries()) {
+        const wrong = Object.fromEntries(
+          Object.entries(action.arguments).map(([k, v]) => [k, typeof v === 'string' ? 'no-such-id' : v]),
+        );
+        for (const args of [wrong, action.arguments]) {
+          const call = { id: `a${i}`, name: action.name, arguments: args };
+          const a = await full.call(call, action.requestor, i);
+          const b = await discarded.call(call, action.requestor, i, { result: false });
+          calls += 1;
+          expect({ error: b.error, writes: b.writes, violations: b.violations, kind: b.kind }).toEqual({
+            error: a.error,
+            writes: a.writes,
+            violations: a.violations,
+            kind: a.kind,
+          });
+          if (a.error) {
+            failed += 1;
+            expect(b.content).toBe(a.content);
+          } else if (b.content !== a.content) {
+            expect(b.content).toBe('');
+            skipped += 1;
+          }
+        }
+      }
+      expect(await discarded.changes()).toEqual(await full.changes());
+    } finally {
+      await full.close();
+      await discarded.close();
+    }
+  }
+  return { calls, skipped, failed };
+}
+
+describe('tau2 tools with their results discarded (the gold replay of scoring)', () => {
+  it('airline: every reference call fails, writes and changes the state as with its result', async () => {
+    const { calls, skipped, failed } = await compareDiscarded('tau2-airline');
+    expect(calls).toBe(2 * 142);
+    // Successes whose result was skipped; failures (nearly every call with an unknown id).
+    expect({ skipped, failed }).toEqual({ skipped: 160, failed: 121 });
+  });
+
+  it('retail: every reference call fails, writes and changes the state as with its result', async () => {
+    const { calls, skipped, failed } = await compareDiscarded('tau2-retail');
+    expect(calls).toBe(2 * 550);
+    expect({ skipped, failed }).toEqual({ skipped: 449, failed: 564 });
+  });
+});

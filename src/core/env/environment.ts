@@ -482,12 +482,18 @@ export class Environment {
    * and is rethrown, as is an agent tool writing a `userSide` table.
    *
    * @param turn index of the tool turn in the trajectory, recorded on each write.
+   * @param options `sync: false` skips the domain's `syncState` after the call (as tau2's gold
+   *   replay does). `result: false`: only the failure and the writes matter (the gold replay), so
+   *   the tool may skip building a successful result ({@link ToolContext.resultDiscarded}) and a
+   *   successful outcome's `content` is then `''` or whatever the tool returned. `checks: false`:
+   *   the domain's rule checks are not run (`violations` is empty); they only read, so the
+   *   outcome is otherwise the same.
    */
   async call(
     call: ToolCall,
     actor: Requestor = 'assistant',
     turn = -1,
-    options: { sync?: boolean } = {},
+    options: { sync?: boolean; result?: boolean; checks?: boolean } = {},
   ): Promise<ToolOutcome> {
     const tool = toolsFor(this.domain, actor).find((t) => t.name === call.name);
     if (!tool) {
@@ -508,13 +514,13 @@ export class Environment {
       return failed(`invalid arguments for ${tool.name}: ${where}${issue.message}`, tool.kind);
     }
     const guarded = tool.kind === 'write' || tool.kind === 'generic';
-    const early =
-      actor === 'assistant' && tool.kind === 'write' ? await this.checkRules('before', tool.name, parsed.data, []) : [];
+    const checks = actor === 'assistant' && options.checks !== false;
+    const early = checks && tool.kind === 'write' ? await this.checkRules('before', tool.name, parsed.data, []) : [];
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
     if (guarded) await this.db.all('SAVEPOINT sb_call');
     let result: unknown;
     try {
-      const ctx: ToolContext = { db: this.toolDb, now: this.clock, actor };
+      const ctx: ToolContext = { db: this.toolDb, now: this.clock, actor, resultDiscarded: options.result === false };
       result = await tool.run(ctx, parsed.data);
     } catch (e) {
       if (guarded) await this.db.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
@@ -537,10 +543,11 @@ export class Environment {
       writes.push(...(await this.collectWrites(turn, actor, tool.name)));
     }
     const violations =
-      actor === 'assistant' && writes.length > 0
+      checks && writes.length > 0
         ? [...early, ...(await this.checkRules('after', tool.name, parsed.data, writes, logBefore))]
         : early;
-    const content = typeof result === 'string' ? result : JSON.stringify(result ?? null);
+    const content =
+      typeof result === 'string' ? result : options.result === false ? '' : JSON.stringify(result ?? null);
     return { content, error: false, writes, violations, kind: tool.kind };
   }
 

@@ -36,6 +36,13 @@ export interface ToolContext {
   now(): number;
   /** Who is calling: the agent (`assistant`) or the caller (`user`, for user tools). */
   actor: Requestor;
+  /**
+   * True when the caller keeps only whether the call failed (and its message) and what it
+   * wrote, never a successful result: the gold replay of scoring, which compares states. A tool
+   * may then return `''` instead of building its result, but only after every check that can
+   * fail the call and every write: its error messages and writes must be the same either way.
+   */
+  resultDiscarded?: boolean;
 }
 
 /** A tool definition. `params` is a zod object; its JSON Schema is what models see. */

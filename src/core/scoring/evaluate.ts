@@ -116,10 +116,11 @@ export async function evaluate(
   if (options.gold && options.gold.task_id !== task.id) {
     throw new Error(`evaluate: options.gold is the gold replay of task ${options.gold.task_id}, not of ${task.id}`);
   }
-  // The replays' row-by-row `writes` serve only the write whitelist (the gold's: only the gate).
+  // The replays' row-by-row `writes` serve only the write whitelist (the gold's: only the gate),
+  // and the gold's rule violations only the gate and attribution.
   // Every reference call is replayed, reads too, as tau2 does: a tool declared `read` that writes
   // is a domain defect the attribution checks must see in the DB verdict.
-  const gold = options.gold ?? (await replayGold(runtime, task, { writes: false }));
+  const gold = options.gold ?? (await replayGold(runtime, task, { writes: false, violations: false }));
   const predicted = await replayTrajectory(runtime, task, turns, { writes: criteria.write_whitelist != null });
   const components: Partial<Record<RewardComponent, ComponentResult>> = {};
   let orderFree: ComponentResult | null = null;

@@ -13,6 +13,7 @@ import type { DomainRuntime, Environment } from '../env/environment.ts';
 import type { DbState } from '../env/state.ts';
 import { ident } from '../env/write-log.ts';
 import type { SqlRow } from '../ports/sql-db.ts';
+import type { ToolContext } from '../schema/domain.ts';
 import type { Action, Task } from '../schema/task.ts';
 import type { Turn, WriteEntry } from '../schema/trajectory.ts';
 
@@ -39,7 +40,8 @@ export interface GoldResult {
   errors: { index: number; action: Action; content: string }[];
   /**
    * Rules broken by the reference's agent writes (with the policy text the rule quotes; `refused`
-   * for a reference write the tool refused). A sound task has none.
+   * for a reference write the tool refused). A sound task has none. Empty when replayed with
+   * `violations: false` ({@link ReplayOptions}).
    */
   violations: { index: number; action: Action; rule: string; message: string; policy?: string; refused?: boolean }[];
 }
@@ -95,17 +97,25 @@ export interface ReplayOptions {
    * them out otherwise (`writes` is then empty; each tool turn's own `writes` are kept).
    */
   writes?: boolean;
+  /**
+   * Run the domain's rule checks on the gold replay's agent writes (default true; {@link
+   * replayGold} only). They read and never change the state, so without them `changes` and
+   * `errors` are the same and `violations` is empty; `evaluate` needs neither.
+   */
+  violations?: boolean;
 }
 
 /**
  * Replay the reference solution of `task` (each action with its `requestor`) on a fresh
- * environment and record what it changed. The environment is closed before returning.
+ * environment and record what it changed. The environment is closed before returning. Successful
+ * results are not kept, so tools are told they are discarded ({@link ToolContext.resultDiscarded}):
+ * a read that succeeds then costs its checks only.
  * Cost: the reference calls plus ~20 µs (tau2-airline: median 0.7 ms a task, ~0.2 ms a call).
  */
 export async function replayGold(runtime: DomainRuntime, task: Task, options: ReplayOptions = {}): Promise<GoldResult> {
   const env = await runtime.open(task);
   try {
-    const replay = await replayActions(env, task, options.writes !== false);
+    const replay = await replayActions(env, task, options.writes !== false, options.violations !== false);
     return { task_id: task.id, changes: await env.changes(), ...replay };
   } finally {
     await env.close();
@@ -119,7 +129,7 @@ export async function replayGold(runtime: DomainRuntime, task: Task, options: Re
 export async function goldState(runtime: DomainRuntime, task: Task): Promise<DbState> {
   const env = await runtime.open(task);
   try {
-    await replayActions(env, task, false);
+    await replayActions(env, task, false, false);
     return await env.exportState();
   } finally {
     await env.close();
@@ -130,6 +140,7 @@ async function replayActions(
   env: Environment,
   task: Task,
   withWrites: boolean,
+  checks: boolean,
 ): Promise<Omit<GoldResult, 'task_id' | 'changes'>> {
   const writes: ReplayedWrite[] = [];
   const errors: GoldResult['errors'] = [];
@@ -138,7 +149,7 @@ async function replayActions(
   const sync = env.domain.goldReplaySync !== false;
   for (const [index, action] of actions.entries()) {
     const call = { id: action.action_id ?? `gold-${index}`, name: action.name, arguments: action.arguments };
-    const outcome = await env.call(call, action.requestor, index, { sync });
+    const outcome = await env.call(call, action.requestor, index, { sync, result: false, checks });
     if (outcome.error) errors.push({ index, action, content: outcome.content });
     if (withWrites) writes.push(...(await withRows(env, outcome.writes)));
     for (const v of outcome.violations) violations.push({ index, action, ...v });

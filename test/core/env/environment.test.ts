@@ -356,6 +356,32 @@ describe.each(adapters)('Environment over %s', (_name, makeFactory) => {
     expect(small.violations).toEqual([]);
   });
 
+  it('checks: false skips the rule checks only; result: false drops a successful result, never an error', async () => {
+    const env = await open();
+    const unchecked = await env.call(call('pay', { customer_id: 'C1', amount: 70 }), 'assistant', 0, { checks: false });
+    expect(unchecked).toMatchObject({ content: 'paid 70', error: false, violations: [] });
+    expect(unchecked.writes.map((w) => `${w.table}.${w.column}`)).toEqual([
+      'customers.balance',
+      'payments.id',
+      'payments.customer_id',
+      'payments.amount',
+      'payments.note',
+    ]);
+    const discarded = { result: false } as const;
+    // A tool that ignores resultDiscarded still has its string result kept; an object is not serialized.
+    expect(
+      (await env.call(call('remove_tag', { customer_id: 'C1', tag: 'new' }), 'assistant', 1, discarded)).content,
+    ).toBe('');
+    const failed = await env.call(call('pay', { customer_id: 'C1', amount: 500 }), 'assistant', 2, discarded);
+    expect(failed).toEqual({
+      content: 'Error: insufficient balance for 500',
+      error: true,
+      kind: 'write',
+      violations: [],
+      writes: [],
+    });
+  });
+
   it('snapshot and restore bring back both the rows and the write log', async () => {
     const env = await open();
     await env.call(call('pay', { customer_id: 'C1', amount: 30 }), 'assistant', 1);
