@@ -14,7 +14,7 @@ import { muLawRoundTripTable } from '../../src/core/audio/mulaw.ts';
 import { interpolate2IirQuantize16Into } from '../../src/core/audio/resample.ts';
 import { decodeWav } from '../../src/core/audio/wav.ts';
 import { babbleBed } from '../../src/core/channel/babble.ts';
-import { runChannel, TELEPHONY_HEADROOM } from '../../src/core/channel/chain.ts';
+import { DEGRADED_PEAK_LIMIT, runChannel, TELEPHONY_HEADROOM } from '../../src/core/channel/chain.ts';
 import { planChannel } from '../../src/core/channel/plan.ts';
 import type { PresetName } from '../../src/core/channel/presets.ts';
 import { peakOf, sine, speechLike } from './helpers.ts';
@@ -71,6 +71,27 @@ describe('degraded-path headroom: no sample at the int16 limits', () => {
     ).toBe(false);
     expect(atLimits(under)).toBe(0);
     expect(peakOf(under)).toBe(32_691);
+    // With a lower limit it says so from that value on, and writes the same samples.
+    const flagged = (limit: number, sign = 1) => {
+      const pcm = new Int16Array(8000);
+      const said = interpolate2IirQuantize16Into(
+        saturated.map((v) => sign * v * 0.65),
+        new Float32Array(8000),
+        pcm,
+        limit,
+      );
+      if (sign === 1) expect(Array.from(pcm)).toEqual(Array.from(under));
+      return { said, pcm };
+    };
+    expect(flagged(32_691).said).toBe(true);
+    expect(flagged(32_692).said).toBe(false);
+    expect(flagged(DEGRADED_PEAK_LIMIT).said).toBe(true);
+    // Negative values count from −limit − 1: the negated square peaks at −32,691 (and +32,268).
+    const negated = flagged(32_767, -1).pcm;
+    expect([Math.min(...negated), Math.max(...negated)]).toEqual([-32_691, 32_268]);
+    expect(flagged(32_690, -1).said).toBe(true);
+    expect(flagged(32_691, -1).said).toBe(false);
+    expect(() => interpolate2IirQuantize16Into(saturated, new Float32Array(8000), pcm, 32_768)).toThrow(/limit 32768/);
   });
 
   it('worst-case inputs (full-scale square waves and sines) under regular and harsh: each turn scaled to peak within [29,487, 29,491]; speech 10× into the ADC clip: none at the limits', async () => {
@@ -101,7 +122,7 @@ describe('degraded-path headroom: no sample at the int16 limits', () => {
     expect(Math.round(TELEPHONY_HEADROOM * 32768)).toBe(CEILING);
   }, 120_000);
 
-  it('property: any seed, preset and loud input (gain 0.5–8, speech, square or sine) gives a degraded turn with no sample at the int16 limits', async () => {
+  it('property: any seed, preset and loud input (gain 0.5–8, speech, square or sine) gives a degraded turn with no sample at the int16 limits, none at 0.99 FS or above', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
@@ -121,7 +142,8 @@ describe('degraded-path headroom: no sample at the int16 limits', () => {
             base.map((v) => gain * v),
           );
           expect(atLimits(pcm)).toBe(0);
-          expect(peakOf(pcm)).toBeLessThanOrEqual(32766);
+          // Every preset here has telephony: each turn stays below 0.99 FS (32,440).
+          expect(peakOf(pcm)).toBeLessThan(DEGRADED_PEAK_LIMIT);
         },
       ),
       { numRuns: 60, seed: 17 },

@@ -398,22 +398,27 @@ function bandPassDecimatePairs(
  * (rounded half up, clipped). Images of the 8 kHz band are ≥ 73 dB down from 4.6 kHz. Its
  * impulse response decays by 41 dB in 6 ms and 104 dB in 20 ms (not a finite reach: silence
  * that must be exact is zeroed after it). `x` may be a Float64Array holding float32 values.
- * Returns `false` when no 16-bit value reached an int16 limit (32,767 or −32,768), as the
- * quantization checks each value it computes; `true` when one may have (the last pair of an
- * odd-length output counts its dropped sample too): the caller looks through `pcm` only then.
- * @throws RangeError when `pcm` and `out` differ in length.
+ * Returns `false` when no 16-bit value reached `limit` (default 32,767: a value ≥ `limit` or
+ * ≤ −`limit` − 1, so by default the int16 limits 32,767 and −32,768), as the quantization checks
+ * each value it computes; `true` when one may have (the last pair of an odd-length output counts
+ * its dropped sample too): the caller looks through `pcm` only then.
+ * @throws RangeError when `pcm` and `out` differ in length, or `limit` is not an integer in [1, 32,767].
  */
 export function interpolate2IirQuantize16Into(
   x: Float32Array | Float64Array,
   out: Float32Array,
   pcm: Int16Array,
+  limit = 32767,
 ): boolean {
   const length = out.length;
   if (pcm.length !== length)
     throw new RangeError(`interpolate2IirQuantize16Into: ${pcm.length} PCM slots for ${length} samples`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 32767)
+    throw new RangeError(`interpolate2IirQuantize16Into: limit ${limit} is not an integer in [1, 32767]`);
   const whole = Math.min(x.length, length >> 1);
-  // 12 allpass states, then 1 once a 16-bit value reached a limit.
-  const st = new Float64Array(13);
+  // 12 allpass states, a flag set to 1 once a 16-bit value reached the limit, the limit.
+  const st = new Float64Array(14);
+  st[13] = limit;
   interpolateIirPairs(x, out, pcm, st, 0, whole);
   // Past the whole pairs: x runs out (zeros) or the output has an odd last sample.
   for (let m = whole; 2 * m < length; m++) {
@@ -430,8 +435,8 @@ export function interpolate2IirQuantize16Into(
 
 /**
  * Output pairs `[2·from, 2·to)` of {@link interpolate2IirQuantize16Into} from `x[from, to)`,
- * continuing from and updating `st` (12 allpass states, then 1 once a 16-bit value written was
- * at an int16 limit). Its hot loop in a function of its own, so V8 optimizes it once.
+ * continuing from and updating `st` (12 allpass states, then 1 once a 16-bit value written
+ * reached the limit, then the limit). Its hot loop in a function of its own, so V8 optimizes it once.
  */
 function interpolateIirPairs(
   x: Float32Array | Float64Array,
@@ -461,6 +466,8 @@ function interpolateIirPairs(
     e5 = st[10] as number,
     f5 = st[11] as number;
   let limits = st[12] as number;
+  const hi = st[13] as number;
+  const lo = -hi - 1;
   for (let m = from; m < to; m++) {
     const v = x[m] as number;
     const g0 = c0 * (v - f0) + e0;
@@ -481,18 +488,18 @@ function interpolateIirPairs(
     const g5 = c5 * (g3 - f5) + e5;
     e5 = g3;
     f5 = g5;
-    // Clipped to 16 bits, noting a value at the limits: rarely true, so the branch predicts well
+    // Noting a value at the limit, clipped to 16 bits: rarely true, so the branch predicts well
     // (a running min and max did not: their compares are random).
     let q0 = Math.floor(g4 * 32768 + 0.5) | 0;
-    if (q0 >= 32767 || q0 <= -32768) {
-      q0 = q0 > 0 ? 32767 : -32768;
+    if (q0 >= hi || q0 <= lo) {
+      q0 = q0 > 32767 ? 32767 : q0 < -32768 ? -32768 : q0;
       limits = 1;
     }
     pcm[2 * m] = q0;
     out[2 * m] = q0 * inv;
     let q1 = Math.floor(g5 * 32768 + 0.5) | 0;
-    if (q1 >= 32767 || q1 <= -32768) {
-      q1 = q1 > 0 ? 32767 : -32768;
+    if (q1 >= hi || q1 <= lo) {
+      q1 = q1 > 32767 ? 32767 : q1 < -32768 ? -32768 : q1;
       limits = 1;
     }
     pcm[2 * m + 1] = q1;

@@ -39,13 +39,23 @@ export interface ChannelOutput {
 
 /**
  * Headroom of the telephony leg: the band-passed signal is scaled by 0.9 before the codec
- * (tau2-bench `TELEPHONY_HEADROOM`). A turn whose 8 → 16 kHz step still reaches the int16 limits
- * is scaled back to peak at this headroom ({@link channelTail}).
+ * (tau2-bench `TELEPHONY_HEADROOM`). A turn whose 8 → 16 kHz step still reaches
+ * {@link DEGRADED_PEAK_LIMIT} is scaled back to peak at this headroom ({@link channelTail}).
  */
 export const TELEPHONY_HEADROOM = 0.9;
 
 /**
- * Scale of the run that finds a turn's peak when its 8 → 16 kHz step reached the int16 limits:
+ * Highest 16-bit magnitude a degraded turn may keep: 32,439 (below 0.99 FS; a value of 32,440
+ * = round(0.99 · 32,768) or more, or −32,441 or less, sends the turn to the rescale of
+ * {@link channelTail}). The interpolator overshoots a mu-law signal near full scale by a varying
+ * amount: turns that came within a few steps of the int16 limits without reaching them kept peaks
+ * of 0.998 FS; with this limit no degraded turn peaks at 0.99 FS or above, the ceiling the duplex
+ * headroom test holds every WAV to.
+ */
+export const DEGRADED_PEAK_LIMIT = 32_440;
+
+/**
+ * Scale of the run that finds a turn's peak when its 8 → 16 kHz step reached {@link DEGRADED_PEAK_LIMIT}:
  * ¼. That run cannot clip: the interpolator's two branch impulse responses have L1 norms of
  * 2.98 and 3.72 (measured in test/audio/degraded-headroom.test.ts) and its input, mu-law decoded,
  * is at most 32,124 / 32,768 = 0.980 FS, so its output at ¼ scale stays under 0.92 FS. A power of
@@ -53,11 +63,13 @@ export const TELEPHONY_HEADROOM = 0.9;
  */
 const PEAK_PROBE_SCALE = 0.25;
 
-/** Whether a 16-bit sample sits at an int16 limit (32,767 or −32,768). */
-function atInt16Limits(pcm: Int16Array): boolean {
+/** Whether a 16-bit sample reaches {@link DEGRADED_PEAK_LIMIT} (≥ 32,440 or ≤ −32,441). */
+function overPeakLimit(pcm: Int16Array): boolean {
+  const hi = DEGRADED_PEAK_LIMIT;
+  const lo = -DEGRADED_PEAK_LIMIT - 1;
   for (let i = 0; i < pcm.length; i++) {
     const v = pcm[i] as number;
-    if (v === 32767 || v === -32768) return true;
+    if (v >= hi || v <= lo) return true;
   }
   return false;
 }
@@ -191,9 +203,9 @@ let narrowScratch = new Float64Array(0);
  * the mu-law round trip (one loop: {@link bandPassDecimate2MapInto}), frame drops at 8 kHz,
  * 8 → 16 kHz fused with the quantization ({@link interpolate2IirQuantize16Into}), and the
  * dropped frames zeroed again at 16 kHz (the IIR interpolator rings on into a gap: a dropped
- * frame is silence, exactly); a turn whose 8 → 16 kHz step reached the int16 limits is scaled
+ * frame is silence, exactly); a turn whose 8 → 16 kHz step reached {@link DEGRADED_PEAK_LIMIT} is scaled
  * as a whole to peak at the 0.9 headroom (29,487–29,491 of 32,768), so with telephony no sample
- * is at the int16 limits. Without telephony, frame drops at 16 kHz. Length is preserved.
+ * is at or above 0.99 FS. Without telephony, frame drops at 16 kHz. Length is preserved.
  */
 export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array): Float32Array {
   if (!plan.telephony) {
@@ -212,9 +224,9 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int1
   const narrow = bandPassDecimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
   // Back to 16 kHz into the (no longer needed) wideband buffer.
-  // Whether the 16-bit values may have reached the int16 limits (then `pcm` is looked through).
+  // Whether the 16-bit values may have reached the peak limit (then `pcm` is looked through).
   const back = (): boolean => {
-    const mayClip = interpolate2IirQuantize16Into(narrow, rendered, pcm);
+    const mayClip = interpolate2IirQuantize16Into(narrow, rendered, pcm, DEGRADED_PEAK_LIMIT);
     if (plan.packetLoss) {
       zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
       zeroSpans(pcm, plan.sampleRate, plan.packetLoss.spans);
@@ -222,11 +234,11 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int1
     return mayClip;
   };
   // The interpolator overshoots a mu-law signal near full scale (a loud caller clipped at the
-  // ADC, harsh noise): when that reached the int16 limits, the turn is scaled as a whole to peak
+  // ADC, harsh noise): when that reached the peak limit, the turn is scaled as a whole to peak
   // at the headroom again. Its true peak p (in 16-bit steps) is within 0.5 / ¼ of the ¼-scale
   // run's peak q / ¼, so with g = C / ((q + 0.5) / ¼), C = round(0.9 · 32768) = 29,491, the
   // turn's peak lands in [C − 4, C]: never at the limits.
-  if (back() && atInt16Limits(pcm)) {
+  if (back() && overPeakLimit(pcm)) {
     for (let i = 0; i < narrow.length; i++) narrow[i] = (narrow[i] as number) * PEAK_PROBE_SCALE;
     back();
     const bound = (int16Peak(pcm) + 0.5) / PEAK_PROBE_SCALE;
