@@ -31,17 +31,17 @@ interface MetricsOpts {
 
 /**
  * The panel table: one row per domain, then `All` (values by the ≥10-event display rule);
- * `fields` limits the columns (a subset's own table), in panel order.
+ * `fields` limits the columns (a subset's own table), in panel order. The first column is
+ * `domain`, lower case like the score table's `task`, under `metrics` and `run --duplex` alike.
  */
 export function renderPanels(
   block: Pick<InteractionBlock, 'domains' | 'overall'>,
-  first = 'Domain',
   fields: readonly string[] = PANEL_FIELDS,
 ): string {
   const rows: [string, InteractionPanel][] = Object.entries(block.domains);
   if (block.overall && rows.length > 1) rows.push(['All', block.overall]);
   const shown = PANEL_FIELDS.filter((f) => fields.includes(f));
-  const headers = [first, ...shown.map((f) => PANEL_LABELS[f]), 'calls'];
+  const headers = ['domain', ...shown.map((f) => PANEL_LABELS[f]), 'calls'];
   return table(
     headers,
     rows.map(([name, p]) => [name, ...shown.map((f) => formatPanelValue(p, f)), String(p.counts.n_simulations)]),

@@ -311,7 +311,7 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
               ? [
                   '',
                   `Interaction metrics${subset ? ` · subset ${subset}` : ''} (tau2-bench τ-voice panel; n=<events> where fewer than 10 back a value)`,
-                  renderPanels(im, 'domain', subset ? SUBSETS[subset].fields : undefined),
+                  renderPanels(im, subset ? SUBSETS[subset].fields : undefined),
                 ]
               : []),
             ...invalid.slice(0, 10),
