@@ -16,7 +16,7 @@ import {
   type TrialRunner,
 } from '../core/rollout/batch.ts';
 import { steppingClock } from '../core/ports/clock.ts';
-import { startThreadPool, type ThreadPoolOptions } from '../adapters/node/thread-pool.ts';
+import { startThreadPool, threadShare, type ThreadPoolOptions } from '../adapters/node/thread-pool.ts';
 import { JsonlPart, type LinePlace } from '../adapters/node/jsonl-parts.ts';
 import { agentFactory, judgeFromFlags, userFactory, type ModelSettings } from './participants.ts';
 import { openTasks } from './domains.ts';
@@ -123,23 +123,28 @@ export interface TrialJob {
 }
 
 /**
- * Remaining work (estimated from the trials this thread has run: remaining trials × elapsed /
- * finished) above which a run starts its pool of threads by itself. A pool's start (Node, the
- * modules, the domain: ~0.3–1.6 s of CPU per thread under load) and each thread's warm-up (its
- * first few hundred scripted episodes take ~1.2–2× the CPU of warm ones while V8 compiles) take
- * CPU from this thread on a 2-core machine, so the pool pays off only for several seconds of
- * work. A judgement, not a measured optimum: `npm run bench -- pool` times whole runs at
- * `--concurrency` 1 and 2 to check it.
+ * Remaining work (estimated from this thread's warm trials: remaining trials × time per trial
+ * since its first {@link TRIALS_BEFORE_ESTIMATE}) above which a run starts its rollout threads by
+ * itself. The CLI's thread keeps running trials while they start, so what a start costs is the
+ * other cores' time: Node, the modules and the domain in each new thread (~0.3–1.6 s of CPU under
+ * load), then its warm-up (a new thread's first few thousand scripted episodes take ~1.2–3× the
+ * CPU of warm ones while V8 compiles), during which it competes with this thread's own
+ * background compilation. A judgement, not a measured optimum: `npm run bench -- pool` times
+ * whole runs of 150, 1,500 and 15,000 episodes at `--concurrency` 1 and 2 to check it.
  */
 export const POOL_PAYBACK_MS = 3000;
 
-/** Trials this thread runs before it judges whether the pool pays off (its first ones are the slowest). */
+/**
+ * Trials this thread runs before it times its trials for the estimate (its first ones are the
+ * slowest: cold code), and again before it makes the first estimate from them.
+ */
 const TRIALS_BEFORE_ESTIMATE = 10;
 
 /**
- * Threads for a run's pool: `--threads` when given, else one per core up to `--concurrency`;
- * never more than `--concurrency` (a thread beyond it would get no trial) or the trials to run.
- * 1 means no pool: every trial runs in the CLI's thread.
+ * Threads for a run's trials, the CLI's own included: `--threads` when given, else one per core
+ * up to `--concurrency`; never more than `--concurrency` (a thread beyond it would get no trial)
+ * or the trials to run. 1 means no worker thread: every trial runs in the CLI's thread; n means
+ * the CLI's thread and n − 1 worker threads.
  */
 export function threadCount(flags: { threads?: number; concurrency: number }, trials: number): number {
   const wanted = flags.threads ?? availableParallelism();
@@ -152,36 +157,50 @@ export interface TrialScheduler {
   runTrial: TrialRunner<AttemptRecord>;
   /** Calls of `runTrial` to keep outstanding (`runBatch`'s concurrency): jobs running plus those queued ahead. */
   slots: number;
-  /** Worker threads the trials ran in so far (1: none was started, all ran in this thread). */
+  /** Threads the trials ran in so far, the CLI's own included (1: no worker thread was started). */
   threads(): number;
-  /** Trials run in this thread so far (before the pool was up, or all of them without one). */
+  /** Trials run (or running) in this thread so far. */
   ranHere(): number;
-  /** Resolves once the pool is up (at once when none is started, or none has been yet); rejects as its start did. */
+  /** Resolves once the worker threads are up (at once when none is started, or none has been yet); rejects as their start did. */
   started(): Promise<void>;
-  /** Stop the pool, if one was started. */
+  /** Stop the worker threads (one still starting is stopped too), after each closed its part; close this thread's part. */
   close(): Promise<void>;
 }
 
+/** A trial handed to {@link scheduleTrials}'s runner and not yet given to a thread. */
+interface PendingTrial {
+  task: Task;
+  trial: number;
+  resolve(v: AttemptRecord[]): void;
+  reject(e: Error): void;
+}
+
 /**
- * Run a batch's trials in this thread until a pool of `threads` worker threads is up, then in the
- * pool; at most `concurrency` trials run at once, wherever they are. With `lines`, each thread
- * (this one too) writes its trajectories to its own part of that file (see `jsonl-parts.ts`;
- * the caller merges them), and only {@link AttemptRecord}s come back. With `auto` (no `--threads`),
- * the pool starts only once the work left is estimated above {@link POOL_PAYBACK_MS}, so a short
- * run never pays for threads; otherwise it starts at once. Each trial runs `runTrial` with the same
- * settings wherever it runs, so the results do not depend on where, or on when the pool came up.
- * A pool that fails to start makes the trials still waiting, and later ones, reject with its error.
+ * Run a batch's trials in this thread and, once they are up, in `threads − 1` worker threads
+ * beside it (issue 15, item 5): this thread keeps running its share of `concurrency` (thread 0's
+ * {@link threadShare}; all of it until the workers are up), each worker its share plus one
+ * waiting in it, and whichever thread has room takes the next trial in batch order (so a cold or
+ * slow thread takes fewer, and the last trials finish together). At most `concurrency` trials
+ * run at once, wherever they are. With `lines`, each thread writes its trajectories to its own
+ * part of that file (see `jsonl-parts.ts`; the caller merges them in trial order, so the file is
+ * the same whatever ran where), and only {@link AttemptRecord}s come back. With `auto` (no
+ * `--threads`), the workers start only once the work left is estimated above
+ * {@link POOL_PAYBACK_MS}, so a short run never pays for them; otherwise they start at once.
+ * Each trial runs `runTrial` with the same settings wherever it runs, so the results do not
+ * depend on where, or on when the workers came up. Workers that fail to start make the trials
+ * still waiting, and later ones, reject with their error.
  */
 export function scheduleTrials(
   trial: TrialOptions,
   flags: TrialFlags,
   o: {
+    /** Threads, this one included (see {@link threadCount}). */
     threads: number;
     concurrency: number;
     /** Trials in the batch (for the estimate of the work left). */
     trials: number;
     auto: boolean;
-    /** Work left, in ms, above which `auto` starts the pool (default {@link POOL_PAYBACK_MS}). */
+    /** Work left, in ms, above which `auto` starts the workers (default {@link POOL_PAYBACK_MS}). */
     paybackMs?: number;
     /** The trajectories file whose parts the threads write (none written without it). */
     lines?: string;
@@ -189,43 +208,51 @@ export function scheduleTrials(
 ): TrialScheduler {
   // This thread's part, made at its first trial.
   let part: JsonlPart | undefined;
-  const local: TrialRunner<AttemptRecord> = async (task, t) => {
+  let runningHere = 0;
+  let finishedHere = 0;
+  const local = async (task: Task, t: number): Promise<AttemptRecord[]> => {
     // A scripted trial runs in promise callbacks only, one after another: without a turn of the
-    // event loop between trials, the pool's threads could never report that they are up, nor
-    // Ctrl-C be heard, until the whole batch had run here.
+    // event loop between trials, the workers could never report that they are up or send back
+    // their trials, nor Ctrl-C be heard, until the whole batch had run here.
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (o.lines) part ??= new JsonlPart(o.lines, threadId);
     return recordedTrial(trial, task, t, part);
   };
-  let finished = 0;
   if (o.threads <= 1)
     return {
       runTrial: (task, t) => {
-        finished++;
+        finishedHere++;
         return local(task, t);
       },
       slots: o.concurrency,
       threads: () => 1,
-      ranHere: () => finished,
+      ranHere: () => finishedHere,
       started: async () => {},
       close: async () => part?.close(),
     };
+  const workers = o.threads - 1;
+  const ownShare = threadShare(o.concurrency, o.threads, 0);
   let pool: TrialPool | undefined;
   let failure: Error | undefined;
   let starting: Promise<void> | undefined;
-  let running = 0;
-  let firstStart = 0;
-  const waiting: { task: Task; trial: number; resolve(v: AttemptRecord[]): void; reject(e: Error): void }[] = [];
+  const stopStart = new AbortController();
+  const waiting: PendingTrial[] = [];
+  // The estimate's clock: when this thread finished its first TRIALS_BEFORE_ESTIMATE trials.
+  let warmSince = 0;
   const start = () => {
     starting ??= startTrialPool(
       flags,
-      o.threads,
-      { concurrency: o.concurrency, budget: () => o.concurrency - running },
+      workers,
+      {
+        concurrency: o.concurrency - ownShare,
+        budget: () => o.concurrency - runningHere,
+        signal: stopStart.signal,
+      },
       o.lines,
     ).then(
       (p) => {
         pool = p;
-        for (const w of waiting.splice(0)) p.runTrial(w.task, w.trial).then(w.resolve, w.reject);
+        pump();
       },
       (e: Error) => {
         failure = e;
@@ -234,38 +261,63 @@ export function scheduleTrials(
     );
   };
   if (!o.auto) start();
-  const here = (task: Task, t: number): Promise<AttemptRecord[]> => {
-    running++;
-    firstStart ||= performance.now();
-    return local(task, t).finally(() => {
-      running--;
-      finished++;
-      if (!starting && finished >= TRIALS_BEFORE_ESTIMATE) {
-        const left = o.trials - finished - running - waiting.length;
-        if ((left * (performance.now() - firstStart)) / finished > (o.paybackMs ?? POOL_PAYBACK_MS)) start();
-      }
-      if (pool) pool.pump();
-      else {
-        const w = waiting.shift();
-        if (w) here(w.task, w.trial).then(w.resolve, w.reject);
-      }
-    });
+  /** Whether the work left (trials neither finished nor running) is estimated above the payback. */
+  const paysOff = () => {
+    if (finishedHere < TRIALS_BEFORE_ESTIMATE) return false;
+    if (finishedHere === TRIALS_BEFORE_ESTIMATE) warmSince = performance.now();
+    const warm = finishedHere - TRIALS_BEFORE_ESTIMATE;
+    if (warm < TRIALS_BEFORE_ESTIMATE) return false;
+    const left = o.trials - finishedHere - runningHere;
+    return (left * (performance.now() - warmSince)) / warm > (o.paybackMs ?? POOL_PAYBACK_MS);
+  };
+  const here = (w: PendingTrial) => {
+    runningHere++;
+    local(w.task, w.trial)
+      .finally(() => {
+        runningHere--;
+        finishedHere++;
+        if (!starting && paysOff()) start();
+        pump();
+      })
+      .then(w.resolve, w.reject);
+  };
+  const there = (w: PendingTrial) => {
+    pool!.runTrial(w.task, w.trial).then(
+      (v) => {
+        w.resolve(v);
+        pump();
+      },
+      (e: Error) => {
+        w.reject(e);
+        pump();
+      },
+    );
+  };
+  /** Hand waiting trials, in order, to this thread while it has room, else to a worker with room. */
+  const pump = () => {
+    while (waiting.length > 0) {
+      if (runningHere < (pool ? ownShare : o.concurrency)) here(waiting.shift()!);
+      else if (pool?.room()) there(waiting.shift()!);
+      else return;
+    }
   };
   return {
     runTrial(task, t) {
       if (failure) return Promise.reject(failure);
-      if (pool) return pool.runTrial(task, t);
-      if (running < o.concurrency) return here(task, t);
-      return new Promise((resolve, reject) => waiting.push({ task, trial: t, resolve, reject }));
+      return new Promise((resolve, reject) => {
+        waiting.push({ task, trial: t, resolve, reject });
+        pump();
+      });
     },
-    slots: o.concurrency + o.threads * POOL_AHEAD,
+    slots: o.concurrency + workers * POOL_AHEAD,
     threads: () => (pool ? o.threads : 1),
-    ranHere: () => finished + running,
+    ranHere: () => finishedHere + runningHere,
     started: async () => {
       await starting;
       if (failure) throw failure;
     },
     async close() {
+      stopStart.abort(new Error('rollout threads: the run ended before they were up'));
       await starting;
       await pool?.close();
       part?.close();
@@ -273,7 +325,7 @@ export function scheduleTrials(
   };
 }
 
-/** Trials the parent sends each pool thread beyond its share of the concurrency (see `ThreadPoolOptions.ahead`). */
+/** Trials the parent sends each worker thread beyond its share of the concurrency (see `ThreadPoolOptions.ahead`). */
 const POOL_AHEAD = 1;
 
 /** A started pool of rollout threads. */
@@ -281,6 +333,8 @@ export interface TrialPool {
   runTrial: TrialRunner<AttemptRecord>;
   /** Trials the threads are running now, at most. */
   running(): number;
+  /** True when a trial given to {@link runTrial} now goes to a thread at once (see `ThreadPool.room`). */
+  room(): boolean;
   /** Send waiting trials to threads with room (after trials running elsewhere ended). */
   pump(): void;
   close(): Promise<void>;
@@ -291,8 +345,9 @@ export interface TrialPool {
  * flags (its own domain runtime with idle databases, its own participants), at most `options`'s
  * concurrency trials running at once (see `ThreadPoolOptions`); with `lines`, each thread writes
  * its trajectories to its own part of that file. Returns the {@link TrialRunner} for `runBatch`
- * and the pool's `close`.
- * @throws (rejects) with a thread's set-up error (e.g. the domain's data is unreadable).
+ * and the pool's `close` (each thread closes its part and databases first).
+ * @throws (rejects) with a thread's set-up error (e.g. the domain's data is unreadable), or
+ * `options.signal`'s reason when it aborts the start.
  */
 export async function startTrialPool(
   flags: TrialFlags,
@@ -312,6 +367,7 @@ export async function startTrialPool(
   return {
     runTrial: (task, trial) => pool.run({ taskId: task.id, trial }),
     running: () => pool.running(),
+    room: () => pool.room(),
     pump: () => pool.pump(),
     close: () => pool.close(),
   };

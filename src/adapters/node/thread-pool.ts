@@ -46,6 +46,8 @@ export interface ThreadPoolOptions {
    * when one of them ends. Jobs only queued in a thread do not count.
    */
   budget?: () => number;
+  /** Stops a start in progress: the threads started so far are stopped, and the start rejects. */
+  signal?: AbortSignal;
 }
 
 /** The parent's handle on a started pool. */
@@ -62,9 +64,18 @@ export interface ThreadPool<In, Out> {
    * or {@link close}), with why the first one did.
    */
   run(input: In): Promise<Out>;
+  /**
+   * True when a job given to {@link run} now would be sent to a thread at once (to start, or to
+   * wait in the thread within its {@link ThreadPoolOptions.ahead}), not held in the parent: a
+   * caller with work of its own to hand out asks this first.
+   */
+  room(): boolean;
   /** Send waiting jobs to threads that have room again (after the {@link ThreadPoolOptions.budget} grew). */
   pump(): void;
-  /** Stop every thread; jobs still in flight or waiting reject. */
+  /**
+   * Stop every thread; jobs still in flight or waiting reject. A thread's files opened with
+   * `fs.open`/`openSync` are closed as it stops (Node's `trackUnmanagedFds`, on by default).
+   */
   close(): Promise<void>;
 }
 
@@ -93,8 +104,9 @@ export function threadShare(concurrency: number, size: number, i: number): numbe
  * Start `size` threads on `entry` (a `.ts` module that calls {@link serveThreadJobs}), each given
  * `data` as its `workerData.data`; resolves when all are set up.
  *
- * @throws (rejects) when a thread fails to set up (its error message), or exits; RangeError when
- * `options.concurrency` is below `size` (a thread would get no job).
+ * @throws (rejects) when a thread fails to set up (its error message), or exits, or
+ * `options.signal` aborts the start (its reason); RangeError when `options.concurrency` is below
+ * `size` (a thread would get no job).
  */
 export async function startThreadPool<In, Out>(
   entry: URL,
@@ -182,8 +194,16 @@ export async function startThreadPool<In, Out>(
   const close = async () => {
     await Promise.all(lanes.map((l) => l.worker.terminate()));
   };
+  const { signal } = options;
+  const aborted = new Promise<never>((_, reject) => {
+    if (!signal) return;
+    const abort = () => reject(signal.reason ?? new Error('thread pool: start aborted'));
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  });
+  aborted.catch(() => {});
   try {
-    await Promise.all(ready);
+    await Promise.race([Promise.all(ready), aborted]);
   } catch (e) {
     await close();
     throw e;
@@ -200,6 +220,7 @@ export async function startThreadPool<In, Out>(
         pump();
       });
     },
+    room: () => lanes.some((l) => !l.dead) && laneWithRoom() !== undefined,
     pump,
     close,
   };

@@ -39,8 +39,9 @@ export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags, Trial
   trials: number;
   concurrency: number;
   /**
-   * Worker threads for the rollouts (issue 15, item 5), at most `concurrency`; default one per
-   * core, started only when the run's work left pays for them (see `scheduleTrials`).
+   * Threads for the rollouts, the CLI's own included (issue 15, item 5), at most `concurrency`;
+   * default one per core, the workers started only when the run's work left pays for them (see
+   * `scheduleTrials`).
    */
   threads?: number;
   out?: string;
@@ -62,7 +63,7 @@ export type RunReport = BatchSummary & {
     split: string | null;
     task_ids: string[];
     concurrency: number;
-    /** Worker threads the rollouts ran in (1: none was started, all ran in the CLI's own). */
+    /** Threads the rollouts ran in, the CLI's own included (1: no worker thread was up, all ran in the CLI's). */
     threads: number;
     max_steps: number;
     /** True when the agent had the reference solution: demonstrations (SFT), not an evaluation. */
@@ -129,9 +130,10 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
   const { domain, tasks, trial } = await trialSetup(opts, models);
   const lines = outDir ? join(outDir, 'trajectories.jsonl') : undefined;
   if (outDir) await prepareOut(outDir);
-  // Issue 15 (item 5): trials in a pool of worker threads, one per core (not with a channel,
-  // whose speech and audio files stay in this thread), once it is up and worth starting.
-  // Trials run here get the channel and the timeline too (the pool's threads run none: see above).
+  // Issue 15 (item 5): trials in this thread and, once they are up and worth starting, in worker
+  // threads beside it, one thread per core (not with a channel, whose speech and audio files
+  // stay in this thread). Trials run here get the channel and the timeline too (the workers run
+  // none: see above).
   // Every thread writes its trajectories to its own part of trajectories.jsonl; merged at the end.
   const local = { ...trial, ...(channel ? { channel } : {}), ...(duplex ? { duplex } : {}) };
   const trials = scheduleTrials(local, opts, {
@@ -271,7 +273,7 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option(
       '--threads <n>',
-      'worker threads running the rollouts, at most --concurrency (default: one per core, started once the run estimates over 3 s of work left; 1 = all in this thread; a run with a phone channel uses 1)',
+      'threads running the rollouts, this one included, at most --concurrency (default: one per core, the others started once the run estimates over 3 s of work left; 1 = all in this thread; a run with a phone channel uses 1)',
       intOption('--threads', 1),
     )
     .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
