@@ -15,6 +15,7 @@ import {
   halfbandAllpassCoefficients,
   interpolate2,
   interpolate2IirQuantize16Into,
+  type SplitBandPass,
 } from '../../src/core/audio/resample.ts';
 import { applyFrameDrops, dropSpans, gilbertElliottDrops } from '../../src/core/audio/packet-loss.ts';
 import {
@@ -29,7 +30,7 @@ import {
 } from '../../src/core/audio/noise.ts';
 import { meanPowerResponse } from '../../src/core/audio/band-power.ts';
 import { biquadCascadeInPlace, biquadCascadeInto } from '../../src/core/audio/biquad.ts';
-import { telephonyBandPass } from '../../src/core/channel/chain.ts';
+import { telephonyBandPass, telephonySplitBandPass } from '../../src/core/channel/chain.ts';
 import { activeRms, activeRmsFullAndBand, bandEnergyDb, peak, rms, snrDb } from '../../src/core/audio/measure.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
 import { diff, NOISE_DIR, sine } from './helpers.ts';
@@ -126,9 +127,9 @@ describe('2:1 rate changes (16 ↔ 8 kHz)', () => {
 describe("the telephony leg's IIR half-band rate changes (16 → 8 kHz with the band-pass, 8 → 16 kHz)", () => {
   // With pass-through sections and the identity 16-bit table the kernel is the half-band alone, quantized to 16 bits.
   const through = { b0: 1, b1: 0, b2: 0, a1: 0, a2: 0 };
-  const none = [through, through, through, through] as const;
+  const none: SplitBandPass = { lowPass: [through, through], highPass: [through, through] };
   const identity = Float32Array.from({ length: 65536 }, (_, i) => (i - 32768) / 32768);
-  const decimate = (x: Float32Array, sections: typeof none | ReturnType<typeof telephonyBandPass> = none) =>
+  const decimate = (x: Float32Array, sections: SplitBandPass = none) =>
     bandPassDecimate2MapInto(x, sections, new Float64Array((x.length + 1) >> 1), identity);
   const levelDb = (hz: number) => {
     const x = sine(hz, 1, 0.5);
@@ -141,10 +142,26 @@ describe("the telephony leg's IIR half-band rate changes (16 → 8 kHz with the 
     for (const hz of [4600, 5000, 6000, 7000, 7900]) expect(levelDb(hz)).toBeLessThan(-70);
   });
 
+  it('with the high-pass after the rate change (at 8 kHz), passes tones from 300 Hz to 3.4 kHz as the 16 kHz band-pass does (within 0.01 dB) and cuts 100–150 Hz at least as deep', () => {
+    const band16 = telephonyBandPass({ lowHz: 300, highHz: 3400 }, 16000);
+    const split = telephonySplitBandPass({ lowHz: 300, highHz: 3400 }, 16000, 1);
+    for (const hz of [100, 150, 300, 500, 1000, 2000, 3000, 3400]) {
+      const x = sine(hz, 2, 0.5);
+      const want = biquadCascadeInto(x, new Float32Array(x.length), band16).subarray(8000);
+      const got = Float32Array.from(decimate(x, split).subarray(4000));
+      const db = 20 * Math.log10(rms(got) / rms(want));
+      if (hz >= 300) expect(Math.abs(db)).toBeLessThan(0.01);
+      else {
+        expect(db).toBeLessThan(0.01);
+        expect(db).toBeGreaterThan(-0.2);
+      }
+    }
+  });
+
   it('clips the input to [−1, 1] in its read, handles odd lengths, and maps through the table', () => {
     const rng = seededRng(7);
     const x = Float32Array.from({ length: 4001 }, () => 3 * (rng.next() * 2 - 1));
-    const band = telephonyBandPass({ lowHz: 300, highHz: 3400 }, 16000);
+    const band = telephonySplitBandPass({ lowHz: 300, highHz: 3400 }, 16000, 1);
     const clipped = x.map((v) => Math.min(1, Math.max(-1, v)));
     expect(Array.from(decimate(x, band))).toEqual(Array.from(decimate(clipped, band)));
     // An odd length ends as if one zero followed.

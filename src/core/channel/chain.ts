@@ -9,7 +9,7 @@ import { proceduralBurstLength, type ProceduralBurst } from '../audio/noise.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
 import { biquadCascadeInto, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
 import { msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
-import { bandPassDecimate2MapInto, interpolate2IirQuantize16Into } from '../audio/resample.ts';
+import { bandPassDecimate2MapInto, interpolate2IirQuantize16Into, type SplitBandPass } from '../audio/resample.ts';
 import { allocWavPcm16, encodeWav, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type GraphRenderer } from './graph.ts';
 import { mixInto, telephonyBandPass, type ChannelLevels, type NoiseBank } from './mix.ts';
@@ -191,6 +191,31 @@ function zeroSpans(
   for (const s of spans) x.fill(0, msToSamples(s.startMs, rateHz), Math.min(x.length, msToSamples(s.endMs, rateHz)));
 }
 
+/**
+ * The telephony band-pass of the network leg ({@link bandPassDecimate2MapInto}) at `gain`: the
+ * sections of {@link telephonyBandPass}, its two low-pass sections at `rateHz` (16 kHz) before
+ * the 16 → 8 kHz step and its two high-pass sections designed at the 8 kHz rate
+ * ({@link TELEPHONY_RATE_HZ}) after it, `gain` on the first section's numerator (the cascade is
+ * linear). From 300 Hz to 3.4 kHz its magnitude response is within 0.004 dB of the 16 kHz
+ * band-pass's times `gain`; below the band the 8 kHz high-pass cuts up to 0.1 dB more (at
+ * 100–150 Hz). Its phase is the 8 kHz design's (up to ~6° apart at 3 kHz: the bilinear transform
+ * maps frequencies differently at the two rates), as tau2-bench's, which designs its whole
+ * band-pass at 8 kHz (`StreamingTelephonyConverter`: `butter(4, [300, 3400] / 4000, 'band')`
+ * after the rate change).
+ */
+export function telephonySplitBandPass(
+  t: { lowHz: number; highHz: number },
+  rateHz: number,
+  gain: number,
+): SplitBandPass {
+  const [, , low0, low1] = telephonyBandPass(t, rateHz);
+  const [high0, high1] = telephonyBandPass(t, TELEPHONY_RATE_HZ);
+  return {
+    lowPass: [{ ...low0, b0: low0.b0 * gain, b1: low0.b1 * gain, b2: low0.b2 * gain }, low1],
+    highPass: [high0, high1],
+  };
+}
+
 /** The telephony leg's 8 kHz buffer, reused by {@link channelTail} (grown on demand). */
 let narrowScratch = new Float64Array(0);
 
@@ -199,7 +224,8 @@ let narrowScratch = new Float64Array(0);
  * buffer the caller owns), with the 16-bit quantization: the returned samples are `rendered`,
  * quantized, and `pcm` (same length) holds their 16-bit values. The ADC's hard clip to [−1, 1],
  * then the telephone network leg: with telephony, the 300–3400 Hz band-pass (4th-order
- * Butterworth high- and low-pass, cookbook sections as in WebAudio) at the 0.9 headroom, 16 → 8 kHz,
+ * Butterworth high- and low-pass, cookbook sections as in WebAudio; the high-pass after the
+ * 16 → 8 kHz step, {@link telephonySplitBandPass}) at the 0.9 headroom, 16 → 8 kHz,
  * the mu-law round trip (one loop: {@link bandPassDecimate2MapInto}), frame drops at 8 kHz,
  * 8 → 16 kHz fused with the quantization ({@link interpolate2IirQuantize16Into}), and the
  * dropped frames zeroed again at 16 kHz (the IIR interpolator rings on into a gap: a dropped
@@ -213,10 +239,7 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int1
     if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
     return quantize16Into(rendered, pcm);
   }
-  // The headroom scale rides on the first section's numerator (the cascade is linear).
-  const [first, ...rest] = telephonyBandPass(plan.telephony, plan.sampleRate);
-  const h = TELEPHONY_HEADROOM;
-  const bandPass = [{ ...first, b0: first.b0 * h, b1: first.b1 * h, b2: first.b2 * h }, ...rest] as BiquadCascade4;
+  const bandPass = telephonySplitBandPass(plan.telephony, plan.sampleRate, TELEPHONY_HEADROOM);
   // The 8 kHz signal: float32 values in a Float64Array (read without conversions below), in a
   // scratch buffer reused across turns (the tail is synchronous; nothing keeps it).
   const len = (rendered.length + 1) >> 1;
