@@ -143,12 +143,22 @@ const ESCAPES: Readonly<Record<string, string>> = {
   '\f': '\\f',
 };
 
-/** Printable ASCII other than `"` and backslash: what `json.dumps` writes unchanged (most tau2 strings). */
-const PLAIN_STRING = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/**
+ * True when `json.dumps` writes `s` unchanged between quotes: printable ASCII other than `"` and
+ * backslash (most tau2 strings). A loop over the code units: on the short strings of tool
+ * results it is several times faster than a regular expression test.
+ */
+function isPlain(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
 
 /** A string as Python's `json.dumps` writes it with `ensure_ascii=True`. */
 function pyJsonString(s: string): string {
-  if (PLAIN_STRING.test(s)) return `"${s}"`;
+  if (isPlain(s)) return `"${s}"`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's ensure_ascii escapes exactly these control characters
   return `"${s.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
@@ -166,8 +176,24 @@ function pyJsonKey(k: string): string {
   return q;
 }
 
+/** Quoted keys followed by `: `, the default key separator. */
+const quotedKeysColon = new Map<string, string>();
+
+/** `pyJsonKey(k) + ': '`, cached likewise. */
+function pyJsonKeyColon(k: string): string {
+  let q = quotedKeysColon.get(k);
+  if (q === undefined) {
+    q = `${pyJsonKey(k)}: `;
+    if (quotedKeysColon.size < 4096) quotedKeysColon.set(k, q);
+  }
+  return q;
+}
+
 /** A float as `json.dumps` writes it (`NaN`, `Infinity`, `-Infinity` for non-finite values). */
 function pyJsonFloat(x: number): string {
+  const abs = Math.abs(x);
+  // The common case first: fixed notation, as in pyFloatRepr.
+  if (abs >= 1e-4 && abs < 1e16) return Number.isInteger(x) ? `${x}.0` : String(x);
   if (Number.isNaN(x)) return 'NaN';
   if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
   return pyFloatRepr(x);
@@ -196,46 +222,71 @@ interface DumpStyle {
 
 /**
  * One value of {@link pyJsonDumps} at nesting `level`, built by string concatenation (a tool
- * result is serialized on every call; a module function, not a closure made per call).
+ * result is serialized on every call; a module function, not a closure made per call). Strings,
+ * the most common values, are written without a call of their own; containers test the cheap
+ * cases first (a float, a list) and a record's keys are read once.
  */
 function dumpValue(v: PyJson, level: number, style: DumpStyle): string {
-  if (v === null) return 'null';
-  switch (typeof v) {
-    case 'string':
-      return pyJsonString(v);
-    case 'boolean':
-      return v ? 'true' : 'false';
-    case 'number':
-      if (!Number.isSafeInteger(v)) throw new TypeError(`pyJsonDumps: ${v} is not an int; wrap floats in PyFloat`);
-      return String(v);
-    case 'object':
-      break;
-    default:
-      throw new TypeError(`pyJsonDumps: unsupported value ${String(v)}`);
+  if (typeof v === 'string') return isPlain(v) ? `"${v}"` : pyJsonString(v);
+  if (typeof v === 'object') {
+    if (v === null) return 'null';
+    if (v instanceof PyFloat) return pyJsonFloat(v.value);
+    return Array.isArray(v) ? dumpList(v, level, style) : dumpDict(v, level, style);
   }
-  if (v instanceof PyFloat) return pyJsonFloat(v.value);
-  const { indent, itemSep, keySep } = style;
-  const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (level + 1))}`;
-  const end = indent === undefined ? '' : `\n${' '.repeat(indent * level)}`;
-  if (Array.isArray(v)) {
-    if (v.length === 0) return '[]';
-    let out = '[';
-    for (let i = 0; i < v.length; i++) out += (i > 0 ? itemSep : '') + pad + dumpValue(v[i]!, level + 1, style);
-    return `${out}${end}]`;
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new TypeError(`pyJsonDumps: ${v} is not an int; wrap floats in PyFloat`);
+    return String(v);
   }
-  const map = v instanceof Map ? v : undefined;
-  const keys = map ? [...map.keys()] : Object.keys(v);
-  if (style.sortKeys) keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  if (keys.length === 0) return '{}';
-  let out = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    const item = map ? map.get(k) : (v as PyJsonObject)[k];
-    out += (i > 0 ? itemSep : '') + pad + pyJsonKey(k) + keySep;
-    if (item === undefined) throw new TypeError(`pyJsonDumps: key "${k}" is undefined`);
-    out += dumpValue(item, level + 1, style);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  throw new TypeError(`pyJsonDumps: unsupported value ${String(v)}`);
+}
+
+/** The line break and indentation before an item at `level` (none without `indent`). */
+function padding(style: DumpStyle, level: number): string {
+  return style.indent === undefined ? '' : `\n${' '.repeat(style.indent * level)}`;
+}
+
+function dumpList(v: readonly PyJson[], level: number, style: DumpStyle): string {
+  if (v.length === 0) return '[]';
+  const pad = padding(style, level + 1);
+  const sep = style.itemSep + pad;
+  let out = `[${pad}`;
+  for (let i = 0; i < v.length; i++) {
+    const item = v[i]!;
+    if (i > 0) out += sep;
+    out += typeof item === 'string' && isPlain(item) ? `"${item}"` : dumpValue(item, level + 1, style);
   }
-  return `${out}${end}}`;
+  return `${out}${padding(style, level)}]`;
+}
+
+/**
+ * A dict (`Map`, insertion order) or a record (plain object: its own keys, in `Object.keys`
+ * order; read with `for…in`, which lists the same keys for a plain object without making an
+ * array). Sorted by UTF-16 code unit with `sortKeys`.
+ */
+function dumpDict(v: PyDict | PyJsonObject, level: number, style: DumpStyle): string {
+  const pad = padding(style, level + 1);
+  const sep = style.itemSep + pad;
+  let out = '';
+  if (style.sortKeys) {
+    const map = v instanceof Map ? v : undefined;
+    const keys = map ? [...map.keys()] : Object.keys(v);
+    keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const k of keys)
+      out += (out === '' ? `{${pad}` : sep) + dumpEntry(k, map ? map.get(k) : (v as PyJsonObject)[k], level, style);
+  } else if (v instanceof Map) {
+    for (const [k, item] of v) out += (out === '' ? `{${pad}` : sep) + dumpEntry(k, item, level, style);
+  } else {
+    for (const k in v) out += (out === '' ? `{${pad}` : sep) + dumpEntry(k, v[k], level, style);
+  }
+  return out === '' ? '{}' : `${out}${padding(style, level)}}`;
+}
+
+/** One `"key": value` of a dict at `level`. */
+function dumpEntry(k: string, item: PyJson | undefined, level: number, style: DumpStyle): string {
+  if (item === undefined) throw new TypeError(`pyJsonDumps: key "${k}" is undefined`);
+  const key = style.keySep === ': ' ? pyJsonKeyColon(k) : pyJsonKey(k) + style.keySep;
+  return key + (typeof item === 'string' && isPlain(item) ? `"${item}"` : dumpValue(item, level + 1, style));
 }
 
 /** Invalid JSON text given to {@link parsePyJson}; `offset` is the character index of the problem. */
