@@ -209,8 +209,11 @@ function groupByFlight(rows: readonly SqlRow[]): Map<string, SqlRow[]> {
 
 /**
  * Insert `rows` (values in `columns` order) into `table` in one statement (the write log gets them
- * in this order, as from one INSERT each) and give them back as `SELECT *` would, by `position`
- * (RETURNING's order is not defined). `table` and `columns` are constants of the calling tool.
+ * in this order, as from one INSERT each) and give them back as `SELECT *` by `position` would:
+ * `columns` are all of the table's columns in table order, and the rows come in position order
+ * with values of the columns' types (a tool's arguments, or values read from the database), so the
+ * rows are written from the values, not read back (`RETURNING *` cost ~3 µs a row in sql.js).
+ * `table` and `columns` are constants of the calling tool.
  */
 export async function insertRows(
   db: ToolDb,
@@ -220,11 +223,12 @@ export async function insertRows(
 ): Promise<SqlRow[]> {
   if (rows.length === 0) return [];
   const one = `(${columns.map(() => '?').join(', ')})`;
-  const out = await db.all(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')} RETURNING *`,
-    rows.flat(),
-  );
-  return out.sort((a, b) => (a.position as number) - (b.position as number));
+  await db.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')}`, rows.flat());
+  return rows.map((values) => {
+    const row: SqlRow = {};
+    for (const [i, c] of columns.entries()) row[c] = values[i]!;
+    return row;
+  });
 }
 
 /**
@@ -250,16 +254,26 @@ export async function payForUpdate(db: ToolDb, userId: string, paymentId: string
   return total !== 0;
 }
 
-/** Append a payment (a refund when `amount` is negative) to a reservation's history, after its last. */
-export async function appendPayment(
+/**
+ * Append payments (refunds when `amount` is negative) to a reservation's history, in order, each
+ * after the last (max(position) + 1, 0 for none), and give the history as `SELECT *` by position
+ * now would: the rows of `history` and the new ones, written from the values inserted.
+ * @param history the reservation's payment history as it is now, in position order.
+ */
+export async function appendPayments(
   db: ToolDb,
   reservationId: string,
-  paymentId: string,
-  amount: number,
-): Promise<void> {
-  await db.run(
-    `INSERT INTO reservation_payments (reservation_id, position, payment_id, amount)
-     SELECT ?1, coalesce(max(position) + 1, 0), ?2, ?3 FROM reservation_payments WHERE reservation_id = +?1`,
-    [reservationId, paymentId, amount],
+  history: readonly SqlRow[],
+  payments: readonly { paymentId: string; amount: number }[],
+): Promise<SqlRow[]> {
+  let position = history.reduce((max, p) => Math.max(max, (p.position as number) + 1), 0);
+  const rows = payments.map((p) => [reservationId, position++, p.paymentId, p.amount + 0]);
+  // + 0 above: a refund of 0 is -0, which sql.js binds as the integer 0.
+  const added = await insertRows(
+    db,
+    'reservation_payments',
+    ['reservation_id', 'position', 'payment_id', 'amount'],
+    rows,
   );
+  return [...history, ...added];
 }

@@ -161,7 +161,7 @@ async function appendPayments(
       order_id: orderId,
       position: position++,
       transaction_type: p.type,
-      amount: p.amount,
+      amount: p.amount + 0, // -0 is bound (and read back) as the integer 0
       payment_method_id: p.paymentMethodId,
     };
     await db.run(
