@@ -204,6 +204,8 @@ export function scheduleTrials(
     paybackMs?: number;
     /** The trajectories file whose parts the threads write (none written without it). */
     lines?: string;
+    /** Milliseconds for the estimate of the work left (default `performance.now`; tests pass their own). */
+    now?: () => number;
   },
 ): TrialScheduler {
   // This thread's part, made at its first trial.
@@ -264,11 +266,12 @@ export function scheduleTrials(
   /** Whether the work left (trials neither finished nor running) is estimated above the payback. */
   const paysOff = () => {
     if (finishedHere < TRIALS_BEFORE_ESTIMATE) return false;
-    if (finishedHere === TRIALS_BEFORE_ESTIMATE) warmSince = performance.now();
+    const now = o.now ?? (() => performance.now());
+    if (finishedHere === TRIALS_BEFORE_ESTIMATE) warmSince = now();
     const warm = finishedHere - TRIALS_BEFORE_ESTIMATE;
     if (warm < TRIALS_BEFORE_ESTIMATE) return false;
     const left = o.trials - finishedHere - runningHere;
-    return (left * (performance.now() - warmSince)) / warm > (o.paybackMs ?? POOL_PAYBACK_MS);
+    return (left * (now() - warmSince)) / warm > (o.paybackMs ?? POOL_PAYBACK_MS);
   };
   const here = (w: PendingTrial) => {
     runningHere++;

@@ -191,6 +191,45 @@ describe('rollout threads', () => {
       }
     }, 180_000);
 
+  it('the auto start estimates the work left from warm trials only: 10 slow cold trials do not start workers for a fast rest', async () => {
+    const flags: TrialFlags = { domain: 'carrier', agent: 'reference', user: 'scripted', seed: 7 };
+    const setup = await trialSetup(flags);
+    const n = setup.tasks.length * 4;
+    /** A run whose clock says trial k (1-based) ended at 1 s per cold trial (the first 10), then `warmMs` per trial. */
+    const clocked = async (warmMs: number) => {
+      let sched: TrialScheduler | undefined;
+      const now = () => {
+        const k = sched!.ranHere();
+        return Math.min(k, 10) * 1000 + Math.max(0, k - 10) * warmMs;
+      };
+      sched = scheduleTrials(setup.trial, flags, { threads: 2, concurrency: 2, trials: n, auto: true, now });
+      let calls = 0;
+      await runBatch({
+        ...setup.trial,
+        tasks: setup.tasks,
+        trials: 4,
+        concurrency: sched.slots,
+        keepTrajectories: false,
+        // From the 30th trial on each waits until the workers are up, if they were started.
+        trialRunner: async (task, t) => {
+          if (calls++ >= 30) await sched.started();
+          return sched.runTrial(task, t);
+        },
+      });
+      await sched.close();
+      return sched.threads();
+    };
+    try {
+      // 1 ms a warm trial: 40 left after the 20th are 40 ms, under the 3 s payback (the cold
+      // trials averaged in would say 40 × 500 ms = 20 s).
+      expect(await clocked(1)).toBe(1);
+      // 100 ms a warm trial: 40 × 100 ms = 4 s left, over it: the worker starts.
+      expect(await clocked(100)).toBe(2);
+    } finally {
+      await setup.trial.runtime.close();
+    }
+  }, 60_000);
+
   it('pool with a concurrency: each thread runs at most its share, one more waits in it, the rest in order in the parent', async () => {
     const entry = new URL('../fixtures/threads/wait-thread.ts', import.meta.url);
     type Job = { n: number; ms: number };
