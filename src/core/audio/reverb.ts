@@ -45,8 +45,10 @@ function runNetwork(
   const [d0, d1, d2, d3] = net.lengths as [number, number, number, number];
   const lines = new Float64Array(d0 + d1 + d2 + d3);
   const c = Float64Array.from([...net.gains, ...net.inSigns, ...net.outSigns, dry, wet]);
-  // Line k occupies lines[base_k, base_k + d_k); st[k] is its read/write position.
-  const st = new Float64Array(4);
+  // Line k occupies lines[base_k, base_k + d_k); st[k] is its read/write position. Integers in
+  // an Int32Array: read from a Float64Array they were doubles, and every index computed from
+  // them went through a double-to-integer check (a sixth of the kernel's time).
+  const st = new Int32Array(4);
   const n = x.length;
   for (let k = 0; k < n; ) {
     const len = Math.min(
@@ -71,7 +73,7 @@ function fdnBlock(
   out: Float32Array,
   lines: Float64Array,
   c: Float64Array,
-  st: Float64Array,
+  st: Int32Array,
   k: number,
   len: number,
   d0: number,

@@ -318,11 +318,14 @@ function rampLayerInto(
   out: Float32Array,
 ): number {
   const fround = Math.fround;
-  const to = ramps[k + 1] as number;
+  // The span's ends as integers (`| 0`): a Float64Array holds them as doubles, and a double loop
+  // index costs a conversion check on every array access.
+  const from = (ramps[k] as number) | 0;
+  const to = (ramps[k + 1] as number) | 0;
   const at0 = (ramps[k + 2] as number) * norm;
   const slope = (ramps[k + 3] as number) * norm;
   let e = 0;
-  for (let i = ramps[k] as number; i < to; i++) {
+  for (let i = from; i < to; i++) {
     const u = ((x[i] as number) - mean) * (at0 + slope * i);
     e += u * u;
     out[i] = fround((out[i] as number) + fround(u * gain)) + (voice[i] as number);

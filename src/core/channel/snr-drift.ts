@@ -89,8 +89,15 @@ export function rampsMeanSquare(ramps: Float64Array, n: number): number {
 export function driftGains(d: SnrDrift, n: number, rateHz: number, out = new Float32Array(n)): Float32Array {
   if (out.length !== n) throw new RangeError(`driftGains: ${out.length} slots for ${n} samples`);
   const ramps = driftRamps(d, n, rateHz);
+  // The ends as integers (`| 0`): a double loop index costs a conversion check per array access.
   for (let k = 0; k < ramps.length; k += 4)
-    rampInto(out, ramps[k] as number, ramps[k + 1] as number, ramps[k + 2] as number, ramps[k + 3] as number);
+    rampInto(
+      out,
+      (ramps[k] as number) | 0,
+      (ramps[k + 1] as number) | 0,
+      ramps[k + 2] as number,
+      ramps[k + 3] as number,
+    );
   return out;
 }
 
