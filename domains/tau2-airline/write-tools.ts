@@ -78,10 +78,11 @@ export const bookReservation = defineTool({
     }
     if (args.insurance === 'yes') total += 30 * nPax;
     total += 50 * args.nonfree_baggages;
-    // The user's methods as they are now, read once; the checks below see them before any payment.
+    // The user's methods as they are now, read once (by id: in no order); the checks below see
+    // them before any payment.
     const methods = new Map<string, SqlRow>();
     for (const pm of await db.all(
-      'SELECT payment_method_id, source, amount FROM user_payment_methods WHERE user_id = +? ORDER BY position',
+      'SELECT payment_method_id, source, amount FROM user_payment_methods WHERE user_id = +?',
       [args.user_id],
     ))
       methods.set(pm.payment_method_id as string, pm);

@@ -11,6 +11,14 @@ import { pyRound } from '../../src/core/tau2/py-json.ts';
 
 type Db = RuleCheckContext['db'];
 
+/**
+ * The reads the checks of one phase share (a phase's reader runs each distinct query once): the
+ * order named by a call, and the old and new item of each swap, each a lookup by key.
+ */
+const ORDER = 'SELECT status, user_id FROM orders WHERE order_id = ?';
+const OLD_ITEM = 'SELECT product_id, price FROM order_items WHERE order_id = +? AND item_id = +? ORDER BY position';
+const NEW_ITEM = 'SELECT product_id, price FROM product_variants WHERE item_id = ?';
+
 const str = (v: unknown) => String(v);
 
 /** The tools that swap items of an order for other variants. */
@@ -32,7 +40,7 @@ function statusRule(rule: string, policy: string, tools: readonly string[], stat
     tools,
     when: 'before',
     async check({ db, tool, args }) {
-      const o = await db.one('SELECT status FROM orders WHERE order_id = ?', [str(args.order_id)]);
+      const o = await db.one(ORDER, [str(args.order_id)]);
       if (!o || o.status === status) return null;
       return `${tool} on order ${str(args.order_id)} with status '${str(o.status)}'`;
     },
@@ -72,12 +80,16 @@ const exchangeDeliveredOnly = statusRule(
   'exchanged',
 );
 
-/** A gift card named as `payment_method_id`, with its balance, or null for any other method. */
+/**
+ * A gift card of the order's user named as `payment_method_id`, with its balance, or null for any
+ * other method (two lookups by key; the order's row is the one the status checks read).
+ */
 async function giftCard(db: Db, orderId: string, paymentMethodId: string): Promise<number | null> {
+  const o = await db.one(ORDER, [orderId]);
+  if (!o) return null;
   const pm = await db.one(
-    `SELECT m.source, m.balance FROM user_payment_methods m JOIN orders o ON o.user_id = m.user_id
-     WHERE o.order_id = +? AND m.payment_method_id = +?`,
-    [orderId, paymentMethodId],
+    'SELECT source, balance FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?',
+    [o.user_id!, paymentMethodId],
   );
   return pm?.source === 'gift_card' ? Number(pm.balance) : null;
 }
@@ -94,11 +106,8 @@ const giftCardCoversDifference: RuleCheck = {
     if (balance === null) return null;
     let diff = 0;
     for (const [from, to] of swaps(args)) {
-      const old = await db.one('SELECT price FROM order_items WHERE order_id = +? AND item_id = +? ORDER BY position', [
-        orderId,
-        from,
-      ]);
-      const next = await db.one('SELECT price FROM product_variants WHERE item_id = ?', [to]);
+      const old = await db.one(OLD_ITEM, [orderId, from]);
+      const next = await db.one(NEW_ITEM, [to]);
       if (!old || !next) return null;
       diff += Number(next.price) - Number(old.price);
     }
@@ -138,16 +147,15 @@ const sameProduct: RuleCheck = {
   async check({ db, args }) {
     const orderId = str(args.order_id);
     for (const [from, to] of swaps(args)) {
-      const old = await db.one(
-        'SELECT i.product_id, p.name FROM order_items i JOIN products p ON p.product_id = i.product_id WHERE i.order_id = +? AND i.item_id = +? ORDER BY i.position',
-        [orderId, from],
-      );
-      const next = await db.one(
-        'SELECT v.product_id, p.name FROM product_variants v JOIN products p ON p.product_id = v.product_id WHERE v.item_id = +?',
-        [to],
-      );
-      if (old && next && old.product_id !== next.product_id)
-        return `order ${orderId}: item ${from} (${str(old.name)}) swapped for item ${to} (${str(next.name)}), another product`;
+      const old = await db.one(OLD_ITEM, [orderId, from]);
+      const next = await db.one(NEW_ITEM, [to]);
+      if (!old || !next || old.product_id === next.product_id) continue;
+      // The products' names, only for the message (an item whose product is missing is not judged).
+      const name = async (productId: unknown) =>
+        (await db.one('SELECT name FROM products WHERE product_id = ?', [str(productId)]))?.name;
+      const [oldName, nextName] = [await name(old.product_id), await name(next.product_id)];
+      if (oldName === undefined || nextName === undefined) continue;
+      return `order ${orderId}: item ${from} (${str(oldName)}) swapped for item ${to} (${str(nextName)}), another product`;
     }
     return null;
   },

@@ -125,9 +125,23 @@ export function replayStatement(table: TableInfo, w: LoggedWrite): { sql: string
   return { sql: `INSERT INTO ${name} (${cols.join(', ')}) VALUES (${values.join(', ')})`, params };
 }
 
+/** Index in `columns` of each key column of a table (its primary key, else every column), by table. */
+const keyIndexes = new WeakMap<TableInfo, { names: readonly string[]; at: number[] }>();
+
+function keyColumns(table: TableInfo): { names: readonly string[]; at: number[] } {
+  let out = keyIndexes.get(table);
+  if (!out) {
+    const names = table.primaryKey.length > 0 ? table.primaryKey : table.columns;
+    out = { names, at: names.map((k) => table.columns.indexOf(k)) };
+    keyIndexes.set(table, out);
+  }
+  return out;
+}
+
 /**
  * Expand one log row into column entries: an insert logs every column (before `null`), a delete
- * every column (after `null`), an update only the columns whose value changed.
+ * every column (after `null`), an update only the columns whose value changed. Each entry has its
+ * own `key` object.
  */
 export function expandLogRow(
   row: SqlRow,
@@ -139,9 +153,7 @@ export function expandLogRow(
   const after = row.new == null ? null : (JSON.parse(row.new as string) as WriteEntry['after'][]);
   const image = (after ?? before)!;
   const { columns } = table;
-  const key: WriteEntry['key'] = {};
-  const keyCols = table.primaryKey.length > 0 ? table.primaryKey : columns;
-  for (const k of keyCols) key[k] = image[columns.indexOf(k)] ?? null;
+  const { names, at } = keyColumns(table);
   const out: WriteEntry[] = [];
   const { seq, turn, actor, tool } = meta;
   for (let i = 0; i < columns.length; i++) {
@@ -149,8 +161,10 @@ export function expandLogRow(
     const b = before ? (before[i] ?? null) : null;
     const a = after ? (after[i] ?? null) : null;
     if (op === 'update' && b === a) continue;
-    // An object literal in the entry's field order (not spreads): this runs for every column written.
-    out.push({ seq, turn, actor, tool, table: table.name, op, key: { ...key }, column, before: b, after: a });
+    // Built field by field (no spreads): this runs for every column written.
+    const key: WriteEntry['key'] = {};
+    for (let k = 0; k < names.length; k++) key[names[k]!] = image[at[k]!] ?? null;
+    out.push({ seq, turn, actor, tool, table: table.name, op, key, column, before: b, after: a });
   }
   return out;
 }
