@@ -1,6 +1,7 @@
 /**
  * Rollout threads (issue 15, item 5): scripted-episode throughput of `run`'s batch (reference
- * agent, scripted caller, each scored) in this thread and in a pool of worker threads.
+ * agent, scripted caller, each scored) in this thread alone and in this thread beside worker
+ * threads (as `run` schedules them: n threads are this one and n − 1 workers).
  *
  * Throughput is measured warm: a V8 isolate runs its first few hundred episodes ~1.2–1.5× slower
  * while it compiles, and every thread is its own isolate, so the pool and this thread each run
@@ -65,8 +66,16 @@ async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, t
   const scheduler = scheduleTrials(setup.trial, flags, { threads, concurrency, trials: Infinity, auto: false, lines });
   await scheduler.started();
   const startMs = performance.now() - t0;
+  // Warm-up rounds until every worker has run WARM_EPISODES too: this thread, warm already,
+  // takes more of a round than a cold worker does (whichever thread has room takes the next trial).
   const warmTrials = Math.ceil((WARM_EPISODES * threads) / setup.tasks.length);
-  const warm = await round(setup, warmTrials, scheduler);
+  let elsewhere = 0;
+  let warm: Awaited<ReturnType<typeof round>>;
+  do {
+    const here = scheduler.ranHere();
+    warm = await round(setup, warmTrials, scheduler);
+    elsewhere += warmTrials * setup.tasks.length - (scheduler.ranHere() - here);
+  } while (elsewhere < WARM_EPISODES * (threads - 1));
   return { scheduler, startMs, warm, threads: scheduler.threads() };
 }
 
@@ -170,13 +179,13 @@ async function wholeRun(domain: string, trials: number, c: number, out: string):
   return (performance.now() - t0) / 1000;
 }
 
-/** Whole runs of 10× and 100× a task at --concurrency 1 and 2, alternated twice; one line of medians. */
+/** Whole runs of 10×, 100× and 1,000× a task at --concurrency 1 and 2, alternated twice; one line of medians. */
 async function wholeRuns(domain: string, tasks: number): Promise<string> {
   await run(process.execPath, ['bin/switchboard.mjs', '--version'], { cwd: ROOT });
   const out = await mkdtemp(join(tmpdir(), 'sb-bench-pool-'));
   try {
     const parts: string[] = [];
-    for (const trials of [10, 100]) {
+    for (const trials of [10, 100, 1000]) {
       const t: number[][] = [[], []];
       for (let r = 0; r < 2; r++)
         for (const [i, c] of [1, 2].entries()) t[i]!.push(await wholeRun(domain, trials, c, out));
@@ -185,7 +194,7 @@ async function wholeRuns(domain: string, tasks: number): Promise<string> {
         (await readFile(join(out, 'c1/trajectories.jsonl'), 'utf8')) ===
         (await readFile(join(out, 'c2/trajectories.jsonl'), 'utf8'));
       parts.push(
-        `${tasks * trials} episodes: --concurrency 1 ${s1.toFixed(2)} s, 2 ${s2.toFixed(2)} s (×${f2(s1 / s2)}; same trajectories.jsonl: ${same})`,
+        `${tasks * trials} episodes: --concurrency 1 ${s1.toFixed(2)} s, 2 ${s2.toFixed(2)} s (×${f2(s1 / s2)}${s1 / s2 < 1 ? ', slower' : ''}; same trajectories.jsonl: ${same})`,
       );
     }
     return `  ${domain}, switchboard run --out from spawn to exit (pool start, warm-up and files included): ${parts.join(' · ')}`;
@@ -237,7 +246,7 @@ export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<s
     await rm(out, { recursive: true, force: true });
   }
   lines.push(
-    `  (medians of ${ROUNDS} alternating rounds, each thread warmed up by ${WARM_EPISODES} episodes first, every thread writing its trajectories' JSONL part as \`run --out\` does; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
+    `  (medians of ${ROUNDS} alternating rounds, each thread warmed up by ${WARM_EPISODES} episodes or more first, every thread writing its trajectories' JSONL part as \`run --out\` does; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
   );
   return lines;
 
@@ -256,8 +265,8 @@ export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<s
       const jsonCeiling = await parallelCeiling(JSON_LOOP, JSON_N);
       const ceiling = (before + after) / 2;
       lines.push(
-        `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)} · a JSON round-trip loop's 2-thread ratio ${f2(jsonCeiling)} (pool ÷ it ${f2(t!.ratio / jsonCeiling)})  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
-        `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · pool start ${f0(two.startMs)} ms, then its warm-up of ${WARM_EPISODES} episodes a thread at ${f0(two.warm.rate)}/s (this thread's at ${f0(one.warm.rate)}/s)`,
+        `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2: this one and a worker) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)} · a JSON round-trip loop's 2-thread ratio ${f2(jsonCeiling)} (pool ÷ it ${f2(t!.ratio / jsonCeiling)})  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
+        `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · worker start ${f0(two.startMs)} ms, then warm-up until it ran ${WARM_EPISODES} episodes (the last warm-up round at ${f0(two.warm.rate)}/s; this thread's alone at ${f0(one.warm.rate)}/s)`,
         await byConcurrency(flags, setup, trials, out),
       );
       lines.push(await wholeRuns(domain, setup.tasks.length));

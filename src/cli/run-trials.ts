@@ -123,22 +123,51 @@ export interface TrialJob {
 }
 
 /**
- * Remaining work (estimated from this thread's warm trials: remaining trials × time per trial
- * since its first {@link TRIALS_BEFORE_ESTIMATE}) above which a run starts its rollout threads by
- * itself. The CLI's thread keeps running trials while they start, so what a start costs is the
- * other cores' time: Node, the modules and the domain in each new thread (~0.3–1.6 s of CPU under
- * load), then its warm-up (a new thread's first few thousand scripted episodes take ~1.2–3× the
- * CPU of warm ones while V8 compiles), during which it competes with this thread's own
- * background compilation. A judgement, not a measured optimum: `npm run bench -- pool` times
- * whole runs of 150, 1,500 and 15,000 episodes at `--concurrency` 1 and 2 to check it.
+ * Remaining work (estimated from this thread's recent trials: remaining trials × {@link TrialPace})
+ * above which a run starts its rollout threads by itself. The CLI's thread keeps running trials
+ * while they start, so what a start costs is the other cores' time: Node, the modules and the
+ * domain in each new thread (~0.3–1.6 s of CPU under load), then its warm-up (a new thread's
+ * first thousand or so scripted episodes take ~1.3–3× the CPU of warm ones while V8 compiles,
+ * most of it in V8's background compiler threads), during which it competes with this thread's
+ * own background compilation. A judgement, not a measured optimum: `npm run bench -- pool`
+ * times whole runs of 150, 1,500 and 15,000 episodes at `--concurrency` 1 and 2 to check it.
  */
 export const POOL_PAYBACK_MS = 3000;
 
+/** Trials this thread finishes, and ms it runs them, before it estimates the work left at all. */
+export const PACE_MIN_TRIALS = 20;
+export const PACE_MIN_MS = 500;
+
 /**
- * Trials this thread runs before it times its trials for the estimate (its first ones are the
- * slowest: cold code), and again before it makes the first estimate from them.
+ * The pace of this thread's trials, for the estimate of the work left: ms per trial over the
+ * later half (at least) of the trials finished so far, so that the first, cold ones (code not yet
+ * compiled: several times slower) drop out of it as the run goes on. Keeps the time at every
+ * power-of-two count of finished trials (constant memory however long the run).
  */
-const TRIALS_BEFORE_ESTIMATE = 10;
+export class TrialPace {
+  private readonly marks = new Map<number, number>();
+  private first: number | undefined;
+
+  /** `now`: milliseconds (`performance.now` by default). */
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** A trial started here (the first one starts the clock of {@link PACE_MIN_MS}). */
+  started(): void {
+    this.first ??= this.now();
+  }
+
+  /**
+   * The `n`th trial finished here: ms per trial from the largest power of two ≤ n/2 finished
+   * trials to now, or undefined before {@link PACE_MIN_TRIALS} trials and {@link PACE_MIN_MS}.
+   */
+  finished(n: number): number | undefined {
+    const t = this.now();
+    if ((n & (n - 1)) === 0) this.marks.set(n, t);
+    if (n < PACE_MIN_TRIALS || t - (this.first ?? t) < PACE_MIN_MS) return undefined;
+    const mark = 2 ** Math.floor(Math.log2(n / 2));
+    return (t - this.marks.get(mark)!) / (n - mark);
+  }
+}
 
 /**
  * Threads for a run's trials, the CLI's own included: `--threads` when given, else one per core
@@ -239,8 +268,7 @@ export function scheduleTrials(
   let starting: Promise<void> | undefined;
   const stopStart = new AbortController();
   const waiting: PendingTrial[] = [];
-  // The estimate's clock: when this thread finished its first TRIALS_BEFORE_ESTIMATE trials.
-  let warmSince = 0;
+  const pace = new TrialPace(o.now);
   const start = () => {
     starting ??= startTrialPool(
       flags,
@@ -265,16 +293,12 @@ export function scheduleTrials(
   if (!o.auto) start();
   /** Whether the work left (trials neither finished nor running) is estimated above the payback. */
   const paysOff = () => {
-    if (finishedHere < TRIALS_BEFORE_ESTIMATE) return false;
-    const now = o.now ?? (() => performance.now());
-    if (finishedHere === TRIALS_BEFORE_ESTIMATE) warmSince = now();
-    const warm = finishedHere - TRIALS_BEFORE_ESTIMATE;
-    if (warm < TRIALS_BEFORE_ESTIMATE) return false;
-    const left = o.trials - finishedHere - runningHere;
-    return (left * (now() - warmSince)) / warm > (o.paybackMs ?? POOL_PAYBACK_MS);
+    const per = pace.finished(finishedHere);
+    return per !== undefined && (o.trials - finishedHere - runningHere) * per > (o.paybackMs ?? POOL_PAYBACK_MS);
   };
   const here = (w: PendingTrial) => {
     runningHere++;
+    pace.started();
     local(w.task, w.trial)
       .finally(() => {
         runningHere--;

@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startThreadPool } from '../../src/adapters/node/thread-pool.ts';
 import { main } from '../../src/cli/main.ts';
-import { scheduleTrials, trialSetup, type TrialFlags, type TrialScheduler } from '../../src/cli/run-trials.ts';
+import {
+  scheduleTrials,
+  TrialPace,
+  trialSetup,
+  type TrialFlags,
+  type TrialScheduler,
+} from '../../src/cli/run-trials.ts';
 import { digestAttempt, runBatch } from '../../src/core/rollout/batch.ts';
 import { mergeJsonlParts, removeJsonlParts } from '../../src/adapters/node/jsonl-parts.ts';
 import { capture } from '../fixtures/cli-io.ts';
@@ -147,9 +153,11 @@ describe('rollout threads', () => {
         });
         const a = await batch(lines('never'), never);
         expect([never.threads(), never.ranHere()]).toEqual([1, n]);
-        // Always pays off: the worker starts after 20 trials here (10 cold ones, then 10 timed for
-        // the estimate); this thread keeps running trials beside it (from the 30th trial on, each
-        // waits for the worker to be up, so that it surely runs some).
+        // Always pays off: the worker starts after 20 trials and 0.5 s here (the least the
+        // estimate needs; a clock that moves 100 ms at each reading); this thread keeps running
+        // trials beside it (from the 30th trial on, each waits for the worker to be up, so that
+        // it surely runs some).
+        let clock = 0;
         const soon = scheduleTrials(setup.trial, flags, {
           threads: 2,
           concurrency: 2,
@@ -157,6 +165,7 @@ describe('rollout threads', () => {
           auto: true,
           paybackMs: 0,
           lines: lines('soon'),
+          now: () => (clock += 100),
         });
         const b = await batch(lines('soon'), soon, 30);
         expect(soon.threads()).toBe(2);
@@ -191,16 +200,16 @@ describe('rollout threads', () => {
       }
     }, 180_000);
 
-  it('the auto start estimates the work left from warm trials only: 10 slow cold trials do not start workers for a fast rest', async () => {
+  it('the auto start estimates the work left from recent trials: slow cold first trials do not start workers for a fast rest', async () => {
     const flags: TrialFlags = { domain: 'carrier', agent: 'reference', user: 'scripted', seed: 7 };
     const setup = await trialSetup(flags);
     const n = setup.tasks.length * 4;
-    /** A run whose clock says trial k (1-based) ended at 1 s per cold trial (the first 10), then `warmMs` per trial. */
+    /** A run whose clock says trial k (1-based) ended at 1 s per cold trial (the first 5), then `warmMs` per trial. */
     const clocked = async (warmMs: number) => {
       let sched: TrialScheduler | undefined;
       const now = () => {
         const k = sched!.ranHere();
-        return Math.min(k, 10) * 1000 + Math.max(0, k - 10) * warmMs;
+        return Math.min(k, 5) * 1000 + Math.max(0, k - 5) * warmMs;
       };
       sched = scheduleTrials(setup.trial, flags, { threads: 2, concurrency: 2, trials: n, auto: true, now });
       let calls = 0;
@@ -220,8 +229,9 @@ describe('rollout threads', () => {
       return sched.threads();
     };
     try {
-      // 1 ms a warm trial: 40 left after the 20th are 40 ms, under the 3 s payback (the cold
-      // trials averaged in would say 40 × 500 ms = 20 s).
+      // 1 ms a warm trial: the first estimate (20 trials here, the pace of the 8th to the 20th)
+      // says 40 left are 40 ms, under the 3 s payback (the cold trials averaged in would say
+      // 40 × 250 ms = 10 s).
       expect(await clocked(1)).toBe(1);
       // 100 ms a warm trial: 40 × 100 ms = 4 s left, over it: the worker starts.
       expect(await clocked(100)).toBe(2);
@@ -229,6 +239,30 @@ describe('rollout threads', () => {
       await setup.trial.runtime.close();
     }
   }, 60_000);
+
+  it('TrialPace: ms per trial over the later half of the finished trials, from 20 trials and 0.5 s on', () => {
+    let t = 0;
+    const pace = new TrialPace(() => t);
+    pace.started();
+    // Trial k ends at 100 ms each for the first 10, then 1 ms each.
+    const end = (k: number) => Math.min(k, 10) * 100 + Math.max(0, k - 10);
+    const per: (number | undefined)[] = [];
+    for (let k = 1; k <= 40; k++) {
+      t = end(k);
+      per.push(pace.finished(k));
+    }
+    expect(per.slice(0, 19)).toEqual(Array(19).fill(undefined));
+    // 20: from the 8th (800 ms) to 1,010 ms over 12 trials; 32: from the 16th on, all warm.
+    expect(per[19]).toBeCloseTo(210 / 12, 9);
+    expect(per[31]).toBe(1);
+    expect(per[39]).toBe(1);
+    // Under 0.5 s since the first trial started: no estimate yet, whatever the count.
+    const quick = new TrialPace(() => t);
+    t = 0;
+    quick.started();
+    t = 499;
+    expect(quick.finished(100)).toBeUndefined();
+  });
 
   it('pool with a concurrency: each thread runs at most its share, one more waits in it, the rest in order in the parent', async () => {
     const entry = new URL('../fixtures/threads/wait-thread.ts', import.meta.url);
