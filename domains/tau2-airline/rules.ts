@@ -59,35 +59,47 @@ async function statuses(db: Db, flights: readonly SqlRow[]): Promise<SqlRow[]> {
   return out;
 }
 
-/**
- * {@link segmentsBefore} of one call, by its writes (the same array for every check of the call)
- * and reservation: three checks of `update_reservation_flights` ask for them.
- */
-const segmentsBeforeOf = new WeakMap<readonly WriteEntry[], Map<string, Promise<SqlRow[]>>>();
+/** Route of a reservation's segments now, in order (no statuses: the route checks need none). */
+async function routeNow(db: Db, reservationId: string): Promise<SqlRow[]> {
+  return db.all(
+    'SELECT flight_number, date, origin, destination FROM reservation_flights WHERE reservation_id = +? ORDER BY position',
+    [reservationId],
+  );
+}
 
 /**
- * The segments a reservation had before an `update_reservation_flights` call: the rows the call
- * deleted (it rewrites them all), or the current ones when it deleted none. Computed once per
- * call and reservation; callers must not change the rows.
+ * {@link deletedSegments} of one call, by its writes (the same array for every check of the call)
+ * and reservation: three checks of `update_reservation_flights` ask for them.
  */
-function segmentsBefore(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
-  let byReservation = segmentsBeforeOf.get(ctx.writes);
-  if (!byReservation) segmentsBeforeOf.set(ctx.writes, (byReservation = new Map()));
+const deletedOf = new WeakMap<readonly WriteEntry[], Map<string, SqlRow[]>>();
+
+/**
+ * The segment rows of a reservation that the call deleted (`update_reservation_flights` rewrites
+ * them all), in position order; empty when it deleted none. Computed once per call and
+ * reservation; callers must not change the rows.
+ */
+function deletedSegments(ctx: RuleCheckContext, reservationId: string): SqlRow[] {
+  let byReservation = deletedOf.get(ctx.writes);
+  if (!byReservation) deletedOf.set(ctx.writes, (byReservation = new Map()));
   let out = byReservation.get(reservationId);
   if (!out) {
-    out = readSegmentsBefore(ctx, reservationId);
+    out = rowImages(ctx.writes, 'reservation_flights', 'delete')
+      .filter((r) => r.reservation_id === reservationId)
+      .sort((a, b) => Number(a.position) - Number(b.position));
     byReservation.set(reservationId, out);
   }
   return out;
 }
 
-async function readSegmentsBefore(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
-  const deleted = rowImages(ctx.writes, 'reservation_flights', 'delete').filter(
-    (r) => r.reservation_id === reservationId,
-  );
+/**
+ * The segments a reservation had before an `update_reservation_flights` call: the rows the call
+ * deleted, or the current ones (with statuses) when it deleted none. `withStatus` adds the status
+ * of each deleted segment's flight date (one lookup each: only the cabin check needs them).
+ */
+async function segmentsBefore(ctx: RuleCheckContext, reservationId: string, withStatus = false): Promise<SqlRow[]> {
+  const deleted = deletedSegments(ctx, reservationId);
   if (deleted.length === 0) return segments(ctx.db, reservationId);
-  deleted.sort((a, b) => Number(a.position) - Number(b.position));
-  return statuses(ctx.db, deleted);
+  return withStatus ? statuses(ctx.db, deleted) : deleted;
 }
 
 const seg = (f: SqlRow) => `${str(f.flight_number)} on ${str(f.date)}`;
@@ -141,7 +153,7 @@ const basicEconomyUnchanged: RuleCheck = {
     const r = await reservation(ctx.db, ctx.args);
     if (!r || cabinBefore(ctx, r) !== 'basic_economy') return null;
     const before = (await segmentsBefore(ctx, str(r.reservation_id))).map(seg);
-    const after = (await segments(ctx.db, str(r.reservation_id))).map(seg);
+    const after = (await routeNow(ctx.db, str(r.reservation_id))).map(seg);
     if ([...before].sort().join('|') === [...after].sort().join('|')) return null;
     return `basic economy reservation ${str(r.reservation_id)} had its flights changed from ${before.join(', ')} to ${after.join(', ')}`;
   },
@@ -166,7 +178,7 @@ const keepRoute: RuleCheck = {
     const r = await reservation(ctx.db, ctx.args);
     if (!r) return null;
     const before = route(await segmentsBefore(ctx, str(r.reservation_id)));
-    const after = route(await segments(ctx.db, str(r.reservation_id)));
+    const after = route(await routeNow(ctx.db, str(r.reservation_id)));
     const dest = str(r.destination);
     const lostTurn = r.flight_type === 'round_trip' && before.reached.has(dest) && !after.reached.has(dest);
     if (before.from === after.from && before.to === after.to && !lostTurn) return null;
@@ -184,7 +196,7 @@ const cabinNotAfterFlown: RuleCheck = {
     if (!r) return null;
     const change = columnChange(ctx.writes, 'reservations', 'cabin', { reservation_id: r.reservation_id! });
     if (!change || change.before === change.after) return null;
-    const flown = (await segmentsBefore(ctx, str(r.reservation_id))).filter((f) => FLOWN.has(str(f.status)));
+    const flown = (await segmentsBefore(ctx, str(r.reservation_id), true)).filter((f) => FLOWN.has(str(f.status)));
     if (flown.length === 0) return null;
     return `cabin of reservation ${str(r.reservation_id)} changed from ${str(change.before)} to ${str(change.after)} with ${flown.map(seg).join(', ')} already flown`;
   },
