@@ -18,8 +18,8 @@
  */
 import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
 import type { TableOptions } from '../schema/domain.ts';
-import { canonicalJson, diffStates, sameRow, type DbState, type StateDiff } from './state.ts';
-import { logImage, type TableInfo } from './write-log.ts';
+import { canonicalJson, diffStates, keyJson, sameRow, type DbState, type StateDiff } from './state.ts';
+import { logImage, type ParsedLogRow, type TableInfo } from './write-log.ts';
 import { SwitchboardError } from '../errors.ts';
 
 /** One row (by primary key) that an episode wrote. */
@@ -54,18 +54,8 @@ export interface StateChanges {
   whole: DbState;
 }
 
-/** A log row of `_sb_write_log` as read for {@link collectChanges}. */
-export interface LogRow {
-  tbl: string;
-  op: 'insert' | 'update' | 'delete';
-  /** The row before the write (`null` for inserts): JSON array of its values in column order. */
-  old: string | null;
-  /** The row after the write (`null` for deletes): JSON array of its values in column order. */
-  new: string | null;
-}
-
 /**
- * Fold log rows (in `seq` order) into per-key changes.
+ * Fold log rows (in `seq` order, images parsed: `parseLogRow`) into per-key changes.
  *
  * @param tables the runtime's tables; log rows of other tables are ignored.
  * @param whole tables not to fold (compared whole).
@@ -73,7 +63,7 @@ export interface LogRow {
  *   compared whole as well; their entries are left out of `rows`).
  */
 export function collectChanges(
-  log: readonly LogRow[],
+  log: readonly ParsedLogRow[],
   tables: readonly TableInfo[],
   whole: ReadonlySet<string>,
 ): { rows: StateChanges['rows']; nullKeyTables: Set<string> } {
@@ -83,12 +73,11 @@ export function collectChanges(
   for (const entry of log) {
     const info = byName.get(entry.tbl);
     if (!info || whole.has(info.name) || nullKeyTables.has(info.name)) continue;
-    const before = logImage(info, entry.old);
-    const after = logImage(info, entry.new);
+    const before = logImage(info, entry.before);
+    const after = logImage(info, entry.after);
     const table = (rows[info.name] ??= {});
-    const keyOf = (row: SqlRow) => info.primaryKey.map((c) => row[c] ?? null);
-    const oldKey = before ? keyOf(before) : null;
-    const newKey = after ? keyOf(after) : null;
+    const oldKey = before ? primaryKeyOf(info, before) : null;
+    const newKey = after ? primaryKeyOf(info, after) : null;
     if (oldKey?.includes(null) || newKey?.includes(null)) {
       nullKeyTables.add(info.name);
       delete rows[info.name];
@@ -97,8 +86,8 @@ export function collectChanges(
     // A key's first log entry tells its state at open: the old image for an update or delete,
     // absent for an insert (the insert would have failed, or its REPLACE logged a delete first)
     // and for the new key of an update that changes the key.
-    const oldText = oldKey ? canonicalJson(oldKey) : null;
-    const newText = newKey ? canonicalJson(newKey) : null;
+    const oldText = oldKey ? keyJson(oldKey) : null;
+    const newText = newKey ? keyJson(newKey) : null;
     if (oldKey && oldText !== null) {
       table[oldText] ??= { key: oldKey, before, after: before };
       if (newText !== oldText) table[oldText].after = null;
@@ -109,6 +98,11 @@ export function collectChanges(
     }
   }
   return { rows, nullKeyTables };
+}
+
+/** The primary-key values of `row`, in key order. */
+function primaryKeyOf(table: TableInfo, row: SqlRow): SqlValue[] {
+  return table.primaryKey.map((c) => row[c] ?? null);
 }
 
 /** SQLite's storage-class order: NULL, numbers, text, blob. */

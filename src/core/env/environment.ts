@@ -17,15 +17,18 @@ import {
 } from '../schema/domain.ts';
 import type { Requestor, Task } from '../schema/task.ts';
 import type { ToolCall, WriteEntry } from '../schema/trajectory.ts';
-import { collectChanges, diffChanges, type LogRow, type StateChanges } from './changes.ts';
+import { collectChanges, diffChanges, type StateChanges } from './changes.ts';
 import { diffStates, type DbState, type StateDiff } from './state.ts';
 import {
   WRITE_LOG_TABLE,
   expandLogRow,
   ident,
+  parseLogRow,
   replayStatement,
   writeLogDdl,
   type LoggedWrite,
+  type LogRow,
+  type ParsedLogRow,
   type TableInfo,
 } from './write-log.ts';
 import {
@@ -419,6 +422,15 @@ export class Environment {
   private lastSeq = 0;
   /** Last log `seq` of the initial-state setup: later log rows are the episode's writes. */
   private setupSeq = 0;
+  /**
+   * The episode's log rows with their images parsed, as {@link collectWrites} read them, up to
+   * `seq` {@link parsedUpTo}: {@link changes} reads only the rows after it (usually none) instead
+   * of reading and parsing the whole log again. The log only grows while the environment is
+   * open (a failed call's rows are rolled back before they are read); `null` after a restore,
+   * whose rows were not read this way: `changes` then reads the whole log.
+   */
+  private parsedLog: ParsedLogRow[] | null = [];
+  private parsedUpTo = 0;
   private readonly log: WriteEntry[] = [];
   private readonly byName = new Map<string, TableInfo>();
   private readonly toolDb: ToolDb;
@@ -472,6 +484,8 @@ export class Environment {
     const rows = await this.db.all(`SELECT max(seq) AS m FROM ${WRITE_LOG_TABLE}`);
     this.lastSeq = (rows[0]?.m as number | null) ?? 0;
     this.setupSeq = this.lastSeq;
+    this.parsedLog = [];
+    this.parsedUpTo = this.lastSeq;
   }
 
   /**
@@ -556,16 +570,21 @@ export class Environment {
       this.lastSeq,
     ]);
     if (rows.length === 0) return [];
+    const parsed = this.parsedLog && this.parsedUpTo === this.lastSeq ? this.parsedLog : null;
     const out: WriteEntry[] = [];
     for (const row of rows) {
-      const info = this.byName.get(row.tbl as string);
+      const image = parseLogRow(row as unknown as LogRow);
+      parsed?.push(image);
+      const info = this.byName.get(image.tbl);
       if (!info) continue;
-      for (const entry of expandLogRow(row, info, { seq: 0, turn, actor, tool })) {
+      for (const entry of expandLogRow(image, info, { seq: 0, turn, actor, tool })) {
         entry.seq = this.log.length + out.length + 1;
         out.push(entry);
       }
     }
     this.lastSeq = rows[rows.length - 1]!.seq as number;
+    if (parsed) this.parsedUpTo = this.lastSeq;
+    else this.parsedLog = null;
     this.log.push(...out);
     return out;
   }
@@ -644,9 +663,12 @@ export class Environment {
    * {@link StateChanges}). Costs a few µs per log row, whatever the database size.
    */
   async changes(): Promise<StateChanges> {
-    const log = (await this.db.all(`SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
-      this.setupSeq,
+    const known = this.parsedLog;
+    const tail = (await this.db.all(`SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
+      known ? this.parsedUpTo : this.setupSeq,
     ])) as unknown as LogRow[];
+    const read = tail.map(parseLogRow);
+    const log = known ? (read.length ? [...known, ...read] : known) : read;
     const { rows, nullKeyTables } = collectChanges(log, this.runtime.tables, this.runtime.wholeTables);
     const whole = this.runtime.tables.filter((t) => this.runtime.wholeTables.has(t.name) || nullKeyTables.has(t.name));
     return { rows, whole: await this.exportTables(whole) };
@@ -693,6 +715,7 @@ export class Environment {
     }
     await this.db.restore(snap.image);
     await this.db.exec(CONNECTION_PRAGMAS);
+    this.parsedLog = null;
     this.log.length = 0;
     this.log.push(...snap.writes.map((w) => ({ ...w })));
     this.lastSeq = snap.lastSeq;
@@ -714,6 +737,7 @@ export class Environment {
     const [row] = await this.db.all(`SELECT count(*) AS n FROM ${WRITE_LOG_TABLE} WHERE seq > ?`, [this.setupSeq]);
     if (row?.n !== log.length)
       throw new Error(`restore: replaying ${log.length} logged writes logged ${String(row?.n)}: a sandbox fault`);
+    this.parsedLog = null;
     this.log.length = 0;
     this.log.push(...snap.writes.map((w) => ({ ...w })));
     this.lastSeq = snap.lastSeq;

@@ -18,10 +18,16 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
-function keyOf(row: SqlRow, cols: readonly string[]): string {
-  const values = cols.map((c) => row[c] ?? null);
-  // For strings, numbers and null, JSON.stringify of the array is the canonical text.
+/**
+ * {@link canonicalJson} of a list of column values (a key), without its recursion when no value
+ * is a blob: for strings, numbers and null, `JSON.stringify` of the array is the same text.
+ */
+export function keyJson(values: readonly SqlValue[]): string {
   return values.some((v) => v !== null && typeof v === 'object') ? canonicalJson(values) : JSON.stringify(values);
+}
+
+function keyOf(row: SqlRow, cols: readonly string[]): string {
+  return keyJson(cols.map((c) => row[c] ?? null));
 }
 
 /** `canonicalJson(x) === canonicalJson(y)`, without serializing when `x === y`. */

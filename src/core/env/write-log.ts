@@ -39,14 +39,44 @@ function jsonRow(alias: 'NEW' | 'OLD', columns: readonly string[]): string {
   return `json_array(${columns.map((c) => `${alias}.${ident(c)}`).join(', ')})`;
 }
 
+/** A row of the write log as read by the environment (`seq`, table, operation, row images). */
+export interface LogRow {
+  tbl: string;
+  op: 'insert' | 'update' | 'delete';
+  /** The row before the write (`null` for inserts): JSON array of its values in column order. */
+  old: string | null;
+  /** The row after the write (`null` for deletes): JSON array of its values in column order. */
+  new: string | null;
+}
+
 /**
- * The row a logged image (a `json_array` text of the trigger, or `null`) stands for, as column
- * name → value in column order: what `SELECT *` of the row gives (text, integers within ±2^53,
- * NULL, and reals, which SQLite ≥ 3.43 prints with round-trip precision).
+ * A {@link LogRow} with its images parsed: each row's values in column order, `null` for none
+ * (JSON holds no blobs: SQLite's `json_array` refuses one, so a blob write fails).
  */
-export function logImage(table: TableInfo, image: string | null): SqlRow | null {
-  if (image == null) return null;
-  const values = JSON.parse(image) as SqlValue[];
+export interface ParsedLogRow {
+  tbl: string;
+  op: LogRow['op'];
+  before: WriteEntry['before'][] | null;
+  after: WriteEntry['after'][] | null;
+}
+
+/**
+ * Parse a log row's images (`json_array` texts of the trigger): text, integers within ±2^53,
+ * NULL, and reals, which SQLite ≥ 3.43 prints with round-trip precision, come back as the same
+ * values `SELECT *` of the row gives.
+ */
+export function parseLogRow(row: LogRow): ParsedLogRow {
+  return {
+    tbl: row.tbl,
+    op: row.op,
+    before: row.old == null ? null : (JSON.parse(row.old) as WriteEntry['before'][]),
+    after: row.new == null ? null : (JSON.parse(row.new) as WriteEntry['after'][]),
+  };
+}
+
+/** The row a parsed log image stands for, as column name → value in column order (`null` for none). */
+export function logImage(table: TableInfo, values: readonly SqlValue[] | null): SqlRow | null {
+  if (values === null) return null;
   const row: SqlRow = {};
   const { columns } = table;
   for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i] ?? null;
@@ -78,13 +108,7 @@ export function writeLogDdl(tables: readonly TableInfo[]): string {
 }
 
 /** A row of the write log as a snapshot keeps it (see {@link replayStatement}). */
-export interface LoggedWrite {
-  tbl: string;
-  op: 'insert' | 'update' | 'delete';
-  /** The row before the write (`null` for inserts): JSON array of its values in column order. */
-  old: string | null;
-  /** The row after the write (`null` for deletes): JSON array of its values in column order. */
-  new: string | null;
+export interface LoggedWrite extends LogRow {
   /** Rowid of the row written (`null` for a WITHOUT ROWID table). */
   rid: number | null;
 }
@@ -144,13 +168,11 @@ function keyColumns(table: TableInfo): { names: readonly string[]; at: number[] 
  * own `key` object.
  */
 export function expandLogRow(
-  row: SqlRow,
+  row: ParsedLogRow,
   table: TableInfo,
   meta: { seq: number; turn: number; actor: Requestor; tool: string },
 ): WriteEntry[] {
-  const op = row.op as WriteEntry['op'];
-  const before = row.old == null ? null : (JSON.parse(row.old as string) as WriteEntry['before'][]);
-  const after = row.new == null ? null : (JSON.parse(row.new as string) as WriteEntry['after'][]);
+  const { op, before, after } = row;
   const image = (after ?? before)!;
   const { columns } = table;
   const { names, at } = keyColumns(table);

@@ -342,6 +342,27 @@ describe('state changes give the full-state diff', () => {
     expect(Object.keys(gold.changes.rows.uniq!)).toEqual(['[1]', '[3]']);
   });
 
+  it('counts writes made outside tool calls, before and after the last call, and after a restore', async () => {
+    const env = await runtime.open(task('seeded'));
+    const call = (sql: string, params: SqlValue[] = []) =>
+      env.call({ id: sql, name: 'exec', arguments: { sql, params } });
+    open.push(env);
+    const initial = await env.exportState();
+    await call('UPDATE items SET qty = 7 WHERE id = ?', ['a']);
+    await env.db.run('UPDATE items SET qty = 8 WHERE id = ?', ['c']); // read by the next call
+    expect((await env.call({ id: 'f', name: 'failing', arguments: {} })).error).toBe(true);
+    await call('INSERT INTO events (kind, amount) VALUES (?, ?)', ['open', 3]);
+    await env.db.run('UPDATE items SET price = 9.5 WHERE id = ?', ['a']); // after the last call
+    const run = { env, initial, final: await env.exportState(), changes: await env.changes() };
+    expectChangesExplainState(runtime, run);
+    expect(Object.keys(run.changes.rows.items!).sort()).toEqual(['["a"]', '["c"]']);
+    // A restored environment reads its whole log: the same changes.
+    const fresh = await runtime.open(task('seeded'));
+    open.push(fresh);
+    await fresh.restore(await env.snapshot());
+    expect(await fresh.changes()).toEqual(run.changes);
+  });
+
   it('refuses change sets that did not start from the same state', async () => {
     const a = await runScript(runtime, task('plain'), [['UPDATE items SET qty = 5 WHERE id = ?', ['c']]]);
     const b = await runScript(runtime, task('seeded'), [['UPDATE items SET qty = 6 WHERE id = ?', ['c']]]);

@@ -60,4 +60,38 @@ describe('replay options', () => {
     expect(lean2.reward).toBe(1);
     expect(lean2.components.DB).toEqual(withFullGold.components.DB);
   });
+
+  it('diverged lists the tool turns whose replayed content or error flag differs from the recorded one', async () => {
+    const task = bankTask({ actions: [payWater30], reward_basis: ['DB'] });
+    const r = await Recorder.open(bank, task);
+    await r.call([
+      ['get_account', { account_id: 'A1' }],
+      ['pay', payWater30.arguments],
+      ['get_account', { account_id: 'A9' }],
+      ['get_account', { account_id: 'A1' }],
+    ]);
+    const turns = await r.done();
+    const same = await replayTrajectory(bank, task, turns);
+    // Recorded outcomes edited: another balance (content), and a failure recorded as a success.
+    const edited = turns.map((t, i) =>
+      t.role !== 'tool'
+        ? t
+        : i === 1
+          ? { ...t, content: t.content.replace('100', '99') }
+          : i === 3
+            ? { ...t, error: false }
+            : t,
+    );
+    const other = await replayTrajectory(bank, task, edited);
+    try {
+      expect(turns.map((t) => t.role)).toEqual(['assistant', 'tool', 'tool', 'tool', 'tool']);
+      expect(turns[1]!.role === 'tool' && turns[1]!.content).toContain('100');
+      expect(same.diverged).toEqual([]);
+      expect(other.diverged).toEqual([1, 3]);
+      expect(other.turns).toEqual(same.turns);
+    } finally {
+      await same.env.close();
+      await other.env.close();
+    }
+  });
 });
