@@ -131,10 +131,15 @@ export function whiteRaw(n: number, rng: Rng): RawNoise {
  */
 export function unitRms(raw: RawNoise, level = 1, out: Float32Array = new Float32Array(raw.x.length)): Float32Array {
   const { x, mean } = raw;
-  const g = raw.rms > 0 ? level / raw.rms : 0;
+  const g = unitRmsGain(raw, level);
   if (out.length !== x.length) throw new RangeError(`unitRms: ${out.length} slots for ${x.length} samples`);
   for (let i = 0; i < x.length; i++) out[i] = ((x[i] as number) - mean) * g;
   return out;
+}
+
+/** The gain {@link unitRms} puts on `raw`'s centred samples for RMS `level`: level / RMS, 0 for silence. */
+export function unitRmsGain(raw: RawNoise, level = 1): number {
+  return raw.rms > 0 ? level / raw.rms : 0;
 }
 
 /** White noise: independent uniform samples (flat spectrum), zero mean, unit RMS. */
@@ -340,9 +345,19 @@ export interface WindOptions {
 /**
  * Raw wind on the microphone: low-frequency rumble (white noise through two one-pole low-passes)
  * under a gust envelope (smooth random peaks, squared so gusts are short and strong): a high
- * crest factor, so gusts overload the mic's clip stage at low SNR (clipping-prone).
+ * crest factor, so gusts overload the mic's clip stage at low SNR (clipping-prone). The samples go
+ * into the shared scratch buffer (see {@link RawNoise}), or into `into` (`n` samples, kept from
+ * the next generator call) when given.
+ * @throws RangeError when `into` does not have `n` samples.
  */
-export function windRaw(n: number, rateHz: number, rng: Rng, opts: WindOptions = {}): RawNoise {
+export function windRaw(
+  n: number,
+  rateHz: number,
+  rng: Rng,
+  opts: WindOptions = {},
+  into: Float64Array | null = null,
+): RawNoise {
+  if (into && into.length !== n) throw new RangeError(`windRaw: ${into.length} slots for ${n} samples`);
   const gustSamples = Math.max(1, Math.round(((opts.gustMs ?? 800) * rateHz) / 1000));
   // Gust peaks: two to start, then one per gust; sample i sits at phase (i + 1) mod gustSamples
   // of its gust, so a new gust starts at samples gustSamples − 1, 2·gustSamples − 1, …
@@ -354,7 +369,7 @@ export function windRaw(n: number, rateHz: number, rng: Rng, opts: WindOptions =
   gusts[1] = g1;
   for (let k = 2; k < gusts.length; k++) gusts[k] = rng.next();
   const fade = gustFade(gustSamples);
-  const x = rawBuffer(n);
+  const x = into ?? rawBuffer(n);
   // [LCG, Σ y, Σ y², Σ v², a, b, pole, floor, g0, g1 − g0]
   const st = seeded(seed, 10);
   st[6] = onePole(opts.cornerHz ?? 150, rateHz);

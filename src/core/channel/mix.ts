@@ -14,6 +14,7 @@ import {
   proceduralBurst,
   proceduralRaw,
   unitRms,
+  unitRmsGain,
   windRaw,
   type NoiseKind,
   type ProceduralBurst,
@@ -299,13 +300,13 @@ function noiseLevels(
 }
 
 /**
- * The mix's last two sums over ramp k of `ramps` ({@link driftRamps}), fused:
+ * The mix's last two sums over `[from, to)` inside ramp k of `ramps` ({@link driftRamps}), fused:
  * `out[i] = f32(f32(out[i] + f32(u · gain)) + voice[i])`, where `out` holds the mic's sum so far
  * (wind and bursts, or zeros) and u = (x[i] − mean) · norm · d(i) is the raw noise to unit RMS,
  * drifting (d(i) = at0 + slope · i of the ramp), so `f32(u · gain)` is the noise's float32 sample.
  * Each sum is rounded to float32 as WebAudio sums a node's inputs, in its order (see
- * {@link mixInto}), so the result equals the graph's render. Returns Σ u² over the ramp (the
- * drifting unit noise's energy).
+ * {@link mixInto}), so the result equals the graph's render. Returns `e` plus Σ u² over the span
+ * (the drifting unit noise's energy, added sample by sample: a ramp cut into spans sums as one).
  */
 function rampLayerInto(
   x: Float64Array,
@@ -314,23 +315,78 @@ function rampLayerInto(
   gain: number,
   ramps: Float64Array,
   k: number,
+  from: number,
+  to: number,
+  e: number,
   voice: Float32Array,
   out: Float32Array,
 ): number {
   const fround = Math.fround;
-  // The span's ends as integers (`| 0`): a Float64Array holds them as doubles, and a double loop
-  // index costs a conversion check on every array access.
-  const from = (ramps[k] as number) | 0;
-  const to = (ramps[k + 1] as number) | 0;
   const at0 = (ramps[k + 2] as number) * norm;
   const slope = (ramps[k + 3] as number) * norm;
-  let e = 0;
   for (let i = from; i < to; i++) {
     const u = ((x[i] as number) - mean) * (at0 + slope * i);
     e += u * u;
     out[i] = fround((out[i] as number) + fround(u * gain)) + (voice[i] as number);
   }
   return e;
+}
+
+/** The wind's raw samples and the gain that sets their level ({@link unitRms}: `f32((x[i] − mean) · gain)`). */
+interface WindLayer {
+  x: Float64Array;
+  mean: number;
+  gain: number;
+}
+
+/**
+ * {@link rampLayerInto} where nothing but the wind is in `out` yet (no burst): the wind's float32
+ * sample w = f32((wind.x[i] − wind.mean) · wind.gain), as {@link unitRms} writes it, is computed
+ * here instead of read, `out[i] = f32(f32(w + f32(u · gain)) + voice[i])`: the same sums in the
+ * same order, without a pass that writes the wind first.
+ */
+function rampWindLayerInto(
+  x: Float64Array,
+  mean: number,
+  norm: number,
+  gain: number,
+  ramps: Float64Array,
+  k: number,
+  from: number,
+  to: number,
+  e: number,
+  wind: WindLayer,
+  voice: Float32Array,
+  out: Float32Array,
+): number {
+  const fround = Math.fround;
+  const at0 = (ramps[k + 2] as number) * norm;
+  const slope = (ramps[k + 3] as number) * norm;
+  const wx = wind.x;
+  const wMean = wind.mean;
+  const wGain = wind.gain;
+  for (let i = from; i < to; i++) {
+    const u = ((x[i] as number) - mean) * (at0 + slope * i);
+    e += u * u;
+    const w = fround(((wx[i] as number) - wMean) * wGain);
+    out[i] = fround(w + fround(u * gain)) + (voice[i] as number);
+  }
+  return e;
+}
+
+/** Sorted, disjoint `[from, to)` sample spans the bursts cover in an `n`-sample turn (their union). */
+function burstSpans(bursts: readonly BurstLayer[], n: number): [number, number][] {
+  const spans = bursts
+    .map((b): [number, number] => [Math.max(0, b.at), Math.min(n, b.at + b.samples.length)])
+    .filter(([a, b]) => b > a)
+    .sort((p, q) => p[0] - q[0]);
+  const union: [number, number][] = [];
+  for (const [a, b] of spans) {
+    const last = union[union.length - 1];
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else union.push([a, b]);
+  }
+  return union;
 }
 
 /**
@@ -364,7 +420,8 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
       // The noise alone: its samples added to zeros.
       const { raw, ramps, norm, gain } = layer;
       const silence = new Float32Array(n);
-      for (let k = 0; k < ramps.length; k += 4) rampLayerInto(raw.x, raw.mean, norm, gain, ramps, k, silence, out);
+      for (let k = 0; k < ramps.length; k += 4)
+        rampLayerInto(raw.x, raw.mean, norm, gain, ramps, k, rampFrom(ramps, k), rampTo(ramps, k), 0, silence, out);
     } else samples = layer.samples;
     nodes.push({ kind: 'buffer', id: 'noise', samples, startS: 0 });
     edges.push(['noise', 'mic']);
@@ -385,9 +442,23 @@ export function buildChannelGraph(speech: Float32Array, plan: ChannelPlan, bank:
   return { sampleRate: rate, length: n, nodes, edges, output: 'mic' };
 }
 
+/** Start of ramp k of `ramps` as an integer (`| 0`: a double loop index costs a conversion check per array access). */
+const rampFrom = (ramps: Float64Array, k: number): number => (ramps[k] as number) | 0;
+/** End of ramp k of `ramps` as an integer. */
+const rampTo = (ramps: Float64Array, k: number): number => (ramps[k + 1] as number) | 0;
+
+/** Raw wind samples kept apart from the generators' shared scratch (the noise is generated after them), reused across turns. */
+let windScratch = new Float64Array(0);
+
 function checkLength(speech: Float32Array, plan: ChannelPlan): void {
   if (speech.length !== plan.length)
     throw new RangeError(`speech has ${speech.length} samples, the plan ${plan.length}`);
+}
+
+/** The wind's float32 samples into `out[from, to)`, as {@link unitRms} writes them. */
+function windInto(wind: WindLayer, out: Float32Array, from: number, to: number): void {
+  const { x, mean, gain } = wind;
+  for (let i = from; i < to; i++) out[i] = ((x[i] as number) - mean) * gain;
 }
 
 /**
@@ -395,10 +466,12 @@ function checkLength(speech: Float32Array, plan: ChannelPlan): void {
  * overwritten): the same float32 samples as the graph rendered by WebAudio (or by
  * `renderGraphDirect`), which sums a node's inputs from the last connected to the first, rounding
  * each sum to float32: wind, then the bursts from the last, then the noise, then the speech. Wind
- * and bursts go into `out` first; the noise is generated only then (its raw samples share the
- * wind's scratch buffer) and added with the speech in one pass per drift ramp
- * ({@link rampLayerInto}), so no noise buffer is written and nothing is copied. Returns the
- * measured levels (null without noise).
+ * (its raw samples in a buffer of their own) and bursts go into `out` first; the noise is
+ * generated only then and added with the speech in one pass per drift ramp
+ * ({@link rampLayerInto}), so no noise buffer is written and nothing is copied. With procedural
+ * noise the wind is written first only under the bursts: elsewhere that pass computes it
+ * ({@link rampWindLayerInto}, the same float32 sums). Returns the measured levels (null without
+ * noise).
  * @throws RangeError when `speech` or `out` does not have `plan.length` samples.
  */
 export function mixInto(
@@ -411,21 +484,32 @@ export function mixInto(
   const n = plan.length;
   if (out.length !== n) throw new RangeError(`mixInto: ${out.length} output samples for ${n}`);
   const { voice, fullLevel, level } = talker(speech, plan, mixScratch);
-  // The sum starts from zeros (0 + x = x in float32) or from the wind, the last input connected.
-  if (plan.wind)
-    unitRms(windRaw(n, plan.sampleRate, rngFromState(plan.wind.seed)), windGainLevel(plan, fullLevel), out);
-  else out.fill(0);
+  // The wind's raw samples in a buffer of their own (the noise, generated below, reuses the shared one).
+  let wind: WindLayer | null = null;
+  if (plan.wind) {
+    if (windScratch.length < n) windScratch = new Float64Array(n);
+    const raw = windRaw(n, plan.sampleRate, rngFromState(plan.wind.seed), {}, windScratch.subarray(0, n));
+    wind = { x: raw.x, mean: raw.mean, gain: unitRmsGain(raw, windGainLevel(plan, fullLevel)) };
+  }
   const bursts = burstLayers(plan, bank, level);
+  const nz = plan.noise;
+  const layer = nz ? noiseLayer(plan, nz, bank, level, mixBuffer(mixScratch, 'noise', n)) : null;
+  // With ramped noise and wind, the wind is written first only under the bursts; elsewhere the
+  // noise pass computes it (rampWindLayerInto). Otherwise the sum starts from zeros (0 + x = x
+  // in float32) or from the whole wind, the last input connected.
+  const fused = wind !== null && layer?.kind === 'ramped';
+  const covered = fused ? burstSpans(bursts, n) : [];
+  if (fused) for (const [a, b] of covered) windInto(wind as WindLayer, out, a, b);
+  else if (wind) windInto(wind, out, 0, n);
+  else out.fill(0);
   for (let k = bursts.length - 1; k >= 0; k--) {
     const b = bursts[k] as BurstLayer;
     addAt(out, b.samples, b.at, Math.fround(b.gain));
   }
-  const nz = plan.noise;
-  if (!nz) {
+  if (!nz || !layer) {
     addAt(out, voice, 0, 1);
     return null;
   }
-  const layer = noiseLayer(plan, nz, bank, level, mixBuffer(mixScratch, 'noise', n));
   if (layer.kind === 'samples') {
     addAt(out, layer.samples, 0, 1);
     addAt(out, voice, 0, 1);
@@ -433,6 +517,29 @@ export function mixInto(
   }
   const { raw, ramps, norm, gain } = layer;
   let energy = 0;
-  for (let k = 0; k < ramps.length; k += 4) energy += rampLayerInto(raw.x, raw.mean, norm, gain, ramps, k, voice, out);
+  let c = 0;
+  for (let k = 0; k < ramps.length; k += 4) {
+    const to = rampTo(ramps, k);
+    let e = 0;
+    for (let i = rampFrom(ramps, k); i < to; ) {
+      if (!fused) {
+        e = rampLayerInto(raw.x, raw.mean, norm, gain, ramps, k, i, to, e, voice, out);
+        break;
+      }
+      // The covered span at or after i, if any: before it the wind is computed, inside it read.
+      while (c < covered.length && (covered[c] as [number, number])[1] <= i) c++;
+      const span = covered[c];
+      if (span && span[0] <= i) {
+        const end = Math.min(to, span[1]);
+        e = rampLayerInto(raw.x, raw.mean, norm, gain, ramps, k, i, end, e, voice, out);
+        i = end;
+      } else {
+        const end = Math.min(to, span ? span[0] : to);
+        e = rampWindLayerInto(raw.x, raw.mean, norm, gain, ramps, k, i, end, e, wind as WindLayer, voice, out);
+        i = end;
+      }
+    }
+    energy += e;
+  }
   return noiseLevels(nz, layer, energy / (n || 1), fullLevel);
 }
