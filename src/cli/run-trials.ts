@@ -3,6 +3,7 @@
  * CLI's thread and in each thread of the rollout pool (issue 15, item 5), so a trial gives the
  * same trajectory wherever it runs.
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import type { Domain } from '../core/schema/domain.ts';
@@ -137,35 +138,66 @@ export const POOL_PAYBACK_MS = 3000;
 /** Trials this thread finishes, and ms it runs them, before it estimates the work left at all. */
 export const PACE_MIN_TRIALS = 20;
 export const PACE_MIN_MS = 500;
+/** {@link TrialPace} reads its clocks at every this many finished trials (a power of two, ≤ 8). */
+const PACE_EVERY = 8;
+
+/**
+ * This thread's CPU time in ms: on Linux from /proc/thread-self/stat (utime + stime, in the
+ * kernel's USER_HZ ticks of 10 ms), elsewhere the whole process's (`process.cpuUsage`, which
+ * also counts V8's background compiler threads).
+ */
+export function threadCpuMs(): number {
+  try {
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  }
+}
 
 /**
  * The pace of this thread's trials, for the estimate of the work left: ms per trial over the
  * later half (at least) of the trials finished so far, so that the first, cold ones (code not yet
- * compiled: several times slower) drop out of it as the run goes on. Keeps the time at every
- * power-of-two count of finished trials (constant memory however long the run).
+ * compiled: several times slower) drop out of it as the run goes on. Each ms is the lesser of
+ * the wall time and this thread's CPU time ({@link threadCpuMs}) over that span: on a machine
+ * busy with other work the wall time stretches while the work does not, so the estimate (and
+ * whether a run starts its workers) stays about what it is on idle cores. Keeps the times at
+ * every power-of-two count of finished trials (constant memory however long the run).
  */
 export class TrialPace {
-  private readonly marks = new Map<number, number>();
-  private first: number | undefined;
+  private readonly marks = new Map<number, { wall: number; cpu: number }>();
+  private first: { wall: number; cpu: number } | undefined;
 
-  /** `now`: milliseconds (`performance.now` by default). */
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  /** `now` and `cpu`: milliseconds of wall time and of this thread's CPU time (tests pass their own). */
+  constructor(
+    private readonly now: () => number = () => performance.now(),
+    private readonly cpu: () => number = threadCpuMs,
+  ) {}
 
   /** A trial started here (the first one starts the clock of {@link PACE_MIN_MS}). */
   started(): void {
-    this.first ??= this.now();
+    this.first ??= { wall: this.now(), cpu: this.cpu() };
   }
 
   /**
-   * The `n`th trial finished here: ms per trial from the largest power of two ≤ n/2 finished
-   * trials to now, or undefined before {@link PACE_MIN_TRIALS} trials and {@link PACE_MIN_MS}.
+   * The `n`th trial finished here (called for every n in turn): at every {@link PACE_EVERY}th,
+   * ms per trial from the largest power of two ≤ n/2 finished trials to now; undefined at the
+   * others, and before {@link PACE_MIN_TRIALS} trials and {@link PACE_MIN_MS} (the lesser of
+   * wall and CPU time) since the first trial started.
    */
   finished(n: number): number | undefined {
-    const t = this.now();
-    if ((n & (n - 1)) === 0) this.marks.set(n, t);
-    if (n < PACE_MIN_TRIALS || t - (this.first ?? t) < PACE_MIN_MS) return undefined;
+    // Clocks read at every 8th trial only (a /proc read costs ~20 µs; a scripted trial ~1 ms).
+    if (n % PACE_EVERY !== 0) return undefined;
+    const at = { wall: this.now(), cpu: this.cpu() };
+    if ((n & (n - 1)) === 0) this.marks.set(n, at);
+    const first = this.first ?? at;
+    if (n < PACE_MIN_TRIALS || Math.min(at.wall - first.wall, at.cpu - first.cpu) < PACE_MIN_MS) return undefined;
     const mark = 2 ** Math.floor(Math.log2(n / 2));
-    return (t - this.marks.get(mark)!) / (n - mark);
+    const from = this.marks.get(mark)!;
+    return Math.min(at.wall - from.wall, at.cpu - from.cpu) / (n - mark);
   }
 }
 
@@ -233,8 +265,9 @@ export function scheduleTrials(
     paybackMs?: number;
     /** The trajectories file whose parts the threads write (none written without it). */
     lines?: string;
-    /** Milliseconds for the estimate of the work left (default `performance.now`; tests pass their own). */
+    /** Clocks for the estimate of the work left, in ms (see {@link TrialPace}; tests pass their own). */
     now?: () => number;
+    cpu?: () => number;
   },
 ): TrialScheduler {
   // This thread's part, made at its first trial.
@@ -268,7 +301,7 @@ export function scheduleTrials(
   let starting: Promise<void> | undefined;
   const stopStart = new AbortController();
   const waiting: PendingTrial[] = [];
-  const pace = new TrialPace(o.now);
+  const pace = new TrialPace(o.now, o.cpu);
   const start = () => {
     starting ??= startTrialPool(
       flags,

@@ -166,6 +166,7 @@ describe('rollout threads', () => {
           paybackMs: 0,
           lines: lines('soon'),
           now: () => (clock += 100),
+          cpu: () => clock,
         });
         const b = await batch(lines('soon'), soon, 30);
         expect(soon.threads()).toBe(2);
@@ -211,7 +212,7 @@ describe('rollout threads', () => {
         const k = sched!.ranHere();
         return Math.min(k, 5) * 1000 + Math.max(0, k - 5) * warmMs;
       };
-      sched = scheduleTrials(setup.trial, flags, { threads: 2, concurrency: 2, trials: n, auto: true, now });
+      sched = scheduleTrials(setup.trial, flags, { threads: 2, concurrency: 2, trials: n, auto: true, now, cpu: now });
       let calls = 0;
       await runBatch({
         ...setup.trial,
@@ -240,9 +241,12 @@ describe('rollout threads', () => {
     }
   }, 60_000);
 
-  it('TrialPace: ms per trial over the later half of the finished trials, from 20 trials and 0.5 s on', () => {
+  it('TrialPace: ms per trial over the later half of the finished trials, every 8th from 20 trials and 0.5 s on, the lesser of wall and CPU time', () => {
     let t = 0;
-    const pace = new TrialPace(() => t);
+    const pace = new TrialPace(
+      () => t,
+      () => t,
+    );
     pace.started();
     // Trial k ends at 100 ms each for the first 10, then 1 ms each.
     const end = (k: number) => Math.min(k, 10) * 100 + Math.max(0, k - 10);
@@ -251,17 +255,37 @@ describe('rollout threads', () => {
       t = end(k);
       per.push(pace.finished(k));
     }
-    expect(per.slice(0, 19)).toEqual(Array(19).fill(undefined));
-    // 20: from the 8th (800 ms) to 1,010 ms over 12 trials; 32: from the 16th on, all warm.
-    expect(per[19]).toBeCloseTo(210 / 12, 9);
-    expect(per[31]).toBe(1);
-    expect(per[39]).toBe(1);
+    // Every 8th from 20 trials on: 24 from the 8th (800 ms) to 1,014 ms over 16 trials; 32 and
+    // 40 from the 16th on, all warm.
+    expect(per.map((p, i) => (p === undefined ? null : [i + 1, p]))).toEqual([
+      ...Array(23).fill(null),
+      [24, 214 / 16],
+      ...Array(7).fill(null),
+      [32, 1],
+      ...Array(7).fill(null),
+      [40, 1],
+    ]);
+    // A machine busy with other work: wall time runs 3× the CPU time; the pace is the CPU's.
+    const busy = new TrialPace(
+      () => 3 * t,
+      () => t,
+    );
+    t = 0;
+    busy.started();
+    for (let k = 1; k <= 24; k++) {
+      t = 50 * k;
+      per[k - 1] = busy.finished(k);
+    }
+    expect(per[23]).toBe(50);
     // Under 0.5 s since the first trial started: no estimate yet, whatever the count.
-    const quick = new TrialPace(() => t);
+    const quick = new TrialPace(
+      () => t,
+      () => t,
+    );
     t = 0;
     quick.started();
     t = 499;
-    expect(quick.finished(100)).toBeUndefined();
+    expect(quick.finished(96)).toBeUndefined();
   });
 
   it('pool with a concurrency: each thread runs at most its share, one more waits in it, the rest in order in the parent', async () => {
