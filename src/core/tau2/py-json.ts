@@ -316,22 +316,39 @@ export function parsePyJson(text: string): PyJson {
   return result;
 }
 
-/** A JSON number token (sticky: matched at `lastIndex`). */
-const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+/** Whether a character code is an ASCII digit (false for NaN, past the end of the text). */
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
 
-/** The words {@link parsePyJson} reads besides numbers, strings and containers. */
-const WORDS: readonly [string, () => PyJson][] = [
-  ['true', () => true],
-  ['false', () => false],
-  ['null', () => null],
-  ['NaN', () => new PyFloat(NaN)],
-  ['Infinity', () => new PyFloat(Infinity)],
-  ['-Infinity', () => new PyFloat(-Infinity)],
-];
+/** The index after the run of digits that starts at `i` (`i` itself when there is none). */
+function digitsEnd(text: string, i: number): number {
+  while (isDigit(text.charCodeAt(i))) i++;
+  return i;
+}
 
-/** The state of one {@link parsePyJson}: the text and the index of the next character. */
+/**
+ * The words {@link parsePyJson} reads besides numbers, strings and containers, by their first
+ * character (`-` may also start a number).
+ */
+const WORDS: ReadonlyMap<number, readonly [string, () => PyJson]> = new Map([
+  [0x74, ['true', () => true]],
+  [0x66, ['false', () => false]],
+  [0x6e, ['null', () => null]],
+  [0x4e, ['NaN', () => new PyFloat(NaN)]],
+  [0x49, ['Infinity', () => new PyFloat(Infinity)]],
+  [0x2d, ['-Infinity', () => new PyFloat(-Infinity)]],
+]);
+
+/**
+ * The state of one {@link parsePyJson}: the text and the index of the next character. Reads
+ * character codes, not one-character strings, and finds a string's end with `indexOf` (a string
+ * without a backslash before its closing quote is sliced whole).
+ */
 class PyJsonParser {
   i = 0;
+  /** Index of the first backslash at or after the last search; -1: none left in the text. */
+  private backslash = -2;
   constructor(private readonly text: string) {}
 
   fail(msg: string): never {
@@ -347,82 +364,117 @@ class PyJsonParser {
     }
   }
 
+  /** The code of the character at the index after whitespace (NaN at the end). */
+  private next(): number {
+    this.ws();
+    return this.text.charCodeAt(this.i);
+  }
+
   value(): PyJson {
     const text = this.text;
-    this.ws();
-    const c = text[this.i];
-    if (c === '{') {
+    const c = this.next();
+    if (c === 0x7b) {
       this.i++;
       const obj: PyDict = new Map();
-      this.ws();
-      if (text[this.i] === '}') {
+      if (this.next() === 0x7d) {
         this.i++;
         return obj;
       }
       for (;;) {
-        this.ws();
-        if (text[this.i] !== '"') this.fail('expected a string key');
+        if (this.next() !== 0x22) this.fail('expected a string key');
         const key = this.str();
-        this.ws();
-        if (text[this.i] !== ':') this.fail("expected ':'");
+        if (this.next() !== 0x3a) this.fail("expected ':'");
         this.i++;
         obj.set(key, this.value());
-        this.ws();
-        if (text[this.i] === ',') this.i++;
-        else if (text[this.i] === '}') {
+        const d = this.next();
+        if (d === 0x2c) this.i++;
+        else if (d === 0x7d) {
           this.i++;
           return obj;
         } else this.fail("expected ',' or '}'");
       }
     }
-    if (c === '[') {
+    if (c === 0x5b) {
       this.i++;
       const arr: PyJson[] = [];
-      this.ws();
-      if (text[this.i] === ']') {
+      if (this.next() === 0x5d) {
         this.i++;
         return arr;
       }
       for (;;) {
         arr.push(this.value());
-        this.ws();
-        if (text[this.i] === ',') this.i++;
-        else if (text[this.i] === ']') {
+        const d = this.next();
+        if (d === 0x2c) this.i++;
+        else if (d === 0x5d) {
           this.i++;
           return arr;
         } else this.fail("expected ',' or ']'");
       }
     }
-    if (c === '"') return this.str();
-    for (const [word, v] of WORDS) {
-      if (text.startsWith(word, this.i)) {
-        this.i += word.length;
-        return v();
+    if (c === 0x22) return this.str();
+    const word = WORDS.get(c);
+    if (word && text.startsWith(word[0], this.i)) {
+      this.i += word[0].length;
+      return word[1]();
+    }
+    return this.number();
+  }
+
+  /**
+   * The number at the index: the longest prefix of the form `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+   * (what JSON allows; a `.` or an exponent without digits after it is left unread). A float when
+   * it has a fraction or an exponent.
+   */
+  private number(): PyJson {
+    const text = this.text;
+    const start = this.i;
+    let j = start;
+    if (text.charCodeAt(j) === 0x2d) j++;
+    const first = text.charCodeAt(j);
+    if (first === 0x30) j++;
+    else if (first >= 0x31 && first <= 0x39) j = digitsEnd(text, j + 1);
+    else return this.fail('unexpected character');
+    let float = false;
+    if (text.charCodeAt(j) === 0x2e && isDigit(text.charCodeAt(j + 1))) {
+      j = digitsEnd(text, j + 2);
+      float = true;
+    }
+    const e = text.charCodeAt(j);
+    if (e === 0x65 || e === 0x45) {
+      let k = j + 1;
+      const sign = text.charCodeAt(k);
+      if (sign === 0x2b || sign === 0x2d) k++;
+      if (isDigit(text.charCodeAt(k))) {
+        j = digitsEnd(text, k + 1);
+        float = true;
       }
     }
-    NUMBER.lastIndex = this.i;
-    const m = NUMBER.exec(text);
-    if (!m) return this.fail('unexpected character');
-    this.i += m[0].length;
-    if (m[1] !== undefined || m[2] !== undefined) return new PyFloat(Number(m[0]));
-    const n = Number(m[0]);
-    if (!Number.isSafeInteger(n)) this.fail(`int ${m[0]} is outside the safe range`);
+    const token = text.slice(start, j);
+    this.i = j;
+    if (float) return new PyFloat(Number(token));
+    const n = Number(token);
+    if (!Number.isSafeInteger(n)) this.fail(`int ${token} is outside the safe range`);
     return n;
   }
 
+  /** The string whose opening quote is at the index; the index moves past its closing quote. */
   str(): string {
     const text = this.text;
     const start = ++this.i;
-    let simple = true;
-    while (this.i < text.length && text[this.i] !== '"') {
-      if (text[this.i] === '\\') {
-        simple = false;
-        this.i += 2;
-      } else this.i++;
+    const end = text.indexOf('"', start);
+    if (this.backslash !== -1 && this.backslash < start) this.backslash = text.indexOf('\\', start);
+    if (this.backslash === -1 || (end !== -1 && this.backslash > end)) {
+      if (end === -1) {
+        this.i = text.length;
+        return this.fail('unterminated string');
+      }
+      this.i = end + 1;
+      return text.slice(start, end);
     }
+    // A backslash before the closing quote: skip each escaped character to find the end.
+    while (this.i < text.length && text.charCodeAt(this.i) !== 0x22) this.i += text.charCodeAt(this.i) === 0x5c ? 2 : 1;
     if (this.i >= text.length) this.fail('unterminated string');
     const raw = text.slice(start, this.i++);
-    if (simple) return raw;
     try {
       return JSON.parse(`"${raw}"`) as string;
     } catch {
