@@ -11,7 +11,9 @@ import {
 } from '../../src/core/audio/mulaw.ts';
 import {
   bandPassDecimate2MapInto,
+  DENORMAL_FLUSH,
   decimate2,
+  flushTinyStates,
   halfbandAllpassCoefficients,
   interpolate2,
   interpolate2IirQuantize16Into,
@@ -156,6 +158,12 @@ describe("the telephony leg's IIR half-band rate changes (16 → 8 kHz with the 
         expect(db).toBeGreaterThan(-0.2);
       }
     }
+  });
+
+  it('flushes filter states below 1e-200 (subnormals on digital silence) and nothing larger', () => {
+    const st = Float64Array.from([1e-201, -1e-250, 5e-324, DENORMAL_FLUSH, -1e-199, 0.5, 1e-300]);
+    flushTinyStates(st, 6);
+    expect(Array.from(st)).toEqual([0, 0, 0, DENORMAL_FLUSH, -1e-199, 0.5, 1e-300]);
   });
 
   it('clips the input to [−1, 1] in its read, handles odd lengths, and maps through the table', () => {

@@ -7,9 +7,14 @@
  */
 import { proceduralBurstLength, type ProceduralBurst } from '../audio/noise.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
-import { biquadCascadeInto, biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
+import { biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
 import { msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
-import { bandPassDecimate2MapInto, interpolate2IirQuantize16Into, type SplitBandPass } from '../audio/resample.ts';
+import {
+  bandPassDecimate2MapInto,
+  flushTinyStates,
+  interpolate2IirQuantize16Into,
+  type SplitBandPass,
+} from '../audio/resample.ts';
 import { allocWavPcm16, encodeWav, encodeWavPcm16 } from '../audio/wav.ts';
 import { BUTTERWORTH4_Q, type GraphRenderer } from './graph.ts';
 import { mixInto, telephonyBandPass, type ChannelLevels, type NoiseBank } from './mix.ts';
@@ -97,7 +102,8 @@ export function muffleLowPass(cutoffHz: number, rateHz: number): BiquadCascade4 
 /**
  * The muffled mic, in place on the mic signal: crossfade between the dry signal and its
  * low-passed copy ({@link muffleLowPass}), the wet share rising over `transitionMs` centred on
- * each segment's start and falling at its end.
+ * each segment's start and falling at its end. The low-pass and the crossfade run in one pass
+ * per segment ({@link muffleRun}), no low-passed copy written.
  */
 export function muffleInPlace(x: Float32Array, plan: ChannelPlan): Float32Array {
   const m = plan.muffle;
@@ -115,58 +121,128 @@ export function muffleInPlace(x: Float32Array, plan: ChannelPlan): Float32Array 
     const to = Math.min(x.length, Math.ceil(e + tr / 2));
     if (to <= from) continue;
     const start = Math.max(0, from - preroll);
-    if (muffleScratch.length < to - start) muffleScratch = new Float32Array(to - start);
-    const wet = biquadCascadeInto(x.subarray(start, to), muffleScratch.subarray(0, to - start), sections);
-    if (whole || tr <= 0) crossfadeInto(x, wet, start, from, to, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, 1);
-    else crossfadeInto(x, wet, start, from, to, s - tr / 2, e + tr / 2, tr);
+    const sharp = whole || tr <= 0;
+    const fade = sharp
+      ? crossfade(from, to, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, 1)
+      : crossfade(from, to, s - tr / 2, e + tr / 2, tr);
+    // Zero state at `start`; the preroll only settles it, then the fade in, the wet span, the fade out.
+    const st = new Float64Array(8);
+    muffleRun(x, sections, st, start, from, SETTLE, fade.share);
+    muffleRun(x, sections, st, from, fade.wetFrom, FADE, fade.share);
+    muffleRun(x, sections, st, fade.wetFrom, fade.wetTo, WET, fade.share);
+    muffleRun(x, sections, st, fade.wetTo, to, FADE, fade.share);
   }
   return x;
 }
 
-/** The muffle's low-passed copy of a segment, reused across turns (grown on demand; read at once). */
-let muffleScratch = new Float32Array(0);
-
 /**
- * The muffle's crossfade over `x[from, to)`, in place: `x[i] + w · (wet[i − start] − x[i])` with
- * the wet share w = min(up, down), up = (i − rise) / tr and down = (fall − i) / tr each clipped
- * to [0, 1]: a linear fade in over `tr` samples from `rise`, out over `tr` samples to `fall`
- * (w = 1 throughout with infinite ends). Where both are 1 (found with the same expressions, so
- * the boundary samples are the ones the formula puts there) w is not computed.
+ * The muffle's crossfade over `[from, to)`: the wet share w(i) = min(up, down), up = (i − rise) /
+ * tr and down = (fall − i) / tr each clipped to [0, 1] (a linear fade in over `tr` samples from
+ * `rise`, out over `tr` samples to `fall`; w = 1 throughout with infinite ends), and the fully wet
+ * span `[wetFrom, wetTo)` where both are 1 (found with the same expressions, so the boundary
+ * samples are the ones the formula puts there), where w is not computed.
  */
-function crossfadeInto(
-  x: Float32Array,
-  wet: Float32Array,
-  start: number,
+function crossfade(
   from: number,
   to: number,
   rise: number,
   fall: number,
   tr: number,
-): void {
+): { share: (i: number) => number; wetFrom: number; wetTo: number } {
   const share = (i: number) =>
     Math.min(Math.min(1, Math.max(0, (i - rise) / tr)), Math.min(1, Math.max(0, (fall - i) / tr)));
-  // The fully wet span [a, b): up reaches 1 at a (it only grows), down stays 1 until b (it only falls).
+  // up reaches 1 at a (it only grows), down stays 1 until b (it only falls).
   let a = Math.min(to, Math.max(from, Math.floor(rise + tr)));
   while (a > from && (a - 1 - rise) / tr >= 1) a--;
   while (a < to && (a - rise) / tr < 1) a++;
   let b = Math.min(to, Math.max(a, Math.ceil(fall - tr)));
   while (b > a && (fall - (b - 1)) / tr < 1) b--;
   while (b < to && (fall - b) / tr >= 1) b++;
-  fadeSpan(x, wet, start, from, a, share);
-  for (let i = a; i < b; i++) x[i] = (x[i] as number) + ((wet[i - start] as number) - (x[i] as number));
-  fadeSpan(x, wet, start, b, to, share);
+  return { share, wetFrom: a, wetTo: b };
 }
 
-/** `x[i] + share(i) · (wet[i − start] − x[i])` over `[from, to)`, in place (a crossfade's ramp). */
-function fadeSpan(
+/** {@link muffleKernel} modes: settle the low-pass only, crossfade with the share, or fully wet. */
+const SETTLE = 0;
+const FADE = 1;
+const WET = 2;
+
+/** Samples per {@link muffleKernel} call: 4096 (states below `DENORMAL_FLUSH` are zeroed between calls). */
+const MUFFLE_BLOCK = 4096;
+
+/**
+ * The muffle over `x[from, to)` in place ({@link muffleKernel}), block by block, flushing tiny
+ * states between blocks ({@link flushTinyStates}: on digital silence they decay into slow subnormals).
+ */
+function muffleRun(
   x: Float32Array,
-  wet: Float32Array,
-  start: number,
+  sections: BiquadCascade4,
+  st: Float64Array,
   from: number,
   to: number,
+  mode: number,
   share: (i: number) => number,
 ): void {
-  for (let i = from; i < to; i++) x[i] = (x[i] as number) + share(i) * ((wet[i - start] as number) - (x[i] as number));
+  for (let i = from; i < to; i += MUFFLE_BLOCK) {
+    muffleKernel(x, sections, st, i, Math.min(to, i + MUFFLE_BLOCK), mode, share);
+    flushTinyStates(st);
+  }
+}
+
+/**
+ * The muffle's low-pass and crossfade over `x[from, to)`, in place, continuing from and
+ * updating the eight section states `st`: each sample x[i] (read before it is written) runs
+ * through the four sections as `biquadCascadeInto` runs them (transposed direct form II, float64
+ * from section to section), its output rounded to float32 is the wet sample y, and x[i] becomes
+ * `x[i] + w · (y − x[i])`: w = `share(i)` when `mode` is FADE, 1 when WET; SETTLE leaves x alone
+ * (the preroll). The same samples as the low-passed copy crossfaded in a second pass.
+ */
+function muffleKernel(
+  x: Float32Array,
+  [s0, s1, s2, s3]: BiquadCascade4,
+  st: Float64Array,
+  from: number,
+  to: number,
+  mode: number,
+  share: (i: number) => number,
+): void {
+  const { b0: p0, b1: p1, b2: p2, a1: pa1, a2: pa2 } = s0;
+  const { b0: q0, b1: q1, b2: q2, a1: qa1, a2: qa2 } = s1;
+  const { b0: r0, b1: r1, b2: r2, a1: ra1, a2: ra2 } = s2;
+  const { b0: t0, b1: t1, b2: t2, a1: ta1, a2: ta2 } = s3;
+  const fround = Math.fround;
+  let u1 = st[0] as number,
+    u2 = st[1] as number,
+    v1 = st[2] as number,
+    v2 = st[3] as number,
+    w1 = st[4] as number,
+    w2 = st[5] as number,
+    z1 = st[6] as number,
+    z2 = st[7] as number;
+  for (let i = from; i < to; i++) {
+    const a = x[i] as number;
+    const b = p0 * a + u1;
+    u1 = p1 * a - pa1 * b + u2;
+    u2 = p2 * a - pa2 * b;
+    const c = q0 * b + v1;
+    v1 = q1 * b - qa1 * c + v2;
+    v2 = q2 * b - qa2 * c;
+    const d = r0 * c + w1;
+    w1 = r1 * c - ra1 * d + w2;
+    w2 = r2 * c - ra2 * d;
+    const y = t0 * d + z1;
+    z1 = t1 * d - ta1 * y + z2;
+    z2 = t2 * d - ta2 * y;
+    if (mode === WET) x[i] = a + (fround(y) - a);
+    else if (mode === FADE) x[i] = a + share(i) * (fround(y) - a);
+  }
+  st[0] = u1;
+  st[1] = u2;
+  st[2] = v1;
+  st[3] = v2;
+  st[4] = w1;
+  st[5] = w2;
+  st[6] = z1;
+  st[7] = z2;
 }
 
 /** Settling time of the muffle low-pass before a segment's crossfade: 50 ms (its impulse response at 1 kHz has died down by then). */
