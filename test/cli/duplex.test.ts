@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -78,6 +78,16 @@ describe('switchboard run --duplex / --subset and switchboard metrics on our run
     const broken = capture();
     expect(await main(['metrics', join(out, 'trajectories.jsonl')], broken)).toBe(2);
     expect(broken.stderr).toMatch(/trajectories\.jsonl: line 1: duplex\.subset: /);
+    // A folder holding run outputs (as `runs/` after `run --out runs/a`): the error names them.
+    const parent = await mkdtemp(join(tmpdir(), 'sb-runs-'));
+    dirs.push(parent);
+    await mkdir(join(parent, 'a'));
+    await writeFile(join(parent, 'a', 'trajectories.jsonl'), '');
+    const runs = capture();
+    expect(await main(['metrics', parent], runs)).toBe(2);
+    expect(runs.stderr).toContain(
+      `${parent}: no results.json in this folder or below it; a run's output is read when named itself, its --out folder or trajectories.jsonl (below it: ${join(parent, 'a')})`,
+    );
   }, 60_000);
 });
 

@@ -27,12 +27,12 @@ async function isDir(p: string): Promise<boolean> {
   return (await stat(p).catch(() => null))?.isDirectory() ?? false;
 }
 
-async function findResults(dir: string): Promise<string[]> {
+async function findBelow(dir: string, name: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name === 'results.json') out.push(join(entry.parentPath, entry.name));
+    if (entry.isFile() && entry.name === name) out.push(join(entry.parentPath, entry.name));
   }
-  return out;
+  return out.sort();
 }
 
 /** Our runs' trajectories of `--duplex` calls, per domain, with their tick length. */
@@ -95,7 +95,8 @@ export async function loadRun(path: string): Promise<LoadedRun> {
  * The results files named by `paths`: a `results.json` file, a folder holding one, or a folder
  * searched below for them. Sorted, without duplicates.
  *
- * @throws InputError for a path that does not exist or a folder without any results.json.
+ * @throws InputError for a path that does not exist or a folder without any results.json (the
+ * message names the run outputs, `trajectories.jsonl` folders, found below it instead).
  */
 export async function discoverResults(paths: readonly string[]): Promise<string[]> {
   const found = new Set<string>();
@@ -106,8 +107,16 @@ export async function discoverResults(paths: readonly string[]): Promise<string[
     if (info.isFile()) found.add(p);
     else if ((await stat(join(p, 'results.json')).catch(() => null))?.isFile()) found.add(join(p, 'results.json'));
     else {
-      const below = await findResults(p);
-      if (below.length === 0) throw new InputError(`${raw}: no results.json in this folder or below it`);
+      const below = await findBelow(p, 'results.json');
+      if (below.length === 0) {
+        // Our runs are not searched for (a folder of runs may mix turn-based and --duplex ones), but
+        // a folder holding them is named in the message, so that the user knows what to pass.
+        const runs = (await findBelow(p, 'trajectories.jsonl')).map(dirname);
+        const hint = runs.length
+          ? `; a run's output is read when named itself, its --out folder or trajectories.jsonl (below it: ${runs.slice(0, 3).join(', ')}${runs.length > 3 ? ', …' : ''})`
+          : '';
+        throw new InputError(`${raw}: no results.json in this folder or below it${hint}`);
+      }
       for (const f of below) found.add(f);
     }
   }
