@@ -3,11 +3,12 @@
  * agent, scripted caller, each scored) in this thread alone and in this thread beside worker
  * threads (as `run` schedules them: n threads are this one and n − 1 workers).
  *
- * Throughput is measured warm: a V8 isolate runs its first few hundred episodes ~1.2–1.5× slower
- * while it compiles, and every thread is its own isolate, so the pool and this thread each run
- * {@link WARM_EPISODES} episodes per thread before any round is timed; the pool's start and
- * warm-up are printed apart, and a whole run from nothing (start included, `run`'s own choice
- * of whether to start threads) is timed too. Rounds of this thread and of the pool alternate,
+ * Throughput is measured warm: a V8 isolate runs its first thousand or so episodes ~1.3–3×
+ * slower while it compiles (most of that CPU in V8's background compiler threads, which on 2
+ * cores compete with the other thread), and every thread is its own isolate, so this thread and
+ * each worker run at least {@link WARM_EPISODES} episodes before any round is timed; the
+ * worker's start and warm-up are printed apart, and whole runs from nothing (start included,
+ * `run`'s own choice of whether to start a worker) are timed too. Rounds of the modes alternate,
  * so a change in the machine's load hits both; each ratio is the median of the per-pair ratios.
  * Beside it, a bare CPU loop's 2-thread ratio in the same run: the same function, already
  * compiled, run twice here and once in each of 2 started threads (~1.9–2 on 2 idle cores); and

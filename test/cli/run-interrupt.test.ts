@@ -45,7 +45,10 @@ async function interrupted(name: string, signals: number) {
       '--trials',
       '2000',
       '--concurrency',
-      '2',
+      // Twice: 16 rollouts in flight, so that finishing them (the first Ctrl-C) takes longer than
+      // the few ms before the second arrives, even on a busy machine (with 2 in flight the first
+      // path could end the run first under load 13).
+      signals === 2 ? '16' : '2',
       '--threads',
       '2',
       '--out',
