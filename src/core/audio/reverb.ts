@@ -22,11 +22,35 @@ export interface ReverbSettings {
 /** Line lengths (samples), loop gains and input/output signs of one seeded network. */
 function network(rateHz: number, { rt60Ms, seed }: ReverbSettings) {
   const rng = rngFromState(seed);
-  const lengths = FDN_LINES_MS.map((ms) => Math.max(1, Math.round((ms * (0.9 + 0.2 * rng.next()) * rateHz) / 1000)));
+  // Integers (`| 0`): as doubles, every line index computed from them went through a
+  // double-to-integer check in the kernel (a sixth of its time).
+  const lengths = FDN_LINES_MS.map(
+    (ms) => Math.max(1, Math.round((ms * (0.9 + 0.2 * rng.next()) * rateHz) / 1000)) | 0,
+  );
   const rt60 = Math.max(1, (rt60Ms * rateHz) / 1000);
   const gains = lengths.map((d) => 10 ** ((-3 * d) / rt60));
   const signs = [0, 1, 2, 3, 4, 5, 6, 7].map(() => (rng.next() < 0.5 ? -1 : 1));
   return { lengths, gains, inSigns: signs.slice(0, 4), outSigns: signs.slice(4) };
+}
+
+/**
+ * The constants {@link fdnBlock} reads: the loop gains times the Hadamard matrix's ½, the input
+ * signs, the output signs relative to the first (o₀·o_k) with o₀ and the 2 moved onto the wet
+ * gain (`2·o₀·wet`), and `dry`: ±1 and powers of two scale exactly in floating point (above the
+ * subnormal range), so the kernel computes the same values as the plain formula with five
+ * multiplies per sample fewer.
+ */
+function kernelConstants(net: ReturnType<typeof network>, dry: number, wet: number): Float64Array {
+  const [o0, o1, o2, o3] = net.outSigns as [number, number, number, number];
+  return Float64Array.from([
+    ...net.gains.map((g) => 0.5 * g),
+    ...net.inSigns,
+    o0 * o1,
+    o0 * o2,
+    o0 * o3,
+    2 * o0 * wet,
+    dry,
+  ]);
 }
 
 /**
@@ -44,7 +68,7 @@ function runNetwork(
 ): void {
   const [d0, d1, d2, d3] = net.lengths as [number, number, number, number];
   const lines = new Float64Array(d0 + d1 + d2 + d3);
-  const c = Float64Array.from([...net.gains, ...net.inSigns, ...net.outSigns, dry, wet]);
+  const c = kernelConstants(net, dry, wet);
   // Line k occupies lines[base_k, base_k + d_k); st[k] is its read/write position. Integers in
   // an Int32Array: read from a Float64Array they were doubles, and every index computed from
   // them went through a double-to-integer check (a sixth of the kernel's time).
@@ -67,7 +91,12 @@ function runNetwork(
   }
 }
 
-/** `len` samples of the network from sample `k`, no line wrapping inside (see {@link runNetwork}). */
+/**
+ * `len` samples of the network from sample `k`, no line wrapping inside (see {@link runNetwork}),
+ * with the constants of {@link kernelConstants}: a, b, c, d are half the lines' outputs, so the
+ * output `dry · (x + wet · Σ o_k·line_k)` is `dry · (x + 2·o₀·wet · (a + o₀o₁·b + o₀o₂·c + o₀o₃·d))`
+ * and the Hadamard feedback ½·H·line is sums and differences of a, b, c, d.
+ */
 function fdnBlock(
   x: Float32Array,
   out: Float32Array,
@@ -88,12 +117,11 @@ function fdnBlock(
   const i1 = c[5] as number;
   const i2 = c[6] as number;
   const i3 = c[7] as number;
-  const o0 = c[8] as number;
-  const o1 = c[9] as number;
-  const o2 = c[10] as number;
-  const o3 = c[11] as number;
+  const o1 = c[8] as number;
+  const o2 = c[9] as number;
+  const o3 = c[10] as number;
+  const wet = c[11] as number;
   const dry = c[12] as number;
-  const wet = c[13] as number;
   const q0 = st[0] as number;
   const q1 = d0 + (st[1] as number);
   const q2 = d0 + d1 + (st[2] as number);
@@ -104,16 +132,16 @@ function fdnBlock(
     const cc = (lines[q2 + j] as number) * g2;
     const d = (lines[q3 + j] as number) * g3;
     const v = x[k + j] as number;
-    out[k + j] = dry * (v + wet * (o0 * a + o1 * b + o2 * cc + o3 * d));
-    // Hadamard 4×4 / 2 (orthogonal): feedback without gain of its own.
+    out[k + j] = dry * (v + wet * (a + o1 * b + o2 * cc + o3 * d));
+    // Hadamard 4×4 / 2 (orthogonal): feedback without gain of its own (the ½ is in a, b, c, d).
     const s = a + b;
     const t = a - b;
     const u = cc + d;
     const w = cc - d;
-    lines[q0 + j] = 0.5 * (s + u) + i0 * v;
-    lines[q1 + j] = 0.5 * (t + w) + i1 * v;
-    lines[q2 + j] = 0.5 * (s - u) + i2 * v;
-    lines[q3 + j] = 0.5 * (t - w) + i3 * v;
+    lines[q0 + j] = s + u + i0 * v;
+    lines[q1 + j] = t + w + i1 * v;
+    lines[q2 + j] = s - u + i2 * v;
+    lines[q3 + j] = t - w + i3 * v;
   }
   st[0] = (st[0] as number) + len;
   st[1] = (st[1] as number) + len;
