@@ -79,6 +79,42 @@ describe('calls interrupted by a closed page', () => {
     });
   });
 
+  it('answer the calls of a reply cut short as not run, the reply kept as sent', () => {
+    const calls = ['c0', 'c1', 'c2'].map((id) => ({ id, name: 'lookup_bill', arguments: { month: id } }));
+    const cut = [
+      ...turns,
+      { role: 'assistant', text: '', tool_calls: calls, t_ms: 3_000 },
+      {
+        role: 'tool',
+        requestor: 'assistant',
+        tool_call_id: 'c0',
+        name: 'lookup_bill',
+        arguments: { month: 'c0' },
+        content: '{}',
+        error: false,
+        writes: [],
+        t_ms: 4_000,
+      },
+    ] as Turn[];
+    const t = Trajectory.parse(interruptedTrajectory({ ...record('k2', 'running', 'gone'), turns: cut }));
+    expect(t.turns.slice(2, 4)).toEqual(cut.slice(2));
+    expect(t.turns.slice(4)).toEqual(
+      ['c1', 'c2'].map((id) => ({
+        role: 'tool',
+        requestor: 'assistant',
+        tool_call_id: id,
+        name: 'lookup_bill',
+        arguments: { month: id },
+        content: `Error: not run: the episode ended (infrastructure_error: ${INTERRUPTED_REASON}) before this call ran`,
+        error: true,
+        writes: [],
+        t_ms: 4_000,
+        not_run: 'infrastructure_error',
+      })),
+    );
+    expect(t.ended_at_ms).toBe(4_000);
+  });
+
   it('are marked when their page is gone, not when it is open in another tab', async () => {
     const done = { ...record('done', 'done', 'gone'), trajectory: interruptedTrajectory(record('x', 'done')) };
     const store = memoryStore([

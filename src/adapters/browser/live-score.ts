@@ -13,7 +13,7 @@ import { replayTrajectory, type GoldResult } from '../../core/scoring/replay.ts'
 import { whitelistViolations } from '../../core/scoring/write-whitelist.ts';
 import { toolsFor } from '../../core/schema/domain.ts';
 import type { Task } from '../../core/schema/task.ts';
-import { trajectoryWrites, type Turn, type WriteEntry } from '../../core/schema/trajectory.ts';
+import { ranToolTurn, trajectoryWrites, type Turn, type WriteEntry } from '../../core/schema/trajectory.ts';
 import type { LiveScore, LiveToolCall } from './rollout-types.ts';
 
 function show(v: unknown): string {
@@ -77,7 +77,7 @@ export async function liveScore(
   const whitelist = task.evaluation_criteria?.write_whitelist;
   const calls: LiveToolCall[] = [];
   turns.forEach((t, i) => {
-    if (t.role !== 'tool') return;
+    if (!ranToolTurn(t)) return;
     const agent = t.requestor === 'assistant';
     const writes = replay.writes.filter((w) => w.turn === i);
     const offending = agent && whitelist != null ? whitelistViolations(writes, whitelist) : [];

@@ -4,6 +4,7 @@
  * records hold the trajectory exactly as the CLI writes it to `trajectories.jsonl`.
  */
 import { openDB, type IDBPDatabase } from 'idb';
+import { unrunCallTurns } from '../../core/rollout/unrun-calls.ts';
 import type { CallSpec, Trajectory, Turn } from './rollout-types.ts';
 
 /** One stored call or batch rollout. */
@@ -114,10 +115,12 @@ export const INTERRUPTED_REASON =
  * The trajectory of a call cut short by closing its page: invalid (a fault of the sandbox, not
  * the agent's: never scored, excluded from means like any invalid rollout) with termination
  * `infrastructure_error`, the turns stored so far, and the simulated times of the first and
- * last of them (0 when there are none).
+ * last of them (0 when there are none). Calls of the last stored reply that have no stored result
+ * are answered `not_run` (`core/rollout/unrun-calls.ts`), so the exported turns stay well-formed.
  */
 export function interruptedTrajectory(record: StoredRecord): Trajectory {
   const times = record.turns.map((t) => t.t_ms);
+  const unrun = unrunCallTurns(record.turns, 'infrastructure_error', INTERRUPTED_REASON);
   return {
     schema_version: 1,
     id: record.key,
@@ -129,7 +132,7 @@ export function interruptedTrajectory(record: StoredRecord): Trajectory {
     termination: 'infrastructure_error',
     valid: false,
     invalid_reason: INTERRUPTED_REASON,
-    turns: record.turns,
+    turns: unrun.length ? [...record.turns, ...unrun] : record.turns,
     started_at_ms: times[0] ?? 0,
     ended_at_ms: times.at(-1) ?? 0,
     reward_info: null,

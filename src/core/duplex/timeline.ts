@@ -23,7 +23,7 @@ import { type PrefixSpeech, wordsSaidWithin } from './word-timing.ts';
 import { MAX_OWN_AUDIO_STRETCH, OWN_AUDIO_SLACK_S } from '../rollout/limits.ts';
 import { hash32, rngFromState, type Rng } from '../ports/rng.ts';
 import type { TtsVoice } from '../ports/tts.ts';
-import type { ReplyCap, ToolCall, Turn } from '../schema/trajectory.ts';
+import { ranToolTurn, type ReplyCap, type ToolCall, type Turn } from '../schema/trajectory.ts';
 import {
   audioPrefix,
   callerVoice,
@@ -481,8 +481,10 @@ export class DuplexTimeline {
   async placeWhole(turns: readonly Turn[], from: number): Promise<void> {
     for (let i = from; i < turns.length; i++) {
       const t = turns[i]!;
-      if (t.role === 'tool') this.toolCall(t.requestor);
-      else if (t.role === 'assistant' && t.text) await this.agentSpeech(i, t.text, [], false, null, t.capped ?? null);
+      if (t.role === 'tool') {
+        // An answer to a call that never ran (`not_run`) took no time.
+        if (ranToolTurn(t)) this.toolCall(t.requestor);
+      } else if (t.role === 'assistant' && t.text) await this.agentSpeech(i, t.text, [], false, null, t.capped ?? null);
       else if (t.role === 'user' && t.text) await this.callerSpeech(i, t.text, false, t.barge_in !== undefined);
     }
   }

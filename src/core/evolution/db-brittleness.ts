@@ -17,7 +17,7 @@
 import type { DomainRuntime } from '../env/environment.ts';
 import { toolsFor } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
-import type { ToolTurn, Trajectory, Turn } from '../schema/trajectory.ts';
+import { ranToolTurn, type ToolTurn, type Trajectory, type Turn } from '../schema/trajectory.ts';
 import { replayTrajectory, scoreDb, type GoldResult } from '../scoring/index.ts';
 import type { Finding } from './findings.ts';
 
@@ -47,7 +47,7 @@ export function readVariant(
   const first = reads[0]?.[0] as ToolTurn | undefined;
   const source = first ? { name: first.name, arguments: first.arguments } : fallback;
   if (!source) return null;
-  const at = turns.findIndex((t) => t.role === 'tool' && !isRead(t.name));
+  const at = turns.findIndex((t) => ranToolTurn(t) && !isRead(t.name));
   const extra: ToolTurn = {
     role: 'tool',
     requestor: 'assistant',

@@ -6,7 +6,7 @@
 import type { Domain } from '../schema/domain.ts';
 import { FileFieldError } from '../errors.ts';
 import type { Requestor } from '../schema/task.ts';
-import type { TerminationReason, Trajectory, Turn } from '../schema/trajectory.ts';
+import { ranToolTurn, type TerminationReason, type Trajectory, type Turn } from '../schema/trajectory.ts';
 
 /**
  * A malformed or unusable recording (a {@link FileFieldError}: fix the file; CLI exit 2): names the file and the first bad field, e.g.
@@ -68,7 +68,8 @@ export interface RecordedEpisode {
 }
 
 /**
- * One of our trajectories as a {@link RecordedEpisode}. Every tool turn is a call; its recorded
+ * One of our trajectories as a {@link RecordedEpisode}. Every tool turn is a call (but answers to
+ * calls that never ran, `not_run`); its recorded
  * output is the turn's `content` and `error`.
  *
  * @param file the file it was read from; `where` its position there (`[2]`, `line 3`, ``).
@@ -76,7 +77,7 @@ export interface RecordedEpisode {
 export function trajectoryEpisode(t: Trajectory, file: string, where: string): RecordedEpisode {
   const calls: RecordedCall[] = [];
   t.turns.forEach((turn, i) => {
-    if (turn.role !== 'tool') return;
+    if (!ranToolTurn(turn)) return;
     calls.push({
       turn: i,
       requestor: turn.requestor,

@@ -9,6 +9,7 @@ import { toolSchema, toolsFor, type OpenAiToolSchema } from '../schema/domain.ts
 import type { Requestor, Task } from '../schema/task.ts';
 import {
   Generation,
+  ranToolTurn,
   ReplyCap,
   type TerminationReason,
   type ToolCall,
@@ -19,6 +20,7 @@ import { ModelRequestRecord } from '../schema/chat.ts';
 import { InfrastructureError, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
 import { MAX_REPLY_CHARS } from './limits.ts';
+import { unrunCallTurns } from './unrun-calls.ts';
 import { type StopTokenKind, visibleReply } from '../participants/reply-text.ts';
 import { asksForConfirmation, classifyDialogueAct } from '../scoring/dialogue-acts.ts';
 import { textTurns } from '../scoring/turns.ts';
@@ -190,7 +192,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   let env: Environment | undefined;
   let stopDeferred: Trajectory['stop_deferred'] | undefined;
   // Failed caller tool calls (counted from the turns, so a resumed episode keeps its count).
-  let callerErrors = turns.filter((t) => t.role === 'tool' && t.requestor === 'user' && t.error).length;
+  let callerErrors = turns.filter((t) => ranToolTurn(t) && t.requestor === 'user' && t.error).length;
 
   const channelKey: ChannelEpisodeKey = {
     domain: runtime.domain.name,
@@ -385,6 +387,10 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
     await env?.close().catch(() => undefined);
     await agent.close?.().catch(() => undefined);
   }
+  // Calls of the last reply that the end left unrun are answered (marked `not_run`), the reply
+  // itself kept as sent: every call on record then has its tool message.
+  const why = invalidReason ?? `${maxErrors} of the agent's tool calls failed`;
+  for (const turn of unrunCallTurns(turns, termination, why)) push(turn);
   let duplex: Trajectory['duplex'];
   if (timeline) {
     try {

@@ -218,24 +218,6 @@ export const UserTurn = z.object({
     })
     .optional(),
 });
-export const ToolTurn = z.object({
-  role: z.literal('tool'),
-  requestor: Requestor,
-  tool_call_id: z.string(),
-  name: z.string(),
-  arguments: z.record(z.string(), z.unknown()),
-  /** Exactly what the caller of the tool sees: a string, a JSON document, or `Error: …`. */
-  content: z.string(),
-  error: z.boolean(),
-  writes: z.array(WriteEntry).default([]),
-  t_ms: z.number(),
-});
-export const Turn = z.discriminatedUnion('role', [AssistantTurn, UserTurn, ToolTurn]);
-export type AssistantTurn = z.infer<typeof AssistantTurn>;
-export type UserTurn = z.infer<typeof UserTurn>;
-export type ToolTurn = z.infer<typeof ToolTurn>;
-export type Turn = z.infer<typeof Turn>;
-
 /** Why an episode ended (tau2-bench `TerminationReason`, plus ours). */
 export const TerminationReason = z.enum([
   'user_stop',
@@ -247,6 +229,33 @@ export const TerminationReason = z.enum([
   'infrastructure_error',
 ]);
 export type TerminationReason = z.infer<typeof TerminationReason>;
+
+export const ToolTurn = z.object({
+  role: z.literal('tool'),
+  requestor: Requestor,
+  tool_call_id: z.string(),
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  /** Exactly what the caller of the tool sees: a string, a JSON document, or `Error: …`. */
+  content: z.string(),
+  error: z.boolean(),
+  writes: z.array(WriteEntry).default([]),
+  t_ms: z.number(),
+  /**
+   * Ours: set when the call never ran because the episode ended among the calls of one reply
+   * (how it ended: `too_many_errors`, `infrastructure_error`). The turn only answers the call, so
+   * that every call on record has its tool message (a well-formed OpenAI message sequence in every
+   * export); `content` is `Error: not run: …` with the reason, `error` is true, `writes` empty.
+   * It counts for nothing: no process reward, no failed call, no action match, never replayed
+   * ({@link ranToolTurn}).
+   */
+  not_run: TerminationReason.optional(),
+});
+export const Turn = z.discriminatedUnion('role', [AssistantTurn, UserTurn, ToolTurn]);
+export type AssistantTurn = z.infer<typeof AssistantTurn>;
+export type UserTurn = z.infer<typeof UserTurn>;
+export type ToolTurn = z.infer<typeof ToolTurn>;
+export type Turn = z.infer<typeof Turn>;
 
 /** Result of one reward component. `score` is in [0, 1]; `null` when it could not be computed. */
 export const ComponentResult = z.object({
@@ -372,6 +381,14 @@ export const Trajectory = z.object({
   duplex: DuplexRecord.optional(),
 });
 export type Trajectory = z.infer<typeof Trajectory>;
+
+/**
+ * True for a tool turn whose call ran: any tool turn but one answering a call that never ran
+ * ({@link ToolTurn}'s `not_run`). Scoring, replays and counts of calls read only these.
+ */
+export function ranToolTurn(t: Turn): t is ToolTurn {
+  return t.role === 'tool' && t.not_run === undefined;
+}
 
 /** All writes of a trajectory, in order. */
 export function trajectoryWrites(turns: readonly Turn[]): WriteEntry[] {

@@ -15,7 +15,7 @@ import { ident } from '../env/write-log.ts';
 import type { SqlRow } from '../ports/sql-db.ts';
 import type { ToolContext } from '../schema/domain.ts';
 import type { Action, Task } from '../schema/task.ts';
-import type { Turn, WriteEntry } from '../schema/trajectory.ts';
+import { ranToolTurn, type Turn, type WriteEntry } from '../schema/trajectory.ts';
 
 /**
  * Result of replaying a task's reference solution on a fresh environment. Plain data (the
@@ -158,7 +158,8 @@ async function replayActions(
 }
 
 /**
- * Replay every tool turn of `turns`, in order, with its requestor and turn index, on a fresh
+ * Replay every tool turn of `turns` whose call ran (answers to calls that never ran, `not_run`, are
+ * kept as they are), in order, with its requestor and turn index, on a fresh
  * environment for `task`. The returned `env` is left open; close it when done.
  */
 export async function replayTrajectory(
@@ -175,7 +176,7 @@ export async function replayTrajectory(
     const violations: ReplayedViolation[] = [];
     const diverged: number[] = [];
     for (const [index, turn] of turns.entries()) {
-      if (turn.role !== 'tool') {
+      if (!ranToolTurn(turn)) {
         out.push(turn);
         continue;
       }

@@ -24,9 +24,9 @@ export interface IndexedText {
 }
 
 /**
- * Every tool turn in order, each with the index of the turn that issued it: the last earlier
- * turn whose role is the call's requestor (an assistant turn for agent tools, a user turn for
- * user tools).
+ * Every tool turn whose call ran, in order (answers to calls that never ran, `not_run`, are left
+ * out), each with the index of the turn that issued it: the last earlier turn whose role is the
+ * call's requestor (an assistant turn for agent tools, a user turn for user tools).
  */
 export function toolTurns(turns: readonly Turn[], requestor?: Requestor): IndexedToolTurn[] {
   const out: IndexedToolTurn[] = [];
@@ -36,7 +36,7 @@ export function toolTurns(turns: readonly Turn[], requestor?: Requestor): Indexe
       lastOf[turn.role] = index;
       return;
     }
-    if (requestor && turn.requestor !== requestor) return;
+    if ((requestor && turn.requestor !== requestor) || turn.not_run) return;
     out.push({ index, turn, callerIndex: lastOf[turn.requestor] });
   });
   return out;

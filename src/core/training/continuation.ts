@@ -29,7 +29,7 @@ import { PROCESS_DEFAULTS } from '../scoring/process-reward.ts';
 import { successfulAgentCalls } from '../scoring/turns.ts';
 import type { EnvSnapshot } from '../env/environment.ts';
 import type { Task } from '../schema/task.ts';
-import type { TerminationReason, Turn } from '../schema/trajectory.ts';
+import { ranToolTurn, type TerminationReason, type Turn } from '../schema/trajectory.ts';
 import { failingReferenceActions, referencePrefix } from './rollouts.ts';
 import { DuplexTimeline, type TimelineState } from '../duplex/timeline.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
@@ -202,7 +202,7 @@ export async function continueAndScore(opts: {
   }
   if (!opts.ended) {
     const rng = seededRng(opts.seed);
-    const errors = turns.filter((t) => t.role === 'tool' && t.requestor === 'assistant' && t.error).length;
+    const errors = turns.filter((t) => ranToolTurn(t) && t.requestor === 'assistant' && t.error).length;
     const t = await runEpisode({
       runtime,
       task,

@@ -7,7 +7,13 @@
 import type { DomainRuntime } from '../env/environment.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Task } from '../schema/task.ts';
-import type { RewardInfo, TerminationReason, Trajectory, Turn } from '../schema/trajectory.ts';
+import {
+  ranToolTurn,
+  type RewardInfo,
+  type TerminationReason,
+  type Trajectory,
+  type Turn,
+} from '../schema/trajectory.ts';
 import type { Agent, EpisodeView, Judge, ParticipantReply, UserSimulator } from '../participants/types.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeChannel } from '../rollout/channel-step.ts';
@@ -190,7 +196,7 @@ export class EpisodeSession {
     const p = { ...PROCESS_DEFAULTS, ...this.opts.process };
     let reward = 0;
     for (const t of turns.slice(stepStart)) {
-      if (t.role === 'tool' && t.requestor === 'assistant') reward += t.error ? p.failure : p.success;
+      if (ranToolTurn(t) && t.requestor === 'assistant') reward += t.error ? p.failure : p.success;
     }
     const t = this.trajectory;
     if (t?.reward_info) reward += t.reward_info.reward;

@@ -28,7 +28,14 @@ import { agentWrites, spokenText } from '../scoring/turns.ts';
 import { whitelistViolations } from '../scoring/write-whitelist.ts';
 import { toolSchema, toolsFor } from '../schema/domain.ts';
 import type { Task } from '../schema/task.ts';
-import { Generation, type TerminationReason, type ToolCall, type Trajectory, type Turn } from '../schema/trajectory.ts';
+import {
+  Generation,
+  ranToolTurn,
+  type TerminationReason,
+  type ToolCall,
+  type Trajectory,
+  type Turn,
+} from '../schema/trajectory.ts';
 import { ModelRequestRecord } from '../schema/chat.ts';
 import { groupId, type Group, type GroupSample } from './groups.ts';
 import { failingReferenceActions, isTeacherGuided, referencePrefix } from './rollouts.ts';
@@ -308,7 +315,7 @@ export async function scoreTurnCandidate(
   // calls_succeed
   const results = turns
     .slice(at + 1)
-    .filter((t): t is Extract<Turn, { role: 'tool' }> => t.role === 'tool' && t.requestor === 'assistant');
+    .filter((t): t is Extract<Turn, { role: 'tool' }> => ranToolTurn(t) && t.requestor === 'assistant');
   const failedCalls = results.filter((t) => t.error);
   if (calls.length === 0) items.push(item('calls_succeed', 'not_applicable', 'no tool call'));
   else {

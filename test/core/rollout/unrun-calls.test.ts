@@ -1,0 +1,167 @@
+/**
+ * An episode that ends among the calls of one reply (200 calls at once, the 10th failure ends it
+ * `too_many_errors`; a sandbox fault mid-reply) keeps the reply as sent and answers every call
+ * that never ran with a `not_run` tool turn: the record is a well-formed OpenAI message sequence,
+ * and the answers count for nothing (rewards, replay, writes).
+ */
+import { describe, expect, it } from 'vitest';
+import { DomainRuntime } from '../../../src/core/env/environment.ts';
+import { steppingClock } from '../../../src/core/ports/clock.ts';
+import { runEpisode } from '../../../src/core/rollout/episode.ts';
+import { ScriptedUser } from '../../../src/core/participants/scripted.ts';
+import type { Agent } from '../../../src/core/participants/types.ts';
+import { evaluate } from '../../../src/core/scoring/evaluate.ts';
+import { replayTrajectory } from '../../../src/core/scoring/replay.ts';
+import { chatMessages } from '../../../src/core/training/export.ts';
+import type { ChatMessage } from '../../../src/core/schema/chat.ts';
+import type { ToolCall, Turn } from '../../../src/core/schema/trajectory.ts';
+import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
+import { MINI_NOW, miniDomain } from '../../fixtures/mini-domain.ts';
+
+async function runtime() {
+  return DomainRuntime.create(miniDomain(), await sqlJsFactory());
+}
+
+/** 10 failing lookups, then 190 calls that would succeed and write (a payment every other call). */
+function twoHundredCalls(): ToolCall[] {
+  return Array.from({ length: 200 }, (_, i) =>
+    i < 10
+      ? { id: `call_${i}`, name: 'find_account', arguments: { phone: 'nope' } }
+      : i % 2
+        ? { id: `call_${i}`, name: 'pay', arguments: { account_id: 'A1', amount: 1 } }
+        : { id: `call_${i}`, name: 'find_account', arguments: { phone: '5550001' } },
+  );
+}
+
+/** An agent whose first reply is `calls` (what a model sent in one message), then speech. */
+function oneReply(calls: ToolCall[]): Agent {
+  let first = true;
+  return {
+    id: 'burst',
+    respond: async () => {
+      if (!first) return { text: 'Anything else?' };
+      first = false;
+      return { text: '', tool_calls: structuredClone(calls) };
+    },
+  };
+}
+
+/**
+ * The OpenAI rule: after an assistant message with `tool_calls`, one `tool` message per call, in
+ * call order, before any other message. Returns the first break, or null.
+ */
+function firstBreak(messages: readonly { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[]) {
+  let pending: string[] = [];
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'tool') {
+      if (m.tool_call_id !== pending[0]) return `message ${i} answers ${m.tool_call_id}, expected ${pending[0]}`;
+      pending.shift();
+      continue;
+    }
+    if (pending.length) return `message ${i}: ${pending.length} calls unanswered, first ${pending[0]}`;
+    pending = (m.tool_calls ?? []).map((c) => c.id);
+  }
+  return pending.length ? `${pending.length} calls unanswered at the end, first ${pending[0]}` : null;
+}
+
+const turnMessages = (turns: readonly Turn[]) =>
+  turns.map((t) => (t.role === 'tool' ? { role: 'tool', tool_call_id: t.tool_call_id } : t));
+
+describe('calls that never ran are answered, and count for nothing', () => {
+  it('200 calls in one reply, too_many_errors after 10 results: the reply kept, 190 answered not_run', async () => {
+    const rt = await runtime();
+    const task = rt.domain.tasks[0]!;
+    const calls = twoHundredCalls();
+    const t = await runEpisode({
+      runtime: rt,
+      task,
+      agent: oneReply(calls),
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: steppingClock(MINI_NOW, 1000),
+    });
+    expect(t.termination).toBe('too_many_errors');
+    expect(t.valid).toBe(true);
+    expect(t.turns[0]).toMatchObject({ role: 'assistant', tool_calls: calls });
+    expect(t.turns).toHaveLength(201);
+    const tools = t.turns.slice(1).map((x) => (x.role === 'tool' ? x : null));
+    expect(tools.map((x) => x?.tool_call_id)).toEqual(calls.map((c) => c.id));
+    expect(tools.slice(0, 10).map((x) => [x?.content, x?.not_run])).toEqual(
+      Array(10).fill(['Error: no account with phone nope', undefined]),
+    );
+    const ran = tools[9]!;
+    for (const [i, x] of tools.slice(10).entries()) {
+      expect(x).toEqual({
+        role: 'tool',
+        requestor: 'assistant',
+        tool_call_id: `call_${i + 10}`,
+        name: calls[i + 10]!.name,
+        arguments: calls[i + 10]!.arguments,
+        content:
+          "Error: not run: the episode ended (too_many_errors: 10 of the agent's tool calls failed) before this call ran",
+        error: true,
+        writes: [],
+        t_ms: ran.t_ms,
+        not_run: 'too_many_errors',
+      });
+    }
+    expect(firstBreak(turnMessages(t.turns))).toBeNull();
+    const messages: ChatMessage[] = chatMessages(rt.domain, task, t.turns);
+    expect(firstBreak(messages)).toBeNull();
+    expect(messages.filter((m) => m.role === 'tool')).toHaveLength(200);
+
+    // Nothing of the 190: scored as the 10 that ran alone (−0.1 each), no pay replayed.
+    const info = await evaluate(rt, task, t.turns, { termination: t.termination });
+    const alone = await evaluate(rt, task, t.turns.slice(0, 11), { termination: t.termination });
+    expect(info).toEqual(alone);
+    expect(info.step_rewards).toEqual([-0.9999999999999999]);
+    expect(info.reward).toBe(0);
+    const replay = await replayTrajectory(rt, task, t.turns);
+    await replay.env.close();
+    expect(replay.writes).toEqual([]);
+    expect(replay.diverged).toEqual([]);
+  });
+
+  it('a sandbox fault on the 3rd of 5 calls: invalid, calls 3 to 5 answered with the reason', async () => {
+    const rt = await runtime();
+    const open = rt.open.bind(rt);
+    rt.open = async (task, options) => {
+      const env = await open(task, options);
+      const call = env.call.bind(env);
+      let n = 0;
+      env.call = async (...args) => {
+        if (++n === 3) throw new Error('disk I/O error');
+        return call(...args);
+      };
+      return env;
+    };
+    const calls = twoHundredCalls().slice(10, 15);
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: oneReply(calls),
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: steppingClock(MINI_NOW, 1000),
+    });
+    expect(t).toMatchObject({
+      termination: 'infrastructure_error',
+      valid: false,
+      invalid_reason: 'Error: disk I/O error',
+    });
+    expect(t.turns.map((x) => (x.role === 'tool' ? `${x.tool_call_id} ${x.not_run ?? 'ran'}` : x.role))).toEqual([
+      'assistant',
+      'call_10 ran',
+      'call_11 ran',
+      'call_12 infrastructure_error',
+      'call_13 infrastructure_error',
+      'call_14 infrastructure_error',
+    ]);
+    expect(t.turns[3]).toMatchObject({
+      content: 'Error: not run: the episode ended (infrastructure_error: Error: disk I/O error) before this call ran',
+      error: true,
+      writes: [],
+    });
+    expect(firstBreak(turnMessages(t.turns))).toBeNull();
+  });
+});
