@@ -318,9 +318,69 @@ async function compensableReservations(db: Db, userId: string): Promise<SqlRow[]
   );
 }
 
-/** The certificates a call added: `user_payment_methods` rows inserted with source `certificate`. */
+/** {@link newCertificates} of one call, by its writes (both certificate checks ask for them). */
+const certificatesOf = new WeakMap<readonly WriteEntry[], SqlRow[]>();
+
+/**
+ * The certificates a call added: `user_payment_methods` rows inserted with source `certificate`
+ * (computed once per call; callers must not change the rows).
+ */
 function newCertificates(ctx: RuleCheckContext): SqlRow[] {
-  return rowImages(ctx.writes, 'user_payment_methods', 'insert').filter((p) => p.source === 'certificate');
+  let out = certificatesOf.get(ctx.writes);
+  if (!out) {
+    out = rowImages(ctx.writes, 'user_payment_methods', 'insert').filter((p) => p.source === 'certificate');
+    certificatesOf.set(ctx.writes, out);
+  }
+  return out;
+}
+
+/** The tables {@link compensableReservations} reads. */
+const COMPENSABLE_TABLES = [
+  'reservations',
+  'user_reservation_ids',
+  'reservation_flights',
+  'flight_dates',
+  'reservation_passengers',
+] as const;
+
+/**
+ * {@link compensableReservations} of a user, in the order the compensation case lists them (by
+ * reservation in the user's order, then by status in the policy's order: cancelled, delayed): a
+ * fact of the episode's starting state until the episode writes one of its tables (tau2's
+ * episodes rarely do before a certificate), so it is read once per starting state and user.
+ */
+function compensableInOrder(ctx: RuleCheckContext, userId: string): Promise<SqlRow[]> {
+  return ctx.baseFact(`compensable ${userId}`, COMPENSABLE_TABLES, async () =>
+    (await compensableReservations(ctx.db, userId)).sort(
+      (a, b) =>
+        Number(a.position) - Number(b.position) || (a.status === b.status ? 0 : a.status === 'cancelled' ? -1 : 1),
+    ),
+  );
+}
+
+/** The tables {@link coveredForCompensation} reads. */
+const COVERED_TABLES = ['users', 'reservations', 'user_reservation_ids'] as const;
+
+/**
+ * Whether a certificate to the user is covered by the eligibility rule: the user is not a regular
+ * member (or not found), or has a reservation in business or with travel insurance. A fact of the
+ * episode's starting state until the episode writes one of its tables (see
+ * {@link compensableInOrder}).
+ */
+function coveredForCompensation(ctx: RuleCheckContext, userId: string): Promise<boolean> {
+  return ctx.baseFact(`compensation-covered ${userId}`, COVERED_TABLES, async () => {
+    const u = await ctx.db.one('SELECT membership FROM users WHERE user_id = ?', [userId]);
+    if (u && u.membership !== 'regular') return true;
+    // Two EXISTS, each stopping at its first covered reservation: ~1 µs, where listing the
+    // user's reservations as a set (a temporary B-tree for the UNION) cost ~7 µs.
+    const covered = await ctx.db.one(
+      `SELECT EXISTS (SELECT 1 FROM reservations WHERE user_id = +?1 AND (insurance = 'yes' OR cabin = 'business'))
+         OR EXISTS (SELECT 1 FROM user_reservation_ids u JOIN reservations r ON r.reservation_id = u.reservation_id
+           WHERE u.user_id = +?1 AND (r.insurance = 'yes' OR r.cabin = 'business')) AS x`,
+      [userId],
+    );
+    return Boolean(covered?.x);
+  });
 }
 
 const compensationCase: RuleCheck = {
@@ -333,12 +393,7 @@ const compensationCase: RuleCheck = {
     for (const cert of newCertificates(ctx)) {
       const userId = str(cert.user_id);
       const allowed: string[] = [];
-      // By reservation in the user's order, then by status in the policy's order (cancelled, delayed).
-      const rows = (await compensableReservations(ctx.db, userId)).sort(
-        (a, b) =>
-          Number(a.position) - Number(b.position) || (a.status === b.status ? 0 : a.status === 'cancelled' ? -1 : 1),
-      );
-      for (const r of rows) {
+      for (const r of await compensableInOrder(ctx, userId)) {
         const status = str(r.status);
         const touched = ctx.log.some((w) => w.actor === 'assistant' && w.key.reservation_id === r.reservation_id);
         if (status === 'delayed' && !touched) continue;
@@ -361,17 +416,7 @@ const compensationEligible: RuleCheck = {
   async check(ctx) {
     for (const cert of newCertificates(ctx)) {
       const userId = str(cert.user_id);
-      const u = await ctx.db.one('SELECT membership FROM users WHERE user_id = ?', [userId]);
-      if (u && u.membership !== 'regular') continue;
-      // Two EXISTS, each stopping at its first covered reservation: ~1 µs, where listing the
-      // user's reservations as a set (a temporary B-tree for the UNION) cost ~7 µs.
-      const covered = await ctx.db.one(
-        `SELECT EXISTS (SELECT 1 FROM reservations WHERE user_id = +?1 AND (insurance = 'yes' OR cabin = 'business'))
-           OR EXISTS (SELECT 1 FROM user_reservation_ids u JOIN reservations r ON r.reservation_id = u.reservation_id
-             WHERE u.user_id = +?1 AND (r.insurance = 'yes' OR r.cabin = 'business')) AS x`,
-        [userId],
-      );
-      if (covered?.x) continue;
+      if (await coveredForCompensation(ctx, userId)) continue;
       return `certificate of ${str(cert.amount)} sent to ${userId}, a regular member with no reservation in business or with travel insurance`;
     }
     return null;

@@ -118,6 +118,11 @@ export class DomainRuntime {
   /** Most idle databases kept for reuse. */
   static readonly POOL_SIZE = 4;
   private readonly idle: SqlDb[] = [];
+  /**
+   * @internal Facts of the pristine database ({@link RuleCheckContext.baseFact}), by key, shared
+   * by the environments opened without an initial state of their own.
+   */
+  readonly baseFacts = new Map<string, Promise<unknown>>();
 
   private constructor(
     readonly domain: Domain,
@@ -432,6 +437,20 @@ export class Environment {
   private parsedLog: ParsedLogRow[] | null = [];
   private parsedUpTo = 0;
   private readonly log: WriteEntry[] = [];
+  /**
+   * Tables the episode has written since it started: the tables of the write-log rows it read
+   * after its calls, or replayed in a restore. The database differs from the episode's starting
+   * state only in these, unless {@link rawAccess}.
+   */
+  private written = new Set<string>();
+  /**
+   * True once the database was handed out raw ({@link db}, {@link query}, {@link reader}) or
+   * replaced by an image ({@link restore}): writes may then have bypassed {@link written}, so
+   * {@link RuleCheckContext.baseFact} computes afresh for the rest of the episode.
+   */
+  private rawAccess = false;
+  /** Base facts of an episode whose initial state is its own (setup writes): not shared. */
+  private ownFacts: Map<string, Promise<unknown>> | undefined;
   private readonly byName = new Map<string, TableInfo>();
   private readonly toolDb: ToolDb;
   /**
@@ -456,11 +475,35 @@ export class Environment {
   /** The policy clock as tools and rule checks receive it (one function per environment). */
   private readonly clock = (): number => this.nowMs;
 
+  /** {@link RuleCheckContext.baseFact} of this environment (one function per environment). */
+  private readonly baseFact = <T>(key: string, tables: readonly string[], compute: () => Promise<T>): Promise<T> => {
+    if (this.rawAccess) return compute();
+    for (const t of tables) if (this.written.has(t)) return compute();
+    const facts = this.setupSeq === 0 ? this.runtime.baseFacts : (this.ownFacts ??= new Map());
+    let hit = facts.get(key) as Promise<T> | undefined;
+    if (!hit) {
+      const made = compute();
+      facts.set(key, made);
+      made.catch(() => {
+        if (facts.get(key) === made) facts.delete(key);
+      });
+      hit = made;
+    }
+    return hit;
+  };
+
   /**
    * The episode database. Throws once the environment is closed: its database may already
-   * serve another environment.
+   * serve another environment. Writes made through it are not calls of this environment, so
+   * from then on its rule checks no longer share {@link RuleCheckContext.baseFact} values.
    */
   get db(): SqlDb {
+    this.rawAccess = true;
+    return this.connection;
+  }
+
+  /** @internal The episode database, for the environment's own work and its tools' handle. */
+  get connection(): SqlDb {
     if (this.closed) throw new Error('environment is closed');
     return this.database;
   }
@@ -481,7 +524,7 @@ export class Environment {
 
   /** @internal forget setup writes (initial state) so they are not episode writes. */
   async markSetupDone(): Promise<void> {
-    const rows = await this.db.all(`SELECT max(seq) AS m FROM ${WRITE_LOG_TABLE}`);
+    const rows = await this.connection.all(`SELECT max(seq) AS m FROM ${WRITE_LOG_TABLE}`);
     this.lastSeq = (rows[0]?.m as number | null) ?? 0;
     this.setupSeq = this.lastSeq;
     this.parsedLog = [];
@@ -531,20 +574,20 @@ export class Environment {
     const checks = actor === 'assistant' && options.checks !== false;
     const early = checks && tool.kind === 'write' ? await this.checkRules('before', tool.name, parsed.data, []) : [];
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
-    if (guarded) await this.db.all('SAVEPOINT sb_call');
+    if (guarded) await this.connection.all('SAVEPOINT sb_call');
     let result: unknown;
     try {
       const ctx: ToolContext = { db: this.toolDb, now: this.clock, actor, resultDiscarded: options.result === false };
       result = await tool.run(ctx, parsed.data);
     } catch (e) {
-      if (guarded) await this.db.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
+      if (guarded) await this.connection.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
       const attempted = early.map((v) => ({ ...v, refused: true }));
       if (e instanceof ToolError) return failed(e.message, tool.kind, attempted);
       const refused = constraintFailure(e);
       if (refused) return failed(`${tool.name} was refused by the database: ${refused}`, tool.kind, attempted);
       throw e;
     }
-    if (guarded) await this.db.all('RELEASE sb_call');
+    if (guarded) await this.connection.all('RELEASE sb_call');
     const logBefore = this.log.length;
     const writes = await this.collectWrites(turn, actor, tool.name);
     if (actor === 'assistant') {
@@ -566,7 +609,7 @@ export class Environment {
   }
 
   private async collectWrites(turn: number, actor: Requestor, tool: string): Promise<WriteEntry[]> {
-    const rows = await this.db.all(`SELECT seq, tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
+    const rows = await this.connection.all(`SELECT seq, tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
       this.lastSeq,
     ]);
     if (rows.length === 0) return [];
@@ -575,6 +618,7 @@ export class Environment {
     for (const row of rows) {
       const image = parseLogRow(row as unknown as LogRow);
       parsed?.push(image);
+      this.written.add(image.tbl);
       const info = this.byName.get(image.tbl);
       if (!info) continue;
       for (const entry of expandLogRow(image, info, { seq: 0, turn, actor, tool })) {
@@ -608,7 +652,7 @@ export class Environment {
       if ((rc.when ?? 'after') !== when || (rc.tools && !rc.tools.includes(tool))) continue;
       log ??= logLength === this.log.length ? this.log : this.log.slice(0, logLength);
       db ??= this.memoReader();
-      const message = await rc.check({ db, tool, args, writes, log, now: this.clock });
+      const message = await rc.check({ db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact });
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
     return out;
@@ -621,7 +665,7 @@ export class Environment {
    * gets its own array).
    */
   private memoReader(): RuleCheckContext['db'] {
-    return new MemoReader(this.db);
+    return new MemoReader(this.connection);
   }
 
   /** @internal The tools' database handle, for the domain's task setup ({@link DomainRuntime.open}). */
@@ -629,8 +673,12 @@ export class Environment {
     return this.toolDb;
   }
 
-  /** Read-only query helpers (for env assertions and rule checks). */
+  /**
+   * Read-only query helpers (for env assertions and rule checks); as with {@link query}, rule
+   * checks stop sharing {@link RuleCheckContext.baseFact} values from here on.
+   */
   get reader(): Pick<ToolDb, 'one' | 'all'> {
+    this.rawAccess = true;
     return this.toolDb;
   }
 
@@ -648,7 +696,7 @@ export class Environment {
       const order = (t.primaryKey.length ? t.primaryKey : t.columns).map(ident).join(', ');
       return { sql: `SELECT * FROM ${ident(t.name)} ORDER BY ${order}` };
     });
-    const results = statements.length ? await this.db.batch(statements) : [];
+    const results = statements.length ? await this.connection.batch(statements) : [];
     const state: DbState = {};
     tables.forEach((t, i) => {
       state[t.name] = results[i]!;
@@ -664,7 +712,7 @@ export class Environment {
    */
   async changes(): Promise<StateChanges> {
     const known = this.parsedLog;
-    const tail = (await this.db.all(`SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
+    const tail = (await this.connection.all(`SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
       known ? this.parsedUpTo : this.setupSeq,
     ])) as unknown as LogRow[];
     const read = tail.map(parseLogRow);
@@ -681,18 +729,18 @@ export class Environment {
    */
   async snapshot(): Promise<EnvSnapshot> {
     if (this.runtime.replayable && this.pooled) {
-      const log = (await this.db.all(
+      const log = (await this.connection.all(
         `SELECT tbl, op, old, new, rid FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`,
         [this.setupSeq],
       )) as unknown as LoggedWrite[];
       return { log, writes: this.log.map((w) => ({ ...w })), lastSeq: this.lastSeq, setupSeq: this.setupSeq };
     }
     if (this.pooled) {
-      await this.db.exec('COMMIT');
+      await this.connection.exec('COMMIT');
       this.pooled = false;
     }
     return {
-      image: await this.db.snapshot(),
+      image: await this.connection.snapshot(),
       writes: this.log.map((w) => ({ ...w })),
       lastSeq: this.lastSeq,
       setupSeq: this.setupSeq,
@@ -710,11 +758,12 @@ export class Environment {
     if (snap.log) return this.replay(snap, snap.log);
     if (!snap.image) throw new Error('restore: the snapshot holds neither a write log nor a database image');
     if (this.pooled) {
-      await this.db.exec('ROLLBACK');
+      await this.connection.exec('ROLLBACK');
       this.pooled = false;
     }
-    await this.db.restore(snap.image);
-    await this.db.exec(CONNECTION_PRAGMAS);
+    this.rawAccess = true;
+    await this.connection.restore(snap.image);
+    await this.connection.exec(CONNECTION_PRAGMAS);
     this.parsedLog = null;
     this.log.length = 0;
     this.log.push(...snap.writes.map((w) => ({ ...w })));
@@ -733,8 +782,10 @@ export class Environment {
       if (!table) throw new Error(`restore: the snapshot wrote table ${w.tbl}, which this domain lacks`);
       return replayStatement(table, w);
     });
-    await this.db.batch([{ sql: `ROLLBACK TO ${EPISODE_SAVEPOINT.slice('SAVEPOINT '.length)}` }, ...statements]);
-    const [row] = await this.db.all(`SELECT count(*) AS n FROM ${WRITE_LOG_TABLE} WHERE seq > ?`, [this.setupSeq]);
+    // Before the replay: if it fails part-way, the set still covers what it wrote.
+    this.written = new Set(log.map((w) => w.tbl));
+    await this.connection.batch([{ sql: `ROLLBACK TO ${EPISODE_SAVEPOINT.slice('SAVEPOINT '.length)}` }, ...statements]);
+    const [row] = await this.connection.all(`SELECT count(*) AS n FROM ${WRITE_LOG_TABLE} WHERE seq > ?`, [this.setupSeq]);
     if (row?.n !== log.length)
       throw new Error(`restore: replaying ${log.length} logged writes logged ${String(row?.n)}: a sandbox fault`);
     this.parsedLog = null;
@@ -765,9 +816,13 @@ export class Environment {
     await db.close();
   }
 
-  /** Run a parameterized read query (tests and tooling). */
+  /**
+   * Run a parameterized read query (tests and tooling). The SQL is not checked to be a read, so
+   * rule checks stop sharing {@link RuleCheckContext.baseFact} values from here on.
+   */
   async query(sql: string, params?: SqlParams): Promise<SqlRow[]> {
-    return this.db.all(sql, params);
+    this.rawAccess = true;
+    return this.connection.all(sql, params);
   }
 }
 
@@ -778,13 +833,13 @@ export class Environment {
 class EnvToolDb implements ToolDb {
   constructor(private readonly env: Environment) {}
   async one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
-    return (await this.env.db.all(sql, params))[0];
+    return (await this.env.connection.all(sql, params))[0];
   }
   async all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
-    return this.env.db.all(sql, params);
+    return this.env.connection.all(sql, params);
   }
   async run(sql: string, params?: SqlParams): Promise<number> {
-    return (await this.env.db.run(sql, params)).changes;
+    return (await this.env.connection.run(sql, params)).changes;
   }
 }
 

@@ -18,13 +18,20 @@ export function rowImages(
   side: 'before' | 'after' = op === 'delete' ? 'before' : 'after',
 ): SqlRow[] {
   const rows = new Map<string, SqlRow>();
+  // The column entries of one written row come one after another with equal keys: the row found
+  // for the last key is reused while the key stays equal (one JSON.stringify per row, not per column).
+  let lastKey: WriteEntry['key'] | undefined;
+  let row: SqlRow | undefined;
   for (const w of writes) {
     if (w.table !== table || w.op !== op) continue;
-    const k = JSON.stringify(w.key);
-    let row = rows.get(k);
-    if (!row) {
-      row = {};
-      rows.set(k, row);
+    if (!row || !sameKey(lastKey!, w.key)) {
+      const k = JSON.stringify(w.key);
+      row = rows.get(k);
+      if (!row) {
+        row = {};
+        rows.set(k, row);
+      }
+      lastKey = w.key;
     }
     // The first `before` and the last `after` of a column stand for the whole call.
     if (side === 'before') {
@@ -32,6 +39,16 @@ export function rowImages(
     } else row[w.column] = w.after;
   }
   return [...rows.values()];
+}
+
+/** Whether two write keys hold the same columns with the same values, in the same order. */
+function sameKey(a: WriteEntry['key'], b: WriteEntry['key']): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]!] !== b[kb[i]!]) return false;
+  return true;
 }
 
 /**

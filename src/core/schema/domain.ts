@@ -159,6 +159,17 @@ export interface RuleCheckContext {
   /** Every write of the episode before this call, in order (the write log). */
   log: readonly WriteEntry[];
   now(): number;
+  /**
+   * A fact of the episode's starting state, computed once and shared by every episode opened
+   * from the same state (a domain runtime's pristine database; an episode with an initial state
+   * of its own keeps its facts to itself): `compute()` is called the first time `key` is asked
+   * and its value handed to every later asker, as long as none of `tables` has been written
+   * since the episode started (by any call, or restored into a forked episode). Once one has,
+   * `compute()` runs afresh for this call and its value is not kept. `compute` must read only
+   * `tables` (through {@link db}) and depend on nothing but `key`; callers must not change the
+   * value. Rejections are not kept.
+   */
+  baseFact<T>(key: string, tables: readonly string[], compute: () => Promise<T>): Promise<T>;
 }
 
 /**
