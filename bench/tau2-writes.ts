@@ -72,10 +72,23 @@ async function callFresh(rt: DomainRuntime, task: Task, tool: string, args: Reco
   }
 }
 
-/** Every write tool of the runtime's domain and its argument sets (see the module comment). */
+/**
+ * The write tools `SWITCHBOARD_BENCH_TOOLS` names (comma-separated tool names), or every one when
+ * it is unset or empty.
+ */
+function toolsAsked(): Set<string> | undefined {
+  const names = (process.env.SWITCHBOARD_BENCH_TOOLS ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  return names.length ? new Set(names) : undefined;
+}
+
+/** Every write tool of the runtime's domain (those asked for) and its argument sets (see the module comment). */
 async function writeCases(part: Part, rt: DomainRuntime): Promise<WriteCase[]> {
   const out: WriteCase[] = [];
-  for (const tool of rt.domain.tools.filter((t) => t.kind === 'write')) {
+  const asked = toolsAsked();
+  for (const tool of rt.domain.tools.filter((t) => t.kind === 'write' && (!asked || asked.has(t.name)))) {
     const seen = new Set<string>();
     const calls: WriteCase['calls'] = [];
     for (const task of rt.domain.tasks)

@@ -33,16 +33,20 @@ export const NEW_CERTIFICATE_IDS = ['certificate_3221322', 'certificate_3221323'
 export const Cabin = z.enum(['basic_economy', 'economy', 'business']);
 export type Cabin = z.infer<typeof Cabin>;
 
+/** tau2's error for an unknown user id. */
+export function userNotFound(userId: string): ToolError {
+  return new ToolError(`User ${userId} not found`);
+}
+
 export async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
   const u = await db.one('SELECT * FROM users WHERE user_id = ?', [userId]);
-  if (!u) throw new ToolError(`User ${userId} not found`);
+  if (!u) throw userNotFound(userId);
   return u;
 }
 
 /** Fails as {@link userRow} when the user does not exist, without reading the row. */
 export async function requireUser(db: ToolDb, userId: string): Promise<void> {
-  if (!(await db.one('SELECT 1 AS x FROM users WHERE user_id = ?', [userId])))
-    throw new ToolError(`User ${userId} not found`);
+  if (!(await db.one('SELECT 1 AS x FROM users WHERE user_id = ?', [userId]))) throw userNotFound(userId);
 }
 
 export async function userJson(db: ToolDb, u: SqlRow): Promise<RecordJson> {

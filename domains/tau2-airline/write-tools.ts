@@ -20,6 +20,7 @@ import {
   reservationJson,
   requireUser,
   reservationRow,
+  userNotFound,
 } from './queries.ts';
 
 const FlightInfo = z.object({
@@ -325,13 +326,18 @@ export const sendCertificate = defineTool({
     amount: z.number().int().describe('The certificate amount in dollars.'),
   }),
   async run({ db }, { user_id, amount }) {
-    await requireUser(db, user_id);
-    // The user's method ids and the last position, in one read (`+?`: see queries.ts).
+    // The user (no row: not found) with its method ids and the last position, in one read (a
+    // user without methods is one row of NULLs; `+?`: see queries.ts).
+    const methods = await db.all(
+      `SELECT m.payment_method_id, m.position FROM users u
+       LEFT JOIN user_payment_methods m ON m.user_id = u.user_id WHERE u.user_id = +?`,
+      [user_id],
+    );
+    if (methods.length === 0) throw userNotFound(user_id);
     const taken = new Set<string>();
     let position = 0;
-    for (const pm of await db.all('SELECT payment_method_id, position FROM user_payment_methods WHERE user_id = +?', [
-      user_id,
-    ])) {
+    for (const pm of methods) {
+      if (pm.payment_method_id === null) continue;
       taken.add(pm.payment_method_id as string);
       position = Math.max(position, (pm.position as number) + 1);
     }

@@ -4,7 +4,9 @@
  * flight date, and for the first regular members, a certificate that matches no stated case
  * lists exactly the cases the user's reservations allow (by reservation in db.json order,
  * cancelled before delayed; a delayed flight counts only for a reservation the agent changed,
- * none on a fresh environment), and one that matches a case passes.
+ * none on a fresh environment), and one that matches a case passes. The rules read the user's
+ * reservations once per starting state (RuleCheckContext.baseFact): after a booking, in the same
+ * episode and in one forked from it, they read them again.
  * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
  * @module-tag tau2-data
  */
@@ -84,6 +86,38 @@ describe('tau2-airline compensation rules', () => {
       } finally {
         await env2.close();
       }
+    }
+  });
+
+  it('see a booking made earlier in the episode, forked or not; other episodes keep the starting state', async () => {
+    const { runtime } = await tau2Runtime('tau2-airline');
+    // Task 14: a regular member with no reservation in business or with insurance books one in business.
+    const task = runtime.domain.tasks.find((t) => t.id === '14')!;
+    const booking = task.evaluation_criteria!.actions!.find((a) => a.name === 'book_reservation')!;
+    const userId = String(booking.arguments.user_id);
+    expect(booking.arguments.cabin).toBe('business');
+    const certificate = { user_id: userId, amount: 7 };
+    const uncovered = `certificate of 7 sent to ${userId}, a regular member with no reservation in business or with travel insurance`;
+    const caseMessage = `certificate of 7 sent to ${userId}; the stated cases allow none`;
+    const messages = async (env: Awaited<ReturnType<typeof runtime.open>>) => {
+      const out = await call(env, 'send_certificate', certificate);
+      expect(out.error).toBe(false);
+      return out.violations.map((v) => v.message);
+    };
+    const fresh = await runtime.open(task);
+    const booked = await runtime.open(task);
+    const fork = await runtime.open(task);
+    const later = await runtime.open(task);
+    try {
+      expect(await messages(fresh)).toEqual([uncovered, caseMessage]);
+      expect((await call(booked, 'book_reservation', booking.arguments)).error).toBe(false);
+      const snap = await booked.snapshot();
+      expect(await messages(booked)).toEqual([caseMessage]);
+      await fork.restore(snap);
+      expect(await messages(fork)).toEqual([caseMessage]);
+      expect(await messages(later)).toEqual([uncovered, caseMessage]);
+    } finally {
+      for (const env of [fresh, booked, fork, later]) await env.close();
     }
   });
 });

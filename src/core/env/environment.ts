@@ -609,9 +609,10 @@ export class Environment {
   }
 
   private async collectWrites(turn: number, actor: Requestor, tool: string): Promise<WriteEntry[]> {
-    const rows = await this.connection.all(`SELECT seq, tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
-      this.lastSeq,
-    ]);
+    const rows = await this.connection.all(
+      `SELECT seq, tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`,
+      [this.lastSeq],
+    );
     if (rows.length === 0) return [];
     const parsed = this.parsedLog && this.parsedUpTo === this.lastSeq ? this.parsedLog : null;
     const out: WriteEntry[] = [];
@@ -712,9 +713,10 @@ export class Environment {
    */
   async changes(): Promise<StateChanges> {
     const known = this.parsedLog;
-    const tail = (await this.connection.all(`SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`, [
-      known ? this.parsedUpTo : this.setupSeq,
-    ])) as unknown as LogRow[];
+    const tail = (await this.connection.all(
+      `SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`,
+      [known ? this.parsedUpTo : this.setupSeq],
+    )) as unknown as LogRow[];
     const read = tail.map(parseLogRow);
     const log = known ? (read.length ? [...known, ...read] : known) : read;
     const { rows, nullKeyTables } = collectChanges(log, this.runtime.tables, this.runtime.wholeTables);
@@ -784,8 +786,13 @@ export class Environment {
     });
     // Before the replay: if it fails part-way, the set still covers what it wrote.
     this.written = new Set(log.map((w) => w.tbl));
-    await this.connection.batch([{ sql: `ROLLBACK TO ${EPISODE_SAVEPOINT.slice('SAVEPOINT '.length)}` }, ...statements]);
-    const [row] = await this.connection.all(`SELECT count(*) AS n FROM ${WRITE_LOG_TABLE} WHERE seq > ?`, [this.setupSeq]);
+    await this.connection.batch([
+      { sql: `ROLLBACK TO ${EPISODE_SAVEPOINT.slice('SAVEPOINT '.length)}` },
+      ...statements,
+    ]);
+    const [row] = await this.connection.all(`SELECT count(*) AS n FROM ${WRITE_LOG_TABLE} WHERE seq > ?`, [
+      this.setupSeq,
+    ]);
     if (row?.n !== log.length)
       throw new Error(`restore: replaying ${log.length} logged writes logged ${String(row?.n)}: a sandbox fault`);
     this.parsedLog = null;
