@@ -3,11 +3,14 @@
  * agent, scripted caller, each scored) in this thread alone and in this thread beside worker
  * threads (as `run` schedules them: n threads are this one and n − 1 workers).
  *
- * Throughput is measured warm: a V8 isolate runs its first thousand or so episodes ~1.3–3×
- * slower while it compiles (most of that CPU in V8's background compiler threads, which on 2
- * cores compete with the other thread), and every thread is its own isolate, so this thread and
- * each worker run at least {@link WARM_EPISODES} episodes before any round is timed; the
- * worker's start and warm-up are printed apart, and whole runs from nothing (start included,
+ * Throughput is measured warm: a V8 isolate runs its first few thousand episodes up to ~2× the
+ * CPU of warm ones while it compiles (much of that CPU in V8's background compiler threads,
+ * which on 2 cores compete with the other thread: a process with one rollout thread then uses
+ * ~1.2–1.3 cores, which would make the 2-thread ratio look worse than the pool is), and every
+ * thread is its own isolate, so this thread and each worker are warmed up (see {@link WARM_MIN})
+ * before any round is timed. Each round's CPU is split by thread (this one, the workers, V8's
+ * and libuv's helpers: `thread-cpu.ts`), so the cores each mode used are printed beside its
+ * rate. The warm-up's length and the worker's start are printed apart, and whole runs from nothing (start included,
  * `run`'s own choice of whether to start a worker) are timed too. Rounds of the modes alternate,
  * so a change in the machine's load hits both; each ratio is the median of the per-pair ratios.
  * Beside it, a bare CPU loop's 2-thread ratio in the same run: the same function, already
@@ -21,11 +24,13 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { runBatch } from '../src/core/rollout/batch.ts';
 import { scheduleTrials, threadCount, trialSetup, type TrialFlags, type TrialSetup } from '../src/cli/run-trials.ts';
 import { median } from './harness.ts';
+import { splitCpu, threadCpuNs, threadIds } from './thread-cpu.ts';
 import { tau2DataRoot } from './tau2-anchor.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -33,13 +38,23 @@ const run = promisify(execFile);
 
 /** Timed rounds (each mode), after the warm-up. */
 const ROUNDS = 5;
-/** Episodes each thread (this one, and each of the pool's) runs before rounds are timed. */
-const WARM_EPISODES = 600;
 
-/** One round: `trials` trials of every task through `scheduler`; episodes/s, CPU µs per episode, rewards. */
-async function round(setup: TrialSetup, trials: number, scheduler: ReturnType<typeof scheduleTrials>) {
+/**
+ * One round: `trials` trials of every task through `scheduler` (whose worker threads are
+ * `rollout`); episodes/s, CPU µs per episode (the process's, and split by thread: see
+ * {@link splitCpu}), event-loop utilization of this thread, rewards.
+ */
+async function round(
+  setup: TrialSetup,
+  trials: number,
+  scheduler: ReturnType<typeof scheduleTrials>,
+  rollout: ReadonlySet<string> = new Set(),
+) {
+  const here0 = scheduler.ranHere();
+  const e0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   const c0 = process.cpuUsage();
+  const th0 = threadCpuNs();
   const { summary } = await runBatch({
     ...setup.trial,
     tasks: setup.tasks,
@@ -49,13 +64,39 @@ async function round(setup: TrialSetup, trials: number, scheduler: ReturnType<ty
     trialRunner: scheduler.runTrial,
   });
   const cpu = process.cpuUsage(c0);
+  const split = splitCpu(th0, threadCpuNs(), rollout);
   const episodes = summary.totals.episodes;
+  const here = scheduler.ranHere() - here0;
   return {
+    episodes,
     rate: episodes / ((performance.now() - t0) / 1000),
     cpuUs: (cpu.user + cpu.system) / episodes,
+    /** µs per episode of this thread's CPU, per episode run here; of the workers', per episode run there; of the helpers', per episode. */
+    mainUs: split.main / 1000 / here,
+    rolloutUs: split.rollout / 1000 / (episodes - here),
+    helpersUs: split.helpers / 1000 / episodes,
+    /** The helper threads' CPU ÷ the rollout threads' (this one's and the workers'). */
+    helperShare: split.helpers / (split.main + split.rollout),
+    hereShare: here / episodes,
+    elu: performance.eventLoopUtilization(e0).utilization,
     rewards: JSON.stringify(summary.tasks.map((t) => t.rewards)),
   };
 }
+
+/**
+ * Warm-up (see the module comment): a thread is warm once V8 has compiled what an episode runs,
+ * which shows as the helper threads' CPU (mostly background compilation then) falling to a few
+ * percent of the rollout threads' own. Each thread runs at least {@link WARM_MIN} episodes, then
+ * warm-up rounds go on until a round's helper CPU is at most {@link WARM_HELPER_SHARE} of the
+ * rollout threads' CPU, or each thread ran {@link WARM_MAX}.
+ */
+const WARM_MIN = 2000;
+const WARM_MAX = 12000;
+const WARM_HELPER_SHARE = 0.1;
+/** Episodes a warm-up round gives each thread. */
+const WARM_ROUND = 600;
+/** Episodes this thread ran in all modes so far (one isolate: it warms once). */
+let ranHereTotal = 0;
 
 /**
  * A started mode: `concurrency` as `run --out` would run it with `threads` (pool started, warmed
@@ -64,40 +105,60 @@ async function round(setup: TrialSetup, trials: number, scheduler: ReturnType<ty
 async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, threads: number, out: string) {
   const t0 = performance.now();
   const lines = join(out, `c${concurrency}-t${threads}.jsonl`);
+  const tids = threadIds();
   const scheduler = scheduleTrials(setup.trial, flags, { threads, concurrency, trials: Infinity, auto: false, lines });
   await scheduler.started();
   const startMs = performance.now() - t0;
-  // Warm-up rounds until every worker has run WARM_EPISODES too: this thread, warm already,
-  // takes more of a round than a cold worker does (whichever thread has room takes the next trial).
-  const warmTrials = Math.ceil((WARM_EPISODES * threads) / setup.tasks.length);
+  // The threads the start added: this mode's workers.
+  const rollout = new Set([...threadIds()].filter((t) => !tids.has(t)));
+  const workers = threads - 1;
+  // Whichever thread has room takes the next trial, so a cold worker takes fewer than this warm thread.
+  const warmTrials = Math.ceil((WARM_ROUND * threads) / setup.tasks.length);
   let elsewhere = 0;
   let warm: Awaited<ReturnType<typeof round>>;
-  do {
+  for (;;) {
     const here = scheduler.ranHere();
-    warm = await round(setup, warmTrials, scheduler);
-    elsewhere += warmTrials * setup.tasks.length - (scheduler.ranHere() - here);
-  } while (elsewhere < WARM_EPISODES * (threads - 1));
-  return { scheduler, startMs, warm, threads: scheduler.threads() };
+    warm = await round(setup, warmTrials, scheduler, rollout);
+    const ranHere = scheduler.ranHere() - here;
+    ranHereTotal += ranHere;
+    elsewhere += warmTrials * setup.tasks.length - ranHere;
+    const least = Math.min(ranHereTotal, workers ? elsewhere / workers : Infinity);
+    if (least >= WARM_MAX || (least >= WARM_MIN && warm.helperShare <= WARM_HELPER_SHARE)) break;
+  }
+  return {
+    scheduler,
+    startMs,
+    warm: { ...warm, ranTotal: ranHereTotal },
+    warmedElsewhere: elsewhere / Math.max(1, workers),
+    threads: scheduler.threads(),
+    rollout,
+  };
 }
 
 type Mode = Awaited<ReturnType<typeof mode>>;
 
 /** Alternate rounds of each mode; per mode the rates, and per mode the median ratio to the first mode. */
 async function alternate(setup: TrialSetup, trials: number, modes: Mode[]) {
-  const rates = modes.map(() => [] as number[]);
-  const cpu = modes.map(() => [] as number[]);
+  const rounds = modes.map(() => [] as Awaited<ReturnType<typeof round>>[]);
   const rewards = new Set<string>();
   for (let r = 0; r < ROUNDS; r++)
     for (const [i, m] of modes.entries()) {
-      const o = await round(setup, trials, m.scheduler);
-      rates[i]!.push(o.rate);
-      cpu[i]!.push(o.cpuUs);
+      const o = await round(setup, trials, m.scheduler, m.rollout);
+      ranHereTotal += o.hereShare * o.episodes;
+      rounds[i]!.push(o);
       rewards.add(o.rewards);
     }
+  const of = (i: number, k: 'rate' | 'cpuUs' | 'mainUs' | 'rolloutUs' | 'helpersUs' | 'hereShare' | 'elu') =>
+    median(rounds[i]!.map((o) => o[k]));
   return modes.map((_, i) => ({
-    rate: median(rates[i]!),
-    cpuUs: median(cpu[i]!),
-    ratio: median(rates[i]!.map((x, r) => x / rates[0]![r]!)),
+    rate: of(i, 'rate'),
+    cpuUs: of(i, 'cpuUs'),
+    mainUs: of(i, 'mainUs'),
+    rolloutUs: of(i, 'rolloutUs'),
+    helpersUs: of(i, 'helpersUs'),
+    hereShare: of(i, 'hereShare'),
+    elu: of(i, 'elu'),
+    ratio: median(rounds[i]!.map((o, r) => o.rate / rounds[0]![r]!.rate)),
     sameRewards: rewards.size === 1,
   }));
 }
@@ -206,6 +267,7 @@ async function wholeRuns(domain: string, tasks: number): Promise<string> {
 
 const f0 = (x: number) => x.toFixed(0);
 const f2 = (x: number) => x.toFixed(2);
+const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 
 /** Episodes/s by `--concurrency` (threads as `run` picks them, pools started and warm), one line. */
 async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: number, out: string): Promise<string> {
@@ -247,7 +309,7 @@ export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<s
     await rm(out, { recursive: true, force: true });
   }
   lines.push(
-    `  (medians of ${ROUNDS} alternating rounds, each thread warmed up by ${WARM_EPISODES} episodes or more first, every thread writing its trajectories' JSONL part as \`run --out\` does; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
+    `  (medians of ${ROUNDS} alternating rounds, each thread warm first (it ran ${WARM_MIN} episodes or more, until the helper threads' CPU in a warm-up round was at most ${pct(WARM_HELPER_SHARE)} of the rollout threads', or ${WARM_MAX}), every thread writing its trajectories' JSONL part as \`run --out\` does; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; the bare CPU loop's ratio is the most 2 threads gave on this machine then: a pool ratio near it is a loaded machine, not the pool)`,
   );
   return lines;
 
@@ -267,7 +329,9 @@ export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<s
       const ceiling = (before + after) / 2;
       lines.push(
         `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2: this one and a worker) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)} · a JSON round-trip loop's 2-thread ratio ${f2(jsonCeiling)} (pool ÷ it ${f2(t!.ratio / jsonCeiling)})  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
-        `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · worker start ${f0(two.startMs)} ms, then warm-up until it ran ${WARM_EPISODES} episodes (the last warm-up round at ${f0(two.warm.rate)}/s; this thread's alone at ${f0(one.warm.rate)}/s)`,
+        `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · cores used (episodes/s × CPU per episode): 1 thread ${f2((o!.rate * o!.cpuUs) / 1e6)}, 2 threads ${f2((t!.rate * t!.cpuUs) / 1e6)}`,
+        `    by thread (µs of CPU per episode): 1 thread: its own ${f0(o!.mainUs)}, V8/libuv helper threads ${f0(o!.helpersUs)} (event loop busy ${f2(o!.elu)}) · 2 threads: this one ${f0(t!.mainUs)} per episode it ran (${f0(t!.hereShare * 100)}% of them; event loop busy ${f2(t!.elu)}), the worker ${f0(t!.rolloutUs)} per episode it ran, helper threads ${f0(t!.helpersUs)} per episode`,
+        `    warm-up: this thread alone ran ${f0(one.warm.ranTotal)} episodes until warm (its last warm-up round at ${f0(one.warm.rate)}/s, helper threads' CPU ${pct(one.warm.helperShare)} of its own) · the worker started in ${f0(two.startMs)} ms, then ran ${f0(two.warmedElsewhere)} episodes until warm (the last warm-up round at ${f0(two.warm.rate)}/s, helper threads' CPU ${pct(two.warm.helperShare)} of the two threads')`,
         await byConcurrency(flags, setup, trials, out),
       );
       lines.push(await wholeRuns(domain, setup.tasks.length));
