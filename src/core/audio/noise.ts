@@ -3,7 +3,7 @@
  * a noise recording to a length. Every generator takes a seeded {@link Rng} and returns unit-RMS
  * samples, so the mixer sets the level from the SNR alone.
  */
-import type { Rng } from '../ports/rng.ts';
+import { rngFromState, type Rng } from '../ports/rng.ts';
 import { rms } from './measure.ts';
 
 /** Kinds of procedural background noise. */
@@ -658,4 +658,23 @@ export function kindPowerResponse(kind: NoiseKind, rateHz: number): ((omega: num
     };
   }
   return null;
+}
+
+// Warm the generator kernels on a short signal at load (as resample.ts warms the telephony
+// kernels): every statement then has type feedback before V8 first optimizes them. A kernel's
+// first 10 s turn is long enough for V8 to compile its loop on stack replacement (OSR) before
+// the code after the loop has ever run; that OSR code then lacked feedback for the state stores
+// after the loop and deoptimized there on every later call (measured: brownKernel 1,507 deopts
+// in 300 turns of one process, windKernel and the pink kernel tens; the generators ran up to 4×
+// slower in such a process). The warm-up draws from its own generator and writes only scratch
+// buffers every call overwrites, so no turn's noise depends on it.
+{
+  const rng = rngFromState(1);
+  for (const rate of [16000, 48000]) {
+    whiteRaw(256, rng);
+    pinkRaw(256, rate, rng);
+    brownRaw(256, rate, rng);
+    windRaw(256, rate, rng);
+    windRaw(256, rate, rng, {}, new Float64Array(256));
+  }
 }
