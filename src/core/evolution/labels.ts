@@ -11,7 +11,7 @@
  * partial; {@link isSuccess}).
  */
 import type { Trajectory } from '../schema/trajectory.ts';
-import { isSuccess, passHatK } from '../scoring/pass-hat-k.ts';
+import { isSuccess, passHatKTable } from '../scoring/pass-hat-k.ts';
 import { episodeRewards, scoreGroups, type GradientSupply, type Group } from '../training/groups.ts';
 
 /** A task's difficulty label. */
@@ -123,8 +123,7 @@ export function labelTasks(
     const rewards = valid.map((t) => t.reward_info!.reward);
     rewardSum += rewards.reduce((a, b) => a + b, 0);
     rewardCount += rewards.length;
-    const pass_hat: Record<string, number> = {};
-    for (let j = 1; j <= valid.length; j++) pass_hat[j] = passHatK(results, j);
+    const pass_hat = passHatKTable(results, valid.length);
     const passRate = valid.length ? successes / valid.length : null;
     let label: TaskLabel;
     if (valid.length < thresholds.min_valid || passRate === null) label = 'flaky-infra';

@@ -7,7 +7,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Task } from '../schema/task.ts';
 import type { RewardInfo, Trajectory } from '../schema/trajectory.ts';
 import type { Agent, Judge, UserSimulator } from '../participants/types.ts';
-import { evaluate, isSuccess, passHatK, ruleBreaks } from '../scoring/index.ts';
+import { evaluate, isSuccess, passHatKTable, ruleBreaks } from '../scoring/index.ts';
 import { runEpisode } from './episode.ts';
 import type { EpisodeChannel } from './channel-step.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
@@ -350,8 +350,7 @@ function summarize(opts: SummaryOptions, finals: Final[], episodes: number, agen
       valid: t.valid,
       success: t.reward_info ? isSuccess(t.reward_info) : false,
     }));
-    const pass_hat: Record<string, number> = {};
-    for (let k = 1; k <= valid.length; k++) pass_hat[k] = passHatK(results, k);
+    const pass_hat = passHatKTable(results, valid.length);
     return {
       task_id: task.id,
       rewards,
@@ -372,8 +371,7 @@ function summarize(opts: SummaryOptions, finals: Final[], episodes: number, agen
     valid: t.valid,
     success: t.reward_info ? isSuccess(t.reward_info) : false,
   }));
-  const pass_hat: Record<string, number> = {};
-  for (let k = 1; k <= opts.trials; k++) pass_hat[k] = passHatK(results, k);
+  const pass_hat = passHatKTable(results, opts.trials);
   const scored = all.flatMap((t) => (t.reward_info!.objections ? [t.reward_info!.objections] : []));
   const raised = scored.reduce((n, o) => n + o.raised, 0);
   const handled = scored.reduce((n, o) => n + o.handled, 0);

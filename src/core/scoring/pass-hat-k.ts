@@ -32,6 +32,19 @@ function combRatio(s: number, n: number, k: number): number {
   return Math.max(r, 0);
 }
 
+/** Valid trials (`n`) and successes among them (`s`) per task, in the order tasks first appear. */
+function countByTask(results: readonly TrialResult[]): { n: number; s: number }[] {
+  const byTask = new Map<string, { n: number; s: number }>();
+  for (const r of results) {
+    if (!r.valid) continue;
+    const c = byTask.get(r.taskId) ?? { n: 0, s: 0 };
+    c.n += 1;
+    if (r.success) c.s += 1;
+    byTask.set(r.taskId, c);
+  }
+  return [...byTask.values()];
+}
+
 /**
  * pass^k: the chance that k trials of a task, drawn without replacement from its trials, all
  * succeed, averaged over tasks: mean over tasks of C(s, k) / C(n, k), where n is the number of
@@ -44,14 +57,39 @@ function combRatio(s: number, n: number, k: number): number {
  */
 export function passHatK(results: readonly TrialResult[], k: number): number {
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`passHatK needs a positive integer k, got ${k}`);
-  const byTask = new Map<string, { n: number; s: number }>();
-  for (const r of results) {
-    if (!r.valid) continue;
-    const c = byTask.get(r.taskId) ?? { n: 0, s: 0 };
-    c.n += 1;
-    if (r.success) c.s += 1;
-    byTask.set(r.taskId, c);
-  }
-  const values = [...byTask.values()].filter((c) => c.n >= k).map((c) => combRatio(c.s, c.n, k));
+  const values = countByTask(results)
+    .filter((c) => c.n >= k)
+    .map((c) => combRatio(c.s, c.n, k));
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN;
+}
+
+/**
+ * {@link passHatK} for every k from 1 to `maxK`, as the summaries keep it (`{ "1": pass^1, …,
+ * "maxK": pass^maxK }`; an empty record for `maxK` 0). The same numbers bit for bit, in
+ * O(results + tasks × maxK) instead of O(maxK × (results + tasks × maxK)): each task's
+ * C(s, k) / C(n, k) is the one for k − 1 times (s − k + 1) / (n − k + 1), the product
+ * {@link combRatio} forms factor by factor in the same order (a run of 1,000 trials of 15 tasks
+ * took ~1 s of its summary in the loop over k).
+ *
+ * @throws RangeError when maxK is not a non-negative integer
+ */
+export function passHatKTable(results: readonly TrialResult[], maxK: number): Record<string, number> {
+  if (!Number.isInteger(maxK) || maxK < 0)
+    throw new RangeError(`passHatKTable needs a non-negative integer maxK, got ${maxK}`);
+  const counts = countByTask(results);
+  const ratios = counts.map(() => 1);
+  const table: Record<string, number> = {};
+  for (let k = 1; k <= maxK; k++) {
+    let sum = 0;
+    let tasks = 0;
+    for (const [t, c] of counts.entries()) {
+      // Factor i = k − 1 of combRatio's product; kept unclamped, as combRatio clamps only its result.
+      ratios[t]! *= (c.s - (k - 1)) / (c.n - (k - 1));
+      if (c.n < k) continue;
+      sum += Math.max(ratios[t]!, 0);
+      tasks++;
+    }
+    table[k] = tasks ? sum / tasks : Number.NaN;
+  }
+  return table;
 }
