@@ -39,9 +39,10 @@ describe('passHatKTable', () => {
     for (let run = 0; run < 200; run++) {
       const tasks = 1 + Math.floor(rng() * 6);
       const trials = Math.floor(rng() * 40);
+      const successRate = rng();
       const results: TrialResult[] = [];
       for (let i = 0; i < tasks * trials; i++)
-        results.push({ taskId: `t${Math.floor(rng() * tasks)}`, success: rng() < rng(), valid: rng() < 0.9 });
+        results.push({ taskId: `t${Math.floor(rng() * tasks)}`, success: rng() < successRate, valid: rng() < 0.9 });
       const maxK = Math.floor(rng() * (trials + 3));
       const table = passHatKTable(results, maxK);
       expect(Object.keys(table)).toEqual(Array.from({ length: maxK }, (_, k) => String(k + 1)));
