@@ -8,16 +8,20 @@
 import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
 import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
 import { pyRound } from '../../src/core/tau2/py-json.ts';
+import { ORDER, ORDER_ITEMS, PAYMENT_METHOD, VARIANT } from './tools.ts';
 
 type Db = RuleCheckContext['db'];
 
-/**
- * The reads the checks of one phase share (a phase's reader runs each distinct query once): the
- * order named by a call, and the old and new item of each swap, each a lookup by key.
+/*
+ * The checks of one phase share their reads (a phase's reader runs each distinct query once), and
+ * the tool called after the `before` checks gets their rows for the same reads (tools.ts: the
+ * order named by a call, its items, the new item of each swap, the payment method).
  */
-const ORDER = 'SELECT status, user_id FROM orders WHERE order_id = ?';
-const OLD_ITEM = 'SELECT product_id, price FROM order_items WHERE order_id = +? AND item_id = +? ORDER BY position';
-const NEW_ITEM = 'SELECT product_id, price FROM product_variants WHERE item_id = ?';
+
+/** The order's first item (by position) with id `itemId`, as the order's items are read. */
+async function orderItem(db: Db, orderId: string, itemId: string) {
+  return (await db.all(ORDER_ITEMS, [orderId])).find((it) => it.item_id === itemId);
+}
 
 const str = (v: unknown) => String(v);
 
@@ -87,10 +91,7 @@ const exchangeDeliveredOnly = statusRule(
 async function giftCard(db: Db, orderId: string, paymentMethodId: string): Promise<number | null> {
   const o = await db.one(ORDER, [orderId]);
   if (!o) return null;
-  const pm = await db.one(
-    'SELECT source, balance FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?',
-    [o.user_id!, paymentMethodId],
-  );
+  const pm = await db.one(PAYMENT_METHOD, [o.user_id!, paymentMethodId]);
   return pm?.source === 'gift_card' ? Number(pm.balance) : null;
 }
 
@@ -106,8 +107,8 @@ const giftCardCoversDifference: RuleCheck = {
     if (balance === null) return null;
     let diff = 0;
     for (const [from, to] of swaps(args)) {
-      const old = await db.one(OLD_ITEM, [orderId, from]);
-      const next = await db.one(NEW_ITEM, [to]);
+      const old = await orderItem(db, orderId, from);
+      const next = await db.one(VARIANT, [to]);
       if (!old || !next) return null;
       diff += Number(next.price) - Number(old.price);
     }
@@ -147,8 +148,8 @@ const sameProduct: RuleCheck = {
   async check({ db, args }) {
     const orderId = str(args.order_id);
     for (const [from, to] of swaps(args)) {
-      const old = await db.one(OLD_ITEM, [orderId, from]);
-      const next = await db.one(NEW_ITEM, [to]);
+      const old = await orderItem(db, orderId, from);
+      const next = await db.one(VARIANT, [to]);
       if (!old || !next || old.product_id === next.product_id) continue;
       // The products' names, only for the message (an item whose product is missing is not judged).
       const name = async (productId: unknown) =>

@@ -51,14 +51,25 @@ function addressValues(a: {
 // ---------------------------------------------------------------------------------------------
 // Reads shared by the tools
 
+/**
+ * The reads a write tool shares with the rule checks run before it (`rules.ts`): the environment
+ * hands a tool the rows of a read its `before` checks made with the same SQL and parameters
+ * instead of reading them again (Environment.call). The order by id; its items in position order;
+ * a variant by item id; a payment method of a user.
+ */
+export const ORDER = 'SELECT * FROM orders WHERE order_id = ?';
+export const ORDER_ITEMS = 'SELECT * FROM order_items WHERE order_id = +? ORDER BY position';
+export const VARIANT = 'SELECT * FROM product_variants WHERE item_id = ?';
+export const PAYMENT_METHOD = 'SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?';
+
 async function orderRow(db: ToolDb, orderId: string): Promise<SqlRow> {
-  const o = await db.one('SELECT * FROM orders WHERE order_id = ?', [orderId]);
+  const o = await db.one(ORDER, [orderId]);
   if (!o) throw new ToolError('Order not found');
   return o;
 }
 
 async function orderItems(db: ToolDb, orderId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM order_items WHERE order_id = +? ORDER BY position', [orderId]);
+  return db.all(ORDER_ITEMS, [orderId]);
 }
 
 async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
@@ -103,28 +114,24 @@ async function userRowJson(db: ToolDb, u: SqlRow): Promise<string> {
 /** tau2's `_get_payment_method`: the user must exist and own the method. */
 async function paymentMethodRow(db: ToolDb, userId: string, paymentMethodId: string): Promise<SqlRow> {
   if (!(await db.one('SELECT 1 AS x FROM users WHERE user_id = ?', [userId]))) throw new ToolError('User not found');
-  const pm = await db.one('SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?', [
-    userId,
-    paymentMethodId,
-  ]);
+  const pm = await db.one(PAYMENT_METHOD, [userId, paymentMethodId]);
   if (!pm) throw new ToolError('Payment method not found');
   return pm;
 }
 
 /**
- * tau2's `_get_variant`: the product must exist and list the item. One query: the product with
- * the variant left-joined (`item_id` is NOT NULL: NULL means no such variant); `+?` as the
- * header says.
+ * tau2's `_get_variant`: the product must exist and list the item. The variant by its item id
+ * (item ids are unique across products), which is the read the item-swap rule checks make before
+ * the call (so the environment hands it over; see {@link VARIANT}); the product is looked up only
+ * when the variant is missing or of another product, to tell the two errors apart (a variant's
+ * product exists: a foreign key).
  */
 async function variantRow(db: ToolDb, productId: string, itemId: string): Promise<SqlRow> {
-  const v = await db.one(
-    `SELECT v.item_id, v.available, v.price, v.options FROM products p
-     LEFT JOIN product_variants v ON v.product_id = p.product_id AND v.item_id = +?2 WHERE p.product_id = +?1`,
-    [productId, itemId],
-  );
-  if (!v) throw new ToolError('Product not found');
-  if (v.item_id === null) throw new ToolError('Variant not found');
-  return v;
+  const v = await db.one(VARIANT, [itemId]);
+  if (v && v.product_id === productId) return v;
+  if (!(await db.one('SELECT 1 AS x FROM products WHERE product_id = ?', [productId])))
+    throw new ToolError('Product not found');
+  throw new ToolError('Variant not found');
 }
 
 async function setBalance(db: ToolDb, pm: SqlRow, balance: number): Promise<void> {

@@ -572,12 +572,15 @@ export class Environment {
     }
     const guarded = tool.kind === 'write' || tool.kind === 'generic';
     const checks = actor === 'assistant' && options.checks !== false;
-    const early = checks && tool.kind === 'write' ? await this.checkRules('before', tool.name, parsed.data, []) : [];
+    // The `before` checks' reads, handed to the tool (see CheckedReads).
+    const reads = checks && tool.kind === 'write' ? new MemoReader(this.connection) : undefined;
+    const early = reads ? await this.checkRules('before', tool.name, parsed.data, [], this.log.length, reads) : [];
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
     if (guarded) await this.connection.all('SAVEPOINT sb_call');
     let result: unknown;
     try {
-      const ctx: ToolContext = { db: this.toolDb, now: this.clock, actor, resultDiscarded: options.result === false };
+      const db = reads?.used ? new CheckedReads(reads, this.toolDb) : this.toolDb;
+      const ctx: ToolContext = { db, now: this.clock, actor, resultDiscarded: options.result === false };
       result = await tool.run(ctx, parsed.data);
     } catch (e) {
       if (guarded) await this.connection.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
@@ -637,6 +640,7 @@ export class Environment {
   /**
    * Run the domain's rule checks of one phase that apply to `tool` (see {@link RuleCheck}).
    * @param logLength how much of the write log precedes the call (default: all of it).
+   * @param reader the phase's reader (default: a new {@link memoReader} when a check applies).
    */
   private async checkRules(
     when: 'before' | 'after',
@@ -644,6 +648,7 @@ export class Environment {
     args: Record<string, unknown>,
     writes: WriteEntry[],
     logLength = this.log.length,
+    reader?: MemoReader,
   ): Promise<RuleViolation[]> {
     const checks: readonly RuleCheck[] = this.domain.ruleChecks ?? [];
     const out: RuleViolation[] = [];
@@ -652,7 +657,7 @@ export class Environment {
     for (const rc of checks) {
       if ((rc.when ?? 'after') !== when || (rc.tools && !rc.tools.includes(tool))) continue;
       log ??= logLength === this.log.length ? this.log : this.log.slice(0, logLength);
-      db ??= this.memoReader();
+      db ??= reader ?? this.memoReader();
       const message = await rc.check({ db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact });
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
@@ -852,22 +857,71 @@ class EnvToolDb implements ToolDb {
 
 /** See {@link Environment.memoReader}: each distinct query of one phase of rule checks runs once. */
 class MemoReader {
-  private readonly memo = new Map<string, Promise<SqlRow[]>>();
+  /**
+   * Rows by SQL text, then by parameters (JSON): the SQL texts are the callers' constants, whose
+   * hashes V8 keeps, so a lookup hashes only the short parameter text.
+   */
+  private readonly memo = new Map<string, Map<string, Promise<SqlRow[]>>>();
   constructor(private readonly db: SqlDb) {}
+  /** True once a query ran through this reader. */
+  get used(): boolean {
+    return this.memo.size > 0;
+  }
   private rows(sql: string, params?: SqlParams): Promise<SqlRow[]> {
-    const key = params === undefined ? sql : `${sql}\u0000${JSON.stringify(params)}`;
-    let hit = this.memo.get(key);
+    let bySql = this.memo.get(sql);
+    if (!bySql) this.memo.set(sql, (bySql = new Map()));
+    const key = params === undefined ? '' : JSON.stringify(params);
+    let hit = bySql.get(key);
     if (!hit) {
       hit = this.db.all(sql, params);
-      this.memo.set(key, hit);
+      bySql.set(key, hit);
     }
     return hit;
+  }
+  /** The rows of a query that already ran through this reader, or undefined. */
+  ran(sql: string, params?: SqlParams): Promise<SqlRow[]> | undefined {
+    const bySql = this.memo.get(sql);
+    return bySql?.get(params === undefined ? '' : JSON.stringify(params));
   }
   async one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
     return (await this.rows(sql, params))[0];
   }
   async all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
     return [...(await this.rows(sql, params))];
+  }
+}
+
+/** A statement that can only read: SQLite's SELECT never changes the database. */
+const SELECT = /^\s*select\b/i;
+
+/**
+ * A write tool's database handle after its `before` rule checks: a read the checks made (the same
+ * SQL and parameters) gives their rows (each row a copy, as a fresh read gives) instead of running
+ * again, as long as nothing but SELECTs ran since the checks; the first other statement ends
+ * that (nothing else runs between the checks and the tool but the call's SAVEPOINT). Saves a
+ * tool the reads its preconditions already made (tau2-retail: the order, its items, the variants,
+ * the payment method).
+ */
+class CheckedReads implements ToolDb {
+  private live = true;
+  constructor(
+    private readonly reads: MemoReader,
+    private readonly db: ToolDb,
+  ) {}
+  async one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
+    return (await this.all(sql, params))[0];
+  }
+  async all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
+    if (this.live) {
+      const hit = this.reads.ran(sql, params);
+      if (hit) return (await hit).map((r) => ({ ...r }));
+      if (!SELECT.test(sql)) this.live = false;
+    }
+    return this.db.all(sql, params);
+  }
+  async run(sql: string, params?: SqlParams): Promise<number> {
+    this.live = false;
+    return this.db.run(sql, params);
   }
 }
 
