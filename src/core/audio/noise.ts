@@ -593,6 +593,26 @@ export function proceduralBurstLength(kind: ProceduralBurst, rateHz: number): nu
   return Math.round((kind === 'knock' ? 0.25 : 1) * rateHz);
 }
 
+/** {@link knockDecay} tables by rate (read-only once made). */
+const knockDecays = new Map<number, Float64Array>();
+
+/**
+ * The knock's envelope, `exp(−i / (0.04 · rateHz))` for i in [0, n) (a 40 ms time constant):
+ * the same for every knock at a rate, so tabulated once per rate and kept (its 4,000 exponentials
+ * at 16 kHz cost more than the rest of the knock).
+ */
+function knockDecay(rateHz: number, n: number): Float64Array {
+  let decay = knockDecays.get(rateHz);
+  if (!decay || decay.length !== n) {
+    decay = new Float64Array(n);
+    for (let i = 0; i < n; i++) decay[i] = Math.exp(-i / (0.04 * rateHz));
+    // One or two rates in practice; a bound keeps odd callers from growing it.
+    if (knockDecays.size >= 16) knockDecays.clear();
+    knockDecays.set(rateHz, decay);
+  }
+  return decay;
+}
+
 /** The ring tone per rate (it draws nothing from the generator): computed once, copied out. */
 const rings = new Map<number, Float32Array>();
 
@@ -606,9 +626,10 @@ export function proceduralBurst(kind: ProceduralBurst, rateHz: number, rng: Rng)
     const out = new Float32Array(n);
     const p = onePole(800, rateHz);
     let s = 0;
+    const decay = knockDecay(rateHz, n);
     for (let i = 0; i < n; i++) {
       s = p * s + (1 - p) * (2 * rng.next() - 1);
-      out[i] = s * Math.exp(-i / (0.04 * rateHz));
+      out[i] = s * (decay[i] as number);
     }
     return normalizeRms(out);
   }
