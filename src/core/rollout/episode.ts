@@ -269,8 +269,10 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       const defer =
         token === 'stop' && who === 'user' && !stopDeferred && agreesToPendingWrite(turns, text, runtime.domain);
       if (defer) token = null;
-      // A stop token ends the episode: tool calls in the same turn are not executed.
+      // A stop token ends the episode: tool calls in the same turn are not executed; they stay on
+      // the turn as sent (`kept`) and are answered `not_run` at the end.
       const calls: ToolCall[] = token || defer ? [] : reply.calls;
+      const kept = token ? reply.calls : calls;
       // Model output details (token ids, logprobs) are kept when a model participant gives them.
       const generation = Generation.safeParse(
         withReasoning((raw as { generation?: unknown } | null)?.generation, visible.reasoning),
@@ -328,9 +330,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         const { text: said, ...heard } = timeline
           ? await timeline.callerSpeech(turns.length, text, !token && !defer, false)
           : await channelCallerTurn(opts.channel, channelKey, turns.length, text, !token && !defer);
-        push({ role: who, text: said, tool_calls: calls, t_ms: clock.now(), ...gen, ...heard } as Turn);
+        push({ role: who, text: said, tool_calls: kept, t_ms: clock.now(), ...gen, ...heard } as Turn);
       } else {
-        push({ role: who, text, tool_calls: calls, t_ms: clock.now(), ...gen, ...over } as Turn);
+        push({ role: who, text, tool_calls: kept, t_ms: clock.now(), ...gen, ...over } as Turn);
       }
       if (token) {
         termination = stopTermination(who, token);
@@ -389,7 +391,11 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   }
   // Calls of the last reply that the end left unrun are answered (marked `not_run`), the reply
   // itself kept as sent: every call on record then has its tool message.
-  const why = invalidReason ?? `${maxErrors} of the agent's tool calls failed`;
+  const why =
+    invalidReason ??
+    (termination === 'too_many_errors'
+      ? `${maxErrors} of the agent's tool calls failed`
+      : 'the reply that made it ended the call');
   for (const turn of unrunCallTurns(turns, termination, why)) push(turn);
   let duplex: Trajectory['duplex'];
   if (timeline) {

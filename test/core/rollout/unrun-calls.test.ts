@@ -122,6 +122,36 @@ describe('calls that never ran are answered, and count for nothing', () => {
     expect(replay.diverged).toEqual([]);
   });
 
+  it('calls sent with a stop token stay on the turn, answered not run; nothing is paid', async () => {
+    const rt = await runtime();
+    const task = rt.domain.tasks[0]!;
+    const calls = twoHundredCalls().slice(10, 12);
+    const quitter: Agent = { id: 'quitter', respond: async () => ({ text: 'Goodbye. ###STOP###', tool_calls: calls }) };
+    const t = await runEpisode({
+      runtime: rt,
+      task,
+      agent: quitter,
+      user: new ScriptedUser(),
+      seed: 0,
+      clock: steppingClock(MINI_NOW, 1000),
+    });
+    expect(t.termination).toBe('agent_stop');
+    expect(t.turns[0]).toMatchObject({ role: 'assistant', text: 'Goodbye.', tool_calls: calls });
+    expect(t.turns.slice(1).map((x) => x.role === 'tool' && [x.tool_call_id, x.not_run, x.content])).toEqual(
+      calls.map((c) => [
+        c.id,
+        'agent_stop',
+        'Error: not run: the episode ended (agent_stop: the reply that made it ended the call) before this call ran',
+      ]),
+    );
+    expect(firstBreak(turnMessages(t.turns))).toBeNull();
+    const replay = await replayTrajectory(rt, task, t.turns);
+    await replay.env.close();
+    expect(replay.writes).toEqual([]);
+    const info = await evaluate(rt, task, t.turns, { termination: t.termination });
+    expect(info).toEqual(await evaluate(rt, task, t.turns.slice(0, 1), { termination: t.termination }));
+  });
+
   it('a sandbox fault on the 3rd of 5 calls: invalid, calls 3 to 5 answered with the reason', async () => {
     const rt = await runtime();
     const open = rt.open.bind(rt);
