@@ -12,7 +12,7 @@
 import { toolsFor } from '../schema/domain.ts';
 import type { ToolCall } from '../schema/trajectory.ts';
 import { phrasesFor } from './phrases.ts';
-import { closingSay, referencePlan } from './reference-plan.ts';
+import { closingSay, planCall, PlanMemo } from './reference-plan.ts';
 import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply } from './types.ts';
 
 /** The per-task error profile of a {@link NoisyAgent}. */
@@ -40,6 +40,7 @@ export interface ErrorProfile {
  */
 export class NoisyAgent implements Agent {
   readonly id: string;
+  private readonly plans = new PlanMemo();
   constructor(private readonly profile: ErrorProfile) {
     const all = [
       profile.p,
@@ -62,7 +63,7 @@ export class NoisyAgent implements Agent {
   }
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {
-    const plan = referencePlan(view.domain, view.task);
+    const plan = this.plans.plan(view.domain, view.task);
     const done = view.turns.filter((t) => t.role === 'assistant' && !t.interrupted).length;
     const step = plan[done];
     if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
@@ -74,7 +75,7 @@ export class NoisyAgent implements Agent {
     const heard = view.turns.findLast((t) => t.role === 'user' && t.audio !== undefined);
     const preset = heard?.role === 'user' ? heard.audio?.preset : undefined;
     if (kind !== 'write' || rng.next() >= this.errorRate(view.task.id, preset))
-      return { text: '', tool_calls: [step.call] };
+      return { text: '', tool_calls: [planCall(step.call)] };
     const wrong = rng.next() < 0.5 ? wrongAmount(step.call) : null;
     return wrong ? { text: '', tool_calls: [wrong] } : { text: phrasesFor(view.domain.language).noop };
   }

@@ -76,11 +76,34 @@ export function referencePlan(domain: Domain, task: Task): PlanStep[] {
   return steps;
 }
 
+/**
+ * {@link referencePlan}, built once per participant (one per rollout) rather than at every turn:
+ * the plan is a function of the domain and the task alone, so it is kept for the task and domain
+ * last asked for (a new task or domain builds it again; nothing else is kept, so a participant
+ * still acts from the turns alone). The steps are shared between turns: a call handed out goes
+ * through {@link planCall}, so no turn holds an object another turn holds.
+ */
+export class PlanMemo {
+  private last: { domain: Domain; task: Task; plan: PlanStep[] } | undefined;
+
+  /** The plan of `task` in `domain` (see {@link referencePlan}). */
+  plan(domain: Domain, task: Task): readonly PlanStep[] {
+    if (this.last?.domain !== domain || this.last.task !== task)
+      this.last = { domain, task, plan: referencePlan(domain, task) };
+    return this.last.plan;
+  }
+}
+
+/** A fresh copy of a plan step's call (its arguments deep-copied), for a reply. */
+export function planCall(call: ToolCall): ToolCall {
+  return toCall(call, call.id);
+}
+
 /** The closing step: every item to tell (none: nothing), then "anything else?". */
 export function closingSay(p: Phrases, info: readonly string[]): string {
   return info.length > 0 ? `${p.tell(info)}${p.sentenceSep}${p.anythingElse}` : p.anythingElse;
 }
 
-function toCall(a: Action, id: string): ToolCall {
+function toCall(a: Pick<Action, 'name' | 'arguments'>, id: string): ToolCall {
   return { id, name: a.name, arguments: structuredClone(a.arguments) };
 }

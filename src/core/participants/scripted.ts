@@ -21,23 +21,24 @@ import { toolsFor } from '../schema/domain.ts';
 import { hasCue, phrasesFor } from './phrases.ts';
 import { joinSpoken } from '../scoring/turns.ts';
 import { negotiationReply } from './negotiating.ts';
-import { referencePlan } from './reference-plan.ts';
+import { planCall, PlanMemo } from './reference-plan.ts';
 import { firstPersonRequest } from './spoken.ts';
 import { STOP_TOKENS, type Agent, type EpisodeView, type ParticipantReply, type UserSimulator } from './types.ts';
 
 /** Executes the reference solution; one plan step per assistant turn. */
 export class ReferenceAgent implements Agent {
   readonly id = 'reference';
+  private readonly plans = new PlanMemo();
 
   async respond(view: EpisodeView): Promise<ParticipantReply> {
-    const plan = referencePlan(view.domain, view.task);
+    const plan = this.plans.plan(view.domain, view.task);
     // A reply the caller interrupted (barge-in) was not fully said and its tool calls did not
     // run: it does not use up its plan step, so the agent says or does it again.
     const done = view.turns.filter((t) => t.role === 'assistant' && !t.interrupted).length;
     const step = plan[done];
     if (!step) return { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
     if ('say' in step) return { text: unheardRest(view.turns, step.say) };
-    return { text: '', tool_calls: [step.call] };
+    return { text: '', tool_calls: [planCall(step.call)] };
   }
 }
 

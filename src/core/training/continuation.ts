@@ -11,7 +11,7 @@
 import type { DomainRuntime } from '../env/environment.ts';
 import type { Clock } from '../ports/clock.ts';
 import { seededRng } from '../ports/rng.ts';
-import { referencePlan } from '../participants/reference-plan.ts';
+import { planCall, PlanMemo } from '../participants/reference-plan.ts';
 import { phrasesFor } from '../participants/phrases.ts';
 import {
   STOP_TOKENS,
@@ -45,6 +45,7 @@ import type { EpisodeChannel } from '../rollout/channel-step.ts';
  */
 export class ReferenceContinuationAgent implements Agent {
   readonly id = 'reference-continuation';
+  private readonly plans = new PlanMemo();
 
   /** @param failing Reference actions that fail on purpose (indices into the task's `actions`): skipped. */
   constructor(private readonly failing: ReadonlySet<number> = new Set()) {}
@@ -53,7 +54,7 @@ export class ReferenceContinuationAgent implements Agent {
     const bye = { text: `${phrasesFor(view.domain.language).goodbye}${STOP_TOKENS.stop}` };
     const matched = referencePrefix(view.task, view.turns, this.failing);
     if (matched === null) return bye;
-    const plan = referencePlan(view.domain, view.task);
+    const plan = this.plans.plan(view.domain, view.task);
     // The plan's call steps are the task's agent actions in order; failing ones are skipped.
     const agentActions = (view.task.evaluation_criteria?.actions ?? []).flatMap((a, i) =>
       a.requestor === 'assistant' ? [i] : [],
@@ -74,7 +75,7 @@ export class ReferenceContinuationAgent implements Agent {
     }
     const step = plan[at];
     if (!step) return bye;
-    return 'say' in step ? { text: step.say } : { text: '', tool_calls: [step.call] };
+    return 'say' in step ? { text: step.say } : { text: '', tool_calls: [planCall(step.call)] };
   }
 }
 
