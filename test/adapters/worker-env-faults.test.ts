@@ -67,6 +67,41 @@ describe('environment worker, payloads larger than its mailbox', () => {
   }, 60_000);
 });
 
+describe('environment worker, calls made while one is in flight', () => {
+  it('queues them and answers each as in-process, in order, one request per call', async () => {
+    const domain = await loadDomain(FAULTY);
+    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    const local = await runtime.open(domain.tasks[0]);
+    const { worker, env } = await started();
+    try {
+      // busy_ms 5 outlasts the caller's spin (100 µs): its reply is awaited and the others queue
+      // behind it; an unknown tool and bad arguments are error outcomes, not rejections.
+      const calls = [
+        call('busy_ms', { ms: 5 }),
+        call('find_account', { phone: '5550001' }),
+        call('no_such_tool'),
+        call('echo_big', { text: 'ab', size: 70_000 }),
+        call('busy_ms', { ms: 'soon' }),
+        call('find_account', { phone: '5550002' }),
+        call('busy_ms', { ms: 0 }),
+      ];
+      const before = worker.requests;
+      const answered: string[] = [];
+      const remote = await Promise.all(calls.map((c) => env.call(c).then((o) => (answered.push(c.name), o))));
+      expect(worker.requests).toBe(before + calls.length);
+      expect(answered).toEqual(calls.map((c) => c.name));
+      const expected = [];
+      for (const c of calls) expected.push(await local.call(c));
+      expect(expected.map((o) => o.error)).toEqual([false, false, true, false, true, false, false]);
+      expect(remote).toStrictEqual(expected);
+      expect(env.writes).toStrictEqual(local.writes);
+    } finally {
+      await worker.close();
+      await runtime.close();
+    }
+  }, 60_000);
+});
+
 describe('environment worker, a thread that dies mid-call', () => {
   it('a tool ending the thread: the call rejects with an InfrastructureError, and so does every later one', async () => {
     const { worker, env } = await started();

@@ -3,8 +3,10 @@
  * SharedArrayBuffer mailbox (issue 15, item 2: the environment worker's tool call in one round
  * trip, without a message port's wake-ups and structured clones).
  *
- * The serving thread blocks in `Atomics.wait` until a request is posted, runs the handler and
- * posts the reply in the same buffer; the caller waits with `Atomics.waitAsync`, so its event loop
+ * The serving thread blocks in `Atomics.wait` until a request is posted, marks it taken, runs the
+ * handler and posts the reply in the same buffer. The caller spins for the reply while the serving
+ * thread is seen to work on it (a reply in time settles the request before `request` returns,
+ * with no promise hop in between) and otherwise waits with `Atomics.waitAsync`, so its event loop
  * stays free. Payloads are text (written as UTF-8) or bytes, encoded by the user of the mailbox
  * (`env-wire.ts` for the environment worker). A payload larger than the mailbox's data area goes
  * over a `MessageChannel` instead and is taken off it synchronously (`receiveMessageOnPort`); the
@@ -15,11 +17,11 @@
  * ~11 µs for a bare `postMessage` pair.
  *
  * Layout of the buffer: eight int32 slots ({@link STATE}, {@link LENGTH}, {@link STATUS},
- * {@link KIND}, {@link SLEEPING}, three unused), then the data area.
+ * {@link KIND}, {@link SLEEPING}, {@link ELAPSED}, two unused), then the data area.
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 
-/** Slot: who holds the mailbox ({@link IDLE}, {@link REQUEST}, {@link REPLY}). */
+/** Slot: who holds the mailbox ({@link IDLE}, {@link REQUEST}, {@link RUNNING}, {@link REPLY}). */
 const STATE = 0;
 /** Slot: bytes of the payload in the data area, or {@link ON_PORT}. */
 const LENGTH = 1;
@@ -29,6 +31,8 @@ const STATUS = 2;
 const KIND = 3;
 /** Slot: 1 while the serving thread sleeps in `Atomics.wait` (a request must wake it), else 0. */
 const SLEEPING = 4;
+/** Slot: with a reply, how long the serving thread took for the request, µs (rounded up). */
+const ELAPSED = 5;
 const HEADER_BYTES = 32;
 /** The caller may post a request. */
 const IDLE = 0;
@@ -36,6 +40,8 @@ const IDLE = 0;
 const REQUEST = 1;
 /** The reply is posted; the caller reads it and sets {@link IDLE}. */
 const REPLY = 2;
+/** The serving thread has taken the request and runs it. */
+const RUNNING = 3;
 /** {@link LENGTH} of a payload sent over the message port (too large for the data area). */
 const ON_PORT = -1;
 const OK = 0;
@@ -66,9 +72,12 @@ export const MAX_SPIN_US = 100;
 
 /**
  * When one side of a mailbox spins before it sleeps: after a spin that saw the answer it spins
- * again next time; after a spin that did not (a slow tool, an agent thinking between calls, or a
- * loaded machine where the other thread is not running, so that spinning only takes CPU from it),
- * it skips the next 1, 2, 4, … 256 waits (doubling with each miss in a row) before it tries again.
+ * again next time; after a miss (the serving thread: no request within its spin, as when an agent
+ * thinks between calls; the caller: a serving thread that did not take the request or answer it
+ * in time though the request itself took less than the spin, as on a loaded machine where the other
+ * thread is not running and spinning only takes CPU from it) it skips the next 1, 2, 4, … 256 waits
+ * (doubling with each miss in a row) before it tries again. A caller's spin that gave up on a
+ * request that took longer than the spin (opening an environment) is neither.
  */
 export class SpinWindow {
   private skip = 0;
@@ -97,12 +106,11 @@ export class SpinWindow {
   }
 }
 
-/** Spin at most `us` µs until `state[STATE]` is (`is` true) or is no longer (`is` false) `value`; true when it got there. */
-function spinUntil(state: Int32Array, is: boolean, value: number, us: number): boolean {
-  if (us <= 0) return false;
+/** Spin at most `us` µs until a request is posted ({@link REQUEST}); true when it is. */
+function spinForRequest(state: Int32Array, us: number): boolean {
   const end = performance.now() + us / 1000;
   for (;;) {
-    for (let i = 0; i < 64; i++) if ((Atomics.load(state, STATE) === value) === is) return true;
+    for (let i = 0; i < 64; i++) if (Atomics.load(state, STATE) === REQUEST) return true;
     if (performance.now() >= end) return false;
   }
 }
@@ -182,15 +190,19 @@ export class MailboxCaller {
   private readonly box: Box;
   private readonly port: MessagePort;
   private readonly queue: Pending[] = [];
+  /** A reply is awaited asynchronously (requests made meanwhile are queued). */
   private busy = false;
   private failure?: Error;
   private readonly spin: SpinWindow;
+  /** The spin, µs, that gave up on the request in flight while the server ran it (0: none). */
+  private overran = 0;
 
   /**
    * @param dataBytes size of the data area in bytes (default {@link MAILBOX_DATA_BYTES}).
-   * @param onBusy told `true` when a request goes out with none in flight and `false` when the
-   *   queue is empty again (to `ref`/`unref` the Worker: a pending `Atomics.waitAsync` does not
-   *   keep Node's event loop alive).
+   * @param onBusy told `true` when this thread starts waiting for a reply asynchronously and
+   *   `false` when no request is left in flight or queued (to `ref`/`unref` the Worker: a pending
+   *   `Atomics.waitAsync` does not keep Node's event loop alive). A reply seen while spinning
+   *   needs neither.
    * @param spinUs the caller's spin for a reply, µs (default {@link MAX_SPIN_US}; 0: never), see
    *   {@link SpinWindow}. The event loop does not run during a spin, as it would not while the
    *   call ran in this thread.
@@ -209,15 +221,19 @@ export class MailboxCaller {
   }
 
   /**
-   * Send `request` and resolve with the handler's reply.
+   * Send `request` and resolve with the handler's reply. When no reply is awaited, the request
+   * goes out at once and a reply seen within this thread's spin settles the promise before this
+   * returns; else the request waits its turn.
    * @throws (rejects) `Error(<message>)` when the handler threw or rejected; the {@link fail}
    *   error once the mailbox has failed.
    */
   request(request: MailboxPayload): Promise<MailboxPayload> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
-      if (!this.busy) void this.drain();
+      const p = { request, resolve, reject };
+      if (this.busy) this.queue.push(p);
+      else if (this.exchanged(p)) return;
+      else void this.awaitReplies(p);
     });
   }
 
@@ -233,43 +249,96 @@ export class MailboxCaller {
     this.port.close();
   }
 
-  private async drain(): Promise<void> {
+  /** Post `p`'s request and spin for its reply: true when `p` is settled, false when the reply is still to come. */
+  private exchanged(p: Pending): boolean {
+    const { box, spin } = this;
+    const { state } = box;
+    box.put(p.request);
+    Atomics.store(state, STATE, REQUEST);
+    const asleep = Atomics.load(state, SLEEPING) === 1;
+    Atomics.notify(state, STATE, 1);
+    const us = spin.next();
+    if (us <= 0) return false;
+    // A sleeping server takes the request once woken; an awake one that does not take it at once is not running.
+    if (spinForReply(state, us, asleep ? us : TAKE_US)) {
+      spin.spun(true);
+      this.settle(p);
+      return true;
+    }
+    if (Atomics.load(state, STATE) === REQUEST) spin.spun(false);
+    else this.overran = us;
+    return false;
+  }
+
+  /** Take the posted reply into `p` and free the mailbox. */
+  private settle(p: Pending): void {
+    const { box } = this;
+    const { state } = box;
+    if (this.overran > 0) {
+      // The spin gave up while the server ran the request: a miss only if the request took less than the spin.
+      if (state[ELAPSED]! < this.overran) this.spin.spun(false);
+      this.overran = 0;
+    }
+    let reply: MailboxPayload;
+    try {
+      reply = box.take();
+    } catch (e) {
+      Atomics.store(state, STATE, IDLE);
+      p.reject(e as Error);
+      return;
+    }
+    const failed = state[STATUS] === FAILED;
+    Atomics.store(state, STATE, IDLE);
+    if (failed) p.reject(new Error(String(reply)));
+    else p.resolve(reply);
+  }
+
+  /** Wait asynchronously for `p`'s reply, then send the queued requests in turn. */
+  private async awaitReplies(p: Pending): Promise<void> {
     this.busy = true;
     this.onBusy(true);
-    while (this.queue.length > 0 && !this.failure) {
-      const p = this.queue.shift()!;
-      try {
-        p.resolve(await this.exchange(p.request));
-      } catch (e) {
-        p.reject(e as Error);
+    const { state } = this.box;
+    for (let next: Pending | undefined = p; next; ) {
+      for (let now = Atomics.load(state, STATE); now !== REPLY && !this.failure; now = Atomics.load(state, STATE)) {
+        const wait = waitAsync(state, STATE, now);
+        if (wait.async) await wait.value;
       }
+      if (this.failure) {
+        next.reject(this.failure);
+        break;
+      }
+      this.settle(next);
+      next = this.queue.shift();
+      while (next && !this.failure && this.exchanged(next)) next = this.queue.shift();
     }
     this.busy = false;
     this.onBusy(false);
   }
+}
 
-  private async exchange(request: MailboxPayload): Promise<MailboxPayload> {
-    const { box } = this;
-    const { state } = box;
-    box.put(request);
-    Atomics.store(state, STATE, REQUEST);
-    // A sleeping server is woken, maybe onto this CPU: spinning here would only delay it.
-    const asleep = Atomics.load(state, SLEEPING) === 1;
-    Atomics.notify(state, STATE, 1);
-    const spin = asleep ? 0 : this.spin.next();
-    if (spin > 0) this.spin.spun(spinUntil(state, false, REQUEST, spin));
-    while (Atomics.load(state, STATE) === REQUEST && !this.failure) {
-      const wait = waitAsync(state, STATE, REQUEST);
-      if (wait.async) await wait.value;
+/**
+ * How long, µs, a caller spinning for a reply waits for an awake serving thread to take the
+ * request ({@link RUNNING}): one on a CPU takes it within a µs; one that has not in this time is
+ * not running (a loaded machine), so the caller sleeps instead of holding a CPU it may need.
+ */
+const TAKE_US = 10;
+
+/**
+ * Spin at most `us` µs for a reply ({@link REPLY}), giving up after `takeUs` µs while the serving
+ * thread has not taken the request; true when the reply is in.
+ */
+function spinForReply(state: Int32Array, us: number, takeUs: number): boolean {
+  const start = performance.now();
+  const end = start + us / 1000;
+  const takeBy = start + takeUs / 1000;
+  for (;;) {
+    let now = IDLE;
+    for (let i = 0; i < 64; i++) {
+      now = Atomics.load(state, STATE);
+      if (now === REPLY) return true;
     }
-    if (this.failure) throw this.failure;
-    try {
-      const reply = box.take();
-      if (state[STATUS] === FAILED) throw new Error(String(reply));
-      return reply;
-    } finally {
-      Atomics.store(state, STATE, IDLE);
-    }
+    const t = performance.now();
+    if (t >= end || (now === REQUEST && t >= takeBy)) return false;
   }
 }
 
@@ -290,13 +359,15 @@ export async function serveMailbox(
   for (;;) {
     if (Atomics.load(state, STATE) !== REQUEST) {
       const us = spin.next();
-      if (us > 0) spin.spun(spinUntil(state, true, REQUEST, us));
+      if (us > 0) spin.spun(spinForRequest(state, us));
       for (let now = Atomics.load(state, STATE); now !== REQUEST; now = Atomics.load(state, STATE)) {
         Atomics.store(state, SLEEPING, 1);
         Atomics.wait(state, STATE, now);
         Atomics.store(state, SLEEPING, 0);
       }
     }
+    Atomics.store(state, STATE, RUNNING);
+    const start = performance.now();
     let status = OK;
     let reply: MailboxPayload;
     try {
@@ -307,6 +378,7 @@ export async function serveMailbox(
     }
     state[STATUS] = status;
     box.put(reply);
+    state[ELAPSED] = Math.ceil((performance.now() - start) * 1000);
     Atomics.store(state, STATE, REPLY);
     Atomics.notify(state, STATE, 1);
   }
