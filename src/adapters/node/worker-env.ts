@@ -198,22 +198,15 @@ export class RemoteEnvironment {
    * @throws (rejects) with the message of what {@link Environment.call} rethrows, or
    *   `Error("environment is closed")`.
    */
-  async call(
-    ...[call, actor = 'assistant', turn = -1, options = {}]: Parameters<Environment['call']>
-  ): Promise<ToolOutcome> {
-    if (this.closed) throw new Error('environment is closed');
-    const outcome = unpackOutcome(
-      await this.worker.request({
-        op: 'call',
-        env: this.handle,
-        call,
-        actor,
-        turn,
-        ...(options.sync === false ? { sync: false } : {}),
-      }),
-    );
-    this.log.push(...outcome.writes);
-    return outcome;
+  call(...[call, actor = 'assistant', turn = -1, options = {}]: Parameters<Environment['call']>): Promise<ToolOutcome> {
+    if (this.closed) return Promise.reject(new Error('environment is closed'));
+    return this.worker
+      .request({ op: 'call', env: this.handle, call, actor, turn, ...(options.sync === false ? { sync: false } : {}) })
+      .then((packed) => {
+        const outcome = unpackOutcome(packed);
+        this.log.push(...outcome.writes);
+        return outcome;
+      });
   }
 
   /** {@link Environment.changes}, read in the worker. */

@@ -47,14 +47,17 @@ export type PackedOutcome = Omit<ToolOutcome, 'writes'> & { writes: PackedWrites
  */
 export type PackedWrites = (string | number | null)[];
 
-/** Whether `b` can join the group `a` heads (consecutive seq `n` places on, same row and call). */
-function sameGroup(a: WriteEntry, b: WriteEntry, n: number): boolean {
+/**
+ * Whether `b` can join the group `a` heads (consecutive seq `n` places on, same row and call);
+ * `names` are the keys of `a.key`, in order.
+ */
+function sameGroup(a: WriteEntry, names: readonly string[], b: WriteEntry, n: number): boolean {
   if (b.seq !== a.seq + n || b.turn !== a.turn || b.actor !== a.actor || b.tool !== a.tool) return false;
   if (b.table !== a.table || b.op !== a.op) return false;
-  const ak = Object.keys(a.key);
+  if (b.key === a.key) return true;
   const bk = Object.keys(b.key);
-  if (ak.length !== bk.length) return false;
-  for (let i = 0; i < ak.length; i++) if (ak[i] !== bk[i] || a.key[ak[i]!] !== b.key[bk[i]!]) return false;
+  if (bk.length !== names.length) return false;
+  for (let i = 0; i < bk.length; i++) if (bk[i] !== names[i] || a.key[names[i]!] !== b.key[bk[i]!]) return false;
   return true;
 }
 
@@ -64,10 +67,11 @@ export function packWrites(writes: readonly WriteEntry[]): PackedWrites {
   let i = 0;
   while (i < writes.length) {
     const head = writes[i]!;
-    let m = 1;
-    while (i + m < writes.length && sameGroup(head, writes[i + m]!, m)) m++;
     const names = Object.keys(head.key);
-    out.push(head.seq, head.turn, head.actor, head.tool, head.table, head.op, names.length, ...names);
+    let m = 1;
+    while (i + m < writes.length && sameGroup(head, names, writes[i + m]!, m)) m++;
+    out.push(head.seq, head.turn, head.actor, head.tool, head.table, head.op, names.length);
+    for (const n of names) out.push(n);
     for (const n of names) out.push(head.key[n]!);
     out.push(m);
     for (let j = i; j < i + m; j++) out.push(writes[j]!.column, writes[j]!.before, writes[j]!.after);
@@ -78,7 +82,8 @@ export function packWrites(writes: readonly WriteEntry[]): PackedWrites {
 
 /**
  * The column writes {@link packWrites} packed, equal to the originals field by field and in the
- * same field order (as {@link Environment.call} builds them), each entry with its own key object.
+ * same field order (as {@link Environment.call} builds them), each entry with its own key object
+ * (a group's first built from the names, the others copies of it).
  */
 export function unpackWrites(packed: PackedWrites): WriteEntry[] {
   const out: WriteEntry[] = [];
@@ -91,12 +96,12 @@ export function unpackWrites(packed: PackedWrites): WriteEntry[] {
     const table = packed[i++] as string;
     const op = packed[i++] as WriteEntry['op'];
     const k = packed[i++] as number;
-    const names = i;
+    const first: WriteEntry['key'] = {};
+    for (let c = 0; c < k; c++) first[packed[i + c] as string] = packed[i + k + c]!;
     i += 2 * k;
     const m = packed[i++] as number;
     for (let j = 0; j < m; j++) {
-      const key: WriteEntry['key'] = {};
-      for (let c = 0; c < k; c++) key[packed[names + c] as string] = packed[names + k + c]!;
+      const key = j === 0 ? first : { ...first };
       const column = packed[i++] as string;
       const before = packed[i++]!;
       const after = packed[i++]!;
