@@ -185,6 +185,7 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
   const data = typeof side === 'string' ? undefined : await tau2DataDir(dataRoot);
   const py = data && typeof side !== 'string' ? await PythonWrites.start(side.src, data) : undefined;
   const figures: ToolFigures[] = [];
+  const asked = toolsAsked();
   try {
     for (const part of ['airline', 'retail'] as const) {
       const rt = await openRuntime(part, join(dataRoot, part, '/'));
@@ -226,6 +227,9 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
     py?.close();
     if (data) await rm(data, { recursive: true, force: true });
   }
+  const unknown = [...(asked ?? [])].filter((name) => !figures.some((f) => f.c.tool === name));
+  const notTools = `SWITCHBOARD_BENCH_TOOLS names ${unknown.join(', ')}: not a write tool of tau2-airline or tau2-retail`;
+  if (figures.length === 0) throw new Error(notTools);
   const lines = [
     `  measured on ${hostname()} (${cpus().length} cores), ${started}; load average (1, 5, 15 min) ${loadBefore} at the start, ${load()} at the end`,
     py
@@ -233,6 +237,7 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
       : '  ours only (in-process sql.js, each call on a freshly opened environment)',
     `  write tool, median of ${CALLS} warm calls${py ? ' each side' : ''} (arguments: the tool's reference actions that succeed on a fresh environment, in turn):`,
   ];
+  if (unknown.length) lines.push(`  ${notTools}`);
   for (const f of figures) {
     const ratio = f.theirs === undefined ? '' : ` · tau2 ${us(f.theirs)} wall · ours ${versus(f.theirs / f.ours.wall)}`;
     const checks =
