@@ -13,7 +13,9 @@
  * message of the file carries caller audio, and a list of parts (`{type, text, audio}`, the unused
  * one null) in every message when any does; an assistant turn with only tool calls has content
  * `""`. Tool-call `arguments` stay JSON text (OpenAI's shape): argument objects differ per tool, and
- * one typed column cannot hold them without inventing nulls.
+ * one typed column cannot hold them without inventing nulls. Argument text a model wrote that is
+ * not valid JSON stays as sent (the model's output; its tool message says so), so a reader's
+ * `json.loads` can raise on it (docs/training-data.md).
  *
  * verl's `prompt` content is always a string, as its `RLHFDataset` reads it: caller audio is a
  * `<audio>` placeholder in the text and the clip's path goes, in placeholder order, into the row's
