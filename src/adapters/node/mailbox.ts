@@ -66,7 +66,8 @@ const waitAsync = (
  * sleeping thread's wake-up at the price of CPU. On the 2-core KVM guest this project is measured
  * on, an idle virtual CPU halts at once (cpuidle-haltpoll with `guest_halt_poll_ns` 0), so each
  * wake of a sleeping thread there costs a halted CPU's wake-up, tens of µs; a tau2 tool call runs
- * 17–60 µs in the worker, so 100 µs covers one.
+ * 17–60 µs in the worker, so 100 µs covers one (and mostly a sleeping worker's wake-up before it,
+ * which the caller spins through rather than sleep and pay a second wake-up for the reply).
  */
 export const MAX_SPIN_US = 100;
 
