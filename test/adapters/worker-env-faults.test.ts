@@ -87,7 +87,14 @@ describe('environment worker, calls made while one is in flight', () => {
       ];
       const before = worker.requests;
       const answered: string[] = [];
-      const remote = await Promise.all(calls.map((c) => env.call(c).then((o) => (answered.push(c.name), o))));
+      const remote = await Promise.all(
+        calls.map((c) =>
+          env.call(c).then((o) => {
+            answered.push(c.name);
+            return o;
+          }),
+        ),
+      );
       expect(worker.requests).toBe(before + calls.length);
       expect(answered).toEqual(calls.map((c) => c.name));
       const expected = [];
