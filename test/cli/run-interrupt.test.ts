@@ -3,12 +3,18 @@
  * trajectories.jsonl holds complete lines of the rollouts that finished, in task and trial order,
  * the summary counts exactly those and says it was interrupted, no part file is left, and the
  * command exits 130. Once (the rollouts in flight finish) and twice (stop now).
+ *
+ * Twice runs a chat agent against a fake endpoint that stops answering just before the first
+ * Ctrl-C: the rollouts in flight can then never finish, so the run ends only if the second Ctrl-C
+ * stops it. (With scripted participants the rollouts in flight finish within milliseconds, and on
+ * a loaded machine they could end the run before the second signal was sent.)
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { completion, startOpenAiServer } from '../fixtures/openai-server.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'sb-interrupt-'));
@@ -29,12 +35,21 @@ function parts(out: string): { bytes: number; threads: number } {
 
 /**
  * `switchboard run` of 2,000 carrier trials a task in 2 threads (the CLI's and a worker), sent
- * SIGINT `signals` times (a few ms apart) once its parts hold 200 KB and both threads have
- * written lines; its exit code,
- * stderr, summary and lines.
+ * SIGINT `signals` times once its parts hold 200 KB and both threads have written lines; its exit
+ * code, stderr, summary and lines. Once: the scripted reference agent. Twice: a chat agent whose
+ * endpoint (a plain reply each turn) hangs from just before the first signal on; the second
+ * signal follows once the first one's message is on stderr.
  */
 async function interrupted(name: string, signals: number) {
   const out = join(dir, name);
+  let stalled = false;
+  const endpoint =
+    signals === 2
+      ? await startOpenAiServer(
+          () => (stalled ? { hang: true } : { json: completion({ model: 'm', content: 'Anything else I can do?' }) }),
+          { maxRequests: Number.MAX_SAFE_INTEGER },
+        )
+      : undefined;
   const child = spawn(
     process.execPath,
     [
@@ -42,13 +57,11 @@ async function interrupted(name: string, signals: number) {
       'run',
       '--domain',
       'carrier',
+      ...(endpoint ? ['--agent', `openai:m@${endpoint.url}`] : []),
       '--trials',
       '2000',
       '--concurrency',
-      // Twice: 16 rollouts in flight, so that finishing them (the first Ctrl-C) takes longer than
-      // the few ms before the second arrives, even on a busy machine (with 2 in flight the first
-      // path could end the run first under load 13).
-      signals === 2 ? '16' : '2',
+      '2',
       '--threads',
       '2',
       '--out',
@@ -67,11 +80,15 @@ async function interrupted(name: string, signals: number) {
     if (child.exitCode !== null) throw new Error(`run ended before it was interrupted: ${stderr}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  for (let i = 0; i < signals; i++) {
+  stalled = true;
+  child.kill('SIGINT');
+  if (signals === 2) {
+    while (!stderr.includes('finishing the rollouts in flight') && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 20));
     child.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 5));
   }
   const code = await exited;
+  await endpoint?.close();
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
   const text = readFileSync(join(out, 'trajectories.jsonl'), 'utf8');
   return { code, stderr, summary, text, files: readdirSync(out).sort() };
