@@ -12,7 +12,9 @@ import { GrpoRow, repeatedSample, sftRecords, tokenCoverage, withAudioPaths } fr
 import { RolloutGroupLine, rolloutGrpoRows } from '../../core/training/policy-rollout.ts';
 import { readJsonl, verlParquet, writeGrpoParquet, writeJsonl } from '../../adapters/node/training-files.ts';
 import {
+  RAW_ARGUMENTS_KEY,
   TrainerFormatError,
+  type TrainerFormatTally,
   trlGrpoRows,
   trlSftRows,
   verlRows,
@@ -78,6 +80,12 @@ const fail = (message: string, path: PropertyKey[] = []): Parsed<never> => ({
   error: { issues: [{ path, message }] },
 });
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** What the report says of tool calls whose arguments a trainer format wrapped (nothing when none was). */
+function wrappedNote(tally: TrainerFormatTally): string {
+  if (tally.wrappedArguments === 0) return '';
+  return `; ${tally.wrappedArguments} tool call(s) whose argument text the model wrote was not a JSON object carry it as {"${RAW_ARGUMENTS_KEY}": <text>}`;
+}
 
 /** The summary of token-id coverage over the rows read (`tokens` of each {@link GrpoRow}). */
 function tokenNote(t: Record<GrpoRow['tokens'], number>): string {
@@ -201,12 +209,13 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
         },
         { audioPath: audioPathFrom(opts.audioRoot ?? dirname(resolve(file)), out) },
       );
-      await writeJsonl(out, opts.format === 'trl' ? trlSftRows(records) : records);
-      const report = { out, records: records.length, rejected };
+      const tally: TrainerFormatTally = { wrappedArguments: 0 };
+      await writeJsonl(out, opts.format === 'trl' ? trlSftRows(records, tally) : records);
+      const report = { out, records: records.length, rejected, wrapped_arguments: tally.wrappedArguments };
       io.out(
         opts.json
           ? JSON.stringify(report, null, 2)
-          : `wrote ${records.length} SFT records to ${out}; left out ${rejected.length}`,
+          : `wrote ${records.length} SFT records to ${out}; left out ${rejected.length}${wrappedNote(tally)}`,
       );
       setCode(records.length > 0 ? 0 : 1);
     });
@@ -250,11 +259,12 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
           );
         const out = await prepareOutFile(opts.out);
         let written = rows.length;
-        if (opts.format === 'trl') await writeJsonl(out, trlGrpoRows(rows));
+        const tally: TrainerFormatTally = { wrappedArguments: 0 };
+        if (opts.format === 'trl') await writeJsonl(out, trlGrpoRows(rows, tally));
         else if (opts.format === 'verl') {
           let verl: VerlRow[];
           try {
-            verl = verlRows(rows);
+            verl = verlRows(rows, {}, tally);
           } catch (e) {
             if (e instanceof TrainerFormatError) throw new UsageError(`${file}: ${e.message}`);
             throw e;
@@ -267,8 +277,12 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
         for (const r of rows) tokens[r.tokens]++;
         io.out(
           opts.json
-            ? JSON.stringify({ out, rows: written, format: opts.format, tokens }, null, 2)
-            : `wrote ${written} ${opts.format === 'verl' ? 'verl prompts (one per group)' : 'GRPO rows'} to ${out}; ${tokenNote(tokens)}`,
+            ? JSON.stringify(
+                { out, rows: written, format: opts.format, tokens, wrapped_arguments: tally.wrappedArguments },
+                null,
+                2,
+              )
+            : `wrote ${written} ${opts.format === 'verl' ? 'verl prompts (one per group)' : 'GRPO rows'} to ${out}; ${tokenNote(tokens)}${wrappedNote(tally)}`,
         );
         setCode(0);
       },

@@ -21,7 +21,8 @@ export interface NormalizedReply {
 /** Longest argument value echoed back in an error message, in characters. */
 const ECHO_LIMIT = 200;
 
-function isPlainObject(x: unknown): x is Record<string, unknown> {
+/** True for an object that is not null and not an array (what JSON calls an object). */
+export function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 

@@ -13,9 +13,11 @@
  * message of the file carries caller audio, and a list of parts (`{type, text, audio}`, the unused
  * one null) in every message when any does; an assistant turn with only tool calls has content
  * `""`. Tool-call `arguments` stay JSON text (OpenAI's shape): argument objects differ per tool, and
- * one typed column cannot hold them without inventing nulls. Argument text a model wrote that is
- * not valid JSON stays as sent (the model's output; its tool message says so), so a reader's
- * `json.loads` can raise on it (docs/training-data.md).
+ * one typed column cannot hold them without inventing nulls. Every `arguments` is the JSON text of
+ * an object, as a trainer's chat template needs it (`json.loads`, then the object's items): argument
+ * text a model wrote that is not a JSON object (`{not json`, `"x"`, `[1]`, cut text) is carried as
+ * `{"_raw": <the text as sent>}` ({@link RAW_ARGUMENTS_KEY}; the call's tool message still says
+ * why it failed), and counted ({@link TrainerFormatTally}) so the CLI can say how many.
  *
  * verl's `prompt` content is always a string, as its `RLHFDataset` reads it: caller audio is a
  * `<audio>` placeholder in the text and the clip's path goes, in placeholder order, into the row's
@@ -24,8 +26,46 @@
  * `tool_calls` (a list, or null) and `tool_call_id` (a string, or null); when one holds audio,
  * every row has `audios` (maybe empty). Files without either keep the plain `{role, content}` shape.
  */
-import type { ChatMessage, ChatTool } from '../schema/chat.ts';
+import type { ChatMessage, ChatTool, ChatToolCall } from '../schema/chat.ts';
+import { isPlainObject } from '../rollout/normalize.ts';
 import type { GrpoRow, SftRecord } from './export.ts';
+
+/**
+ * The key under which a TRL or verl file carries argument text a model wrote that is not a JSON
+ * object: `arguments` is then `{"_raw": "<text as sent>"}` (JSON text). Our own formats keep the
+ * text as sent. A leading underscore, as no tool of ours has such a parameter.
+ */
+export const RAW_ARGUMENTS_KEY = '_raw';
+
+/** What a conversion to a trainer's format changed: tool calls whose arguments were wrapped ({@link RAW_ARGUMENTS_KEY}). */
+export interface TrainerFormatTally {
+  wrappedArguments: number;
+}
+
+/** True when `text` is the JSON text of an object (what a chat template can take the items of). */
+function isObjectText(text: string): boolean {
+  try {
+    return isPlainObject(JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Tool calls as a trainer reads them: each `arguments` the JSON text of an object; text that is
+ * not one becomes `{"_raw": text}` (counted in `tally`). Calls whose arguments are fine are kept
+ * as they are (same objects).
+ */
+function trainerCalls(calls: readonly ChatToolCall[], tally: TrainerFormatTally): ChatToolCall[] {
+  return calls.map((c) => {
+    if (isObjectText(c.function.arguments)) return c;
+    tally.wrappedArguments++;
+    return {
+      ...c,
+      function: { name: c.function.name, arguments: JSON.stringify({ [RAW_ARGUMENTS_KEY]: c.function.arguments }) },
+    };
+  });
+}
 
 /** A content part in a parts-shaped TRL file: `text` or `audio` (a WAV path) set, the other null. */
 export interface TrlPart {
@@ -75,7 +115,7 @@ export interface TrlGrpoRow {
   interaction_metrics?: Record<string, unknown> | null;
 }
 
-/** A tool call in a verl prompt message (OpenAI's shape, `arguments` as JSON text). */
+/** A tool call in a verl prompt message (OpenAI's shape, `arguments` as the JSON text of an object). */
 export interface VerlToolCall {
   id: string;
   type: 'function';
@@ -120,7 +160,7 @@ export class TrainerFormatError extends Error {
 const hasParts = (messages: readonly ChatMessage[]) =>
   messages.some((m) => m.role === 'user' && typeof m.content !== 'string');
 
-function trlMessage(m: ChatMessage, parts: boolean): TrlMessage {
+function trlMessage(m: ChatMessage, parts: boolean, tally: TrainerFormatTally): TrlMessage {
   const raw = m.role === 'user' ? m.content : (m.content ?? '');
   let content: string | TrlPart[];
   if (!parts) {
@@ -139,29 +179,35 @@ function trlMessage(m: ChatMessage, parts: boolean): TrlMessage {
   return {
     role: m.role,
     content,
-    ...(m.role === 'assistant' && m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}),
+    ...(m.role === 'assistant' && m.tool_calls?.length ? { tool_calls: trainerCalls(m.tool_calls, tally) } : {}),
     ...(m.role === 'tool' ? { tool_call_id: m.tool_call_id } : {}),
   };
 }
 
-/** TRL SFT rows from SFT records. */
-export function trlSftRows(records: readonly SftRecord[]): TrlSftRow[] {
+/** A fresh tally (nothing changed yet). */
+const noTally = (): TrainerFormatTally => ({ wrappedArguments: 0 });
+
+/** TRL SFT rows from SFT records; `tally` counts the tool calls whose arguments were wrapped. */
+export function trlSftRows(records: readonly SftRecord[], tally: TrainerFormatTally = noTally()): TrlSftRow[] {
   const parts = records.some((r) => hasParts(r.messages));
   return records.map((r) => ({
-    messages: r.messages.map((m) => trlMessage(m, parts)),
+    messages: r.messages.map((m) => trlMessage(m, parts, tally)),
     tools: r.tools,
     task_id: r.task_id,
     reward: r.reward,
   }));
 }
 
-/** TRL GRPO rows (prompt = shared prefix, completion = the rest) from GRPO rows. */
-export function trlGrpoRows(rows: readonly GrpoRow[]): TrlGrpoRow[] {
+/**
+ * TRL GRPO rows (prompt = shared prefix, completion = the rest) from GRPO rows; `tally` counts the
+ * tool calls whose arguments were wrapped.
+ */
+export function trlGrpoRows(rows: readonly GrpoRow[], tally: TrainerFormatTally = noTally()): TrlGrpoRow[] {
   const parts = rows.some((r) => hasParts(r.messages));
   const metrics = rows.some((r) => r.interaction_metrics);
   return rows.map((r) => ({
-    prompt: r.messages.slice(0, r.prefix_messages).map((m) => trlMessage(m, parts)),
-    completion: r.messages.slice(r.prefix_messages).map((m) => trlMessage(m, parts)),
+    prompt: r.messages.slice(0, r.prefix_messages).map((m) => trlMessage(m, parts, tally)),
+    completion: r.messages.slice(r.prefix_messages).map((m) => trlMessage(m, parts, tally)),
     completion_mask: r.messages.slice(r.prefix_messages).map((m) => (m.role === 'assistant' ? 1 : 0)),
     tools: r.tools,
     group_id: r.group_id,
@@ -177,10 +223,15 @@ export function trlGrpoRows(rows: readonly GrpoRow[]): TrlGrpoRow[] {
  * verl rows: one per group (its shared prompt), `reward_model.ground_truth` = the task id (a
  * reward function scores a response by playing it in Switchboard), `extra_info` typed. Caller
  * audio becomes `<audio>` placeholders and `audios` paths; tool calls and results are kept (see
- * the module note). Rows are uniform over the file.
+ * the module note). Rows are uniform over the file. `tally` counts the tool calls whose arguments
+ * were wrapped.
  * @throws TrainerFormatError for a prompt whose text already holds a `<audio>` placeholder of its own.
  */
-export function verlRows(rows: readonly GrpoRow[], opts: { split?: string } = {}): VerlRow[] {
+export function verlRows(
+  rows: readonly GrpoRow[],
+  opts: { split?: string } = {},
+  tally: TrainerFormatTally = noTally(),
+): VerlRow[] {
   const byGroup = new Map<string, GrpoRow[]>();
   for (const r of rows) byGroup.set(r.group_id, [...(byGroup.get(r.group_id) ?? []), r]);
   const groups = [...byGroup.values()];
@@ -215,7 +266,7 @@ export function verlRows(rows: readonly GrpoRow[], opts: { split?: string } = {}
         content,
         ...(tools
           ? {
-              tool_calls: m.role === 'assistant' && m.tool_calls?.length ? m.tool_calls : null,
+              tool_calls: m.role === 'assistant' && m.tool_calls?.length ? trainerCalls(m.tool_calls, tally) : null,
               tool_call_id: m.role === 'tool' ? m.tool_call_id : null,
             }
           : {}),
