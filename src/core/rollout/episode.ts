@@ -270,9 +270,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
         token === 'stop' && who === 'user' && !stopDeferred && agreesToPendingWrite(turns, text, runtime.domain);
       if (defer) token = null;
       // A stop token ends the episode: tool calls in the same turn are not executed; they stay on
-      // the turn as sent (`kept`) and are answered `not_run` at the end.
+      // the turn as sent (`kept`) and are answered `not_run` (at the end; a deferred stop's at once).
       const calls: ToolCall[] = token || defer ? [] : reply.calls;
-      const kept = token ? reply.calls : calls;
+      const kept = token || defer ? reply.calls : calls;
       // Model output details (token ids, logprobs) are kept when a model participant gives them.
       const generation = Generation.safeParse(
         withReasoning((raw as { generation?: unknown } | null)?.generation, visible.reasoning),
@@ -343,6 +343,9 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
           turn: turns.length - 1,
           reason: 'the caller agreed to a pending write and said stop in the same message',
         };
+        // Its calls never run (the stop ends the call once the agent has acted): answered now, so
+        // that they have their tool messages before the agent's turn.
+        for (const turn of unrunCallTurns(turns, 'user_stop', stopDeferred.reason)) push(turn);
       }
       for (const [i, call] of calls.entries()) {
         const problem = reply.problems[i];

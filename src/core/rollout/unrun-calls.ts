@@ -2,6 +2,7 @@
  * Answers for tool calls that never ran. An episode that ends among the calls of one reply (the
  * agent's 10th failed call of 200 sent at once: `too_many_errors`; a sandbox fault: an invalid
  * rollout; a page closed mid-call; a stop token in the reply, whose calls are never run) leaves the rest of that reply's calls without a tool message.
+ * So does a caller's yes-and-stop (`stop_deferred`), whose calls are answered as soon as it is made.
  * The reply stays on record exactly as the model sent it; each call left is answered by a tool
  * turn marked `not_run`, so every export is a well-formed OpenAI message sequence (each
  * `tool_calls` id answered by a `tool` message, in order, before the next assistant or user

@@ -244,7 +244,8 @@ export const ToolTurn = z.object({
   /**
    * Ours: set when the call never ran because the episode ended among the calls of one reply
    * (how it ended: `too_many_errors`, `infrastructure_error`, or a stop token in the reply that
-   * made the call: `agent_stop`, `user_stop`, `transfer`, `out_of_scope`). The turn only answers the call, so
+   * made the call: `agent_stop`, `user_stop`, `transfer`, `out_of_scope`; a caller's yes-and-stop,
+   * whose stop waits for the agent's turn, has its calls answered at once: `user_stop`). The turn only answers the call, so
    * that every call on record has its tool message (a well-formed OpenAI message sequence in every
    * export); `content` is `Error: not run: …` with the reason, `error` is true, `writes` empty.
    * It counts for nothing: no process reward, no failed call, no action match, never replayed

@@ -9,7 +9,8 @@ import { DomainRuntime } from '../../../src/core/env/environment.ts';
 import { steppingClock } from '../../../src/core/ports/clock.ts';
 import { runEpisode } from '../../../src/core/rollout/episode.ts';
 import { ScriptedUser } from '../../../src/core/participants/scripted.ts';
-import type { Agent } from '../../../src/core/participants/types.ts';
+import { callerMessages } from '../../../src/core/participants/model-messages.ts';
+import type { Agent, ParticipantReply, UserSimulator } from '../../../src/core/participants/types.ts';
 import { evaluate } from '../../../src/core/scoring/evaluate.ts';
 import { replayTrajectory } from '../../../src/core/scoring/replay.ts';
 import { chatMessages } from '../../../src/core/training/export.ts';
@@ -193,5 +194,74 @@ describe('calls that never ran are answered, and count for nothing', () => {
       writes: [],
     });
     expect(firstBreak(turnMessages(t.turns))).toBeNull();
+  });
+});
+
+/** Replies in turn, then the last one again (a participant reading its lines). */
+function lines(id: string, replies: ParticipantReply[]): Agent & UserSimulator {
+  let n = 0;
+  return { id, respond: async () => structuredClone(replies[Math.min(n++, replies.length - 1)]!) };
+}
+
+describe("a caller's yes-and-stop with tool calls", () => {
+  it('keeps the calls on its turn, answers them not_run at once; the agent acts, then the call ends', async () => {
+    const rt = await runtime();
+    const task = rt.domain.tasks[0]!;
+    const wallet: ToolCall = { id: 'u1', name: 'check_wallet', arguments: {} };
+    const t = await runEpisode({
+      runtime: rt,
+      task,
+      agent: lines('teller', [
+        { text: 'Hello, how can I help you today?' },
+        { text: '', tool_calls: [{ id: 'a1', name: 'find_account', arguments: { phone: '5550001' } }] },
+        { text: 'I will pay 10 from account A1. Do you confirm?' },
+        { text: '', tool_calls: [{ id: 'a2', name: 'pay', arguments: { account_id: 'A1', amount: 10 } }] },
+        { text: 'Done. You paid 10, your balance is now 20. Goodbye.' },
+      ]),
+      user: lines('caller', [
+        { text: 'I would like to pay ten dollars off my balance. My phone is 5550001.' },
+        { text: 'Yes, go ahead. ###STOP###', tool_calls: [wallet] },
+      ]),
+      seed: 0,
+      clock: steppingClock(MINI_NOW, 1000),
+    });
+    expect([t.valid, t.termination]).toEqual([true, 'user_stop']);
+    const reason = 'the caller agreed to a pending write and said stop in the same message';
+    expect(t.stop_deferred).toEqual({ turn: 5, reason });
+    expect(
+      t.turns.map((x) =>
+        x.role === 'tool'
+          ? `tool ${x.requestor} ${x.tool_call_id} ${x.not_run ?? 'ran'}: ${x.content}`
+          : `${x.role} [${x.tool_calls.map((c) => c.id).join(',')}]: ${x.text}`,
+      ),
+    ).toEqual([
+      'assistant []: Hello, how can I help you today?',
+      'user []: I would like to pay ten dollars off my balance. My phone is 5550001.',
+      'assistant [a1]: ',
+      'tool assistant a1 ran: {"account_id":"A1","name":"Ada","balance":30}',
+      'assistant []: I will pay 10 from account A1. Do you confirm?',
+      'user [u1]: Yes, go ahead.',
+      `tool user u1 user_stop: Error: not run: the episode ended (user_stop: ${reason}) before this call ran`,
+      'assistant [a2]: ',
+      'tool assistant a2 ran: {"account_id":"A1","paid":10}',
+      'assistant []: Done. You paid 10, your balance is now 20. Goodbye.',
+    ]);
+    expect(t.turns[5]).toMatchObject({ role: 'user', tool_calls: [wallet] });
+    expect(t.turns[6]).toMatchObject({ error: true, writes: [], name: 'check_wallet', arguments: {} });
+    // Well-formed from every side: the whole record, the agent's view (the caller's calls hidden)
+    // and the caller's own view (its call answered before the agent's next words).
+    expect(firstBreak(turnMessages(t.turns))).toBeNull();
+    expect(firstBreak(chatMessages(rt.domain, task, t.turns))).toBeNull();
+    const heard = callerMessages('caller prompt', t.turns);
+    expect(firstBreak(heard)).toBeNull();
+    expect(heard.slice(-3).map((m) => m.role)).toEqual(['assistant', 'tool', 'user']);
+    // The answer counts for nothing: scored as the same episode without it (turn numbers aside).
+    const scores = async (turns: Turn[]) => {
+      const info = await evaluate(rt, task, turns, { termination: t.termination });
+      return [info.reward, info.step_rewards, Object.entries(info.components).map(([k, v]) => [k, v?.score])];
+    };
+    const got = await scores(t.turns);
+    expect(got).toEqual(await scores(t.turns.filter((_, i) => i !== 6)));
+    expect(got[0]).toBe(1);
   });
 });
