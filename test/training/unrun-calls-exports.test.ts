@@ -35,6 +35,10 @@ async function cli(args: string[]) {
   return io;
 }
 
+/** `export sft` of the carrier trajectories in `from` to `out`, in `format`. */
+const exportSft = (from: string, format: string, out: string) =>
+  cli(['export', 'sft', from, '--domain', 'carrier', '--format', format, '--out', out]);
+
 async function answers(kind: string, file: string) {
   const { stdout } = await run('python3', ['test/fixtures/check_tool_answers.py', kind, file]);
   return JSON.parse(stdout);
@@ -96,17 +100,7 @@ describe('200 calls in one reply: every export answers every call', () => {
   it('SFT records, ours and TRL', async () => {
     for (const format of ['switchboard', 'trl']) {
       const out = join(dir, `sft-${format}.jsonl`);
-      await cli([
-        'export',
-        'sft',
-        join(dir, 'run', 'trajectories.jsonl'),
-        '--domain',
-        'carrier',
-        '--format',
-        format,
-        '--out',
-        out,
-      ]);
+      await exportSft(join(dir, 'run', 'trajectories.jsonl'), format, out);
       expect(await answers('messages', out)).toEqual(each(1));
     }
   });
@@ -135,5 +129,50 @@ describe('200 calls in one reply: every export answers every call', () => {
     const trl = join(dir, 'rollout-trl.jsonl');
     await cli(['export', 'grpo', groups, '--format', 'trl', '--out', trl]);
     expect(await answers('prompt-completion', trl)).toEqual(each(2));
+  });
+});
+
+describe('trajectories written before unrun calls were answered (before 8a2af74)', () => {
+  /** The run's trajectory as an older version wrote it: no `not_run` answers, the reply as sent. */
+  function oldLine(): any {
+    const t = JSON.parse(readFileSync(join(dir, 'run', 'trajectories.jsonl'), 'utf8'));
+    return { ...t, turns: t.turns.filter((x: { not_run?: string }) => x.not_run === undefined) };
+  }
+
+  it('export sft answers the calls left as a run answers them now, ours and TRL', async () => {
+    const old = oldLine();
+    expect(old.turns).toHaveLength(11);
+    const file = join(dir, 'old.jsonl');
+    writeFileSync(file, `${JSON.stringify(old)}\n`);
+    for (const format of ['switchboard', 'trl']) {
+      const fresh = join(dir, `sft-new-${format}.jsonl`);
+      const repaired = join(dir, `sft-old-${format}.jsonl`);
+      await exportSft(join(dir, 'run', 'trajectories.jsonl'), format, fresh);
+      await exportSft(file, format, repaired);
+      expect(await answers('messages', repaired)).toEqual(each(1));
+      // Byte for byte the record of the same episode written by today's run.
+      expect(readFileSync(repaired, 'utf8')).toBe(readFileSync(fresh, 'utf8'));
+    }
+    const rec = JSON.parse(readFileSync(join(dir, 'sft-old-switchboard.jsonl'), 'utf8'));
+    expect(rec.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_199',
+      content:
+        "Error: not run: the episode ended (too_many_errors: 10 of the agent's tool calls failed) before this call ran",
+    });
+  });
+
+  it('a file whose calls go unanswered before its end is refused, naming file and line', async () => {
+    const good = JSON.parse(readFileSync(join(dir, 'run', 'trajectories.jsonl'), 'utf8'));
+    const old = oldLine();
+    // An answer cut from the middle of the reply's results, the episode going on after it.
+    const edited = { ...old, turns: [...old.turns.slice(0, 5), { ...old.turns[0], tool_calls: [] }] };
+    const file = join(dir, 'edited.jsonl');
+    writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify(edited)}\n`);
+    const io = capture();
+    expect(await main(['export', 'sft', file, '--domain', 'carrier', '--out', join(dir, 'x.jsonl')], io)).toBe(2);
+    expect(io.stderr).toBe(
+      `switchboard: ${file}:2: turns: turn 0 (assistant): 196 of its 200 tool calls have no tool turn, and the episode went on after them: every tool call needs its tool turn before the conversation goes on (was this file edited?)\n`,
+    );
   });
 });

@@ -25,6 +25,7 @@ import { openDomain } from '../domains.ts';
 import { choiceOption, prepareOutFile } from '../options.ts';
 import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
+import { unansweredMidway, withUnrunAnswered } from '../../core/rollout/unrun-calls.ts';
 
 interface SftOpts {
   format: 'switchboard' | 'trl';
@@ -145,13 +146,23 @@ const GrpoInputLine = {
 };
 
 /**
- * A line of `export sft`'s input: a trajectory. A GRPO row or rollout group line is refused
- * naming the command that reads it.
+ * A line of `export sft`'s input: a trajectory, with the calls its last reply left unanswered
+ * (files written before they were) answered `not_run` ({@link withUnrunAnswered}); one whose calls
+ * go unanswered before its end is refused. A GRPO row or rollout group line is refused naming the
+ * command that reads it.
  */
 const SftInputLine = {
   safeParse(x: unknown): Parsed<Trajectory> {
     const t = Trajectory.safeParse(x);
-    if (t.success) return t;
+    if (t.success) {
+      const midway = unansweredMidway(t.data.turns);
+      if (midway)
+        return fail(
+          `${midway}: every tool call needs its tool turn before the conversation goes on (was this file edited?)`,
+          ['turns'],
+        );
+      return { success: true, data: withUnrunAnswered(t.data) };
+    }
     if (isObject(x) && typeof x.group_id === 'string')
       return fail(
         `this is ${Array.isArray(x.samples) ? 'a rollout group (from `switchboard rollout`)' : 'a GRPO row (from `switchboard groups`)'}, not a trajectory: export sft reads trajectories.jsonl from \`switchboard run --out\`; use \`switchboard export grpo\` for this file`,

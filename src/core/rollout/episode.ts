@@ -20,7 +20,7 @@ import { ModelRequestRecord } from '../schema/chat.ts';
 import { InfrastructureError, type Agent, type EpisodeView, type UserSimulator } from '../participants/types.ts';
 import { normalizeReply, thrownReason } from './normalize.ts';
 import { MAX_REPLY_CHARS } from './limits.ts';
-import { unrunCallTurns } from './unrun-calls.ts';
+import { unrunCallTurns, unrunWhy } from './unrun-calls.ts';
 import { type StopTokenKind, visibleReply } from '../participants/reply-text.ts';
 import { asksForConfirmation, classifyDialogueAct } from '../scoring/dialogue-acts.ts';
 import { textTurns } from '../scoring/turns.ts';
@@ -394,12 +394,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   }
   // Calls of the last reply that the end left unrun are answered (marked `not_run`), the reply
   // itself kept as sent: every call on record then has its tool message.
-  const why =
-    invalidReason ??
-    (termination === 'too_many_errors'
-      ? `${maxErrors} of the agent's tool calls failed`
-      : 'the reply that made it ended the call');
-  for (const turn of unrunCallTurns(turns, termination, why)) push(turn);
+  for (const turn of unrunCallTurns(turns, termination, unrunWhy(termination, invalidReason, maxErrors))) push(turn);
   let duplex: Trajectory['duplex'];
   if (timeline) {
     try {

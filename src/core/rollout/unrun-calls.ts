@@ -8,7 +8,25 @@
  * `tool_calls` id answered by a `tool` message, in order, before the next assistant or user
  * message). Such turns count for nothing (`ranToolTurn` in schema/trajectory.ts).
  */
-import type { TerminationReason, ToolTurn, Turn } from '../schema/trajectory.ts';
+import {
+  ranToolTurn,
+  type TerminationReason,
+  type ToolTurn,
+  type Trajectory,
+  type Turn,
+} from '../schema/trajectory.ts';
+
+/**
+ * Why an episode's end left calls unrun, in the words of {@link unrunCallTurns}'s `why`: the
+ * sandbox fault's `invalidReason` when there is one; `<failed> of the agent's tool calls failed`
+ * for `too_many_errors`; else the stop token of the reply that made the calls.
+ */
+export function unrunWhy(termination: TerminationReason, invalidReason: string | null, failed: number): string {
+  if (invalidReason !== null) return invalidReason;
+  return termination === 'too_many_errors'
+    ? `${failed} of the agent's tool calls failed`
+    : 'the reply that made it ended the call';
+}
 
 /**
  * One `not_run` tool turn for each call of the last assistant or user turn of `turns` that has no
@@ -40,4 +58,37 @@ export function unrunCallTurns(turns: readonly Turn[], termination: TerminationR
     t_ms,
     not_run: termination,
   }));
+}
+
+/**
+ * Where calls of `turns` are left without a tool turn before the episode went on (an assistant or
+ * user turn with more calls than tool turns right after it, followed by another such turn), as
+ * `turn <i> (<role>): <n> of its <m> tool calls …`; null when only the last reply may lack answers.
+ * No version of ours records that; a file that does was edited or comes from elsewhere.
+ */
+export function unansweredMidway(turns: readonly Turn[]): string | null {
+  for (let i = 0; i < turns.length; i++) {
+    const t = turns[i]!;
+    if (t.role === 'tool') continue;
+    let answered = 0;
+    while (turns[i + 1 + answered]?.role === 'tool') answered++;
+    const calls = t.tool_calls?.length ?? 0;
+    if (answered < calls && i + 1 + answered < turns.length)
+      return `turn ${i} (${t.role}): ${calls - answered} of its ${calls} tool calls have no tool turn, and the episode went on after them`;
+  }
+  return null;
+}
+
+/**
+ * A recorded trajectory with every call of its last reply answered: one written before unrun
+ * calls were answered (before commit 8a2af74, session 9) can end among the calls of a reply with
+ * no tool turn for the rest; they get the `not_run` answers an episode gives them now
+ * ({@link unrunCallTurns}, {@link unrunWhy}: the `why` is the same text, the agent's failed calls
+ * counted from the turns). The trajectory itself when nothing is missing. Check
+ * {@link unansweredMidway} first: calls left unanswered before the end are not repaired here.
+ */
+export function withUnrunAnswered(t: Trajectory): Trajectory {
+  const failed = t.turns.filter((x) => ranToolTurn(x) && x.requestor === 'assistant' && x.error).length;
+  const unrun = unrunCallTurns(t.turns, t.termination, unrunWhy(t.termination, t.invalid_reason, failed));
+  return unrun.length ? { ...t, turns: [...t.turns, ...unrun] } : t;
 }
