@@ -18,10 +18,13 @@
  * the same for a loop of JSON round trips of trajectory-shaped turns, which allocates as an
  * episode does (what 2 cores give memory-heavy JavaScript, the fairer ceiling for the pool).
  * Every thread writes its trajectories to its part of a JSONL file, as `run --out` does.
+ * The 2-thread ratio above compares with one thread on 2 cores (its helper threads on the idle
+ * one); the "one core" line compares with one thread pinned to one CPU (`oneCore`), the issue's
+ * literal 2 cores ÷ 1 core.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -137,14 +140,28 @@ async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, t
 
 type Mode = Awaited<ReturnType<typeof mode>>;
 
+/** One timed round's figures (see {@link round}). */
+type Round = Awaited<ReturnType<typeof round>>;
+
+/** What runs a timed round of `trials` trials of every task: a mode started here, or one in a child process. */
+type Rounds = (trials: number) => Promise<Round>;
+
+/** The {@link Rounds} of a mode started in this process. */
+const here =
+  (setup: TrialSetup, m: Mode): Rounds =>
+  async (trials) => {
+    const o = await round(setup, trials, m.scheduler, m.rollout);
+    ranHereTotal += o.hereShare * o.episodes;
+    return o;
+  };
+
 /** Alternate rounds of each mode; per mode the rates, and per mode the median ratio to the first mode. */
-async function alternate(setup: TrialSetup, trials: number, modes: Mode[]) {
-  const rounds = modes.map(() => [] as Awaited<ReturnType<typeof round>>[]);
+async function alternate(trials: number, modes: Rounds[]) {
+  const rounds = modes.map(() => [] as Round[]);
   const rewards = new Set<string>();
   for (let r = 0; r < ROUNDS; r++)
     for (const [i, m] of modes.entries()) {
-      const o = await round(setup, trials, m.scheduler, m.rollout);
-      ranHereTotal += o.hereShare * o.episodes;
+      const o = await m(trials);
       rounds[i]!.push(o);
       rewards.add(o.rewards);
     }
@@ -159,8 +176,104 @@ async function alternate(setup: TrialSetup, trials: number, modes: Mode[]) {
     hereShare: of(i, 'hereShare'),
     elu: of(i, 'elu'),
     ratio: median(rounds[i]!.map((o, r) => o.rate / rounds[0]![r]!.rate)),
+    rates: rounds[i]!.map((o) => o.rate),
     sameRewards: rewards.size === 1,
   }));
+}
+
+/** Why {@link oneCore} measured nothing, when it did not. */
+let ONE_CORE_MISSING = '';
+
+/** The first CPU this process may run on (Linux: Cpus_allowed_list in /proc/self/status; proc(5)), else 0. */
+function firstCpu(): number {
+  try {
+    const list = /^Cpus_allowed_list:\s*(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return list ? Number(list[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Parent → child of {@link oneCore}: run a round, or stop. Child → parent: warm, or a round's figures. */
+type OneCoreAsk = { trials: number } | { stop: true };
+type OneCoreAnswer = { warm: true } | { round: Round } | { error: string };
+
+/**
+ * The literal "one core" of issue 15 item 5: `--concurrency 1` (this thread alone, as
+ * {@link mode} starts it and warm) in a child process that util-linux's `taskset -c <cpu>` pins
+ * to one CPU, V8's helper threads included, so nothing of it runs on the other core. Its rounds
+ * are run through IPC, alternating with this process's; undefined (and {@link ONE_CORE_MISSING}
+ * says why) where `taskset` cannot be run.
+ */
+async function oneCore(
+  flags: TrialFlags,
+  out: string,
+): Promise<{ cpu: number; rounds: Rounds; close(): void } | undefined> {
+  const cpu = firstCpu();
+  const child: ChildProcess = spawn(
+    'taskset',
+    ['-c', String(cpu), process.execPath, ...process.execArgv, join(import.meta.dirname, 'pool-one-core.ts')],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, SWITCHBOARD_BENCH_POOL_CHILD: JSON.stringify({ flags, out: join(out, 'one-core') }) },
+    },
+  );
+  const answers: OneCoreAnswer[] = [];
+  const waiters: ((a: OneCoreAnswer) => void)[] = [];
+  const next = () =>
+    new Promise<OneCoreAnswer>((resolve) => (answers.length ? resolve(answers.shift()!) : waiters.push(resolve)));
+  const give = (a: OneCoreAnswer) => (waiters.length ? waiters.shift()!(a) : answers.push(a));
+  child.on('message', (m: OneCoreAnswer) => give(m));
+  child.on('error', (e) =>
+    give({
+      error: (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no taskset on this machine (util-linux)' : e.message,
+    }),
+  );
+  child.on('exit', (code) => give({ error: `the pinned child process exited with code ${code}` }));
+  const first = await next();
+  if (!('warm' in first)) {
+    ONE_CORE_MISSING = 'error' in first ? first.error : 'no answer';
+    child.kill();
+    return undefined;
+  }
+  return {
+    cpu,
+    rounds: async (n) => {
+      child.send({ trials: n } satisfies OneCoreAsk);
+      const a = await next();
+      if (!('round' in a)) throw new Error(`bench pool, one core: ${'error' in a ? a.error : 'no round'}`);
+      return a.round;
+    },
+    close: () => {
+      child.send({ stop: true } satisfies OneCoreAsk);
+    },
+  };
+}
+
+/**
+ * The child process of {@link oneCore} (bench/pool-one-core.ts): `--concurrency 1` of the flags in
+ * SWITCHBOARD_BENCH_POOL_CHILD, warmed as {@link mode} warms it, then a round per message.
+ */
+export async function serveOneCoreRounds(): Promise<void> {
+  const { flags, out } = JSON.parse(process.env.SWITCHBOARD_BENCH_POOL_CHILD ?? '{}') as {
+    flags: TrialFlags;
+    out: string;
+  };
+  const send = (a: OneCoreAnswer) => process.send!(a);
+  const setup = await trialSetup(flags);
+  await mkdir(out, { recursive: true });
+  const one = await mode(flags, setup, 1, 1, out);
+  send({ warm: true });
+  const rounds = here(setup, one);
+  process.on('message', async (m: OneCoreAsk) => {
+    if ('stop' in m) {
+      await one.scheduler.close();
+      await setup.trial.runtime.close();
+      process.disconnect();
+      return;
+    }
+    send({ round: await rounds(m.trials) });
+  });
 }
 
 /** Source of the bare loop: one function, compiled the same way in every thread. */
@@ -276,7 +389,10 @@ async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: numbe
   const modes: Mode[] = [];
   for (const c of cs) modes.push(await mode(flags, setup, c, threadCount({ concurrency: c }, episodes), out));
   try {
-    const out = await alternate(setup, trials, modes);
+    const out = await alternate(
+      trials,
+      modes.map((m) => here(setup, m)),
+    );
     const parts = cs.map(
       (c, i) =>
         `${c}: ${f0(out[i]!.rate)}/s (${modes[i]!.threads} thread${modes[i]!.threads > 1 ? 's' : ''}${i ? `, ×${f2(out[i]!.ratio)}` : ''})`,
@@ -321,7 +437,13 @@ export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<s
       const before = await parallelCeiling();
       const one = await mode(flags, setup, 1, 1, out);
       const two = await mode(flags, setup, 2, 2, out);
-      const [o, t] = await alternate(setup, trials, [one, two]);
+      const pinned = await oneCore(flags, out);
+      const [o, t, c] = await alternate(trials, [
+        here(setup, one),
+        here(setup, two),
+        ...(pinned ? [pinned.rounds] : []),
+      ]);
+      pinned?.close();
       await two.scheduler.close();
       await one.scheduler.close();
       const after = await parallelCeiling();
@@ -331,6 +453,9 @@ export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<s
         `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2: this one and a worker) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)} · a JSON round-trip loop's 2-thread ratio ${f2(jsonCeiling)} (pool ÷ it ${f2(t!.ratio / jsonCeiling)})  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
         `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · cores used (episodes/s × CPU per episode): 1 thread ${f2((o!.rate * o!.cpuUs) / 1e6)}, 2 threads ${f2((t!.rate * t!.cpuUs) / 1e6)}`,
         `    by thread (µs of CPU per episode): 1 thread: its own ${f0(o!.mainUs)}, V8/libuv helper threads ${f0(o!.helpersUs)} (event loop busy ${f2(o!.elu)}) · 2 threads: this one ${f0(t!.mainUs)} per episode it ran (${f0(t!.hereShare * 100)}% of them; event loop busy ${f2(t!.elu)}), the worker ${f0(t!.rolloutUs)} per episode it ran, helper threads ${f0(t!.helpersUs)} per episode`,
+        c
+          ? `  ${domain}, one core: this thread alone in a child process pinned to CPU ${pinned!.cpu} (taskset -c ${pinned!.cpu}; V8's helper threads on that core too) ${f0(c.rate)} episodes/s · 2 threads on ${availableParallelism()} CPUs (the rounds above) ${f0(t!.rate)} episodes/s  ·  2 cores ÷ 1 core ${f2(median(t!.rates.map((r, i) => r / c.rates[i]!)))} (target ≥ 1.8) · CPU per episode pinned: its own ${f0(c.mainUs)} µs, helper threads ${f0(c.helpersUs)} µs (event loop busy ${f2(c.elu)})  ·  same rewards: ${c.sameRewards}`
+          : `  ${domain}, one core: not measured (${ONE_CORE_MISSING})`,
         `    warm-up: this thread alone ran ${f0(one.warm.ranTotal)} episodes until warm (its last warm-up round at ${f0(one.warm.rate)}/s, helper threads' CPU ${pct(one.warm.helperShare)} of its own) · the worker started in ${f0(two.startMs)} ms, then ran ${f0(two.warmedElsewhere)} episodes until warm (the last warm-up round at ${f0(two.warm.rate)}/s, helper threads' CPU ${pct(two.warm.helperShare)} of the two threads')`,
         await byConcurrency(flags, setup, trials, out),
       );
