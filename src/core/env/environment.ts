@@ -571,10 +571,10 @@ export class Environment {
       return failed(`invalid arguments for ${tool.name}: ${where}${issue.message}`, tool.kind);
     }
     const guarded = tool.kind === 'write' || tool.kind === 'generic';
-    const checks = actor === 'assistant' && options.checks !== false;
+    const checks = actor === 'assistant' && options.checks !== false ? checksOf(this.domain, tool.name) : NO_CHECKS;
     // The `before` checks' reads, handed to the tool (see CheckedReads).
-    const reads = checks && tool.kind === 'write' ? new MemoReader(this.connection) : undefined;
-    const early = reads ? await this.checkRules('before', tool.name, parsed.data, [], this.log.length, reads) : [];
+    const reads = checks.before.length > 0 && tool.kind === 'write' ? new MemoReader(this.connection) : undefined;
+    const early = reads ? await this.checkRules(checks.before, tool.name, parsed.data, [], this.log.length, reads) : [];
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
     if (guarded) await this.connection.all('SAVEPOINT sb_call');
     let result: unknown;
@@ -603,8 +603,8 @@ export class Environment {
       writes.push(...(await this.collectWrites(turn, actor, tool.name)));
     }
     const violations =
-      checks && writes.length > 0
-        ? [...early, ...(await this.checkRules('after', tool.name, parsed.data, writes, logBefore))]
+      checks.after.length > 0 && writes.length > 0
+        ? [...early, ...(await this.checkRules(checks.after, tool.name, parsed.data, writes, logBefore))]
         : early;
     const content =
       typeof result === 'string' ? result : options.result === false ? '' : JSON.stringify(result ?? null);
@@ -619,16 +619,13 @@ export class Environment {
     if (rows.length === 0) return [];
     const parsed = this.parsedLog && this.parsedUpTo === this.lastSeq ? this.parsedLog : null;
     const out: WriteEntry[] = [];
+    const meta = { turn, actor, tool };
     for (const row of rows) {
       const image = parseLogRow(row as unknown as LogRow);
       parsed?.push(image);
       this.written.add(image.tbl);
       const info = this.byName.get(image.tbl);
-      if (!info) continue;
-      for (const entry of expandLogRow(image, info, { seq: 0, turn, actor, tool })) {
-        entry.seq = this.log.length + out.length + 1;
-        out.push(entry);
-      }
+      if (info) expandLogRow(image, info, meta, this.log.length + out.length + 1, out);
     }
     this.lastSeq = rows[rows.length - 1]!.seq as number;
     if (parsed) this.parsedUpTo = this.lastSeq;
@@ -638,26 +635,22 @@ export class Environment {
   }
 
   /**
-   * Run the domain's rule checks of one phase that apply to `tool` (see {@link RuleCheck}).
+   * Run rule checks of one phase that apply to `tool` ({@link checksOf}), in order.
    * @param logLength how much of the write log precedes the call (default: all of it).
-   * @param reader the phase's reader (default: a new {@link memoReader} when a check applies).
+   * @param reader the phase's reader (default: a new {@link memoReader}).
    */
   private async checkRules(
-    when: 'before' | 'after',
+    checks: readonly RuleCheck[],
     tool: string,
     args: Record<string, unknown>,
     writes: WriteEntry[],
     logLength = this.log.length,
     reader?: MemoReader,
   ): Promise<RuleViolation[]> {
-    const checks: readonly RuleCheck[] = this.domain.ruleChecks ?? [];
     const out: RuleViolation[] = [];
-    let log: readonly WriteEntry[] | undefined;
-    let db: RuleCheckContext['db'] | undefined;
+    const log = logLength === this.log.length ? this.log : this.log.slice(0, logLength);
+    const db = reader ?? this.memoReader();
     for (const rc of checks) {
-      if ((rc.when ?? 'after') !== when || (rc.tools && !rc.tools.includes(tool))) continue;
-      log ??= logLength === this.log.length ? this.log : this.log.slice(0, logLength);
-      db ??= reader ?? this.memoReader();
       const message = await rc.check({ db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact });
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
@@ -889,6 +882,38 @@ class MemoReader {
   async all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
     return [...(await this.rows(sql, params))];
   }
+}
+
+/** The rule checks of one tool, by phase, in the domain's order (see {@link checksOf}). */
+interface ToolChecks {
+  before: readonly RuleCheck[];
+  after: readonly RuleCheck[];
+}
+
+/** No rule checks (a call by the caller, or with `checks: false`). */
+const NO_CHECKS: ToolChecks = { before: [], after: [] };
+
+/** {@link checksOf} by domain, then by tool name. */
+const checksByTool = new WeakMap<Domain, Map<string, ToolChecks>>();
+
+/**
+ * The domain's rule checks that apply to `tool`, split by phase ({@link RuleCheck.when}, default
+ * `after`) in the domain's order: worked out once per domain and tool, so that a call whose tool
+ * has no check of a phase skips that phase (no reader, no pass over every check).
+ */
+function checksOf(domain: Domain, tool: string): ToolChecks {
+  let byTool = checksByTool.get(domain);
+  if (!byTool) checksByTool.set(domain, (byTool = new Map()));
+  let out = byTool.get(tool);
+  if (!out) {
+    const applies = (domain.ruleChecks ?? []).filter((rc) => !rc.tools || rc.tools.includes(tool));
+    out = {
+      before: applies.filter((rc) => rc.when === 'before'),
+      after: applies.filter((rc) => (rc.when ?? 'after') === 'after'),
+    };
+    byTool.set(tool, out);
+  }
+  return out;
 }
 
 /** A statement that can only read: SQLite's SELECT never changes the database. */

@@ -163,21 +163,24 @@ function keyColumns(table: TableInfo): { names: readonly string[]; at: number[] 
 }
 
 /**
- * Expand one log row into column entries: an insert logs every column (before `null`), a delete
- * every column (after `null`), an update only the columns whose value changed. Each entry has its
- * own `key` object.
+ * Expand one log row into column entries, appended to `out`: an insert logs every column (before
+ * `null`), a delete every column (after `null`), an update only the columns whose value changed.
+ * The entries are numbered from `seq` on (one more each); each has its own `key` object.
+ * @returns the number of entries appended.
  */
 export function expandLogRow(
   row: ParsedLogRow,
   table: TableInfo,
-  meta: { seq: number; turn: number; actor: Requestor; tool: string },
-): WriteEntry[] {
+  meta: { turn: number; actor: Requestor; tool: string },
+  seq: number,
+  out: WriteEntry[],
+): number {
   const { op, before, after } = row;
   const image = (after ?? before)!;
   const { columns } = table;
   const { names, at } = keyColumns(table);
-  const out: WriteEntry[] = [];
-  const { seq, turn, actor, tool } = meta;
+  const { turn, actor, tool } = meta;
+  const first = seq;
   for (let i = 0; i < columns.length; i++) {
     const column = columns[i]!;
     const b = before ? (before[i] ?? null) : null;
@@ -186,7 +189,7 @@ export function expandLogRow(
     // Built field by field (no spreads): this runs for every column written.
     const key: WriteEntry['key'] = {};
     for (let k = 0; k < names.length; k++) key[names[k]!] = image[at[k]!] ?? null;
-    out.push({ seq, turn, actor, tool, table: table.name, op, key, column, before: b, after: a });
+    out.push({ seq: seq++, turn, actor, tool, table: table.name, op, key, column, before: b, after: a });
   }
-  return out;
+  return seq - first;
 }
