@@ -11,10 +11,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { EnvWorker } from '../../src/adapters/node/worker-env.ts';
+import { EnvWorker, type RemoteEnvironment } from '../../src/adapters/node/worker-env.ts';
 import { loadDomain } from '../../src/adapters/node/load-domain.ts';
 import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
-import { DomainRuntime } from '../../src/core/env/environment.ts';
+import { DomainRuntime, type Environment } from '../../src/core/env/environment.ts';
 import { InfrastructureError } from '../../src/core/errors.ts';
 import { expectSameReferenceCalls } from './worker-env-helpers.ts';
 
@@ -28,30 +28,59 @@ async function started(options: { mailboxBytes?: number; spinUs?: number } = {})
   return { worker, env: await worker.open('pay-10') };
 }
 
+/** Run `body` with the pay task open in this thread (`local`) and in a worker (`env`); both closed after. */
+async function sideBySide(
+  body: (sides: { local: Environment; env: RemoteEnvironment; worker: EnvWorker }) => Promise<void>,
+): Promise<void> {
+  const domain = await loadDomain(FAULTY);
+  const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+  const local = await runtime.open(domain.tasks[0]);
+  const { worker, env } = await started();
+  try {
+    await body({ local, env, worker });
+  } finally {
+    await worker.close();
+    await runtime.close();
+  }
+}
+
 describe('environment worker, payloads larger than its mailbox', () => {
-  it('carries a 1 MB tool result and a 1 MB argument whole, as in-process', async () => {
-    const domain = await loadDomain(FAULTY);
-    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
-    const local = await runtime.open(domain.tasks[0]);
-    const { worker, env } = await started();
-    try {
-      // 1 MB result from a short request (the reply goes over the port).
-      const big = call('echo_big', { text: 'héllo ✓ ', size: 1_000_000 });
-      const expected = await local.call(big);
-      expect(expected.content.length).toBe(1_000_000 + '{"length":8,"body":""}'.length);
-      expect(await env.call(big)).toStrictEqual(expected);
-      // 1 MB argument (the request goes over the port), short result.
-      const longText = 'x'.repeat(1_048_576);
-      const echoed = await env.call(call('echo_big', { text: longText, size: 3 }));
-      expect(echoed.content).toBe('{"length":1048576,"body":"xxx"}');
-      // The mailbox is still in step: an ordinary call after both.
-      const found = await env.call(call('find_account', { phone: '5550001' }));
-      expect(found).toStrictEqual(await local.call(call('find_account', { phone: '5550001' })));
-    } finally {
-      await worker.close();
-      await runtime.close();
-    }
-  }, 60_000);
+  it(
+    'carries a 1 MB tool result and a 1 MB argument whole, as in-process',
+    () =>
+      sideBySide(async ({ local, env }) => {
+        // 1 MB result from a short request (the reply goes over the port).
+        const big = call('echo_big', { text: 'héllo ✓ ', size: 1_000_000 });
+        const expected = await local.call(big);
+        expect(expected.content.length).toBe(1_000_000 + '{"length":8,"body":""}'.length);
+        expect(await env.call(big)).toStrictEqual(expected);
+        // 1 MB argument (the request goes over the port), short result.
+        const longText = 'x'.repeat(1_048_576);
+        const echoed = await env.call(call('echo_big', { text: longText, size: 3 }));
+        expect(echoed.content).toBe('{"length":1048576,"body":"xxx"}');
+        // The mailbox is still in step: an ordinary call after both.
+        const found = await env.call(call('find_account', { phone: '5550001' }));
+        expect(found).toStrictEqual(await local.call(call('find_account', { phone: '5550001' })));
+      }),
+    60_000,
+  );
+
+  it(
+    'carries ASCII, Latin-1, wider text and a lone surrogate exactly, in the mailbox and over the port',
+    () =>
+      sideBySide(async ({ local, env }) => {
+        // Latin-1 text goes one byte a character, wider text as UTF-8; a lone surrogate in an
+        // argument goes escaped in the call's JSON, one in a result as v8 bytes (UTF-8 has none).
+        for (const text of ['plain', 'café ÿ ½', 'café ✓ 😀 ĀŁ', 'half \ud83d here', '\udc00'])
+          for (const size of [7, 40_000, 200_000]) {
+            const c = call('echo_big', { text, size });
+            const got = await env.call(c);
+            expect(got).toStrictEqual(await local.call(c));
+            expect(JSON.parse(got.content).body).toBe(text.repeat(Math.ceil(size / text.length)).slice(0, size));
+          }
+      }),
+    60_000,
+  );
 
   it('with a 64-byte mailbox (every call and outcome goes over the port) answers are unchanged', async () => {
     const domain = await loadDomain(FAULTY);
@@ -68,45 +97,41 @@ describe('environment worker, payloads larger than its mailbox', () => {
 });
 
 describe('environment worker, calls made while one is in flight', () => {
-  it('queues them and answers each as in-process, in order, one request per call', async () => {
-    const domain = await loadDomain(FAULTY);
-    const runtime = await DomainRuntime.create(domain, await sqlJsFactory());
-    const local = await runtime.open(domain.tasks[0]);
-    const { worker, env } = await started();
-    try {
-      // busy_ms 5 outlasts the caller's spin (100 µs): its reply is awaited and the others queue
-      // behind it; an unknown tool and bad arguments are error outcomes, not rejections.
-      const calls = [
-        call('busy_ms', { ms: 5 }),
-        call('find_account', { phone: '5550001' }),
-        call('no_such_tool'),
-        call('echo_big', { text: 'ab', size: 70_000 }),
-        call('busy_ms', { ms: 'soon' }),
-        call('find_account', { phone: '5550002' }),
-        call('busy_ms', { ms: 0 }),
-      ];
-      const before = worker.requests;
-      const answered: string[] = [];
-      const remote = await Promise.all(
-        calls.map((c) =>
-          env.call(c).then((o) => {
-            answered.push(c.name);
-            return o;
-          }),
-        ),
-      );
-      expect(worker.requests).toBe(before + calls.length);
-      expect(answered).toEqual(calls.map((c) => c.name));
-      const expected = [];
-      for (const c of calls) expected.push(await local.call(c));
-      expect(expected.map((o) => o.error)).toEqual([false, false, true, false, true, false, false]);
-      expect(remote).toStrictEqual(expected);
-      expect(env.writes).toStrictEqual(local.writes);
-    } finally {
-      await worker.close();
-      await runtime.close();
-    }
-  }, 60_000);
+  it(
+    'queues them and answers each as in-process, in order, one request per call',
+    () =>
+      sideBySide(async ({ local, env, worker }) => {
+        // busy_ms 5 outlasts the caller's spin (100 µs) and block (2 ms): its reply is awaited and
+        // the others queue behind it; an unknown tool and bad arguments are error outcomes, not rejections.
+        const calls = [
+          call('busy_ms', { ms: 5 }),
+          call('find_account', { phone: '5550001' }),
+          call('no_such_tool'),
+          call('echo_big', { text: 'ab', size: 70_000 }),
+          call('busy_ms', { ms: 'soon' }),
+          call('find_account', { phone: '5550002' }),
+          call('busy_ms', { ms: 0 }),
+        ];
+        const before = worker.requests;
+        const answered: string[] = [];
+        const remote = await Promise.all(
+          calls.map((c) =>
+            env.call(c).then((o) => {
+              answered.push(c.name);
+              return o;
+            }),
+          ),
+        );
+        expect(worker.requests).toBe(before + calls.length);
+        expect(answered).toEqual(calls.map((c) => c.name));
+        const expected = [];
+        for (const c of calls) expected.push(await local.call(c));
+        expect(expected.map((o) => o.error)).toEqual([false, false, true, false, true, false, false]);
+        expect(remote).toStrictEqual(expected);
+        expect(env.writes).toStrictEqual(local.writes);
+      }),
+    60_000,
+  );
 });
 
 describe('environment worker, a thread that dies mid-call', () => {

@@ -5,10 +5,10 @@
  * request posted to its mailbox (`mailbox.ts`, encoded by `env-wire.ts`) with the {@link EnvService}.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { DomainRuntime } from '../../core/env/environment.ts';
-import { createEnvService, type EnvRequest, type EnvService, type PackedOutcome } from '../shared/env-service.ts';
+import { DomainRuntime, type ToolOutcome } from '../../core/env/environment.ts';
+import { createEnvService, type EnvService } from '../shared/env-service.ts';
 import { sqlJsFactory } from '../shared/sqljs-db.ts';
-import { decodeValue, encodeOutcome, encodeValue } from './env-wire.ts';
+import { decodeRequest, encodeOutcome, encodeValue } from './env-wire.ts';
 import { serveMailbox } from './mailbox.ts';
 import { loadEnvWorkerDomain, type EnvThreadData } from './worker-env.ts';
 
@@ -26,9 +26,9 @@ if (serve) {
   await serveMailbox(
     mailbox,
     async (payload) => {
-      const request = decodeValue(payload) as EnvRequest;
+      const request = decodeRequest(payload);
       const reply = await service(request);
-      return request.op === 'call' ? encodeOutcome(reply as PackedOutcome) : encodeValue(reply);
+      return request.op === 'call' ? encodeOutcome(reply as ToolOutcome) : encodeValue(reply);
     },
     spinUs,
   );

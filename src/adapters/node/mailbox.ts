@@ -4,17 +4,21 @@
  * trip, without a message port's wake-ups and structured clones).
  *
  * The serving thread blocks in `Atomics.wait` until a request is posted, marks it taken, runs the
- * handler and posts the reply in the same buffer. The caller spins for the reply while the serving
- * thread is seen to work on it (a reply in time settles the request before `request` returns,
- * with no promise hop in between) and otherwise waits with `Atomics.waitAsync`, so its event loop
- * stays free. Payloads are text (written as UTF-8) or bytes, encoded by the user of the mailbox
- * (`env-wire.ts` for the environment worker). A payload larger than the mailbox's data area goes
- * over a `MessageChannel` instead and is taken off it synchronously (`receiveMessageOnPort`); the
- * mailbox then only carries the wake-up.
+ * handler and posts the reply in the same buffer. The caller waits for the reply in its own
+ * thread first, as if the call ran there: it spins while the serving thread is seen to work on it,
+ * then blocks in `Atomics.wait` for at most {@link MAX_BLOCK_MS}; a reply in that time is returned
+ * by `send` as is, with no promise in between. Only a longer request (or a dead serving thread) is
+ * awaited with `Atomics.waitAsync`, which leaves the caller's event loop free. Payloads are text
+ * (written as Latin-1 when every character fits a byte, else as UTF-8; a message may be text in
+ * parts, written one after the other) or bytes, encoded by the user of the mailbox (`env-wire.ts`
+ * for the environment worker). A payload larger than the mailbox's data area goes over a
+ * `MessageChannel` instead and is taken off it synchronously (`receiveMessageOnPort`); the mailbox
+ * then only carries the wake-up.
  *
  * One request at a time: the caller queues the others and sends each when the previous reply is
- * in. Measured on the 2-core VM under load, trivial handler, median round trip: ~5 µs, against
- * ~11 µs for a bare `postMessage` pair.
+ * in. Measured on the 2-core VM under load, echo handler, 100-byte text, warm (200,000 round
+ * trips), median round trip: ~1.3 µs (a bare spin on one int32 each way: ~0.25 µs), against ~11 µs
+ * for a bare `postMessage` pair.
  *
  * Layout of the buffer: eight int32 slots ({@link STATE}, {@link LENGTH}, {@link STATUS},
  * {@link KIND}, {@link SLEEPING}, {@link ELAPSED}, two unused), then the data area.
@@ -46,8 +50,16 @@ const RUNNING = 3;
 const ON_PORT = -1;
 const OK = 0;
 const FAILED = 1;
+/** Payload kinds: text as UTF-8, bytes, text as Latin-1 (one byte per UTF-16 unit: every unit ≤ U+00FF). */
 const TEXT = 0;
 const BYTES = 1;
+const LATIN1 = 2;
+/**
+ * Matches a UTF-16 unit above U+00FF. V8 answers at once for a string stored one byte per
+ * character (JSON text of ASCII or Latin-1 data, as tool results mostly are), which then goes as
+ * Latin-1: a plain copy each way, where UTF-8 costs a validating decode of ~1 ns a byte.
+ */
+const WIDE = /[\u0100-\uffff]/;
 
 /** `Atomics.waitAsync` (ES2024, in Node since 16; the project's TypeScript lib is ES2023). */
 const waitAsync = (
@@ -63,7 +75,8 @@ const waitAsync = (
 /**
  * Longest spin, µs, of either side (the caller waiting for a reply, the serving thread for the
  * next request) before it sleeps. A spin is a busy loop on the mailbox's state: it saves the
- * sleeping thread's wake-up at the price of CPU. On the 2-core KVM guest this project is measured
+ * sleeping thread's wake-up at the price of CPU. The caller gives up sooner, after 10 µs, when the
+ * serving thread is awake but has not taken the request (it is not running: a loaded machine). On the 2-core KVM guest this project is measured
  * on, an idle virtual CPU halts at once (cpuidle-haltpoll with `guest_halt_poll_ns` 0), so each
  * wake of a sleeping thread there costs a halted CPU's wake-up, tens of µs; a tau2 tool call runs
  * 17–60 µs in the worker, so 100 µs covers one (and mostly a sleeping worker's wake-up before it,
@@ -72,13 +85,22 @@ const waitAsync = (
 export const MAX_SPIN_US = 100;
 
 /**
- * When one side of a mailbox spins before it sleeps: after a spin that saw the answer it spins
- * again next time; after a miss (the serving thread: no request within its spin, as when an agent
- * thinks between calls; the caller: a serving thread that did not take the request or answer it
- * in time though the request itself took less than the spin, as on a loaded machine where the other
- * thread is not running and spinning only takes CPU from it) it skips the next 1, 2, 4, … 256 waits
- * (doubling with each miss in a row) before it tries again. A caller's spin that gave up on a
- * request that took longer than the spin (opening an environment) is neither.
+ * Longest time, ms, a caller blocks in `Atomics.wait` for a reply once its spin gave up, before
+ * it waits asynchronously. Blocking, the caller is woken by the reply's `Atomics.notify` alone; an
+ * `Atomics.waitAsync` is resolved through the caller's event loop, a second wake-up, and the
+ * serving thread, which spins for the next request only {@link MAX_SPIN_US}, may have gone to
+ * sleep by the time the next request comes (then each side pays a wake-up on every call; the
+ * caller used to back off from spinning after a miss on a loaded machine and stayed in that mode).
+ * 2 ms covers a tau2 tool call (17–60 µs), with room for the serving thread to be descheduled for
+ * a while on a loaded machine; the caller's thread would be busy as long running the call itself.
+ */
+export const MAX_BLOCK_MS = 2;
+
+/**
+ * When the serving thread spins for the next request before it sleeps: after a spin that saw the
+ * request it spins again next time; after a miss (no request within its spin, as when an agent
+ * thinks between calls) it skips the next 1, 2, 4, … 256 waits (doubling with each miss in a row)
+ * before it tries again.
  */
 export class SpinWindow {
   private skip = 0;
@@ -116,8 +138,15 @@ function spinForRequest(state: Int32Array, us: number): boolean {
   }
 }
 
-/** What goes through a mailbox: text (sent as UTF-8) or bytes. */
+/** What comes out of a mailbox: text or bytes. */
 export type MailboxPayload = string | Uint8Array;
+
+/**
+ * What goes into a mailbox: text, bytes, or text in parts, received as their concatenation
+ * (written one after the other, so a large part such as a tool result is not copied into a joined
+ * string first).
+ */
+export type MailboxMessage = MailboxPayload | readonly string[];
 
 /**
  * Default size of the data area: 64 KiB. tau2 tool calls are 0.2–6 KB encoded (airline's
@@ -146,20 +175,32 @@ class Box {
     this.data = Buffer.from(buffer, HEADER_BYTES);
   }
 
-  /** Post `payload`: into the data area, or on the port when it does not fit. */
-  put(payload: MailboxPayload): void {
+  /** Post `message`: into the data area, or on the port when it does not fit. */
+  put(message: MailboxMessage): void {
     const { state, data } = this;
-    state[KIND] = typeof payload === 'string' ? TEXT : BYTES;
     let length: number;
-    if (typeof payload === 'string') {
-      // At most 3 bytes of UTF-8 per UTF-16 unit: count the bytes first only when that bound is too large.
-      length = payload.length * 3 <= data.length ? payload.length : Buffer.byteLength(payload);
-      length = length <= data.length ? data.write(payload, 0) : ON_PORT;
+    if (message instanceof Uint8Array) {
+      state[KIND] = BYTES;
+      length = message.length <= data.length ? message.length : ON_PORT;
+      if (length !== ON_PORT) data.set(message);
     } else {
-      length = payload.length <= data.length ? payload.length : ON_PORT;
-      if (length !== ON_PORT) data.set(payload);
+      // Text parts are written one after the other: their concatenation would be copied once more to flatten it.
+      const parts = typeof message === 'string' ? [message] : message;
+      let units = 0;
+      let wide = false;
+      for (const part of parts) {
+        units += part.length;
+        wide ||= WIDE.test(part);
+      }
+      state[KIND] = wide ? TEXT : LATIN1;
+      // UTF-8: at most 3 bytes per UTF-16 unit; the bytes are counted only when that bound is too large.
+      if (wide && units * 3 > data.length) units = parts.reduce((n, part) => n + Buffer.byteLength(part), 0);
+      length = 0;
+      if (units > data.length) length = ON_PORT;
+      else for (const part of parts) length += data.write(part, length, wide ? 'utf8' : 'latin1');
     }
-    if (length === ON_PORT) this.port.postMessage(payload);
+    if (length === ON_PORT)
+      this.port.postMessage(typeof message === 'string' || message instanceof Uint8Array ? message : message.join(''));
     state[LENGTH] = length;
   }
 
@@ -167,8 +208,12 @@ class Box {
   take(): MailboxPayload {
     const { state, data } = this;
     const length = state[LENGTH]!;
-    if (length !== ON_PORT)
-      return state[KIND] === TEXT ? data.toString('utf8', 0, length) : new Uint8Array(data.subarray(0, length));
+    if (length !== ON_PORT) {
+      const kind = state[KIND];
+      if (kind === LATIN1) return data.toString('latin1', 0, length);
+      if (kind === TEXT) return data.toString('utf8', 0, length);
+      return new Uint8Array(data.subarray(0, length));
+    }
     const got = receiveMessageOnPort(this.port);
     if (!got) throw new Error('mailbox: a payload announced on the port is not there');
     return got.message as MailboxPayload;
@@ -176,14 +221,15 @@ class Box {
 }
 
 interface Pending {
-  request: MailboxPayload;
+  request: MailboxMessage;
   resolve(reply: MailboxPayload): void;
   reject(error: Error): void;
 }
 
 /**
- * The calling side of a mailbox. {@link request} sends one request and resolves with the reply;
- * {@link fail} ends it (the Worker exited or was stopped), rejecting what is in flight or queued.
+ * The calling side of a mailbox. {@link send} sends one request and gives the reply (at once when
+ * it came while this thread waited for it, else as a promise); {@link fail} ends it (the Worker
+ * exited or was stopped), rejecting what is in flight or queued.
  */
 export class MailboxCaller {
   /** The serving thread's ends, to send with the Worker. */
@@ -194,26 +240,24 @@ export class MailboxCaller {
   /** A reply is awaited asynchronously (requests made meanwhile are queued). */
   private busy = false;
   private failure?: Error;
-  private readonly spin: SpinWindow;
-  /** The spin, µs, that gave up on the request in flight while the server ran it (0: none). */
-  private overran = 0;
 
   /**
    * @param dataBytes size of the data area in bytes (default {@link MAILBOX_DATA_BYTES}).
    * @param onBusy told `true` when this thread starts waiting for a reply asynchronously and
    *   `false` when no request is left in flight or queued (to `ref`/`unref` the Worker: a pending
-   *   `Atomics.waitAsync` does not keep Node's event loop alive). A reply seen while spinning
-   *   needs neither.
-   * @param spinUs the caller's spin for a reply, µs (default {@link MAX_SPIN_US}; 0: never), see
-   *   {@link SpinWindow}. The event loop does not run during a spin, as it would not while the
-   *   call ran in this thread.
+   *   `Atomics.waitAsync` does not keep Node's event loop alive). A reply that came while this
+   *   thread spun or blocked needs neither.
+   * @param spinUs the caller's spin for a reply, µs (default {@link MAX_SPIN_US}; 0: never spin).
+   * @param blockMs how long, ms, the caller then blocks in `Atomics.wait` for the reply before it
+   *   waits asynchronously (default {@link MAX_BLOCK_MS}; 0: never block). The event loop does not
+   *   run during a spin or a block, as it would not while the call ran in this thread.
    */
   constructor(
     dataBytes = MAILBOX_DATA_BYTES,
     private readonly onBusy: (busy: boolean) => void = () => {},
-    spinUs = MAX_SPIN_US,
+    private readonly spinUs = MAX_SPIN_US,
+    private readonly blockMs = MAX_BLOCK_MS,
   ) {
-    this.spin = new SpinWindow(spinUs);
     const buffer = new SharedArrayBuffer(HEADER_BYTES + dataBytes);
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
@@ -222,20 +266,31 @@ export class MailboxCaller {
   }
 
   /**
-   * Send `request` and resolve with the handler's reply. When no reply is awaited, the request
-   * goes out at once and a reply seen within this thread's spin settles the promise before this
-   * returns; else the request waits its turn.
-   * @throws (rejects) `Error(<message>)` when the handler threw or rejected; the {@link fail}
+   * Send `request` and resolve with the handler's reply ({@link send} as a promise).
+   * @throws (rejects) as {@link send}.
+   */
+  request(request: MailboxMessage): Promise<MailboxPayload> {
+    try {
+      const reply = this.send(request);
+      return reply instanceof Promise ? reply : Promise.resolve(reply);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+  }
+
+  /**
+   * Send `request` and give the handler's reply. When no reply is awaited, the request goes out
+   * at once and this thread spins, then blocks, for the reply: one that came in that time is
+   * returned as is (or thrown); else, and when another request is in flight (this one then waits
+   * its turn), a promise of it.
+   * @throws (or rejects) `Error(<message>)` when the handler threw or rejected; the {@link fail}
    *   error once the mailbox has failed.
    */
-  request(request: MailboxPayload): Promise<MailboxPayload> {
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      const p = { request, resolve, reject };
-      if (this.busy) this.queue.push(p);
-      else if (this.exchanged(p)) return;
-      else void this.awaitReplies(p);
-    });
+  send(request: MailboxMessage): MailboxPayload | Promise<MailboxPayload> {
+    if (this.failure) throw this.failure;
+    if (this.busy) return new Promise((resolve, reject) => this.queue.push({ request, resolve, reject }));
+    if (this.exchanged(request)) return this.take();
+    return new Promise((resolve, reject) => void this.awaitReplies({ request, resolve, reject }));
   }
 
   /**
@@ -250,51 +305,50 @@ export class MailboxCaller {
     this.port.close();
   }
 
-  /** Post `p`'s request and spin for its reply: true when `p` is settled, false when the reply is still to come. */
-  private exchanged(p: Pending): boolean {
-    const { box, spin } = this;
+  /** Post `request` and wait for its reply in this thread (spin, then block): true when the reply is in. */
+  private exchanged(request: MailboxMessage): boolean {
+    const { box, spinUs, blockMs } = this;
     const { state } = box;
-    box.put(p.request);
+    box.put(request);
     Atomics.store(state, STATE, REQUEST);
     const asleep = Atomics.load(state, SLEEPING) === 1;
     Atomics.notify(state, STATE, 1);
-    const us = spin.next();
-    if (us <= 0) return false;
     // A sleeping server takes the request once woken; an awake one that does not take it at once is not running.
-    if (spinForReply(state, us, asleep ? us : TAKE_US)) {
-      spin.spun(true);
-      this.settle(p);
-      return true;
-    }
-    if (Atomics.load(state, STATE) === REQUEST) spin.spun(false);
-    else this.overran = us;
-    return false;
+    if (spinUs > 0 && spinForReply(state, spinUs, asleep ? spinUs : TAKE_US)) return true;
+    return blockMs > 0 && blockForReply(state, blockMs);
   }
 
-  /** Take the posted reply into `p` and free the mailbox. */
-  private settle(p: Pending): void {
+  /**
+   * The posted reply; the mailbox is free again.
+   * @throws `Error(<message>)` when the handler failed, or when a payload announced on the port is missing.
+   */
+  private take(): MailboxPayload {
     const { box } = this;
     const { state } = box;
-    if (this.overran > 0) {
-      // The spin gave up while the server ran the request: a miss only if the request took less than the spin.
-      if (state[ELAPSED]! < this.overran) this.spin.spun(false);
-      this.overran = 0;
-    }
+    const failed = state[STATUS] === FAILED;
     let reply: MailboxPayload;
     try {
       reply = box.take();
-    } catch (e) {
+    } finally {
       Atomics.store(state, STATE, IDLE);
+    }
+    if (failed) throw new Error(String(reply));
+    return reply;
+  }
+
+  /** Settle `p` with the posted reply. */
+  private settle(p: Pending): void {
+    let reply: MailboxPayload;
+    try {
+      reply = this.take();
+    } catch (e) {
       p.reject(e as Error);
       return;
     }
-    const failed = state[STATUS] === FAILED;
-    Atomics.store(state, STATE, IDLE);
-    if (failed) p.reject(new Error(String(reply)));
-    else p.resolve(reply);
+    p.resolve(reply);
   }
 
-  /** Wait asynchronously for `p`'s reply, then send the queued requests in turn. */
+  /** Wait asynchronously for the reply to `p`'s posted request, then send the queued requests in turn. */
   private async awaitReplies(p: Pending): Promise<void> {
     this.busy = true;
     this.onBusy(true);
@@ -310,7 +364,10 @@ export class MailboxCaller {
       }
       this.settle(next);
       next = this.queue.shift();
-      while (next && !this.failure && this.exchanged(next)) next = this.queue.shift();
+      while (next && !this.failure && this.exchanged(next.request)) {
+        this.settle(next);
+        next = this.queue.shift();
+      }
     }
     this.busy = false;
     this.onBusy(false);
@@ -343,6 +400,17 @@ function spinForReply(state: Int32Array, us: number, takeUs: number): boolean {
   }
 }
 
+/** Block this thread in `Atomics.wait` at most `ms` ms for a reply ({@link REPLY}); true when it is in. */
+function blockForReply(state: Int32Array, ms: number): boolean {
+  const end = performance.now() + ms;
+  for (let now = Atomics.load(state, STATE); now !== REPLY; now = Atomics.load(state, STATE)) {
+    const left = end - performance.now();
+    if (left <= 0) return false;
+    Atomics.wait(state, STATE, now, left);
+  }
+  return true;
+}
+
 /**
  * In the serving thread: answer each request posted to the mailbox with `handler(request)` (a
  * rejection becomes the caller's `Error` with the same message), one at a time, forever. Between
@@ -351,7 +419,7 @@ function spinForReply(state: Int32Array, us: number, takeUs: number): boolean {
  */
 export async function serveMailbox(
   ends: MailboxEnds,
-  handler: (request: MailboxPayload) => Promise<MailboxPayload>,
+  handler: (request: MailboxPayload) => Promise<MailboxMessage>,
   spinUs = MAX_SPIN_US,
 ): Promise<never> {
   const box = new Box(ends.buffer, ends.port);
@@ -370,7 +438,7 @@ export async function serveMailbox(
     Atomics.store(state, STATE, RUNNING);
     const start = performance.now();
     let status = OK;
-    let reply: MailboxPayload;
+    let reply: MailboxMessage;
     try {
       reply = await handler(box.take());
     } catch (e) {

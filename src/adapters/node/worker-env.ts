@@ -16,10 +16,18 @@ import type { Task } from '../../core/schema/task.ts';
 import type { WriteEntry } from '../../core/schema/trajectory.ts';
 import { Worker } from 'node:worker_threads';
 import { InfrastructureError } from '../../core/errors.ts';
-import { unpackOutcome, type EnvReplies, type EnvRequest } from '../shared/env-service.ts';
-import { decodeOutcome, decodeValue, encodeValue } from './env-wire.ts';
+import type { EnvReplies, EnvRequest } from '../shared/env-service.ts';
+import { decodeOutcome, decodeValue, encodeRequest } from './env-wire.ts';
 import { loadDomain } from './load-domain.ts';
-import { MailboxCaller, type MailboxEnds, MAILBOX_DATA_BYTES, MAX_SPIN_US, type SpinWindow } from './mailbox.ts';
+import {
+  MailboxCaller,
+  type MailboxEnds,
+  type MailboxPayload,
+  MAILBOX_DATA_BYTES,
+  MAX_BLOCK_MS,
+  MAX_SPIN_US,
+  type SpinWindow,
+} from './mailbox.ts';
 import { TAU2_DOMAIN_NAMES, loadTau2Domain, type Tau2DomainName } from './tau2-loader.ts';
 
 /** Where the worker loads its domain from (plain data, sent to the thread). */
@@ -78,7 +86,8 @@ export class EnvWorker {
    *   larger requests and replies go over a message port instead.
    * @param options.spinUs the longest spin, µs, of this thread for a reply and of the worker for
    *   the next request before sleeping (default {@link MAX_SPIN_US}; 0: always sleep), see
-   *   {@link SpinWindow}.
+   *   {@link SpinWindow}. Then this thread blocks for the reply at most {@link MAX_BLOCK_MS} (as
+   *   it would be busy running the call itself) before it awaits it.
    * @throws (rejects) with the worker's error message when the domain cannot be loaded, or
    *   {@link InfrastructureError} when the thread fails or exits before it is ready.
    */
@@ -137,11 +146,27 @@ export class EnvWorker {
    *   invalid); `Error("environment worker is closed")` after {@link close}.
    */
   request<Op extends EnvRequest['op']>(request: Extract<EnvRequest, { op: Op }>): Promise<EnvReplies[Op]> {
-    if (this.closed) return Promise.reject(new Error('environment worker is closed'));
+    try {
+      const reply = this.send(request);
+      return reply instanceof Promise ? reply : Promise.resolve(reply);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+  }
+
+  /**
+   * @internal {@link request}, with the reply as is when it came while this thread waited for it
+   * ({@link MailboxCaller.send}): one promise fewer per call.
+   * @throws (or rejects) as {@link request}.
+   */
+  send<Op extends EnvRequest['op']>(
+    request: Extract<EnvRequest, { op: Op }>,
+  ): EnvReplies[Op] | Promise<EnvReplies[Op]> {
+    if (this.closed) throw new Error('environment worker is closed');
     this.sent++;
-    return this.mailbox
-      .request(encodeValue(request))
-      .then((reply) => (request.op === 'call' ? decodeOutcome(reply) : decodeValue(reply)) as EnvReplies[Op]);
+    const decode = (request.op === 'call' ? decodeOutcome : decodeValue) as (reply: MailboxPayload) => EnvReplies[Op];
+    const reply = this.mailbox.send(encodeRequest(request));
+    return reply instanceof Promise ? reply.then(decode) : decode(reply);
   }
 
   /**
@@ -200,14 +225,20 @@ export class RemoteEnvironment {
    */
   call(...[call, actor = 'assistant', turn = -1, options = {}]: Parameters<Environment['call']>): Promise<ToolOutcome> {
     if (this.closed) return Promise.reject(new Error('environment is closed'));
-    return this.worker
-      .request({ op: 'call', env: this.handle, call, actor, turn, ...(options.sync === false ? { sync: false } : {}) })
-      .then((packed) => {
-        const outcome = unpackOutcome(packed);
-        this.log.push(...outcome.writes);
-        return outcome;
-      });
+    try {
+      const request = { op: 'call', env: this.handle, call, actor, turn } as const;
+      const reply = this.worker.send(options.sync === false ? { ...request, sync: false } : request);
+      return reply instanceof Promise ? reply.then(this.logged) : Promise.resolve(this.logged(reply));
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
   }
+
+  /** `outcome`, its writes added to {@link writes}. */
+  private readonly logged = (outcome: ToolOutcome): ToolOutcome => {
+    for (const w of outcome.writes) this.log.push(w);
+    return outcome;
+  };
 
   /** {@link Environment.changes}, read in the worker. */
   changes(): Promise<StateChanges> {

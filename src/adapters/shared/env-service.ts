@@ -7,7 +7,7 @@
  *
  * Platform-free: `src/adapters/node/worker-env.ts` serves it from a `worker_threads` Worker; a
  * browser Web Worker could serve it the same way. Requests and replies are plain data
- * (structured clones).
+ * (structured clones); a transport sends a call's writes packed ({@link packWrites}).
  */
 import type { DomainRuntime, Environment, ToolOutcome } from '../../core/env/environment.ts';
 import type { StateChanges } from '../../core/env/changes.ts';
@@ -120,8 +120,8 @@ export function unpackOutcome(packed: PackedOutcome): ToolOutcome {
 export interface EnvReplies {
   /** The new environment's handle (≥ 1). */
   open: number;
-  /** The call's {@link ToolOutcome}, its writes packed ({@link unpackOutcome}). */
-  call: PackedOutcome;
+  /** The call's {@link ToolOutcome} (a transport packs its writes, {@link packWrites}). */
+  call: ToolOutcome;
   changes: StateChanges;
   close: null;
 }
@@ -153,15 +153,13 @@ export function createEnvService(runtime: DomainRuntime): EnvService {
         envs.set(handle, await runtime.open(task, now === undefined ? {} : { now }));
         return handle;
       }
-      case 'call': {
-        const outcome = await env(request.env).call(
+      case 'call':
+        return env(request.env).call(
           request.call,
           request.actor,
           request.turn,
           request.sync === false ? { sync: false } : {},
         );
-        return { ...outcome, writes: packWrites(outcome.writes) };
-      }
       case 'changes':
         return env(request.env).changes();
       case 'close': {
