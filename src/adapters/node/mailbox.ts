@@ -21,7 +21,7 @@
  * for a bare `postMessage` pair.
  *
  * Layout of the buffer: eight int32 slots ({@link STATE}, {@link LENGTH}, {@link STATUS},
- * {@link KIND}, {@link SLEEPING}, {@link ELAPSED}, two unused), then the data area.
+ * {@link KIND}, {@link SLEEPING}, three unused), then the data area.
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 
@@ -35,8 +35,6 @@ const STATUS = 2;
 const KIND = 3;
 /** Slot: 1 while the serving thread sleeps in `Atomics.wait` (a request must wake it), else 0. */
 const SLEEPING = 4;
-/** Slot: with a reply, how long the serving thread took for the request, µs (rounded up). */
-const ELAPSED = 5;
 const HEADER_BYTES = 32;
 /** The caller may post a request. */
 const IDLE = 0;
@@ -436,7 +434,6 @@ export async function serveMailbox(
       }
     }
     Atomics.store(state, STATE, RUNNING);
-    const start = performance.now();
     let status = OK;
     let reply: MailboxMessage;
     try {
@@ -447,7 +444,6 @@ export async function serveMailbox(
     }
     state[STATUS] = status;
     box.put(reply);
-    state[ELAPSED] = Math.ceil((performance.now() - start) * 1000);
     Atomics.store(state, STATE, REPLY);
     Atomics.notify(state, STATE, 1);
   }

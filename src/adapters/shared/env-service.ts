@@ -55,10 +55,9 @@ function sameGroup(a: WriteEntry, names: readonly string[], b: WriteEntry, n: nu
   if (b.seq !== a.seq + n || b.turn !== a.turn || b.actor !== a.actor || b.tool !== a.tool) return false;
   if (b.table !== a.table || b.op !== a.op) return false;
   if (b.key === a.key) return true;
-  const bk = Object.keys(b.key);
-  if (bk.length !== names.length) return false;
-  for (let i = 0; i < bk.length; i++) if (bk[i] !== names[i] || a.key[names[i]!] !== b.key[bk[i]!]) return false;
-  return true;
+  let i = 0;
+  for (const k in b.key) if (k !== names[i++] || a.key[k] !== b.key[k]) return false;
+  return i === names.length;
 }
 
 /** Pack column writes for the wire (see {@link PackedWrites}); {@link unpackWrites} inverts it. */
