@@ -232,6 +232,8 @@ export interface TrialScheduler {
 interface PendingTrial {
   task: Task;
   trial: number;
+  /** The batch's (see `TrialRunner`): once true, the trial is not started. */
+  halted: (() => boolean) | undefined;
   resolve(v: AttemptRecord[]): void;
   reject(e: Error): void;
 }
@@ -239,8 +241,8 @@ interface PendingTrial {
 /**
  * Run a batch's trials in this thread and, once they are up, in `threads − 1` worker threads
  * beside it (issue 15, item 5): this thread keeps running its share of `concurrency` (thread 0's
- * {@link threadShare}; all of it until the workers are up), each worker its share plus one
- * waiting in it, and whichever thread has room takes the next trial in batch order (so a cold or
+ * {@link threadShare}; all of it until the workers are up), each worker its share plus
+ * {@link poolAhead} waiting in it (1–4: more for quick trials), and whichever thread has room takes the next trial in batch order (so a cold or
  * slow thread takes fewer, and the last trials finish together). At most `concurrency` trials
  * run at once, wherever they are. With `lines`, each thread writes its trajectories to its own
  * part of that file (see `jsonl-parts.ts`; the caller merges them in trial order, so the file is
@@ -249,7 +251,8 @@ interface PendingTrial {
  * {@link POOL_PAYBACK_MS}, so a short run never pays for them; otherwise they start at once.
  * Each trial runs `runTrial` with the same settings wherever it runs, so the results do not
  * depend on where, or on when the workers came up. Workers that fail to start make the trials
- * still waiting, and later ones, reject with their error.
+ * still waiting, and later ones, reject with their error. Trials waiting here once the batch has
+ * stopped (the `halted` of `TrialRunner`: Ctrl-C, a fault streak) are not started.
  */
 export function scheduleTrials(
   trial: TrialOptions,
@@ -302,6 +305,8 @@ export function scheduleTrials(
   const stopStart = new AbortController();
   const waiting: PendingTrial[] = [];
   const pace = new TrialPace(o.now, o.cpu);
+  /** ms per trial here, as last paced (undefined until {@link TrialPace} has an estimate). */
+  let perTrial: number | undefined;
   const start = () => {
     starting ??= startTrialPool(
       flags,
@@ -309,6 +314,7 @@ export function scheduleTrials(
       {
         concurrency: o.concurrency - ownShare,
         budget: () => o.concurrency - runningHere,
+        aheadNow: () => poolAhead(perTrial),
         signal: stopStart.signal,
       },
       o.lines,
@@ -325,10 +331,8 @@ export function scheduleTrials(
   };
   if (!o.auto) start();
   /** Whether the work left (trials neither finished nor running) is estimated above the payback. */
-  const paysOff = () => {
-    const per = pace.finished(finishedHere);
-    return per !== undefined && (o.trials - finishedHere - runningHere) * per > (o.paybackMs ?? POOL_PAYBACK_MS);
-  };
+  const paysOff = (per: number | undefined) =>
+    per !== undefined && (o.trials - finishedHere - runningHere) * per > (o.paybackMs ?? POOL_PAYBACK_MS);
   const here = (w: PendingTrial) => {
     runningHere++;
     pace.started();
@@ -336,7 +340,8 @@ export function scheduleTrials(
       .finally(() => {
         runningHere--;
         finishedHere++;
-        if (!starting && paysOff()) start();
+        perTrial = pace.finished(finishedHere) ?? perTrial;
+        if (!starting && paysOff(perTrial)) start();
         pump();
       })
       .then(w.resolve, w.reject);
@@ -353,23 +358,27 @@ export function scheduleTrials(
       },
     );
   };
-  /** Hand waiting trials, in order, to this thread while it has room, else to a worker with room. */
+  /**
+   * Hand waiting trials, in order, to this thread while it has room, else to a worker with room;
+   * once the batch has stopped, the waiting trials are not started (they return no attempt).
+   */
   const pump = () => {
     while (waiting.length > 0) {
-      if (runningHere < (pool ? ownShare : o.concurrency)) here(waiting.shift()!);
+      if (waiting[0]!.halted?.()) waiting.shift()!.resolve([]);
+      else if (runningHere < (pool ? ownShare : o.concurrency)) here(waiting.shift()!);
       else if (pool?.room()) there(waiting.shift()!);
       else return;
     }
   };
   return {
-    runTrial(task, t) {
+    runTrial(task, t, halted) {
       if (failure) return Promise.reject(failure);
       return new Promise((resolve, reject) => {
-        waiting.push({ task, trial: t, resolve, reject });
+        waiting.push({ task, trial: t, halted, resolve, reject });
         pump();
       });
     },
-    slots: o.concurrency + workers * POOL_AHEAD,
+    slots: o.concurrency + workers * POOL_AHEAD_MAX,
     threads: () => (pool ? o.threads : 1),
     ranHere: () => finishedHere + runningHere,
     started: async () => {
@@ -385,8 +394,31 @@ export function scheduleTrials(
   };
 }
 
-/** Trials the parent sends each worker thread beyond its share of the concurrency (see `ThreadPoolOptions.ahead`). */
-const POOL_AHEAD = 1;
+/**
+ * Trials the parent sends each worker thread beyond its share of the concurrency, at most (see
+ * `ThreadPoolOptions.ahead`; {@link poolAhead} says how many now).
+ */
+export const POOL_AHEAD_MAX = 4;
+
+/**
+ * ms of this thread's trials that the trials waiting in a worker thread may add up to (see
+ * {@link poolAhead}).
+ */
+export const POOL_AHEAD_MS = 4;
+
+/**
+ * Trials to keep waiting in each worker thread beyond its share, given `perTrialMs` (ms per trial
+ * in the CLI's thread, {@link TrialPace}; undefined before it has an estimate): as many as take
+ * {@link POOL_AHEAD_MS} (at least 1, at most {@link POOL_AHEAD_MAX}). With one waiting, a worker
+ * that runs ~1 ms scripted trials idled for the CLI's thread's next job about half the time
+ * (issue 15, item 5: its event loop was busy 0.41–0.53 under load, 0.78–0.83 with 4 waiting):
+ * the CLI's thread hears that a trial ended only between its own trials. Slow trials (a model's
+ * endpoint) keep one, so a stopped run (Ctrl-C) finishes little beyond the trials in flight.
+ */
+export function poolAhead(perTrialMs: number | undefined): number {
+  if (perTrialMs === undefined || !(perTrialMs > 0)) return 1;
+  return Math.max(1, Math.min(POOL_AHEAD_MAX, Math.floor(POOL_AHEAD_MS / perTrialMs)));
+}
 
 /** A started pool of rollout threads. */
 export interface TrialPool {
@@ -422,7 +454,7 @@ export async function startTrialPool(
   const data: TrialThreadData = { flags, ...(lines ? { lines } : {}) };
   const pool = await startThreadPool<TrialJob, AttemptRecord[]>(entry, data, threads, {
     ...options,
-    ...(options.concurrency === undefined ? {} : { ahead: POOL_AHEAD }),
+    ...(options.concurrency === undefined ? {} : { ahead: POOL_AHEAD_MAX }),
   });
   return {
     runTrial: (task, trial) => pool.run({ taskId: task.id, trial }),

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startThreadPool } from '../../src/adapters/node/thread-pool.ts';
 import { main } from '../../src/cli/main.ts';
 import {
+  poolAhead,
   scheduleTrials,
   TrialPace,
   trialSetup,
@@ -314,6 +315,75 @@ describe('rollout threads', () => {
           .sort(),
       ).toEqual([1, 1, 2]);
       expect(pool.running()).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('a stopped batch: trials handed to the scheduler and waiting in it are not started, and count as not started', async () => {
+    const flags: TrialFlags = { domain: 'carrier', agent: 'reference', user: 'scripted', seed: 7 };
+    const setup = await trialSetup(flags);
+    try {
+      // No worker (never pays off): 2 trials run here at once, 4 more (the workers' share of the
+      // slots, were they up) wait in the scheduler.
+      const sched = scheduleTrials(setup.trial, flags, {
+        threads: 2,
+        concurrency: 2,
+        trials: 60,
+        auto: true,
+        paybackMs: Infinity,
+      });
+      expect(sched.slots).toBe(6);
+      const stop = new AbortController();
+      const { summary } = await runBatch({
+        ...setup.trial,
+        tasks: setup.tasks,
+        trials: 4,
+        concurrency: sched.slots,
+        keepTrajectories: false,
+        signal: stop.signal,
+        trialRunner: sched.runTrial,
+        // Ctrl-C as the first trial's result reaches the batch: the other one running and the one
+        // this thread had already started in its place finish; the 3 still waiting never start
+        // (before, every trial handed to the scheduler ran: 6).
+        onTrajectory: () => stop.abort(),
+      });
+      await sched.close();
+      expect([summary.totals.episodes, sched.ranHere()]).toEqual([3, 3]);
+    } finally {
+      await setup.trial.runtime.close();
+    }
+  }, 60_000);
+
+  it("trials kept waiting in a worker beyond its share: as many as take 4 ms of this thread's trials, 1 to 4", () => {
+    expect([undefined, Number.NaN, 0, 0.5, 0.8, 1, 1.5, 2, 2.5, 4, 5000].map(poolAhead)).toEqual([
+      1, 1, 1, 4, 4, 4, 2, 2, 1, 1, 1,
+    ]);
+  });
+
+  it('pool ahead: a thread gets at most its share plus aheadNow() jobs, read each time a job is handed out', async () => {
+    const entry = new URL('../fixtures/threads/wait-thread.ts', import.meta.url);
+    let now = 1;
+    const pool = await startThreadPool<{ n: number; ms: number }, { n: number }>(entry, {}, 2, {
+      concurrency: 2,
+      ahead: 4,
+      aheadNow: () => now,
+    });
+    try {
+      // Shares 1 and 1, up to 4 ahead in each.
+      expect(pool.slots).toBe(10);
+      const jobs = [0, 1, 2, 3].map((n) => pool.run({ n, ms: 300 }));
+      // Each thread has its share running and 1 waiting: the next job would wait in the parent.
+      expect(pool.room()).toBe(false);
+      now = 3;
+      expect(pool.room()).toBe(true);
+      jobs.push(...[4, 5, 6, 7].map((n) => pool.run({ n, ms: 300 })));
+      expect(pool.room()).toBe(false);
+      // More than the most (4) is never sent.
+      now = 9;
+      jobs.push(...[8, 9].map((n) => pool.run({ n, ms: 300 })));
+      expect(pool.room()).toBe(false);
+      expect((await Promise.all(jobs)).map((d) => d.n)).toEqual([...Array(10).keys()]);
     } finally {
       await pool.close();
     }

@@ -38,8 +38,15 @@ export interface ThreadPoolOptions {
    * for the first c mod size threads). Default: no limit.
    */
   concurrency?: number;
-  /** Jobs sent to a thread beyond its share, waiting in its queue (default 1 with a concurrency, else unused). */
+  /** Jobs sent to a thread beyond its share, waiting in its queue (default 1 with a concurrency, else unused); at most this many. */
   ahead?: number;
+  /**
+   * How many of {@link ahead} to send now (read whenever a job is handed out; default all of
+   * them): a caller whose jobs are quick asks for more, so that a thread never waits for the
+   * parent's next job, and one whose jobs are slow for fewer, so that few wait in a thread when
+   * the run stops.
+   */
+  aheadNow?: () => number;
   /**
    * How many jobs the pool's threads may be running right now (default `concurrency`): a caller
    * that also runs jobs elsewhere passes `concurrency` minus those, and calls {@link ThreadPool.pump}
@@ -126,13 +133,14 @@ export async function startThreadPool<In, Out>(
   /** The live lane that should take the next job now, if any has room. */
   const laneWithRoom = (): Lane | undefined => {
     const room = running() < budget();
+    const extra = Math.min(ahead, options.aheadNow?.() ?? ahead);
     // Fewest jobs beyond its share first (with no concurrency: fewest jobs).
     const load = (l: Lane) => l.inFlight.size - (Number.isFinite(l.share) ? l.share : 0);
     let best: Lane | undefined;
     for (const l of lanes) {
       if (l.dead) continue;
       // A job sent below the share starts at once (needs the budget); above it, it waits in the thread.
-      const fits = l.inFlight.size < l.share ? room : l.inFlight.size < l.share + ahead;
+      const fits = l.inFlight.size < l.share ? room : l.inFlight.size < l.share + extra;
       if (fits && (!best || load(l) < load(best))) best = l;
     }
     return best;

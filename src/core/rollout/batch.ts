@@ -121,8 +121,14 @@ export interface BatchOptions<T extends AttemptDigest = Trajectory> {
 /**
  * One trial of a task run elsewhere: every attempt's trajectory (or its digest), in attempt
  * order (each scored when valid; the last is the valid one unless every attempt was invalid).
+ * `halted` is true once the batch stops (Ctrl-C, a fault streak): a runner that has not started
+ * the trial by then may leave it unstarted and return no attempt (`[]`), counted as not started.
  */
-export type TrialRunner<T extends AttemptDigest = Trajectory> = (task: Task, trial: number) => Promise<T[]>;
+export type TrialRunner<T extends AttemptDigest = Trajectory> = (
+  task: Task,
+  trial: number,
+  halted?: () => boolean,
+) => Promise<T[]>;
 
 /** What {@link runTrial} needs of the batch settings. */
 export type TrialOptions = Pick<
@@ -314,6 +320,8 @@ export async function runBatch<T extends AttemptDigest = Trajectory>(
   const keep = opts.keepTrajectories ?? true;
   const tally = new BatchTally();
   let cursor = 0;
+  // Trials a runner left unstarted because the batch had stopped (see TrialRunner).
+  let dropped = 0;
   const streak = new FaultStreak(opts.maxSameFault ?? 0);
   const halted = () => streak.tripped !== null || opts.signal?.aborted === true;
 
@@ -326,7 +334,11 @@ export async function runBatch<T extends AttemptDigest = Trajectory>(
   const worker = async () => {
     while (cursor < jobs.length && !halted()) {
       const { task, trial } = jobs[cursor++]!;
-      if (opts.trialRunner) for (const t of await opts.trialRunner(task, trial)) record(t);
+      if (opts.trialRunner) {
+        const attempts = await opts.trialRunner(task, trial, halted);
+        if (attempts.length === 0) dropped++;
+        for (const t of attempts) record(t);
+      }
       // No trial runner: T is the whole trajectory (see BatchOptions).
       else await runTrial(opts, task, trial, (t) => record(t as AttemptDigest as T), halted);
     }
@@ -335,7 +347,11 @@ export async function runBatch<T extends AttemptDigest = Trajectory>(
 
   const summary = tally.summary(opts);
   if (streak.tripped !== null)
-    summary.stopped = { reason: streak.tripped, rollouts: streak.max, trials_not_started: jobs.length - cursor };
+    summary.stopped = {
+      reason: streak.tripped,
+      rollouts: streak.max,
+      trials_not_started: jobs.length - cursor + dropped,
+    };
   return { trajectories: done, summary };
 }
 
