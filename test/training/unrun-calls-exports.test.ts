@@ -175,4 +175,27 @@ describe('trajectories written before unrun calls were answered (before 8a2af74)
       `switchboard: ${file}:2: turns: turn 0 (assistant): 196 of its 200 tool calls have no tool turn, and the episode went on after them: every tool call needs its tool turn before the conversation goes on (was this file edited?)\n`,
     );
   });
+
+  it('export grpo refuses rows whose calls were left unanswered, naming file, line, group and message', async () => {
+    const rows = readFileSync(join(dir, 'rows.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    // The rows as an older version wrote them: the reply's calls past the 10th without answers.
+    const old = rows.map((r) => ({
+      ...r,
+      messages: r.messages.filter((m: { content?: string }) => !m.content?.startsWith('Error: not run:')),
+    }));
+    expect(old.map((r) => r.messages.length)).toEqual([12, 12]);
+    const file = join(dir, 'old-rows.jsonl');
+    writeFileSync(file, old.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    for (const format of ['switchboard', 'trl', 'verl']) {
+      const io = capture();
+      const out = join(dir, format === 'verl' ? 'old.parquet' : 'old-out.jsonl');
+      expect(await main(['export', 'grpo', file, '--format', format, '--out', out], io)).toBe(2);
+      expect(io.stderr).toBe(
+        `switchboard: ${file}:1: messages: message 1 (assistant) of group ${rows[0].group_id} sample 0: 190 of its 200 tool calls have no tool message (written before calls that never ran were answered): make the rows again (\`switchboard groups\` or \`rollout\`)\n`,
+      );
+    }
+  });
 });

@@ -25,7 +25,7 @@ import { openDomain } from '../domains.ts';
 import { choiceOption, prepareOutFile } from '../options.ts';
 import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
-import { unansweredMidway, withUnrunAnswered } from '../../core/rollout/unrun-calls.ts';
+import { unansweredCalls, unansweredMidway, withUnrunAnswered } from '../../core/rollout/unrun-calls.ts';
 
 interface SftOpts {
   format: 'switchboard' | 'trl';
@@ -109,10 +109,31 @@ function olderRow(x: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
+ * The rows when every tool call in their messages has its tool message; else the first row that
+ * has one without, refused: rows written before calls that never ran were answered (8a2af74) can
+ * end among a reply's calls, and a trainer's chat template needs every call answered.
+ */
+function answered(rows: GrpoRow[]): Parsed<GrpoRow[]> {
+  for (const r of rows) {
+    const u = unansweredCalls(
+      r.messages.map((m) => ({ role: m.role, calls: m.role === 'assistant' ? (m.tool_calls?.length ?? 0) : 0 })),
+      true,
+    );
+    if (u)
+      return fail(
+        `message ${u.at} (${u.role}) of group ${r.group_id} sample ${r.sample_index}: ${u.calls - u.answered} of its ${u.calls} tool calls have no tool message (written before calls that never ran were answered): make the rows again (\`switchboard groups\` or \`rollout\`)`,
+        ['messages'],
+      );
+  }
+  return { success: true, data: rows };
+}
+
+/**
  * A line of `export grpo`'s input: a GRPO row (from `switchboard groups`) as it is, or a rollout
  * group (from `switchboard rollout` / `POST /rollout`, a line with `samples`) as its rows; the
  * `failed` and `summary` lines of a saved `POST /rollout` answer give no rows, and its `error`
- * line is refused. A line that is none of these says which two shapes are read.
+ * line is refused, and so are rows with a tool call left without its tool message ({@link answered}).
+ * A line that is none of these says which two shapes are read.
  */
 const GrpoInputLine = {
   safeParse(x: unknown): Parsed<GrpoRow[]> {
@@ -132,11 +153,11 @@ const GrpoInputLine = {
             : '';
         return fail(`rollout group: ${issue.message}${old}`, issue.path);
       }
-      return { success: true, data: rolloutGrpoRows(g.data) };
+      return answered(rolloutGrpoRows(g.data));
     }
     // Rows from before `tokens` (issue 14): coverage read from their token ids, `[]` turns as null.
     const r = GrpoRow.safeParse(isObject(x) && x.tokens === undefined ? olderRow(x) : x);
-    if (r.success) return { success: true, data: [r.data] };
+    if (r.success) return answered([r.data]);
     const issue = r.error.issues[0]!;
     return fail(
       `${issue.message} (export grpo reads GRPO rows from \`switchboard groups\` or rollout groups from \`switchboard rollout\`, one per line; trajectories from \`run --out\` go to \`export sft\`)`,

@@ -60,6 +60,32 @@ export function unrunCallTurns(turns: readonly Turn[], termination: TerminationR
   }));
 }
 
+/** One entry of a conversation for {@link unansweredCalls}: its role and how many tool calls it makes. */
+export interface CallStep {
+  role: string;
+  calls: number;
+}
+
+/**
+ * The first entry of `steps` (turns or chat messages) whose calls are not all answered by the
+ * `tool` entries right after it: `{at, role, calls, answered}`, or null. With `atEnd` false a
+ * last entry short of answers is not reported (a trajectory may end among a reply's calls:
+ * {@link withUnrunAnswered} answers them).
+ */
+export function unansweredCalls(
+  steps: readonly CallStep[],
+  atEnd: boolean,
+): { at: number; role: string; calls: number; answered: number } | null {
+  for (let at = 0; at < steps.length; at++) {
+    const { role, calls } = steps[at]!;
+    if (role === 'tool') continue;
+    let answered = 0;
+    while (steps[at + 1 + answered]?.role === 'tool') answered++;
+    if (answered < calls && (atEnd || at + 1 + answered < steps.length)) return { at, role, calls, answered };
+  }
+  return null;
+}
+
 /**
  * Where calls of `turns` are left without a tool turn before the episode went on (an assistant or
  * user turn with more calls than tool turns right after it, followed by another such turn), as
@@ -67,16 +93,13 @@ export function unrunCallTurns(turns: readonly Turn[], termination: TerminationR
  * No version of ours records that; a file that does was edited or comes from elsewhere.
  */
 export function unansweredMidway(turns: readonly Turn[]): string | null {
-  for (let i = 0; i < turns.length; i++) {
-    const t = turns[i]!;
-    if (t.role === 'tool') continue;
-    let answered = 0;
-    while (turns[i + 1 + answered]?.role === 'tool') answered++;
-    const calls = t.tool_calls?.length ?? 0;
-    if (answered < calls && i + 1 + answered < turns.length)
-      return `turn ${i} (${t.role}): ${calls - answered} of its ${calls} tool calls have no tool turn, and the episode went on after them`;
-  }
-  return null;
+  const u = unansweredCalls(
+    turns.map((t) => ({ role: t.role, calls: t.role === 'tool' ? 0 : (t.tool_calls?.length ?? 0) })),
+    false,
+  );
+  return u
+    ? `turn ${u.at} (${u.role}): ${u.calls - u.answered} of its ${u.calls} tool calls have no tool turn, and the episode went on after them`
+    : null;
 }
 
 /**
