@@ -330,9 +330,15 @@ async function parallelCeiling(source = SPIN, n = SPIN_N): Promise<number> {
 /**
  * Seconds from spawn to exit of `switchboard run` (the prebuilt CLI, built beforehand) of
  * `trials` trials of every task of `domain` with `--out`, at `--concurrency` `c` (threads as
- * `run` picks them: pool start, warm-up, its JSONL and summary included).
+ * `run` picks them: pool start, warm-up, its JSONL and summary included), and the threads it
+ * ran trials in (its summary's `settings.threads`: 1 when no worker started).
  */
-async function wholeRun(domain: string, trials: number, c: number, out: string): Promise<number> {
+async function wholeRun(
+  domain: string,
+  trials: number,
+  c: number,
+  out: string,
+): Promise<{ s: number; threads: number }> {
   const t0 = performance.now();
   await run(
     process.execPath,
@@ -351,28 +357,49 @@ async function wholeRun(domain: string, trials: number, c: number, out: string):
     ],
     { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
   );
-  return (performance.now() - t0) / 1000;
+  const s = (performance.now() - t0) / 1000;
+  const summary = JSON.parse(await readFile(join(out, `c${c}`, 'summary.json'), 'utf8')) as {
+    settings: { threads: number };
+  };
+  return { s, threads: summary.settings.threads };
 }
 
-/** Whole runs of 10×, 100× and 1,000× a task at --concurrency 1 and 2, alternated twice; one line of medians. */
+/** Alternating pairs of whole runs of 10×, 100× and 1,000× a task (short runs are noisier: more pairs). */
+const WHOLE_RUNS: readonly (readonly [trials: number, pairs: number])[] = [
+  [10, 6],
+  [100, 4],
+  [1000, 2],
+];
+
+/**
+ * Whole runs (see {@link WHOLE_RUNS}) at --concurrency 1 and 2, alternated (which goes first
+ * alternating too); one line: medians, the median of the per-pair ratios, and the threads the
+ * --concurrency 2 runs used (a run too short to pay for a worker starts none: the same work as 1).
+ */
 async function wholeRuns(domain: string, tasks: number): Promise<string> {
   await run(process.execPath, ['bin/switchboard.mjs', '--version'], { cwd: ROOT });
   const out = await mkdtemp(join(tmpdir(), 'sb-bench-pool-'));
   try {
     const parts: string[] = [];
-    for (const trials of [10, 100, 1000]) {
+    for (const [trials, pairs] of WHOLE_RUNS) {
       const t: number[][] = [[], []];
-      for (let r = 0; r < 2; r++)
-        for (const [i, c] of [1, 2].entries()) t[i]!.push(await wholeRun(domain, trials, c, out));
+      const threads = new Set<number>();
+      for (let r = 0; r < pairs; r++)
+        for (const c of r % 2 ? [2, 1] : [1, 2]) {
+          const o = await wholeRun(domain, trials, c, out);
+          t[c - 1]!.push(o.s);
+          if (c === 2) threads.add(o.threads);
+        }
       const [s1, s2] = t.map(median) as [number, number];
+      const ratio = median(t[0]!.map((a, i) => a / t[1]![i]!));
       const same =
         (await readFile(join(out, 'c1/trajectories.jsonl'), 'utf8')) ===
         (await readFile(join(out, 'c2/trajectories.jsonl'), 'utf8'));
       parts.push(
-        `${tasks * trials} episodes: --concurrency 1 ${s1.toFixed(2)} s, 2 ${s2.toFixed(2)} s (×${f2(s1 / s2)}${s1 / s2 < 1 ? ', slower' : ''}; same trajectories.jsonl: ${same})`,
+        `${tasks * trials} episodes (${pairs} pairs): --concurrency 1 ${s1.toFixed(2)} s, 2 ${s2.toFixed(2)} s (×${f2(ratio)}${ratio < 1 ? ', slower' : ''}; 2 ran in ${[...threads].sort().join(' or ')} thread${threads.has(1) && threads.size === 1 ? ', no worker started' : 's'}; same trajectories.jsonl: ${same})`,
       );
     }
-    return `  ${domain}, switchboard run --out from spawn to exit (pool start, warm-up and files included): ${parts.join(' · ')}`;
+    return `  ${domain}, switchboard run --out from spawn to exit (pool start, warm-up and files included; ratios: median of the pairs'): ${parts.join(' · ')}`;
   } finally {
     await rm(out, { recursive: true, force: true });
   }
