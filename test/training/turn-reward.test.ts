@@ -205,3 +205,71 @@ describe('turn candidates with bad tool calls are refused as the episode loop re
     expect(calls.reason).toContain('list_plans: Error: invalid arguments for list_plans: not valid JSON: {bad');
   });
 });
+
+describe('a burst of failing calls in one candidate is vetoed as the episode loop would end it', () => {
+  /** An agent whose one reply is `n` calls of get_bill_details for bills that do not exist. */
+  const burst =
+    (n: number): (() => Agent) =>
+    () => ({
+      id: `burst-${n}`,
+      respond: async () =>
+        ({
+          text: '',
+          tool_calls: Array.from({ length: n }, (_, i) => ({
+            id: `c${i}`,
+            name: 'get_bill_details',
+            arguments: { bill_id: `NO-SUCH-BILL-${i}` },
+          })),
+        }) as unknown as ParticipantReply,
+    });
+  const score = async (n: number, maxErrors?: number) => {
+    const { task, trajectory } = await source();
+    const context = trajectory.turns.slice(0, 2);
+    const [candidate] = await sampleTurnCandidates({ runtime: rt, task, context, agent: burst(n), seeds: [5] });
+    return scoreTurnCandidate(rt, task, context, candidate!, maxErrors === undefined ? {} : { maxErrors });
+  };
+
+  it('9 failed calls score on their other items; the 10th (tau2-bench max_errors) makes calls_succeed a veto', async () => {
+    const nine = await score(9);
+    const calls9 = nine.items.find((i) => i.id === 'calls_succeed')!;
+    expect([calls9.status, calls9.veto]).toEqual(['failed', false]);
+    expect(nine.score).toBeGreaterThan(0);
+    const decided = nine.items.filter((i) => i.status === 'passed' || i.status === 'failed');
+    expect(nine.score).toBe(decided.filter((i) => i.status === 'passed').length / decided.length);
+    expect(nine.reward).toBe(nine.score);
+
+    const ten = await score(10);
+    const calls10 = ten.items.find((i) => i.id === 'calls_succeed')!;
+    expect([calls10.status, calls10.veto]).toEqual(['failed', true]);
+    expect(
+      calls10.reason.startsWith(
+        '10 failed calls, 0 before this turn: the episode ends at 10 (too_many_errors); get_bill_details: ',
+      ),
+    ).toBe(true);
+    expect([ten.score, ten.reward, ten.outcome]).toEqual([0, 0, 0]);
+    // The other items are decided as for nine calls: only the veto zeroes the score.
+    expect(ten.items.filter((i) => i.id !== 'calls_succeed').map((i) => [i.id, i.status])).toEqual(
+      nine.items.filter((i) => i.id !== 'calls_succeed').map((i) => [i.id, i.status]),
+    );
+  });
+
+  it("counts the context's failed agent calls and follows a lower maxErrors", async () => {
+    const { task, trajectory } = await source();
+    const context = trajectory.turns.slice(0, 2);
+    // The context is the first candidate's turn and its 4 failed calls, then the caller speaks again.
+    const [first] = await sampleTurnCandidates({ runtime: rt, task, context, agent: burst(4), seeds: [5] });
+    const firstScore = await scoreTurnCandidate(rt, task, context, first!);
+    const longer = [...firstScore.turns, { ...context[1]!, t_ms: firstScore.turns.at(-1)!.t_ms + 1 }];
+    expect(longer.filter((t) => t.role === 'tool' && t.error).length).toBe(4);
+    const [six] = await sampleTurnCandidates({ runtime: rt, task, context: longer, agent: burst(6), seeds: [6] });
+    const after4 = await scoreTurnCandidate(rt, task, longer, six!);
+    const calls = after4.items.find((i) => i.id === 'calls_succeed')!;
+    expect([calls.veto, after4.reward]).toEqual([true, 0]);
+    expect(calls.reason.startsWith('6 failed calls, 4 before this turn: the episode ends at 10')).toBe(true);
+    // Five of them stay under a limit of 6 only without the context's four.
+    const five = await score(5, 6);
+    expect(five.items.find((i) => i.id === 'calls_succeed')!.veto).toBe(false);
+    const six6 = await score(6, 6);
+    expect([six6.items.find((i) => i.id === 'calls_succeed')!.veto, six6.reward]).toEqual([true, 0]);
+  });
+});

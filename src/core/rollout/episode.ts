@@ -28,6 +28,12 @@ import { channelBargeIn, channelCallerTurn, type ChannelEpisodeKey, type Episode
 import { agentOwnAudio, DuplexTimeline, type TimelineState } from '../duplex/timeline.ts';
 import type { DuplexSettings } from '../duplex/turn-taking.ts';
 
+/**
+ * Failed agent tool calls that end an episode as `too_many_errors` unless
+ * {@link EpisodeOptions.maxErrors} says otherwise (tau2-bench's `max_errors` default, 10).
+ */
+export const DEFAULT_MAX_ERRORS = 10;
+
 /** Settings of one episode. */
 export interface EpisodeOptions {
   runtime: DomainRuntime;
@@ -167,7 +173,7 @@ function withReasoning(generation: unknown, reasoning: string | null): unknown {
 export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
   const { runtime, task, agent, user, clock, seed } = opts;
   const maxSteps = opts.maxSteps ?? 100;
-  const maxErrors = opts.maxErrors ?? 10;
+  const maxErrors = opts.maxErrors ?? DEFAULT_MAX_ERRORS;
   const rng = seededRng(seed);
   const resume = opts.resume;
   const rngs: Record<Requestor, Rng> = resume

@@ -10,7 +10,7 @@ import { RESAMPLE_STRIDE } from '../rollout/batch.ts';
 import { seededRng } from '../ports/rng.ts';
 import { normalizeReply } from '../rollout/normalize.ts';
 import { visibleReply } from '../participants/reply-text.ts';
-import { stopTermination } from '../rollout/episode.ts';
+import { DEFAULT_MAX_ERRORS, stopTermination } from '../rollout/episode.ts';
 import {
   continueAndScore,
   type ContinuationPolicy,
@@ -133,6 +133,12 @@ export interface TurnRubricOptions {
   continuation?: ContinuationPolicy;
   /** Issue 17: the continuation goes on on the source call's full-duplex timeline. */
   duplex?: ContinuationTimeline;
+  /**
+   * The episode loop's limit of failed agent tool calls (`EpisodeOptions.maxErrors`; tau2-bench's
+   * `max_errors`, default 10): a candidate whose failed calls, with the context's, reach it would
+   * end the episode `too_many_errors` at this turn, so its `calls_succeed` fails as a veto.
+   */
+  maxErrors?: number;
 }
 
 /** What the judge is asked about a candidate turn. */
@@ -223,6 +229,9 @@ const item = (id: string, status: RubricStatus, reason: string, veto = false): R
  *   the reference complete, a read passes and anything else fails. No call: not applicable.
  * - `calls_succeed`: every call of the candidate, run after the context, returns without error
  *   (a call the environment rejects — unknown id, wrong state — fails). No call: not applicable.
+ *   A veto when the failures, with the context's failed agent calls, reach `maxErrors` (default
+ *   10, as the episode loop): the episode would end there as `too_many_errors`, so a burst of
+ *   failing calls cannot score on its other items.
  * - `grounded_args`: every argument scalar appears (case, spaces and dashes ignored) in what the
  *   caller said or an agent tool returned in the context.
  * - `no_unauthorized_write` (veto): the candidate's calls, replayed after the context, make no
@@ -318,11 +327,23 @@ export async function scoreTurnCandidate(
     .filter((t): t is Extract<Turn, { role: 'tool' }> => ranToolTurn(t) && t.requestor === 'assistant');
   const failedCalls = results.filter((t) => t.error);
   if (calls.length === 0) items.push(item('calls_succeed', 'not_applicable', 'no tool call'));
+  else if (failedCalls.length === 0) items.push(item('calls_succeed', 'passed', 'every call ran without error'));
   else {
+    const maxErrors = opts.maxErrors ?? DEFAULT_MAX_ERRORS;
+    const before = context.filter(
+      (t) => t.role === 'tool' && t.requestor === 'assistant' && t.error && ranToolTurn(t),
+    ).length;
+    const ends = before + failedCalls.length >= maxErrors;
+    const reason = failedCalls.map((t) => `${t.name}: ${t.content}`).join('; ');
     items.push(
-      failedCalls.length
-        ? item('calls_succeed', 'failed', failedCalls.map((t) => `${t.name}: ${t.content}`).join('; '))
-        : item('calls_succeed', 'passed', 'every call ran without error'),
+      ends
+        ? item(
+            'calls_succeed',
+            'failed',
+            `${failedCalls.length} failed calls, ${before} before this turn: the episode ends at ${maxErrors} (too_many_errors); ${reason}`,
+            true,
+          )
+        : item('calls_succeed', 'failed', reason),
     );
   }
 
