@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scheduleTrials, trialSetup, type TrialFlags } from '../../src/cli/run-trials.ts';
-import { runBatch } from '../../src/core/rollout/batch.ts';
+import { runBatch, trialOrder } from '../../src/core/rollout/batch.ts';
 import { mergeJsonlParts, removeJsonlParts } from '../../src/adapters/node/jsonl-parts.ts';
 import {
   completion,
@@ -102,7 +102,7 @@ describe('rollout threads against a misbehaving endpoint', () => {
         modelRetries: 1,
       };
       const setup = await trialSetup(flags);
-      const order = new Map(setup.tasks.map((t, i) => [t.id, i]));
+      const byKey = trialOrder(setup.tasks);
       const lines = join(dir, `t${threads}.jsonl`);
       const runner = scheduleTrials(setup.trial, flags, {
         threads,
@@ -121,9 +121,7 @@ describe('rollout threads against a misbehaving endpoint', () => {
           trialRunner: runner.runTrial,
         });
         await runner.close();
-        const records = out.trajectories.sort(
-          (a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed,
-        );
+        const records = out.trajectories.sort(byKey);
         mergeJsonlParts(
           lines,
           records.map((r) => r.line!),

@@ -19,7 +19,7 @@ import {
   type TrialFlags,
   type TrialScheduler,
 } from '../../src/cli/run-trials.ts';
-import { digestAttempt, runBatch } from '../../src/core/rollout/batch.ts';
+import { digestAttempt, runBatch, trialOrder } from '../../src/core/rollout/batch.ts';
 import { mergeJsonlParts, removeJsonlParts } from '../../src/adapters/node/jsonl-parts.ts';
 import { capture } from '../fixtures/cli-io.ts';
 
@@ -106,7 +106,7 @@ describe('rollout threads', () => {
     it(`${domain}: trials here and in a worker started at once, mid-way or never give the same lines, digests and summary`, async () => {
       const flags: TrialFlags = { domain, agent: 'reference', user: 'scripted', seed: 7 };
       const setup = await trialSetup(flags);
-      const order = new Map(setup.tasks.map((t, i) => [t.id, i]));
+      const byKey = trialOrder(setup.tasks);
       const n = setup.tasks.length * 4;
       /**
        * The batch through `runner`, its parts merged into `lines` in task, trial, attempt order;
@@ -128,9 +128,7 @@ describe('rollout threads', () => {
         await runner.close();
         // No file of this process (any thread) is still open on a part once the threads stopped.
         expect(openParts(lines)).toEqual([]);
-        const records = out.trajectories.sort(
-          (a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed,
-        );
+        const records = out.trajectories.sort(byKey);
         mergeJsonlParts(
           lines,
           records.map((r) => r.line!),

@@ -20,6 +20,7 @@ import { writeBank } from '../../adapters/node/task-bank.ts';
 import { readTaskIssues, writeTaskIssues } from '../../adapters/node/task-issues.ts';
 import { readWeightsFile, weightsFilePath } from '../../adapters/node/curriculum.ts';
 import { steppingClock } from '../../core/ports/clock.ts';
+import { trialOrder } from '../../core/rollout/batch.ts';
 import { writeJsonlStream } from '../../adapters/node/jsonl.ts';
 import { openDomain, selectTasks, withBankTasks } from '../domains.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
@@ -143,10 +144,8 @@ export async function runEvolve(opts: EvolveOpts): Promise<EvolveReport> {
     ...(crossPolicies.length ? { crossPolicies } : {}),
     ...(repairClient ? { repair: { client: repairClient } } : {}),
   });
-  const order = new Map(tasks.map((t, i) => [t.id, i]));
-  const lines = trajectories.flatMap((round) =>
-    [...round].sort((a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed),
-  );
+  const byKey = trialOrder(tasks);
+  const lines = trajectories.flatMap((round) => [...round].sort(byKey));
   await writeJsonlStream(join(outDir, 'trajectories.jsonl'), lines);
   await writeFile(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   const last = report.rounds[report.rounds.length - 1]!;

@@ -4,7 +4,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Trajectory } from '../../core/schema/trajectory.ts';
-import { BatchTally, runBatch, type BatchSummary } from '../../core/rollout/batch.ts';
+import { BatchTally, runBatch, trialOrder, type BatchSummary } from '../../core/rollout/batch.ts';
 import {
   DEFAULT_MAX_INVALID_SHARE,
   DEFAULT_MAX_SAME_FAULT,
@@ -148,9 +148,7 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
   const invalid: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: string })[] = [];
   const placed: (Pick<Trajectory, 'task_id' | 'trial' | 'seed'> & { line: LinePlace })[] = [];
   // Task, trial, attempt order: the file does not depend on --concurrency.
-  const order = new Map(tasks.map((t, i) => [t.id, i]));
-  const byKey = (a: Pick<Trajectory, 'task_id' | 'trial' | 'seed'>, b: typeof a) =>
-    order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed;
+  const byKey = trialOrder(tasks);
   const tally = new BatchTally();
   const summaryOf = { ...local, tasks, trials: opts.trials };
   /** The finished rollouts' lines into trajectories.jsonl, in order; the parts removed. */

@@ -41,6 +41,18 @@ export interface AttemptDigest {
   reward_info: RewardDigest | null;
 }
 
+/**
+ * Comparator of rollouts in the order `run` writes them: the tasks' order in `tasks`, then trial,
+ * then attempt seed (so the file does not depend on `--concurrency` or threads). Every task id
+ * compared must be in `tasks`.
+ */
+export function trialOrder(
+  tasks: readonly Pick<Task, 'id'>[],
+): (a: Pick<Trajectory, 'task_id' | 'trial' | 'seed'>, b: Pick<Trajectory, 'task_id' | 'trial' | 'seed'>) => number {
+  const order = new Map(tasks.map((t, i) => [t.id, i]));
+  return (a, b) => order.get(a.task_id)! - order.get(b.task_id)! || a.trial - b.trial || a.seed - b.seed;
+}
+
 /** The {@link AttemptDigest} of a finished (scored or invalid) trajectory. */
 export function digestAttempt(t: Trajectory): AttemptDigest {
   const r = t.reward_info;
