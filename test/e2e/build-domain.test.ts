@@ -98,9 +98,7 @@ describe('an API description dropped on the page', () => {
       'openapi',
     );
     expect(await page.locator('#tools tbody tr').count()).toBe(cliTools.length);
-    expect(await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent))).toEqual(
-      cliTasks.map((t) => t.id),
-    );
+    await expect.poll(() => taskIds(page), POLL).toEqual(cliTasks.map((t) => t.id));
     expect(await page.$$eval('#rules dt', (d) => d.map((x) => x.textContent))).toContain('R1');
     await page.selectOption('#db-table', { index: 0 });
     await page.waitForSelector('#db-rows tbody tr');
@@ -161,6 +159,13 @@ async function built(page: Page, timeout = 60_000): Promise<string> {
   if (await page.locator('#spec-error').count()) throw new Error(String(await page.textContent('#spec-error')));
   return String(await page.textContent('#spec-status'));
 }
+
+/**
+ * The task ids the Browse view lists. The status line says "built as" before the view has switched
+ * to the new domain (`onBuilt` loads it after), so callers poll until the list is the one expected.
+ */
+const taskIds = (page: Page) => page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent));
+const POLL = { timeout: 30_000 };
 
 /** Run a batch of the current domain's tasks; the result table's rows and its status. */
 async function batch(page: Page, agent: 'reference' | 'noop', trials: number): Promise<string[][]> {
@@ -247,9 +252,7 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
       ]);
     }
     expect(await page.textContent('#rules')).toContain('R7One order is for at most 5 pets.');
-    expect(await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent))).toEqual(
-      cliTasks.map((t) => t.id),
-    );
+    await expect.poll(() => taskIds(page), POLL).toEqual(cliTasks.map((t) => t.id));
     // Kept in IndexedDB for the next visit, without the key; the settings in localStorage hold no key either.
     const kept = await storedRecords(page, 'switchboard-built');
     expect(kept).toContain(EDITED_PERSONA);
@@ -293,17 +296,14 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
     await page.dispatchEvent('#spec-drop', 'drop', { dataTransfer: transfer });
     expect(await built(page)).toMatch(/^mcp-tools built as mcp_tools \(\d+ tables, \d+ tools, \d+ tasks; admitted/);
     // The same tools and tasks as the CLI's folder build (ids carry the domain name).
-    const dropped = await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent));
-    expect(dropped).toEqual(toolsTasks.map((t) => t.id.replace(/^tools-/, 'mcp_tools-')));
+    await expect.poll(() => taskIds(page), POLL).toEqual(toolsTasks.map((t) => t.id.replace(/^tools-/, 'mcp_tools-')));
     expect(await page.locator('#tools tbody tr').count()).toBe(cli.report.tools.length);
 
     await page.setInputFiles('#spec-folder', TOOLS);
     expect(await built(page)).toBe(
       `tools built as tools (${cli.report.tables.length} tables, ${cli.report.tools.length} tools, ${toolsTasks.length} tasks; admitted by the gate; ${cli.report.skipped.length} parts skipped)`,
     );
-    expect(await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent))).toEqual(
-      toolsTasks.map((t) => t.id),
-    );
+    await expect.poll(() => taskIds(page), POLL).toEqual(toolsTasks.map((t) => t.id));
     // Kept in this browser, in name order (`openapi` from the first test: the same profile).
     await page.waitForSelector('#built-domains li[data-name="tools"]');
     expect(await page.$$eval('#built-domains li', (l) => l.map((x) => x.getAttribute('data-name')))).toEqual([
@@ -324,9 +324,7 @@ describe('built domains: the code agent, Batch, folders, and a reload (chromium)
     for (const type of ['dragEnter', 'dragOver', 'drop'] as const)
       await cdp.send('Input.dispatchDragEvent', { type, x: box.x + 20, y: box.y + 10, data });
     expect(await built(page)).toMatch(/^tools built as tools_dir \(/);
-    expect(await page.$$eval('#tasks > li summary code', (c) => c.map((x) => x.textContent))).toEqual(
-      toolsTasks.map((t) => t.id.replace(/^tools-/, 'tools_dir-')),
-    );
+    await expect.poll(() => taskIds(page), POLL).toEqual(toolsTasks.map((t) => t.id.replace(/^tools-/, 'tools_dir-')));
     for (const name of ['tools_again', 'tools_dir']) {
       await page.click(`#built-domains li[data-name="${name}"] .delete-built`);
       await page.waitForSelector(`#built-domains li[data-name="${name}"]`, { state: 'detached' });
