@@ -44,9 +44,54 @@ export async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
   return u;
 }
 
-/** Fails as {@link userRow} when the user does not exist, without reading the row. */
-export async function requireUser(db: ToolDb, userId: string): Promise<void> {
-  if (!(await db.one('SELECT 1 AS x FROM users WHERE user_id = ?', [userId]))) throw userNotFound(userId);
+/**
+ * What `book_reservation` reads before it books, in one statement: the user's payment methods
+ * (`payment_method_id`, `source`, `amount`; one row of NULLs for a user without any, no row for an
+ * unknown user), each row also carrying `free_id`, the first of {@link NEW_RESERVATION_IDS} no
+ * reservation has (NULL when all are taken), and `next_position`, the position after the last
+ * reservation (max(position) + 1, 0 for none; reservations_by_position). The two uncorrelated
+ * subqueries run once per statement. Four statements before (measured ~3-5 µs each in-call).
+ */
+const BOOKING_START = `SELECT m.payment_method_id, m.source, m.amount,
+  coalesce(${NEW_RESERVATION_IDS.map((id) => `(SELECT '${id}' WHERE NOT EXISTS (SELECT 1 FROM reservations WHERE reservation_id = '${id}'))`).join(', ')}) AS free_id,
+  (SELECT coalesce(max(position) + 1, 0) FROM reservations) AS next_position
+  FROM users u LEFT JOIN user_payment_methods m ON m.user_id = u.user_id WHERE u.user_id = +?`;
+
+/**
+ * A booking's starting point: the user's payment methods by id (as they are now, in no order),
+ * the new reservation's id and its position (see {@link BOOKING_START}).
+ * @throws ToolError when the user is unknown (first), or when every new reservation id is taken.
+ */
+export async function bookingStart(
+  db: ToolDb,
+  userId: string,
+): Promise<{ methods: Map<string, SqlRow>; reservationId: string; position: number }> {
+  const rows = await db.all(BOOKING_START, [userId]);
+  if (rows.length === 0) throw userNotFound(userId);
+  const { free_id, next_position } = rows[0]!;
+  if (free_id === null) throw new ToolError('Too many reservations');
+  const methods = new Map<string, SqlRow>();
+  for (const pm of rows) if (pm.payment_method_id !== null) methods.set(pm.payment_method_id as string, pm);
+  return { methods, reservationId: free_id as string, position: next_position as number };
+}
+
+/**
+ * A reservation about to be changed, with the checks tau2's update tools make first: the
+ * reservation (its `SELECT *` row), then its user, must exist; `pax` is its passenger count.
+ * One statement (three before).
+ * @throws ToolError "Reservation … not found", then "User … not found".
+ */
+export async function reservationForUpdate(db: ToolDb, reservationId: string): Promise<{ row: SqlRow; pax: number }> {
+  const found = await db.one(
+    `SELECT r.*, EXISTS (SELECT 1 FROM users u WHERE u.user_id = r.user_id) AS user_known,
+       (SELECT count(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
+     FROM reservations r WHERE r.reservation_id = +?`,
+    [reservationId],
+  );
+  if (!found) throw new ToolError(`Reservation ${reservationId} not found`);
+  const { user_known, pax, ...row } = found;
+  if (user_known === 0) throw userNotFound(row.user_id as string);
+  return { row, pax: pax as number };
 }
 
 export async function userJson(db: ToolDb, u: SqlRow): Promise<RecordJson> {
@@ -211,26 +256,61 @@ function groupByFlight(rows: readonly SqlRow[]): Map<string, SqlRow[]> {
   return out;
 }
 
+/** A table the tools insert rows into: its name and all of its columns, in table order. */
+export interface RowTable {
+  readonly name: string;
+  readonly columns: readonly string[];
+}
+
+/** `reservation_flights` (see {@link insertRows}). */
+export const FLIGHT_ROWS: RowTable = {
+  name: 'reservation_flights',
+  columns: ['reservation_id', 'position', 'flight_number', 'origin', 'destination', 'date', 'price'],
+};
+/** `reservation_passengers` (see {@link insertRows}). */
+export const PASSENGER_ROWS: RowTable = {
+  name: 'reservation_passengers',
+  columns: ['reservation_id', 'position', 'first_name', 'last_name', 'dob'],
+};
+/** `reservation_payments` (see {@link insertRows}). */
+export const PAYMENT_ROWS: RowTable = {
+  name: 'reservation_payments',
+  columns: ['reservation_id', 'position', 'payment_id', 'amount'],
+};
+
 /**
- * Insert `rows` (values in `columns` order) into `table` in one statement (the write log gets them
- * in this order, as from one INSERT each) and give them back as `SELECT *` by `position` would:
- * `columns` are all of the table's columns in table order, and the rows come in position order
- * with values of the columns' types (a tool's arguments, or values read from the database), so the
- * rows are written from the values, not read back (`RETURNING *` cost ~3 µs a row in sql.js).
- * `table` and `columns` are constants of the calling tool.
+ * The INSERT text of {@link insertRows} by table, then by row count: built once, so that each
+ * call hands the statement cache the same string (whose hash V8 keeps) instead of building and
+ * hashing a new one.
  */
-export async function insertRows(
-  db: ToolDb,
-  table: string,
-  columns: readonly string[],
-  rows: readonly (string | number)[][],
-): Promise<SqlRow[]> {
+const insertTexts = new WeakMap<RowTable, string[]>();
+
+function insertText(table: RowTable, count: number): string {
+  let byCount = insertTexts.get(table);
+  if (!byCount) insertTexts.set(table, (byCount = []));
+  let sql = byCount[count];
+  if (sql === undefined) {
+    const one = `(${table.columns.map(() => '?').join(', ')})`;
+    sql = byCount[count] =
+      `INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES ${Array(count).fill(one).join(', ')}`;
+  }
+  return sql;
+}
+
+/**
+ * Insert `rows` (values in column order) into `table` in one statement (the write log gets them
+ * in this order, as from one INSERT each) and give them back as `SELECT *` by `position` would:
+ * the rows come in position order with values of the columns' types (a tool's arguments, or
+ * values read from the database), so the rows are written from the values, not read back
+ * (`RETURNING *` cost ~3 µs a row in sql.js).
+ */
+export async function insertRows(db: ToolDb, table: RowTable, rows: readonly (string | number)[][]): Promise<SqlRow[]> {
   if (rows.length === 0) return [];
-  const one = `(${columns.map(() => '?').join(', ')})`;
-  await db.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')}`, rows.flat());
+  await db.run(insertText(table, rows.length), rows.flat());
+  const { columns } = table;
   return rows.map((values) => {
     const row: SqlRow = {};
-    for (const [i, c] of columns.entries()) row[c] = values[i]!;
+    for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i]!;
     return row;
   });
 }
@@ -273,11 +353,6 @@ export async function appendPayments(
   let position = history.reduce((max, p) => Math.max(max, (p.position as number) + 1), 0);
   const rows = payments.map((p) => [reservationId, position++, p.paymentId, p.amount + 0]);
   // + 0 above: a refund of 0 is -0, which sql.js binds as the integer 0.
-  const added = await insertRows(
-    db,
-    'reservation_payments',
-    ['reservation_id', 'position', 'payment_id', 'amount'],
-    rows,
-  );
+  const added = await insertRows(db, PAYMENT_ROWS, rows);
   return [...history, ...added];
 }

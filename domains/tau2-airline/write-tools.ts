@@ -9,16 +9,19 @@ import { ToolError, defineTool } from '../../src/core/schema/domain.ts';
 import {
   Cabin,
   NEW_CERTIFICATE_IDS,
-  NEW_RESERVATION_IDS,
   appendPayments,
   availableCabin,
   estTimestamp,
+  FLIGHT_ROWS,
+  PASSENGER_ROWS,
+  PAYMENT_ROWS,
   insertRows,
   payForUpdate,
   reservationFlights,
   reservationPayments,
   reservationJson,
-  requireUser,
+  bookingStart,
+  reservationForUpdate,
   reservationRow,
   userNotFound,
 } from './queries.ts';
@@ -60,15 +63,9 @@ export const bookReservation = defineTool({
     insurance: z.enum(['yes', 'no']).describe("Travel insurance: 'yes' or 'no'."),
   }),
   async run({ db, now, resultDiscarded }, args) {
-    await requireUser(db, args.user_id);
-    let reservationId: string | undefined;
-    for (const id of NEW_RESERVATION_IDS) {
-      if (!(await db.one('SELECT 1 AS x FROM reservations WHERE reservation_id = ?', [id]))) {
-        reservationId = id;
-        break;
-      }
-    }
-    if (!reservationId) throw new ToolError('Too many reservations');
+    // The user's methods as they are now, read once (by id: in no order) with the new id and
+    // position; the checks below see the methods before any payment.
+    const { methods, reservationId, position } = await bookingStart(db, args.user_id);
     const nPax = args.passengers.length;
     let total = 0;
     const legs: { info: z.infer<typeof FlightInfo>; origin: string; destination: string; price: number }[] = [];
@@ -79,14 +76,6 @@ export const bookReservation = defineTool({
     }
     if (args.insurance === 'yes') total += 30 * nPax;
     total += 50 * args.nonfree_baggages;
-    // The user's methods as they are now, read once (by id: in no order); the checks below see
-    // them before any payment.
-    const methods = new Map<string, SqlRow>();
-    for (const pm of await db.all(
-      'SELECT payment_method_id, source, amount FROM user_payment_methods WHERE user_id = +?',
-      [args.user_id],
-    ))
-      methods.set(pm.payment_method_id as string, pm);
     for (const pay of args.payment_methods) {
       const pm = methods.get(pay.payment_id);
       if (!pm) throw new ToolError(`Payment method ${pay.payment_id} not found`);
@@ -126,12 +115,10 @@ export const bookReservation = defineTool({
         [nPax, leg.info.flight_number, leg.info.date, args.cabin],
       );
     }
-    // Numbered after the last reservation (max(position) + 1, 0 for none; reservations_by_position).
-    const last = await db.one('SELECT coalesce(max(position) + 1, 0) AS p FROM reservations');
     // The row as `SELECT *` gives it (columns in table order; no RETURNING: it costs ~2 µs a row).
     const row: SqlRow = {
       reservation_id: reservationId,
-      position: last!.p!,
+      position,
       user_id: args.user_id,
       origin: args.origin,
       destination: args.destination,
@@ -151,8 +138,7 @@ export const bookReservation = defineTool({
     );
     const flights = await insertRows(
       db,
-      'reservation_flights',
-      ['reservation_id', 'position', 'flight_number', 'origin', 'destination', 'date', 'price'],
+      FLIGHT_ROWS,
       legs.map((leg, i) => [
         reservationId,
         i,
@@ -165,14 +151,12 @@ export const bookReservation = defineTool({
     );
     const passengers = await insertRows(
       db,
-      'reservation_passengers',
-      ['reservation_id', 'position', 'first_name', 'last_name', 'dob'],
+      PASSENGER_ROWS,
       args.passengers.map((p, i) => [reservationId, i, p.first_name, p.last_name, p.dob]),
     );
     const payments = await insertRows(
       db,
-      'reservation_payments',
-      ['reservation_id', 'position', 'payment_id', 'amount'],
+      PAYMENT_ROWS,
       args.payment_methods.map((p, i) => [reservationId, i, p.payment_id, p.amount]),
     );
     await db.run(
@@ -217,8 +201,7 @@ export const updateReservationBaggages = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
-    const r = await reservationRow(db, reservation_id);
-    await requireUser(db, r.user_id as string);
+    const { row: r } = await reservationForUpdate(db, reservation_id);
     const total = 50 * Math.max(0, nonfree_baggages - (r.nonfree_baggages as number));
     const payments = (await payForUpdate(db, r.user_id as string, payment_id, total))
       ? await appendPayments(db, reservation_id, await reservationPayments(db, reservation_id), [
@@ -249,12 +232,8 @@ export const updateReservationFlights = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded }, { reservation_id, cabin, flights, payment_id }) {
-    const r = await reservationRow(db, reservation_id);
-    await requireUser(db, r.user_id as string);
+    const { row: r, pax: nPax } = await reservationForUpdate(db, reservation_id);
     const current = await reservationFlights(db, reservation_id);
-    const nPax = (await db.one('SELECT count(*) AS n FROM reservation_passengers WHERE reservation_id = +?', [
-      reservation_id,
-    ]))!.n as number;
     let total = 0;
     const next: (string | number)[][] = [];
     for (const info of flights) {
@@ -275,13 +254,10 @@ export const updateReservationFlights = defineTool({
         ])
       : undefined;
     await db.run('DELETE FROM reservation_flights WHERE reservation_id = ?', [reservation_id]);
-    const rows = await insertRows(
-      db,
-      'reservation_flights',
-      ['reservation_id', 'position', 'flight_number', 'origin', 'destination', 'date', 'price'],
-      next,
-    );
-    await db.run('UPDATE reservations SET cabin = ? WHERE reservation_id = ?', [cabin, reservation_id]);
+    const rows = await insertRows(db, FLIGHT_ROWS, next);
+    // The same cabin is no change (the write log records none): no statement.
+    if (cabin !== r.cabin)
+      await db.run('UPDATE reservations SET cabin = ? WHERE reservation_id = ?', [cabin, reservation_id]);
     return resultDiscarded
       ? ''
       : reservationJson(db, reservation_id, { row: { ...r, cabin }, flights: rows, ...(payments ? { payments } : {}) });
@@ -307,8 +283,7 @@ export const updateReservationPassengers = defineTool({
     if (passengers.length !== current.length) throw new ToolError('Number of passengers does not match');
     const rows = await insertRows(
       db,
-      'reservation_passengers',
-      ['reservation_id', 'position', 'first_name', 'last_name', 'dob'],
+      PASSENGER_ROWS,
       passengers.map((p, i) => [reservation_id, i, p.first_name, p.last_name, p.dob]),
     );
     // The reservation row is unchanged; the passengers are the rows just inserted, in position order.

@@ -1,0 +1,82 @@
+/**
+ * How many SQL statements the tau2-airline write tools run per call (issue 15 item 2: each
+ * statement costs a few µs in sql.js, and these tools were slower than tau2-bench's Python). The
+ * outputs, writes and rule outcomes of these calls are held by tau2-reference-turns.test.ts; this
+ * file pins the statement counts, counted at the database port of the environment during one
+ * call (the call's savepoint, the tool, the write-log read and the rule checks).
+ * @module-tag tau2-data
+ */
+import { describe, expect, it } from 'vitest';
+import { loadTau2Domain } from '../../src/adapters/node/tau2-loader.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { DomainRuntime } from '../../src/core/env/environment.ts';
+import type { SqlDb, SqlDbFactory } from '../../src/core/ports/sql-db.ts';
+import { tau2DataDir } from './tau2-helpers.ts';
+
+/** A factory whose databases append the text of every statement they run to `seen`. */
+async function countingFactory(seen: string[]): Promise<SqlDbFactory> {
+  const make = await sqlJsFactory();
+  return async (image) => {
+    const db = await make(image);
+    const counted: SqlDb = {
+      exec(sql) {
+        seen.push(sql);
+        return db.exec(sql);
+      },
+      run(sql, params) {
+        seen.push(sql);
+        return db.run(sql, params);
+      },
+      all(sql, params) {
+        seen.push(sql);
+        return db.all(sql, params);
+      },
+      batch(statements) {
+        seen.push(...statements.map((s) => s.sql));
+        return db.batch(statements);
+      },
+      snapshot: () => db.snapshot(),
+      restore: (image) => db.restore(image),
+      close: () => db.close(),
+    };
+    return counted;
+  };
+}
+
+describe('tau2-airline write tools: statements per call', () => {
+  it('book_reservation, update_reservation_flights and update_reservation_baggages of the reference solutions', async () => {
+    const seen: string[] = [];
+    const domain = await loadTau2Domain('tau2-airline', tau2DataDir('airline'));
+    const runtime = await DomainRuntime.create(domain, await countingFactory(seen));
+    try {
+      // The first reference call of each tool, on a fresh environment of its task.
+      const counts: Record<string, [string, number]> = {};
+      for (const tool of ['book_reservation', 'update_reservation_flights', 'update_reservation_baggages']) {
+        const task = domain.tasks.find((t) => t.evaluation_criteria?.actions?.some((a) => a.name === tool))!;
+        const action = task.evaluation_criteria!.actions!.find((a) => a.name === tool)!;
+        const env = await runtime.open(task);
+        seen.length = 0;
+        const out = await env.call({ id: 'c', name: tool, arguments: action.arguments }, 'assistant', 0);
+        counts[tool] = [task.id, out.error ? -1 : seen.length];
+        if (tool === 'update_reservation_flights') {
+          // The same call again: the cabin is now the one asked for.
+          seen.length = 0;
+          const again = await env.call({ id: 'd', name: tool, arguments: action.arguments }, 'assistant', 1);
+          counts[`${tool} again`] = [task.id, again.error ? -1 : seen.length];
+        }
+        await env.close();
+      }
+      // book: the user, its methods, the new id and position in one read (4 before); flights
+      // and bags: the reservation, its user and passenger count in one read (3 before), and no
+      // cabin UPDATE when the cabin stays.
+      expect(counts).toEqual({
+        book_reservation: ['8', 14],
+        update_reservation_flights: ['7', 18],
+        'update_reservation_flights again': ['7', 12],
+        update_reservation_baggages: ['12', 10],
+      });
+    } finally {
+      await runtime.close();
+    }
+  });
+});
