@@ -7,7 +7,9 @@
  *   action's arguments), median of {@link CALLS} warm calls, wall and CPU time (CPU of every
  *   thread of the process), the ways below alternating in {@link ROUNDS} rounds: in-process
  *   sql.js; whole in the environment worker (`EnvWorker`: one round trip per call through its
- *   mailbox), as started by default and with `spinUs: 0` (both threads sleep while waiting); and
+ *   mailbox), as started by default and with neither thread spinning (both sleep while waiting),
+ *   each with its fixed cost per call (its median less the in-process median) and how often, in
+ *   its timed calls, either thread slept waiting for the other (each sleep a wake-up); and
  *   the tools in this thread with every SQL statement a message to the `worker_threads` database
  *   worker (`worker-db.ts`, which only tests and this bench use). Each write runs on a freshly
  *   opened environment (only the call is timed).
@@ -40,6 +42,7 @@ import { promisify } from 'node:util';
 import { cachedTau2Part, tau2CacheDir } from '../src/adapters/node/tau2-data.ts';
 import { loadTau2Domain, type Tau2DomainName } from '../src/adapters/node/tau2-loader.ts';
 import { inProcessSqlDbFactory, workerSqlDbFactory } from '../src/adapters/node/worker-db.ts';
+import type { MailboxCounts } from '../src/adapters/node/mailbox.ts';
 import { EnvWorker } from '../src/adapters/node/worker-env.ts';
 import { DomainRuntime, type Environment } from '../src/core/env/environment.ts';
 import type { SqlDbFactory, SqlRow } from '../src/core/ports/sql-db.ts';
@@ -117,8 +120,24 @@ function referenceCall(domain: Domain, tool: string): { task: Task; args: Record
 /** Rounds the timed calls of each side are split into, sides alternating (load drifts alike for all). */
 const ROUNDS = 10;
 
-/** Something that opens environments of a domain: a runtime, or an environment worker. */
-type Opener = { open(task: Task): Promise<Pick<Environment, 'call' | 'close'>> };
+/**
+ * Something that opens environments of a domain: a runtime, or an environment worker (with how
+ * often its threads slept waiting for each other).
+ */
+type Opener = { open(task: Task): Promise<Pick<Environment, 'call' | 'close'>>; counts?: () => MailboxCounts };
+
+/** A side's timed calls: each call's sample, and the sleeps in them (environment workers). */
+interface Timed {
+  samples: Sample[];
+  /** Timed calls the worker slept before (woken by the request). */
+  serverWoken: number;
+  /** Timed calls this thread slept for the reply (woken from a blocking wait) or awaited it asynchronously. */
+  callerWoken: number;
+  awaited: number;
+}
+
+/** The median sample of a side, and the sleeps in its timed calls. */
+type SideResult = Sample & Omit<Timed, 'samples'>;
 
 /**
  * Median of {@link CALLS} warm calls of `tool` on each side (after at least {@link WARM_UP}
@@ -130,10 +149,10 @@ async function toolCalls<K extends string>(
   sides: Record<K, Opener>,
   tool: string,
   write: boolean,
-): Promise<Record<K, Sample>> {
+): Promise<Record<K, SideResult>> {
   const { task, args } = referenceCall(domain, tool);
   /** `n` calls numbered from `from` (timed into `out`), or with no `n` warm-up calls (see {@link WARM_UP_MS}). */
-  const run = async (side: Opener, from: number, n?: number, out?: Sample[]) => {
+  const run = async (side: Opener, from: number, n?: number, out?: Timed) => {
     let env = await side.open(task);
     const until = performance.now() + WARM_UP_MS;
     try {
@@ -143,23 +162,38 @@ async function toolCalls<K extends string>(
           env = await side.open(task);
         }
         let error = '';
+        const before = out && side.counts?.();
         const s = await sample(async () => {
           const r = await env.call({ id: `c${i}`, name: tool, arguments: args }, 'assistant', 0);
           if (r.error) error = r.content;
         });
         if (error) throw new Error(`${tool}: ${error}`);
-        out?.push(s);
+        if (!out) continue;
+        out.samples.push(s);
+        const after = before && side.counts?.();
+        if (before && after) {
+          out.serverWoken += after.serverWoken - before.serverWoken;
+          out.callerWoken += after.callerWoken - before.callerWoken;
+          out.awaited += after.awaited - before.awaited;
+        }
       }
     } finally {
       await env.close();
     }
   };
   const names = Object.keys(sides) as K[];
-  const times = Object.fromEntries(names.map((k) => [k, [] as Sample[]])) as Record<K, Sample[]>;
+  const times = Object.fromEntries(
+    names.map((k): [K, Timed] => [k, { samples: [], serverWoken: 0, callerWoken: 0, awaited: 0 }]),
+  ) as Record<K, Timed>;
   for (const k of names) await run(sides[k], -WARM_UP);
   for (let r = 0; r < ROUNDS; r++)
     for (const k of names) await run(sides[k], r * (CALLS / ROUNDS), CALLS / ROUNDS, times[k]);
-  return Object.fromEntries(names.map((k) => [k, medianSample(times[k])])) as Record<K, Sample>;
+  return Object.fromEntries(
+    names.map((k) => {
+      const { samples, ...sleeps } = times[k];
+      return [k, { ...medianSample(samples), ...sleeps }];
+    }),
+  ) as Record<K, SideResult>;
 }
 
 /** Columns that hold ids of the airline's rows; copies get them suffixed, so keys and references stay consistent. */
@@ -207,13 +241,13 @@ async function fork(domain: Domain, factory: SqlDbFactory, runs = 50): Promise<S
 
 /** The ways a tool call is measured, in the order printed. */
 interface CallSides {
-  inProcess: Sample;
+  inProcess: SideResult;
   /** The tools in this thread, each SQL statement a message to a sql.js thread (`worker-db.ts`). */
-  dbWorker: Sample;
+  dbWorker: SideResult;
   /** Whole in the environment worker (`EnvWorker`), its default spinning. */
-  envWorker: Sample;
-  /** Whole in the environment worker with `spinUs: 0`: both threads sleep while they wait. */
-  envWorkerSleeping: Sample;
+  envWorker: SideResult;
+  /** Whole in the environment worker with `spinUs: 0` and `replySpinUs: 0`: both threads sleep while they wait. */
+  envWorkerSleeping: SideResult;
 }
 
 interface Ours {
@@ -233,7 +267,7 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
   const [read, write] = READ_WRITE[part];
   const calls = {} as Pick<Ours, 'read' | 'write'>;
   const envWorker = await EnvWorker.start({ domain: name, data: dir });
-  const envWorkerSleeping = await EnvWorker.start({ domain: name, data: dir }, { spinUs: 0 });
+  const envWorkerSleeping = await EnvWorker.start({ domain: name, data: dir }, { spinUs: 0, replySpinUs: 0 });
   try {
     const wrt = await DomainRuntime.create(domain, worker);
     for (const [kind, tool] of [
@@ -243,8 +277,11 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
       const sides = {
         inProcess: rt,
         dbWorker: wrt,
-        envWorker: { open: (task: Task) => envWorker.open(task) },
-        envWorkerSleeping: { open: (task: Task) => envWorkerSleeping.open(task) },
+        envWorker: { open: (task: Task) => envWorker.open(task), counts: () => envWorker.counts() },
+        envWorkerSleeping: {
+          open: (task: Task) => envWorkerSleeping.open(task),
+          counts: () => envWorkerSleeping.counts(),
+        },
       };
       calls[kind] = { tool, ...(await toolCalls(domain, sides, tool, kind === 'write')) };
     }
@@ -457,10 +494,13 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
       const theirs = p ? p.calls[d][kind].us / 1000 : undefined;
       const vs = (s: Sample) => (theirs === undefined ? '' : ` (${ratio(s.wall, theirs)} than tau2)`);
       const x = (s: Sample) => `${(s.wall / c.inProcess.wall).toFixed(2)}× in-process`;
+      /** The fixed cost per call (worker less in-process, µs) and the timed calls either thread slept in. */
+      const fixed = (s: SideResult) =>
+        `+${((s.wall - c.inProcess.wall) * 1000).toFixed(0)} µs fixed; of its ${CALLS} timed calls the worker slept before ${s.serverWoken}, this thread for the reply ${s.callerWoken}${s.awaited ? ` (awaited ${s.awaited})` : ''}`;
       lines.push(
         `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
-          ` · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${x(c.envWorker)}` +
-          ` (with neither thread spinning ${both(c.envWorkerSleeping, us)}, ${x(c.envWorkerSleeping)})` +
+          ` · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${x(c.envWorker)}, ${fixed(c.envWorker)}` +
+          ` (with neither thread spinning ${both(c.envWorkerSleeping, us)}, ${x(c.envWorkerSleeping)}, ${fixed(c.envWorkerSleeping)})` +
           (theirs === undefined ? '' : ` · tau2 ${us(theirs)} wall`),
         `      tools in this thread, each SQL statement a message to a sql.js thread (worker-db.ts; only tests and this bench use it, nothing user-facing): ${both(c.dbWorker, us)}${vs(c.dbWorker)}, ${x(c.dbWorker)}`,
       );

@@ -21,7 +21,7 @@
  * for a bare `postMessage` pair.
  *
  * Layout of the buffer: eight int32 slots ({@link STATE}, {@link LENGTH}, {@link STATUS},
- * {@link KIND}, {@link SLEEPING}, three unused), then the data area.
+ * {@link KIND}, {@link SLEEPING}, {@link WOKEN}, two unused), then the data area.
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 
@@ -35,6 +35,8 @@ const STATUS = 2;
 const KIND = 3;
 /** Slot: 1 while the serving thread sleeps in `Atomics.wait` (a request must wake it), else 0. */
 const SLEEPING = 4;
+/** Slot: times the serving thread was woken from `Atomics.wait` by a request (it alone writes it). */
+const WOKEN = 5;
 const HEADER_BYTES = 32;
 /** The caller may post a request. */
 const IDLE = 0;
@@ -71,34 +73,45 @@ const waitAsync = (
 ).waitAsync;
 
 /**
- * Longest spin, µs, of either side (the caller waiting for a reply, the serving thread for the
- * next request) before it sleeps. A spin is a busy loop on the mailbox's state: it saves the
- * sleeping thread's wake-up at the price of CPU. The caller gives up sooner, after 10 µs, when the
- * serving thread is awake but has not taken the request (it is not running: a loaded machine). On the 2-core KVM guest this project is measured
- * on, an idle virtual CPU halts at once (cpuidle-haltpoll with `guest_halt_poll_ns` 0), so each
- * wake of a sleeping thread there costs a halted CPU's wake-up, tens of µs; a tau2 tool call runs
- * 17–60 µs in the worker, so 100 µs covers one (and mostly a sleeping worker's wake-up before it,
- * which the caller spins through rather than sleep and pay a second wake-up for the reply).
+ * The serving thread's spin for the next request, µs, before it sleeps (see {@link SpinWindow}).
+ * A spin is a busy loop on the mailbox's state: it saves the sleeping thread's wake-up at the price
+ * of CPU. On the 2-core KVM guests this project is measured on, waking a thread that sleeps in
+ * `Atomics.wait` costs tens of µs: the waker's `Atomics.notify` (a futex wake, and an
+ * inter-processor interrupt to a halted virtual CPU) measured 40–80 µs of the caller's own time
+ * per request under load, and a blocked caller saw its reply ~70 µs after it was posted, against
+ * ~1 µs to post to a spinning thread and ~0.3 µs for a spinning caller to see its reply. 200 µs
+ * covers the caller's work between back-to-back calls (12–40 µs in the bench's loop, measured).
  */
-export const MAX_SPIN_US = 100;
+export const MAX_SPIN_US = 200;
+
+/**
+ * The caller's spin for a reply, µs, while the serving thread works on its request, before it
+ * blocks. A tau2 tool call runs 20–250 µs in the worker; blocking past it costs this thread a
+ * wake-up (tens of µs, as above), while spinning holds a CPU for as long as the call would have
+ * in this thread. A call longer than 1 ms pays the wake-up, then ≤ 10% of its time. (With a 100 µs
+ * spin, an airline write, ~60–80 µs in the worker with its encoding, often outlasted it: the caller
+ * slept, saw its reply late, and the worker's spin for the next request then missed and backed off.)
+ */
+export const REPLY_SPIN_US = 1000;
 
 /**
  * Longest time, ms, a caller blocks in `Atomics.wait` for a reply once its spin gave up, before
  * it waits asynchronously. Blocking, the caller is woken by the reply's `Atomics.notify` alone; an
- * `Atomics.waitAsync` is resolved through the caller's event loop, a second wake-up, and the
- * serving thread, which spins for the next request only {@link MAX_SPIN_US}, may have gone to
- * sleep by the time the next request comes (then each side pays a wake-up on every call; the
- * caller used to back off from spinning after a miss on a loaded machine and stayed in that mode).
- * 2 ms covers a tau2 tool call (17–60 µs), with room for the serving thread to be descheduled for
- * a while on a loaded machine; the caller's thread would be busy as long running the call itself.
+ * `Atomics.waitAsync` is resolved through the caller's event loop, a second wake-up. 2 ms covers
+ * a tau2 tool call with room for the serving thread to be descheduled for a while on a loaded
+ * machine; the caller's thread would be busy as long running the call itself.
  */
 export const MAX_BLOCK_MS = 2;
 
 /**
  * When the serving thread spins for the next request before it sleeps: after a spin that saw the
  * request it spins again next time; after a miss (no request within its spin, as when an agent
- * thinks between calls) it skips the next 1, 2, 4, … 256 waits (doubling with each miss in a row)
- * before it tries again.
+ * thinks between calls, or when the caller is not running on a loaded machine) it skips the next
+ * 1, 2, 4, … 256 waits (doubling with each miss in a row) before it tries again. Tried instead: a
+ * window that kept spinning unless two requests in a row came more than its spin after a reply
+ * (A/B in one process, under load 6–7 on the 2-core VM): there the spinning worker was mostly not
+ * running when a request came, the caller slept for the reply on 85% of the calls, and airline
+ * read through the worker cost +93 µs over in-process against +58 µs with this window.
  */
 export class SpinWindow {
   private skip = 0;
@@ -117,15 +130,18 @@ export class SpinWindow {
     return this.maxUs;
   }
 
-  /** Record whether the spin {@link next} gave saw the answer. */
+  /** Record whether the spin {@link next} gave saw the request. */
   spun(hit: boolean): void {
     if (hit) this.backoff = 1;
     else {
       this.skip = this.backoff;
-      this.backoff = Math.min(256, this.backoff * 2);
+      this.backoff = Math.min(MAX_SKIP, this.backoff * 2);
     }
   }
 }
+
+/** The most waits {@link SpinWindow} skips after misses in a row. */
+const MAX_SKIP = 256;
 
 /** Spin at most `us` µs until a request is posted ({@link REQUEST}); true when it is. */
 function spinForRequest(state: Int32Array, us: number): boolean {
@@ -134,6 +150,22 @@ function spinForRequest(state: Int32Array, us: number): boolean {
     for (let i = 0; i < 64; i++) if (Atomics.load(state, STATE) === REQUEST) return true;
     if (performance.now() >= end) return false;
   }
+}
+
+/**
+ * How often each side of a mailbox slept waiting for the other (see {@link MailboxCaller.counts}):
+ * each sleep costs a wake-up, tens of µs on a KVM guest, where a spin that sees the message costs
+ * ~1 µs.
+ */
+export interface MailboxCounts {
+  /** Requests posted. */
+  requests: number;
+  /** Requests the serving thread was asleep for (woken from `Atomics.wait` by the request). */
+  serverWoken: number;
+  /** Replies this thread was asleep for (woken from a blocking `Atomics.wait` by the reply). */
+  callerWoken: number;
+  /** Replies this thread awaited asynchronously (`Atomics.waitAsync`: its spin and block gave up). */
+  awaited: number;
 }
 
 /** What comes out of a mailbox: text or bytes. */
@@ -238,6 +270,9 @@ export class MailboxCaller {
   /** A reply is awaited asynchronously (requests made meanwhile are queued). */
   private busy = false;
   private failure?: Error;
+  private requests = 0;
+  private callerWoken = 0;
+  private awaited = 0;
 
   /**
    * @param dataBytes size of the data area in bytes (default {@link MAILBOX_DATA_BYTES}).
@@ -245,7 +280,8 @@ export class MailboxCaller {
    *   `false` when no request is left in flight or queued (to `ref`/`unref` the Worker: a pending
    *   `Atomics.waitAsync` does not keep Node's event loop alive). A reply that came while this
    *   thread spun or blocked needs neither.
-   * @param spinUs the caller's spin for a reply, µs (default {@link MAX_SPIN_US}; 0: never spin).
+   * @param spinUs the caller's spin for a reply while the serving thread works on it, µs (default
+   *   {@link REPLY_SPIN_US}; 0: never spin).
    * @param blockMs how long, ms, the caller then blocks in `Atomics.wait` for the reply before it
    *   waits asynchronously (default {@link MAX_BLOCK_MS}; 0: never block). The event loop does not
    *   run during a spin or a block, as it would not while the call ran in this thread.
@@ -253,7 +289,7 @@ export class MailboxCaller {
   constructor(
     dataBytes = MAILBOX_DATA_BYTES,
     private readonly onBusy: (busy: boolean) => void = () => {},
-    private readonly spinUs = MAX_SPIN_US,
+    private readonly spinUs = REPLY_SPIN_US,
     private readonly blockMs = MAX_BLOCK_MS,
   ) {
     const buffer = new SharedArrayBuffer(HEADER_BYTES + dataBytes);
@@ -291,6 +327,12 @@ export class MailboxCaller {
     return new Promise((resolve, reject) => void this.awaitReplies({ request, resolve, reject }));
   }
 
+  /** How often each side slept waiting for the other so far (read from the mailbox, not clocked). */
+  counts(): MailboxCounts {
+    const { requests, callerWoken, awaited } = this;
+    return { requests, serverWoken: Atomics.load(this.box.state, WOKEN), callerWoken, awaited };
+  }
+
   /**
    * End the mailbox with `error`: the request in flight and every queued one reject with it, and
    * so do later ones. The first failure is kept.
@@ -308,12 +350,25 @@ export class MailboxCaller {
     const { box, spinUs, blockMs } = this;
     const { state } = box;
     box.put(request);
+    this.requests++;
     Atomics.store(state, STATE, REQUEST);
     const asleep = Atomics.load(state, SLEEPING) === 1;
     Atomics.notify(state, STATE, 1);
     // A sleeping server takes the request once woken; an awake one that does not take it at once is not running.
-    if (spinUs > 0 && spinForReply(state, spinUs, asleep ? spinUs : TAKE_US)) return true;
-    return blockMs > 0 && blockForReply(state, blockMs);
+    if (spinUs > 0 && spinForReply(state, spinUs, asleep ? WAKE_US : TAKE_US)) return true;
+    return blockMs > 0 && this.blockForReply(blockMs);
+  }
+
+  /** Block this thread in `Atomics.wait` at most `ms` ms for a reply ({@link REPLY}); true when it is in. */
+  private blockForReply(ms: number): boolean {
+    const { state } = this.box;
+    const end = performance.now() + ms;
+    for (let now = Atomics.load(state, STATE); now !== REPLY; now = Atomics.load(state, STATE)) {
+      const left = end - performance.now();
+      if (left <= 0) return false;
+      if (Atomics.wait(state, STATE, now, left) === 'ok' && Atomics.load(state, STATE) === REPLY) this.callerWoken++;
+    }
+    return true;
   }
 
   /**
@@ -352,6 +407,7 @@ export class MailboxCaller {
     this.onBusy(true);
     const { state } = this.box;
     for (let next: Pending | undefined = p; next; ) {
+      this.awaited++;
       for (let now = Atomics.load(state, STATE); now !== REPLY && !this.failure; now = Atomics.load(state, STATE)) {
         const wait = waitAsync(state, STATE, now);
         if (wait.async) await wait.value;
@@ -380,6 +436,13 @@ export class MailboxCaller {
 const TAKE_US = 10;
 
 /**
+ * How long, µs, a caller spinning for a reply waits for a serving thread that slept to take the
+ * request: a woken thread took it 10–50 µs after the post on the 2-core VM under load; one that
+ * has not by then is not running, and the caller sleeps as above.
+ */
+const WAKE_US = 200;
+
+/**
  * Spin at most `us` µs for a reply ({@link REPLY}), giving up after `takeUs` µs while the serving
  * thread has not taken the request; true when the reply is in.
  */
@@ -398,22 +461,13 @@ function spinForReply(state: Int32Array, us: number, takeUs: number): boolean {
   }
 }
 
-/** Block this thread in `Atomics.wait` at most `ms` ms for a reply ({@link REPLY}); true when it is in. */
-function blockForReply(state: Int32Array, ms: number): boolean {
-  const end = performance.now() + ms;
-  for (let now = Atomics.load(state, STATE); now !== REPLY; now = Atomics.load(state, STATE)) {
-    const left = end - performance.now();
-    if (left <= 0) return false;
-    Atomics.wait(state, STATE, now, left);
-  }
-  return true;
-}
-
 /**
  * In the serving thread: answer each request posted to the mailbox with `handler(request)` (a
  * rejection becomes the caller's `Error` with the same message), one at a time, forever. Between
- * requests the thread blocks in `Atomics.wait` (its event loop does not run; timers and messages
- * wait for the next request's `await`). The Worker ends by being terminated.
+ * requests the thread spins, then blocks in `Atomics.wait`, as {@link SpinWindow} says (its event
+ * loop does not run; timers and messages wait for the next request's `await`). The Worker ends by
+ * being terminated.
+ * @param spinUs the spin for the next request after each reply, µs ({@link SpinWindow}; 0: never spin).
  */
 export async function serveMailbox(
   ends: MailboxEnds,
@@ -426,12 +480,15 @@ export async function serveMailbox(
   for (;;) {
     if (Atomics.load(state, STATE) !== REQUEST) {
       const us = spin.next();
-      if (us > 0) spin.spun(spinForRequest(state, us));
-      for (let now = Atomics.load(state, STATE); now !== REQUEST; now = Atomics.load(state, STATE)) {
-        Atomics.store(state, SLEEPING, 1);
-        Atomics.wait(state, STATE, now);
-        Atomics.store(state, SLEEPING, 0);
-      }
+      let hit = false;
+      if (us > 0) spin.spun((hit = spinForRequest(state, us)));
+      if (!hit)
+        for (let now = Atomics.load(state, STATE); now !== REQUEST; now = Atomics.load(state, STATE)) {
+          Atomics.store(state, SLEEPING, 1);
+          const woken = Atomics.wait(state, STATE, now) === 'ok';
+          Atomics.store(state, SLEEPING, 0);
+          if (woken && Atomics.load(state, STATE) === REQUEST) Atomics.store(state, WOKEN, state[WOKEN]! + 1);
+        }
     }
     Atomics.store(state, STATE, RUNNING);
     let status = OK;

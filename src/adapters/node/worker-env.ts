@@ -21,11 +21,13 @@ import { decodeOutcome, decodeValue, encodeRequest } from './env-wire.ts';
 import { loadDomain } from './load-domain.ts';
 import {
   MailboxCaller,
+  type MailboxCounts,
   type MailboxEnds,
   type MailboxPayload,
   MAILBOX_DATA_BYTES,
   MAX_BLOCK_MS,
   MAX_SPIN_US,
+  REPLY_SPIN_US,
   type SpinWindow,
 } from './mailbox.ts';
 import { TAU2_DOMAIN_NAMES, loadTau2Domain, type Tau2DomainName } from './tau2-loader.ts';
@@ -56,7 +58,7 @@ export async function loadEnvWorkerDomain(source: EnvWorkerSource): Promise<Doma
 export interface EnvThreadData {
   source: EnvWorkerSource;
   mailbox: MailboxEnds;
-  /** The worker's longest spin for the next request, µs. */
+  /** The worker's spin for the next request after a reply, µs ({@link SpinWindow}). */
   spinUs: number;
 }
 
@@ -84,23 +86,26 @@ export class EnvWorker {
    * Start a worker and load `source`'s domain in it (tau2-airline: ~1–2 s).
    * @param options.mailboxBytes the mailbox's data area in bytes (default {@link MAILBOX_DATA_BYTES});
    *   larger requests and replies go over a message port instead.
-   * @param options.spinUs the longest spin, µs, of this thread for a reply and of the worker for
-   *   the next request before sleeping (default {@link MAX_SPIN_US}; 0: always sleep), see
-   *   {@link SpinWindow}. Then this thread blocks for the reply at most {@link MAX_BLOCK_MS} (as
-   *   it would be busy running the call itself) before it awaits it.
+   * @param options.spinUs the worker's spin for the next request after each reply before it
+   *   sleeps, µs (default {@link MAX_SPIN_US}; 0: always sleep), see {@link SpinWindow}.
+   * @param options.replySpinUs this thread's spin for a reply while the worker works on it, µs
+   *   (default {@link REPLY_SPIN_US}; 0: never spin).
+   * @param options.blockMs how long, ms, this thread then blocks for the reply (as it would be
+   *   busy running the call itself) before it awaits it (default {@link MAX_BLOCK_MS}; 0: never block).
    * @throws (rejects) with the worker's error message when the domain cannot be loaded, or
    *   {@link InfrastructureError} when the thread fails or exits before it is ready.
    */
   static async start(
     source: EnvWorkerSource,
-    options: { mailboxBytes?: number; spinUs?: number } = {},
+    options: { mailboxBytes?: number; spinUs?: number; replySpinUs?: number; blockMs?: number } = {},
   ): Promise<EnvWorker> {
     const spinUs = options.spinUs ?? MAX_SPIN_US;
     let worker: Worker | undefined;
     const mailbox = new MailboxCaller(
       options.mailboxBytes ?? MAILBOX_DATA_BYTES,
       (busy) => (busy ? worker?.ref() : worker?.unref()),
-      spinUs,
+      options.replySpinUs ?? REPLY_SPIN_US,
+      options.blockMs ?? MAX_BLOCK_MS,
     );
     const data: EnvThreadData = { source, mailbox: mailbox.ends, spinUs };
     worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), {
@@ -136,6 +141,15 @@ export class EnvWorker {
   /** Requests sent to the worker so far (each gets one reply). */
   get requests(): number {
     return this.sent;
+  }
+
+  /**
+   * How often this thread and the worker slept waiting for each other so far
+   * ({@link MailboxCaller.counts}): each such sleep costs a wake-up, the larger part of a call's
+   * fixed cost when it happens.
+   */
+  counts(): MailboxCounts {
+    return this.mailbox.counts();
   }
 
   /**

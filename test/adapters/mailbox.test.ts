@@ -1,0 +1,81 @@
+/**
+ * The environment worker's mailbox (src/adapters/node/mailbox.ts): when the serving thread spins
+ * for the next request ({@link SpinWindow}), and how often each side slept waiting for the other
+ * (`counts`, which the tau2 bench prints beside the worker's fixed cost per call), read through an
+ * {@link EnvWorker} on the faulty fixture domain.
+ */
+import { setTimeout as pause } from 'node:timers/promises';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { SpinWindow } from '../../src/adapters/node/mailbox.ts';
+import { EnvWorker } from '../../src/adapters/node/worker-env.ts';
+
+const FAULTY = dirname(fileURLToPath(new URL('../fixtures/faulty-env-domain/domain.ts', import.meta.url)));
+const busy = (ms: number) => ({ id: `b${ms}`, name: 'busy_ms', arguments: { ms } });
+
+describe('SpinWindow', () => {
+  it('spins while its spins see the request; after misses in a row skips 1, 2, 4, … 256 waits', () => {
+    const w = new SpinWindow(200);
+    /** The waits of `n` at which it spins, each spin a hit or a miss. */
+    const spins = (n: number, hit: boolean) => {
+      const at: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const us = w.next();
+        if (us === 0) continue;
+        expect(us).toBe(200);
+        at.push(i);
+        w.spun(hit);
+      }
+      return at;
+    };
+    expect(spins(3, true)).toEqual([0, 1, 2]);
+    // Misses: skips 1, 2, 4, … 256, then 256 again.
+    expect(spins(778, false)).toEqual([0, 2, 5, 10, 19, 36, 69, 134, 263, 520, 777]);
+    // The last miss left 256 waits to skip; then one hit, and it spins at every wait again.
+    expect(spins(256 + 4, true)).toEqual([256, 257, 258, 259]);
+  });
+
+  it('never spins with a window of 0', () => {
+    const w = new SpinWindow(0);
+    expect([w.next(), w.next()]).toEqual([0, 0]);
+  });
+});
+
+describe('mailbox sleep counts', () => {
+  it('a worker that never spins is woken by each request that comes after a pause', async () => {
+    const worker = await EnvWorker.start({ domain: FAULTY }, { spinUs: 0 });
+    try {
+      const env = await worker.open('pay-10');
+      for (let i = 0; i < 3; i++) {
+        await pause(20);
+        expect((await env.call(busy(0))).error).toBe(false);
+      }
+      const { requests, serverWoken } = worker.counts();
+      expect({ requests, serverWoken }).toEqual({ requests: 4, serverWoken: 4 });
+    } finally {
+      await worker.close();
+    }
+  }, 30_000);
+
+  it('a caller that does not spin sleeps in its block until the reply wakes it, or awaits it', async () => {
+    const blocking = await EnvWorker.start({ domain: FAULTY }, { replySpinUs: 0, blockMs: 60_000 });
+    const awaiting = await EnvWorker.start({ domain: FAULTY }, { replySpinUs: 0, blockMs: 0 });
+    try {
+      for (const worker of [blocking, awaiting]) {
+        const env = await worker.open('pay-10');
+        const before = worker.counts();
+        expect((await env.call(busy(20))).error).toBe(false);
+        const after = worker.counts();
+        expect([
+          after.requests - before.requests,
+          after.callerWoken - before.callerWoken,
+          after.awaited - before.awaited,
+        ]).toEqual(worker === blocking ? [1, 1, 0] : [1, 0, 1]);
+      }
+    } finally {
+      await blocking.close();
+      await awaiting.close();
+    }
+  }, 30_000);
+});
