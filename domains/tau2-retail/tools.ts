@@ -111,12 +111,17 @@ async function userRowJson(db: ToolDb, u: SqlRow): Promise<string> {
   return toolJson(userRecord(u, pms, orders));
 }
 
-/** tau2's `_get_payment_method`: the user must exist and own the method. */
+/**
+ * tau2's `_get_payment_method`: the user must exist ("User not found" first) and own the method.
+ * The method is read first: a method's user exists (a foreign key), so the user is looked up only
+ * when there is no such method, to tell the two errors apart (one statement on success, not two;
+ * the method's read is often the one the `before` checks made).
+ */
 async function paymentMethodRow(db: ToolDb, userId: string, paymentMethodId: string): Promise<SqlRow> {
-  if (!(await db.one('SELECT 1 AS x FROM users WHERE user_id = ?', [userId]))) throw new ToolError('User not found');
   const pm = await db.one(PAYMENT_METHOD, [userId, paymentMethodId]);
-  if (!pm) throw new ToolError('Payment method not found');
-  return pm;
+  if (pm) return pm;
+  if (!(await db.one('SELECT 1 AS x FROM users WHERE user_id = ?', [userId]))) throw new ToolError('User not found');
+  throw new ToolError('Payment method not found');
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * How many SQL statements the tau2-airline write tools run per call (issue 15 item 2: each
- * statement costs a few µs in sql.js, and these tools were slower than tau2-bench's Python). The
+ * How many SQL statements tau2-airline and tau2-retail write tools run per call (issue 15 item 2:
+ * each statement costs a few µs in sql.js, and these tools were slower than tau2-bench's Python). The
  * outputs, writes and rule outcomes of these calls are held by tau2-reference-turns.test.ts; this
  * file pins the statement counts, counted at the database port of the environment during one
  * call (the call's savepoint, the tool, the write-log read and the rule checks).
@@ -74,6 +74,44 @@ describe('tau2-airline write tools: statements per call', () => {
         update_reservation_flights: ['7', 18],
         'update_reservation_flights again': ['7', 12],
         update_reservation_baggages: ['12', 10],
+      });
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
+describe('tau2-retail write tools: statements per call', () => {
+  it('the payment method is read before its user, who is looked up only when the method is missing', async () => {
+    const seen: string[] = [];
+    const domain = await loadTau2Domain('tau2-retail', tau2DataDir('retail'));
+    const runtime = await DomainRuntime.create(domain, await countingFactory(seen));
+    try {
+      const counts: Record<string, [string, number, string]> = {};
+      for (const tool of ['cancel_pending_order', 'modify_pending_order_payment', 'modify_pending_order_items']) {
+        const task = domain.tasks.find((t) => t.evaluation_criteria?.actions?.some((a) => a.name === tool))!;
+        const action = task.evaluation_criteria!.actions!.find((a) => a.name === tool)!;
+        for (const [label, args] of [
+          [tool, action.arguments],
+          // A method the user lacks: the user is looked up to choose the error.
+          [`${tool}, unknown method`, { ...action.arguments, payment_method_id: 'gift_card_0000000' }],
+        ] as const) {
+          if (label.endsWith('unknown method') && !('payment_method_id' in action.arguments)) continue;
+          const env = await runtime.open(task);
+          seen.length = 0;
+          const out = await env.call({ id: 'c', name: tool, arguments: args }, 'assistant', 0);
+          counts[label] = [task.id, seen.length, out.error ? out.content : 'ok'];
+          await env.close();
+        }
+      }
+      // One users lookup fewer per method read on success (payment reads two: the new and the
+      // old method); the same count when the method is missing.
+      expect(counts).toEqual({
+        cancel_pending_order: ['16', 10, 'ok'],
+        modify_pending_order_payment: ['40', 11, 'ok'],
+        'modify_pending_order_payment, unknown method': ['40', 6, 'Error: Payment method not found'],
+        modify_pending_order_items: ['3', 12, 'ok'],
+        'modify_pending_order_items, unknown method': ['3', 8, 'Error: Payment method not found'],
       });
     } finally {
       await runtime.close();
