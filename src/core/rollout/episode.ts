@@ -157,6 +157,20 @@ export function agreesToPendingWrite(turns: readonly Turn[], text: string, domai
   return !wroteSince && classifyDialogueAct(text).act === 'affirm';
 }
 
+/**
+ * `value` when `schema` accepts it, else undefined. A participant that gives no such field
+ * (`value` undefined: every scripted one, on every turn) costs no parse: each of these schemas
+ * is an object, which undefined never is, and a failed zod parse builds its issue list (~10 µs).
+ */
+export function parsedIfGiven<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  value: unknown,
+): T | undefined {
+  if (value === undefined) return undefined;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
 /** A generation record with reasoning found in the text added (model output details only). */
 function withReasoning(generation: unknown, reasoning: string | null): unknown {
   if (!reasoning || typeof generation !== 'object' || generation === null) return generation;
@@ -261,10 +275,11 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       }
       // An over-long agent reply is kept cut, marked `oversize` and vetoed by QUALITY; so is a
       // streamed reply stopped at a response limit (`capped`).
-      const capped = who === 'assistant' ? ReplyCap.safeParse((raw as { capped?: unknown } | null)?.capped) : null;
+      const capped =
+        who === 'assistant' ? parsedIfGiven(ReplyCap, (raw as { capped?: unknown } | null)?.capped) : undefined;
       const over = {
         ...(reply.oversize !== null ? { oversize: reply.oversize } : {}),
-        ...(capped?.success ? { capped: capped.data } : {}),
+        ...(capped ? { capped } : {}),
       };
       // Reasoning (`<think>…</think>`) is never delivered, and a stop token inside it is no token.
       const visible = visibleReply(reply.text);
@@ -280,15 +295,18 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       const calls: ToolCall[] = token || defer ? [] : reply.calls;
       const kept = token || defer ? reply.calls : calls;
       // Model output details (token ids, logprobs) are kept when a model participant gives them.
-      const generation = Generation.safeParse(
+      const generation = parsedIfGiven(
+        Generation,
         withReasoning((raw as { generation?: unknown } | null)?.generation, visible.reasoning),
       );
       // The exact request an agent model was sent is kept on its turn (issue 12).
       const sent =
-        who === 'assistant' ? ModelRequestRecord.safeParse((raw as { request?: unknown } | null)?.request) : null;
+        who === 'assistant'
+          ? parsedIfGiven(ModelRequestRecord, (raw as { request?: unknown } | null)?.request)
+          : undefined;
       const gen = {
-        ...(generation.success ? { generation: generation.data } : {}),
-        ...(sent?.success ? { request: sent.data } : {}),
+        ...(generation ? { generation } : {}),
+        ...(sent ? { request: sent } : {}),
       };
       // Barge-in: the reply keeps only its heard part, its tool calls are not executed, and the
       // caller's interruption is the next turn. Full duplex: every reply is placed on the time
@@ -296,14 +314,7 @@ export async function runEpisode(opts: EpisodeOptions): Promise<Trajectory> {
       // one) and only a real barge-in comes back (backchannels and the like are no turns).
       const barge =
         timeline && who === 'assistant' && text
-          ? await timeline.agentSpeech(
-              turns.length,
-              text,
-              calls,
-              !token,
-              agentOwnAudio(raw),
-              capped?.success ? capped.data : null,
-            )
+          ? await timeline.agentSpeech(turns.length, text, calls, !token, agentOwnAudio(raw), capped ?? null)
           : opts.channel && who === 'assistant' && !token && text
             ? await channelBargeIn(opts.channel, channelKey, turns.length, text, calls)
             : null;

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DomainRuntime } from '../../../src/core/env/environment.ts';
 import { fixedClock, steppingClock } from '../../../src/core/ports/clock.ts';
-import { runEpisode, splitStopToken } from '../../../src/core/rollout/episode.ts';
+import { parsedIfGiven, runEpisode, splitStopToken } from '../../../src/core/rollout/episode.ts';
+import { Generation, ReplyCap } from '../../../src/core/schema/trajectory.ts';
+import { ModelRequestRecord } from '../../../src/core/schema/chat.ts';
 import { NoopAgent, ReferenceAgent, ScriptedUser } from '../../../src/core/participants/scripted.ts';
 import { InfrastructureError, type Agent, type UserSimulator } from '../../../src/core/participants/types.ts';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
@@ -350,5 +352,118 @@ describe('runEpisode with scripted participants', () => {
       });
       expect([t.valid, t.termination, t.invalid_reason]).toEqual([false, 'infrastructure_error', reason]);
     }
+  });
+});
+
+describe('model output details on a turn (generation, request, capped)', () => {
+  afterEach(() => vi.restoreAllMocks());
+  const spies = () => [Generation, ReplyCap, ModelRequestRecord].map((schema) => vi.spyOn(schema, 'safeParse'));
+
+  it('a scripted episode parses none of them: its replies carry no such field', async () => {
+    const parses = spies();
+    const rt = await runtime();
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: new ReferenceAgent(),
+      user: new ScriptedUser(),
+      seed: 3,
+      clock: steppingClock(MINI_NOW, 1000),
+    });
+    expect([t.valid, t.turns.length]).toEqual([true, 12]);
+    // Before: Generation on each of the 10 participant turns, ReplyCap and the request on the agent's 6.
+    expect(parses.map((p) => p.mock.calls.length)).toEqual([0, 0, 0]);
+    expect(t.turns.filter((x) => 'generation' in x || 'request' in x || 'capped' in x)).toEqual([]);
+  });
+
+  it('a model reply keeps the fields its schema accepts, parsed (defaults filled), and drops the others', async () => {
+    const rt = await runtime();
+    const request = {
+      messages: [{ role: 'user', content: 'hi' }],
+      sampling: { temperature: 0, top_p: 1, top_k: null, max_tokens: 64, seed: 1 },
+    };
+    const replies: unknown[] = [
+      {
+        text: 'One.',
+        generation: { model: 'm', token_ids: [1, 2] },
+        request,
+        capped: { limit: 'events', max: 9, ended: 'done' },
+      },
+      { text: 'Two.', generation: { model: 3 }, request: { messages: [] }, capped: { limit: 'pages' } },
+      { text: 'Three. <think>mull</think>', generation: null, request: null, capped: null },
+      { text: 'Bye. ###STOP###' },
+    ];
+    let i = 0;
+    const model: Agent = { id: 'model', respond: async () => replies[i++] as never };
+    const caller: UserSimulator = {
+      id: 'caller',
+      respond: async () => ({ text: 'go on', generation: { model: 'u' } }) as never,
+    };
+    const t = await runEpisode({
+      runtime: rt,
+      task: rt.domain.tasks[0]!,
+      agent: model,
+      user: caller,
+      seed: 0,
+      clock: fixedClock(0),
+    });
+    const kept = t.turns.map((x) => [
+      x.role,
+      'generation' in x ? x.generation : '-',
+      'request' in x ? x.request : '-',
+      'capped' in x ? x.capped : '-',
+    ]);
+    const user = [
+      'user',
+      {
+        model: 'u',
+        token_ids: null,
+        prompt_token_ids: null,
+        logprobs: null,
+        finish_reason: null,
+        tool_call_source: 'none',
+      },
+      '-',
+      '-',
+    ];
+    expect(kept).toEqual([
+      [
+        'assistant',
+        {
+          model: 'm',
+          token_ids: [1, 2],
+          prompt_token_ids: null,
+          logprobs: null,
+          finish_reason: null,
+          tool_call_source: 'none',
+        },
+        { ...request, tools: [], voice: null, stream: false },
+        { limit: 'events', max: 9, ended: 'done' },
+      ],
+      user,
+      ['assistant', '-', '-', '-'],
+      user,
+      ['assistant', '-', '-', '-'],
+      user,
+      ['assistant', '-', '-', '-'],
+    ]);
+  });
+
+  it('parsedIfGiven: undefined without a parse; else the parsed value, or undefined when the schema refuses it', () => {
+    const [parse] = spies();
+    expect(parsedIfGiven(Generation, undefined)).toBeUndefined();
+    expect(parse!.mock.calls.length).toBe(0);
+    expect(parsedIfGiven(Generation, null)).toBeUndefined();
+    expect(parsedIfGiven(Generation, { model: 1 })).toBeUndefined();
+    expect(parsedIfGiven(Generation, { model: 'm', reasoning: 'r' })).toEqual({
+      model: 'm',
+      token_ids: null,
+      prompt_token_ids: null,
+      logprobs: null,
+      finish_reason: null,
+      tool_call_source: 'none',
+      reasoning: 'r',
+    });
+    expect(parse!.mock.calls.length).toBe(3);
   });
 });
