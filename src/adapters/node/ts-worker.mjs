@@ -4,10 +4,10 @@
 // JavaScript file registers tsx in the new thread and then imports the module named by
 // `workerData.entry` (a file: URL).
 import { workerData } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
 
-// A prebuilt JavaScript entry (bin/prebuilt.mjs) needs no loader; marked as in bin/switchboard.mjs,
-// so that a domain folder's domain.ts still gets one (src/adapters/node/ts-imports.ts).
+// A prebuilt JavaScript entry (bin/prebuilt.mjs) needs no loader, nor tsx's module (importing it
+// cost ~40-100 ms of each rollout thread's start); marked as in bin/switchboard.mjs, so that a
+// domain folder's domain.ts still gets one (src/adapters/node/ts-imports.ts).
 if (workerData.entry.endsWith('.js')) globalThis[Symbol.for('switchboard.prebuilt')] = workerData.entry;
-else register();
+else (await import('tsx/esm/api')).register();
 await import(workerData.entry);
