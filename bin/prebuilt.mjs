@@ -8,13 +8,31 @@
 // file's own location, so paths such as `../../package.json` or `./ts-worker.mjs` keep
 // pointing at the checkout. When anything fails (no esbuild, a read-only checkout) it returns
 // undefined and bin/switchboard.mjs runs the TypeScript through tsx as before.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** Where builds are cached, one folder per build, and the manifest naming the current one. */
-const CACHE_DIR = join(ROOT, 'node_modules/.cache/switchboard-cli');
+/**
+ * Where builds are cached, one folder per build, and the manifest naming the current one: a folder
+ * of this checkout's own (named by a hash of its path), so that checkouts sharing one
+ * node_modules (git worktrees with a symlinked node_modules) never run each other's builds.
+ */
+const CACHE_DIR = join(
+  ROOT,
+  'node_modules/.cache/switchboard-cli',
+  createHash('sha256').update(ROOT).digest('hex').slice(0, 16),
+);
 const MANIFEST = join(CACHE_DIR, 'manifest.json');
 /** Builds older than this, other than the current one, are removed when a new one is made. */
 const PRUNE_AFTER_MS = 10 * 60_000;
@@ -53,6 +71,10 @@ async function build() {
   const { build: esbuild } = await import('esbuild');
   const id = `${Date.now().toString(36)}-${process.pid}`;
   const outdir = join(CACHE_DIR, id);
+  mkdirSync(outdir, { recursive: true });
+  // Node loads the bundle at its real path (a symlinked node_modules resolved), so `import.meta.url`
+  // is rewritten relative to that.
+  const realOutdir = realpathSync(outdir);
   // Taken before any source is read: a file saved during the build makes the next start rebuild.
   const builtMs = Date.now();
   const result = await esbuild({
@@ -68,7 +90,7 @@ async function build() {
     outdir,
     metafile: true,
     logLevel: 'silent',
-    plugins: [ownMetaUrl(outdir)],
+    plugins: [ownMetaUrl(realOutdir)],
   });
   const inputs = [...Object.keys(result.metafile.inputs), 'bin/prebuilt.mjs', 'package.json'];
   const tmp = `${MANIFEST}.${id}`;

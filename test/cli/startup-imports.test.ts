@@ -22,10 +22,10 @@ const dir = mkdtempSync(join(tmpdir(), 'sb-startup-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The CLI's entry module: the prebuilt bundle's or the TypeScript source's. */
-const ENTRY = /\/node_modules\/\.cache\/switchboard-cli\/[^/]+\/main\.js$|\/src\/cli\/main\.ts$/;
+const ENTRY = /\/node_modules\/\.cache\/switchboard-cli\/[0-9a-f]{16}\/[^/]+\/main\.js$|\/src\/cli\/main\.ts$/;
 /** A command's own module: the source file, or its chunk in the prebuilt bundle (esbuild names it `<file>-<hash>.js`). */
 const COMMAND_MODULE =
-  /\/src\/cli\/commands\/(?!index\.ts$)[a-z-]+\.ts$|\/switchboard-cli\/[^/]+\/(gate|run|demo|replay|groups|export|serve|rollout|data|evolve|propose|metrics)-[A-Z0-9]+\.js$/;
+  /\/src\/cli\/commands\/(?!index\.ts$)[a-z-]+\.ts$|\/switchboard-cli\/[0-9a-f]{16}\/[^/]+\/(gate|run|demo|replay|groups|export|serve|rollout|data|evolve|propose|metrics)-[A-Z0-9]+\.js$/;
 
 /** Run the CLI with `args`; its stdout, exit code and the module URLs it resolved. */
 async function cli(
