@@ -8,7 +8,7 @@
  *   telephony band with headroom, mu-law, 16-bit quantization; target ≥ 1,000× real time);
  * - tau2-bench's set of effects only (no far field, no wind), the like-for-like comparison;
  * - the `clean` preset (target: about nothing): `runChannel` only quantizes the speech to 16 bits
- *   (a copy; none when it is already 16-bit), and a call's caller audio skips the chain.
+ *   (straight into the WAV; nothing when it is already 16-bit), and a call's caller audio skips the chain.
  *
  * Beside it, tau2-bench's own chain (bench/tau2_channel.py: its muffling, background noise,
  * burst, telephony and frame drops on the same speech, numpy/scipy) measured in this run, when

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { floatToInt16, int16ToFloat } from '../../src/core/audio/pcm.ts';
+import { floatToInt16, int16ToFloat, quantize16Into } from '../../src/core/audio/pcm.ts';
 import { decodeWav, encodeWav, encodeWavWithWavefile, resample } from '../../src/core/audio/wav.ts';
 import {
   MULAW_MAX,
@@ -42,6 +42,22 @@ describe('16-bit PCM and WAV', () => {
     const pcm = floatToInt16(Float32Array.from([0.6 / 32768, -0.6 / 32768, 1.5, -1.5, 1, -1, Number.NaN]));
     expect(Array.from(pcm)).toEqual([1, -1, 32767, -32768, 32767, -32768, 0]);
     expect(int16ToFloat(Int16Array.from([-32768]))[0]).toBe(-1);
+  });
+
+  it('quantizes in one pass: the 16-bit values, their floats in place, elsewhere or nowhere', () => {
+    const x = Float32Array.from([0.6 / 32768, -0.6 / 32768, 1.5, -1.5, 1, -1, Number.NaN, 0.25]);
+    const want = [1, -1, 32767, -32768, 32767, -32768, 0, 8192];
+    const floats = want.map((v) => v / 32768);
+    const pcm = new Int16Array(x.length);
+    const back = new Float32Array(x.length);
+    expect(quantize16Into(x, pcm, back)).toBe(back);
+    expect([Array.from(pcm), Array.from(back)]).toEqual([want, floats]);
+    const onlyPcm = new Int16Array(x.length);
+    expect(quantize16Into(x, onlyPcm, null)).toBe(x);
+    expect(Array.from(onlyPcm)).toEqual(want);
+    expect(x[2]).toBe(1.5); // read only
+    expect(Array.from(quantize16Into(x, new Int16Array(x.length)))).toEqual(floats);
+    expect(() => quantize16Into(x, pcm, new Float32Array(3))).toThrow(/3 float slots for 8/);
   });
 
   it('encodes a 16 kHz mono 16-bit WAV that decodes to the same samples', () => {
@@ -190,6 +206,10 @@ describe("the telephony leg's IIR half-band rate changes (16 → 8 kHz with the 
       const pcm = new Int16Array(out.length);
       interpolate2IirQuantize16Into(x, out, pcm);
       expect(out.every((v, i) => v === (pcm[i] as number) / 32768)).toBe(true);
+      // Without a float output, the same 16-bit values.
+      const only = new Int16Array(out.length);
+      interpolate2IirQuantize16Into(x, null, only);
+      expect(Array.from(only)).toEqual(Array.from(pcm));
       const inner = out.subarray(800, out.length - 800);
       // The tone keeps its level; its image at 8 kHz − f is what the half-band must remove.
       expect(

@@ -31,21 +31,30 @@ export function int16ToFloat(samples: Int16Array): Float32Array {
 
 /**
  * Quantize `samples` to 16 bits in one pass: the 16-bit values go to `pcm` (same length; e.g. a
- * WAV file's data chunk) and their float values (`v / 32768`) back into `samples`. Equals
- * {@link floatToInt16} and {@link int16ToFloat} without the intermediate arrays. Returns `samples`.
+ * WAV file's data chunk) and their float values (`v / 32768`) into `back` (same length; `samples`
+ * itself by default, in place; `null`: nowhere, `samples` is only read). Equals
+ * {@link floatToInt16} and {@link int16ToFloat} without the intermediate arrays. Returns `back`
+ * (`samples` when `back` is `null`).
+ * @throws RangeError when `pcm` or `back` has another length than `samples`.
  */
-export function quantize16Into(samples: Float32Array, pcm: Int16Array): Float32Array {
+export function quantize16Into(
+  samples: Float32Array,
+  pcm: Int16Array,
+  back: Float32Array | null = samples,
+): Float32Array {
   if (pcm.length !== samples.length)
     throw new RangeError(`quantize16Into: ${pcm.length} PCM slots for ${samples.length} samples`);
+  if (back && back.length !== samples.length)
+    throw new RangeError(`quantize16Into: ${back.length} float slots for ${samples.length} samples`);
   for (let i = 0; i < samples.length; i++) {
     // floor(v + 0.5) = Math.round(v) for a float32 sample times 32768 (see ROUNDING in
     // resample.ts), and much faster in V8.
     const r = Math.floor((samples[i] as number) * 32768 + 0.5);
     const v = r > 32767 ? 32767 : r < -32768 ? -32768 : r | 0; // | 0: NaN and -0 become 0
     pcm[i] = v;
-    samples[i] = v / 32768;
+    if (back) back[i] = v / 32768;
   }
-  return samples;
+  return back ?? samples;
 }
 
 /** Convert a duration in ms to a whole number of samples at `rateHz` (rounded). */

@@ -438,9 +438,9 @@ function bandPassDecimatePairs(
  * The phone channel's 8 → 16 kHz step with 16-bit quantization fused in: `x` (8 kHz) through the
  * same polyphase IIR half-band as {@link bandPassDecimate2MapInto}, as an interpolator (output
  * 2m is branch A₀ of x[m], output 2m + 1 branch A₁ of x[m]: the zero-stuffed signal through 2·H,
- * unit gain in the passband; x is 0 beyond its end). `out` (its length is the output length)
- * gets the quantized samples `v / 32768` and `pcm` (same length) their 16-bit values `v`
- * (rounded half up, clipped). Images of the 8 kHz band are ≥ 73 dB down from 4.6 kHz. Its
+ * unit gain in the passband; x is 0 beyond its end). `pcm` (its length is the output length)
+ * gets the 16-bit values `v` (rounded half up, clipped) and `out` (same length; or `null`: not
+ * written) the quantized samples `v / 32768`. Images of the 8 kHz band are ≥ 73 dB down from 4.6 kHz. Its
  * impulse response decays by 41 dB in 6 ms and 104 dB in 20 ms (not a finite reach: silence
  * that must be exact is zeroed after it). `x` may be a Float64Array holding float32 values.
  * Returns `false` when no 16-bit value reached `limit` (default 32,767: a value ≥ `limit` or
@@ -451,13 +451,13 @@ function bandPassDecimatePairs(
  */
 export function interpolate2IirQuantize16Into(
   x: Float32Array | Float64Array,
-  out: Float32Array,
+  out: Float32Array | null,
   pcm: Int16Array,
   limit = 32767,
 ): boolean {
-  const length = out.length;
-  if (pcm.length !== length)
-    throw new RangeError(`interpolate2IirQuantize16Into: ${pcm.length} PCM slots for ${length} samples`);
+  const length = pcm.length;
+  if (out && out.length !== length)
+    throw new RangeError(`interpolate2IirQuantize16Into: ${length} PCM slots for ${out.length} samples`);
   if (!Number.isInteger(limit) || limit < 1 || limit > 32767)
     throw new RangeError(`interpolate2IirQuantize16Into: limit ${limit} is not an integer in [1, 32767]`);
   const whole = Math.min(x.length, length >> 1);
@@ -474,7 +474,7 @@ export function interpolate2IirQuantize16Into(
     const q = new Int16Array(2);
     interpolateIirPairs(Float64Array.of(m < x.length ? (x[m] as number) : 0), pair, q, st, 0, 1);
     for (let k = 0; k < 2 && 2 * m + k < length; k++) {
-      out[2 * m + k] = pair[k] as number;
+      if (out) out[2 * m + k] = pair[k] as number;
       pcm[2 * m + k] = q[k] as number;
     }
   }
@@ -484,11 +484,12 @@ export function interpolate2IirQuantize16Into(
 /**
  * Output pairs `[2·from, 2·to)` of {@link interpolate2IirQuantize16Into} from `x[from, to)`,
  * continuing from and updating `st` (12 allpass states, then 1 once a 16-bit value written
- * reached the limit, then the limit). Its hot loop in a function of its own, so V8 optimizes it once.
+ * reached the limit, then the limit); `out` may be `null` (only `pcm` written). Its hot loop in a
+ * function of its own, so V8 optimizes it once.
  */
 function interpolateIirPairs(
   x: Float32Array | Float64Array,
-  out: Float32Array,
+  out: Float32Array | null,
   pcm: Int16Array,
   st: Float64Array,
   from: number,
@@ -544,14 +545,16 @@ function interpolateIirPairs(
       limits = 1;
     }
     pcm[2 * m] = q0;
-    out[2 * m] = q0 * inv;
     let q1 = Math.floor(g5 * 32768 + 0.5) | 0;
     if (q1 >= hi || q1 <= lo) {
       q1 = q1 > 32767 ? 32767 : q1 < -32768 ? -32768 : q1;
       limits = 1;
     }
     pcm[2 * m + 1] = q1;
-    out[2 * m + 1] = q1 * inv;
+    if (out !== null) {
+      out[2 * m] = q0 * inv;
+      out[2 * m + 1] = q1 * inv;
+    }
   }
   st[12] = limits;
   st[0] = e0;

@@ -8,7 +8,7 @@
 import { proceduralBurstLength, type ProceduralBurst } from '../audio/noise.ts';
 import { muLawRoundTripTable } from '../audio/mulaw.ts';
 import { biquadCoefficients, type BiquadCascade4 } from '../audio/biquad.ts';
-import { msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
+import { int16ToFloat, msToSamples, quantize16Into, SPEECH_RATE_HZ, TELEPHONY_RATE_HZ } from '../audio/pcm.ts';
 import {
   bandPassDecimate2MapInto,
   flushTinyStates,
@@ -33,8 +33,9 @@ export { driftSnrDb };
 /** The degraded turn. */
 export interface ChannelOutput {
   /**
-   * 16 kHz mono samples, already quantized to 16 bits (exactly what the WAV holds). For a
-   * pass-through plan this is the input speech itself: read it, do not write to it.
+   * 16 kHz mono samples, already quantized to 16 bits (exactly what the WAV holds), decoded from
+   * the WAV when first read. For a pass-through plan on the 16-bit grid this is the input speech
+   * itself: read it, do not write to it.
    */
   samples: Float32Array;
   /** 16 kHz mono 16-bit WAV. */
@@ -296,9 +297,9 @@ export function telephonySplitBandPass(
 let narrowScratch = new Float64Array(0);
 
 /**
- * The core-DSP tail of the chain on the (muffled) graph's output, in place on `rendered` (a
- * buffer the caller owns), with the 16-bit quantization: the returned samples are `rendered`,
- * quantized, and `pcm` (same length) holds their 16-bit values. The ADC's hard clip to [−1, 1],
+ * The core-DSP tail of the chain on the (muffled) graph's output `rendered` (a buffer the caller
+ * owns, used as scratch: its samples are not kept), with the 16-bit quantization: `pcm` (same
+ * length) gets the degraded turn's 16-bit values. The ADC's hard clip to [−1, 1],
  * then the telephone network leg: with telephony, the 300–3400 Hz band-pass (4th-order
  * Butterworth high- and low-pass, cookbook sections as in WebAudio; the high-pass after the
  * 16 → 8 kHz step, {@link telephonySplitBandPass}) at the 0.9 headroom, 16 → 8 kHz,
@@ -309,11 +310,12 @@ let narrowScratch = new Float64Array(0);
  * as a whole to peak at the 0.9 headroom (29,487–29,491 of 32,768), so with telephony no sample
  * is at or above 0.99 FS. Without telephony, frame drops at 16 kHz. Length is preserved.
  */
-export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array): Float32Array {
+export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int16Array): void {
   if (!plan.telephony) {
     adcClipInPlace(rendered);
     if (plan.packetLoss) zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
-    return quantize16Into(rendered, pcm);
+    quantize16Into(rendered, pcm, null);
+    return;
   }
   const bandPass = telephonySplitBandPass(plan.telephony, plan.sampleRate, TELEPHONY_HEADROOM);
   // The 8 kHz signal: float32 values in a Float64Array (read without conversions below), in a
@@ -322,14 +324,11 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int1
   if (narrowScratch.length < len) narrowScratch = new Float64Array(len);
   const narrow = bandPassDecimate2MapInto(rendered, bandPass, narrowScratch.subarray(0, len), muLawRoundTripTable());
   if (plan.packetLoss) zeroSpans(narrow, TELEPHONY_RATE_HZ, plan.packetLoss.spans);
-  // Back to 16 kHz into the (no longer needed) wideband buffer.
+  // Back to 16 kHz, the 16-bit values only.
   // Whether the 16-bit values may have reached the peak limit (then `pcm` is looked through).
   const back = (): boolean => {
-    const mayClip = interpolate2IirQuantize16Into(narrow, rendered, pcm, DEGRADED_PEAK_LIMIT);
-    if (plan.packetLoss) {
-      zeroSpans(rendered, plan.sampleRate, plan.packetLoss.spans);
-      zeroSpans(pcm, plan.sampleRate, plan.packetLoss.spans);
-    }
+    const mayClip = interpolate2IirQuantize16Into(narrow, null, pcm, DEGRADED_PEAK_LIMIT);
+    if (plan.packetLoss) zeroSpans(pcm, plan.sampleRate, plan.packetLoss.spans);
     return mayClip;
   };
   // The interpolator overshoots a mu-law signal near full scale (a loud caller clipped at the
@@ -345,7 +344,6 @@ export function channelTail(rendered: Float32Array, plan: ChannelPlan, pcm: Int1
     for (let i = 0; i < narrow.length; i++) narrow[i] = (narrow[i] as number) * g;
     back();
   }
-  return rendered;
 }
 
 /** The effect timeline of a plan (burst spans use the burst sounds' lengths). */
@@ -456,9 +454,10 @@ function on16BitGrid(x: Float32Array): boolean {
 
 /**
  * Run the whole channel on one turn's speech (16 kHz, `plan.length` samples). With a plan that
- * applies nothing ({@link isPassThrough}) the speech is only quantized to 16 bits (one copy), and
- * when it is already on the 16-bit grid `samples` is `speech` itself and `wav` is encoded when
- * first read. The mix is computed in core ({@link mixInto}: the samples its graph renders to on
+ * applies nothing ({@link isPassThrough}) the speech is only quantized to 16 bits (straight into
+ * the WAV), and when it is already on the 16-bit grid `samples` is `speech` itself and `wav` is
+ * encoded when first read. Otherwise, and for quantized speech, `samples` are decoded from the
+ * WAV's 16-bit values when first read (the chain writes only the WAV). The mix is computed in core ({@link mixInto}: the samples its graph renders to on
  * any platform), so `renderer` is not called; it stays in the signature for callers that render
  * graphs of their own with it.
  */
@@ -483,23 +482,54 @@ export async function runChannel(
         timeline: [],
       };
     }
-    // Only the 16-bit quantization (e.g. resampled TTS output): one copy, straight into the WAV.
+    // Only the 16-bit quantization (e.g. resampled TTS output), straight into the WAV; the
+    // samples are decoded from it when read.
     const { wav, pcm } = allocWavPcm16(speech.length, SPEECH_RATE_HZ);
-    if (pcm) return { samples: quantize16Into(speech.slice(), pcm), wav, timeline: [] };
+    if (pcm) {
+      quantize16Into(speech, pcm, null);
+      return decodedOnRead(pcm, wav, []);
+    }
   }
-  // The mix, in a new buffer (it becomes the output's samples).
-  const mixed = new Float32Array(plan.length);
+  // The mix, in the reused scratch buffer (the chain below is synchronous; nothing keeps it).
+  if (mixScratch.length < plan.length) mixScratch = new Float32Array(plan.length);
+  const mixed = mixScratch.length === plan.length ? mixScratch : mixScratch.subarray(0, plan.length);
   const levels = mixInto(speech, plan, bank, mixed);
   // The ADC clip runs in the tail (fused into the telephony band-pass's read).
   const rendered = muffleInPlace(mixed, plan);
-  // Quantize once: the WAV holds the 16-bit values, `samples` the same values as floats.
+  // Quantize once: the WAV holds the 16-bit values; `samples` are decoded from them when read.
   const { wav, pcm } = allocWavPcm16(rendered.length, SPEECH_RATE_HZ);
+  const timeline = channelTimeline(plan, bank, levels);
   if (!pcm) {
     // Big-endian platform: no direct view of the WAV's little-endian data.
     const q = new Int16Array(rendered.length);
-    const samples = channelTail(rendered, plan, q);
-    return { samples, wav: encodeWavPcm16(q, SPEECH_RATE_HZ), timeline: channelTimeline(plan, bank, levels) };
+    channelTail(rendered, plan, q);
+    return decodedOnRead(q, encodeWavPcm16(q, SPEECH_RATE_HZ), timeline);
   }
   // The 16-bit values go straight into the WAV's data chunk.
-  return { samples: channelTail(rendered, plan, pcm), wav, timeline: channelTimeline(plan, bank, levels) };
+  channelTail(rendered, plan, pcm);
+  return decodedOnRead(pcm, wav, timeline);
+}
+
+/**
+ * The mix buffer of {@link runChannel}, reused from turn to turn (grown to the longest turn): a
+ * new 16 kHz buffer per turn (640 kB for 10 s) cost its allocation, its first-touch page faults
+ * and garbage collection. The chain that writes it is synchronous and returns none of it.
+ */
+let mixScratch = new Float32Array(0);
+
+/**
+ * A degraded turn whose `samples` are `pcm`'s 16-bit values as floats (`v / 32768`,
+ * {@link int16ToFloat}: exactly the quantized samples the tail computed), decoded when first read:
+ * the call's own path reads only the WAV.
+ */
+function decodedOnRead(pcm: Int16Array, wav: Uint8Array, timeline: EffectEvent[]): ChannelOutput {
+  let samples: Float32Array | undefined;
+  return {
+    get samples() {
+      samples ??= int16ToFloat(pcm);
+      return samples;
+    },
+    wav,
+    timeline,
+  };
 }
