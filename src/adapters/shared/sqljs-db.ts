@@ -1,10 +1,10 @@
 /**
- * {@link SqlDb} over sql.js (SQLite compiled to WebAssembly), in the current thread. Used directly
+ * {@link SyncSqlDb} over sql.js (SQLite compiled to WebAssembly), in the current thread. Used directly
  * in Node, inside the page's rollout worker (`workers/rollout.worker.ts`) and inside the Node
  * worker adapter.
  */
 import initSqlJs, { type Database, type SqlJsStatic, type Statement } from 'sql.js';
-import type { SqlDb, SqlDbFactory, SqlParams, SqlRow, RunResult } from '../../core/ports/sql-db.ts';
+import type { SqlDbFactory, SqlParams, SqlRow, RunResult, SyncSqlDb } from '../../core/ports/sql-db.ts';
 
 let sqlJs: Promise<SqlJsStatic> | undefined;
 
@@ -74,8 +74,8 @@ const DDL_ANYWHERE = /\b(?:create|drop|alter)\b/i;
 /** Text that may hold a ROLLBACK anywhere. */
 const ROLLBACK_ANYWHERE = /\brollback\b/i;
 
-/** A synchronous sql.js database with a prepared-statement cache, wrapped as {@link SqlDb}. */
-export class SqlJsDb implements SqlDb {
+/** A synchronous sql.js database with a prepared-statement cache, wrapped as {@link SyncSqlDb}. */
+export class SqlJsDb implements SyncSqlDb {
   private db: Database;
   private readonly statements = new Map<string, CachedStatement>();
   private closed = false;

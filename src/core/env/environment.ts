@@ -3,7 +3,14 @@
  * its tools, and the write log. Tools run real, parameterized SQL; every write is captured by
  * triggers; state can be snapshotted, restored and exported.
  */
-import type { SqlDb, SqlDbFactory, SqlParams, SqlRow } from '../ports/sql-db.ts';
+import {
+  syncSqlDb,
+  type SqlDb,
+  type SqlDbFactory,
+  type SqlParams,
+  type SqlRow,
+  type SyncSqlDb,
+} from '../ports/sql-db.ts';
 import {
   DomainFileError,
   ToolError,
@@ -461,6 +468,12 @@ export class Environment {
    */
   private pooled = true;
   private closed = false;
+  /**
+   * The database when it answers synchronously ({@link SyncSqlDb}: sql.js in this thread): the
+   * call's own statements then run without a promise, and the tools' and rule checks' statements
+   * with one promise each instead of one per async layer.
+   */
+  private readonly syncDb: SyncSqlDb | undefined;
 
   /** @internal use {@link DomainRuntime.open} */
   constructor(
@@ -469,6 +482,7 @@ export class Environment {
     private readonly nowMs: number,
   ) {
     for (const t of runtime.tables) this.byName.set(t.name, t);
+    this.syncDb = syncSqlDb(database);
     this.toolDb = new EnvToolDb(this);
   }
 
@@ -506,6 +520,40 @@ export class Environment {
   get connection(): SqlDb {
     if (this.closed) throw new Error('environment is closed');
     return this.database;
+  }
+
+  /**
+   * @internal The rows of a statement: at once when the database answers synchronously (its
+   * failure thrown), else a promise of them.
+   */
+  rowsNow(sql: string, params?: SqlParams): SqlRow[] | Promise<SqlRow[]> {
+    const db = this.connection;
+    return this.syncDb ? this.syncDb.allSync(sql, params) : db.all(sql, params);
+  }
+
+  /**
+   * @internal The rows of a statement as a promise, as {@link SqlDb.all} gives them (a failure is
+   * a rejection), made with one promise when the database answers synchronously.
+   */
+  rowsLater(sql: string, params?: SqlParams): Promise<SqlRow[]> {
+    const db = this.connection;
+    if (!this.syncDb) return db.all(sql, params);
+    try {
+      return Promise.resolve(this.syncDb.allSync(sql, params));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** @internal {@link SqlDb.run}'s count of changed rows, as {@link rowsLater} gives rows. */
+  changesLater(sql: string, params?: SqlParams): Promise<number> {
+    const db = this.connection;
+    if (!this.syncDb) return db.run(sql, params).then((r) => r.changes);
+    try {
+      return Promise.resolve(this.syncDb.runSync(sql, params).changes);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   get domain(): Domain {
@@ -573,10 +621,13 @@ export class Environment {
     const guarded = tool.kind === 'write' || tool.kind === 'generic';
     const checks = actor === 'assistant' && options.checks !== false ? checksOf(this.domain, tool.name) : NO_CHECKS;
     // The `before` checks' reads, handed to the tool (see CheckedReads).
-    const reads = checks.before.length > 0 && tool.kind === 'write' ? new MemoReader(this.connection) : undefined;
+    const reads = checks.before.length > 0 && tool.kind === 'write' ? new MemoReader(this) : undefined;
     const early = reads ? await this.checkRules(checks.before, tool.name, parsed.data, [], this.log.length, reads) : [];
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
-    if (guarded) await this.connection.all('SAVEPOINT sb_call');
+    if (guarded) {
+      const done = this.rowsNow('SAVEPOINT sb_call');
+      if (!Array.isArray(done)) await done;
+    }
     let result: unknown;
     try {
       const db = reads?.used ? new CheckedReads(reads, this.toolDb) : this.toolDb;
@@ -590,9 +641,13 @@ export class Environment {
       if (refused) return failed(`${tool.name} was refused by the database: ${refused}`, tool.kind, attempted);
       throw e;
     }
-    if (guarded) await this.connection.all('RELEASE sb_call');
+    if (guarded) {
+      const done = this.rowsNow('RELEASE sb_call');
+      if (!Array.isArray(done)) await done;
+    }
     const logBefore = this.log.length;
-    const writes = await this.collectWrites(turn, actor, tool.name);
+    const collected = this.collectWrites(turn, actor, tool.name);
+    const writes = Array.isArray(collected) ? collected : await collected;
     if (actor === 'assistant') {
       const userSide = writes.find((w) => this.domain.tables?.[w.table]?.userSide);
       if (userSide)
@@ -600,7 +655,8 @@ export class Environment {
     }
     if (this.domain.syncState && options.sync !== false) {
       await this.domain.syncState(this.toolDb);
-      writes.push(...(await this.collectWrites(turn, actor, tool.name)));
+      const synced = this.collectWrites(turn, actor, tool.name);
+      writes.push(...(Array.isArray(synced) ? synced : await synced));
     }
     const violations =
       checks.after.length > 0 && writes.length > 0
@@ -611,11 +667,19 @@ export class Environment {
     return { content, error: false, writes, violations, kind: tool.kind };
   }
 
-  private async collectWrites(turn: number, actor: Requestor, tool: string): Promise<WriteEntry[]> {
-    const rows = await this.connection.all(
-      `SELECT seq, tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`,
-      [this.lastSeq],
-    );
+  /**
+   * The column writes of the log rows after {@link lastSeq} (a call's), appended to the episode's
+   * log: at once when the database answers synchronously, else a promise of them.
+   */
+  private collectWrites(turn: number, actor: Requestor, tool: string): WriteEntry[] | Promise<WriteEntry[]> {
+    const rows = this.rowsNow(NEW_LOG_ROWS, [this.lastSeq]);
+    return Array.isArray(rows)
+      ? this.takeWrites(rows, turn, actor, tool)
+      : rows.then((r) => this.takeWrites(r, turn, actor, tool));
+  }
+
+  /** {@link collectWrites} of the log rows read. */
+  private takeWrites(rows: SqlRow[], turn: number, actor: Requestor, tool: string): WriteEntry[] {
     if (rows.length === 0) return [];
     const parsed = this.parsedLog && this.parsedUpTo === this.lastSeq ? this.parsedLog : null;
     const out: WriteEntry[] = [];
@@ -664,7 +728,7 @@ export class Environment {
    * gets its own array).
    */
   private memoReader(): RuleCheckContext['db'] {
-    return new MemoReader(this.connection);
+    return new MemoReader(this);
   }
 
   /** @internal The tools' database handle, for the domain's task setup ({@link DomainRuntime.open}). */
@@ -838,13 +902,13 @@ export class Environment {
 class EnvToolDb implements ToolDb {
   constructor(private readonly env: Environment) {}
   async one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
-    return (await this.env.connection.all(sql, params))[0];
+    return (await this.env.rowsLater(sql, params))[0];
   }
-  async all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
-    return this.env.connection.all(sql, params);
+  all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
+    return this.env.rowsLater(sql, params);
   }
-  async run(sql: string, params?: SqlParams): Promise<number> {
-    return (await this.env.connection.run(sql, params)).changes;
+  run(sql: string, params?: SqlParams): Promise<number> {
+    return this.env.changesLater(sql, params);
   }
 }
 
@@ -855,7 +919,7 @@ class MemoReader {
    * hashes V8 keeps, so a lookup hashes only the short parameter text.
    */
   private readonly memo = new Map<string, Map<string, Promise<SqlRow[]>>>();
-  constructor(private readonly db: SqlDb) {}
+  constructor(private readonly env: Environment) {}
   /** True once a query ran through this reader. */
   get used(): boolean {
     return this.memo.size > 0;
@@ -866,7 +930,7 @@ class MemoReader {
     const key = params === undefined ? '' : JSON.stringify(params);
     let hit = bySql.get(key);
     if (!hit) {
-      hit = this.db.all(sql, params);
+      hit = this.env.rowsLater(sql, params);
       bySql.set(key, hit);
     }
     return hit;
@@ -915,6 +979,9 @@ function checksOf(domain: Domain, tool: string): ToolChecks {
   }
   return out;
 }
+
+/** The write-log rows after a `seq` (bound), in order: a call's writes ({@link Environment.collectWrites}). */
+const NEW_LOG_ROWS = `SELECT seq, tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`;
 
 /** A statement that can only read: SQLite's SELECT never changes the database. */
 const SELECT = /^\s*select\b/i;
