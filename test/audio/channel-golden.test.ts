@@ -5,11 +5,12 @@
  * path without telephony and the clean preset's quantization. Hashes recorded at f5023b8, before
  * the chain's buffers were reused and its samples decoded on read; an optimization of the chain
  * that changes one sample fails here (a deliberate change of the audio records new hashes and
- * says why). SB_GOLDEN_DUMP=1 prints the hashes.
+ * says why). Also the noise drift's ramps (recorded at c79cf19). SB_GOLDEN_DUMP=1 prints the hashes.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runChannel, type ChannelOutput } from '../../src/core/channel/chain.ts';
+import { driftRamps, driftSnrDb, rampsMeanSquare } from '../../src/core/channel/snr-drift.ts';
 import { planChannel, type ChannelPlan } from '../../src/core/channel/plan.ts';
 import { speechLike } from './helpers.ts';
 import { seededRng } from '../../src/core/ports/rng.ts';
@@ -114,5 +115,25 @@ describe('the channel chain, byte for byte', () => {
       Array.from(pcm.subarray(10_000, 10_050), (v) => v / 32768),
     );
     expect(first.samples.every((v, i) => v === (pcm[i] as number) / 32768)).toBe(true);
+  });
+
+  it('gives the recorded drift ramps, their mean square and the drift curve at rates whose 25 ms step is fractional', () => {
+    const h = createHash('sha256');
+    const rates = [16_000, 8000, 22_050, 44_100, 48_000, 11_025];
+    for (let k = 0; k < 60; k++) {
+      const d = {
+        snrDb: (k % 11) - 3,
+        driftDb: k % 5 === 0 ? 0 : 0.5 + (k % 7),
+        driftSpeedHz: 0.1 + k / 50,
+        driftStartS: k * 0.731,
+      };
+      const rate = rates[k % rates.length] as number;
+      const n = 1 + ((k * 7919) % 90_000);
+      const ramps = driftRamps(d, n, rate);
+      h.update(new Uint8Array(ramps.buffer));
+      h.update(new Uint8Array(Float64Array.of(rampsMeanSquare(ramps, n), driftSnrDb(d, k * 37.5)).buffer));
+    }
+    if (process.env.SB_GOLDEN_DUMP) console.log(h.copy().digest('hex').slice(0, 32));
+    expect(h.digest('hex').slice(0, 32)).toBe('a6f2737a516ad5b50bf4636746352d29');
   });
 });
