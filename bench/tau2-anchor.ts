@@ -9,7 +9,8 @@
  *   sql.js; whole in the environment worker (`EnvWorker`: one round trip per call through its
  *   mailbox), as started by default and with neither thread spinning (both sleep while waiting),
  *   each with its fixed cost per call (its median less the in-process median) and how often, in
- *   its timed calls, either thread slept waiting for the other (each sleep a wake-up); and
+ *   its timed calls, either thread slept waiting for the other (each sleep a wake-up; for a write
+ *   also in the untimed close and open before each, two round trips a read loop does not make); and
  *   the tools in this thread with every SQL statement a message to the `worker_threads` database
  *   worker (`worker-db.ts`, which only tests and this bench use). Each write runs on a freshly
  *   opened environment (only the call is timed).
@@ -134,6 +135,11 @@ interface Timed {
   /** Timed calls this thread slept for the reply (woken from a blocking wait) or awaited it asynchronously. */
   callerWoken: number;
   awaited: number;
+  /**
+   * The untimed requests between the timed calls (a write's close and open: two round trips before
+   * each timed write, none before a read) and the sleeps in them, counted as for the timed calls.
+   */
+  between: { requests: number; serverWoken: number; callerWoken: number };
 }
 
 /** The median sample of a side, and the sleeps in its timed calls. */
@@ -157,12 +163,18 @@ async function toolCalls<K extends string>(
     const until = performance.now() + WARM_UP_MS;
     try {
       for (let i = from; n === undefined ? i < 0 || performance.now() < until : i < from + n; i++) {
+        const reopened = out && write && side.counts?.();
         if (write) {
           await env.close();
           env = await side.open(task);
         }
         let error = '';
         const before = out && side.counts?.();
+        if (reopened && before) {
+          out.between.requests += before.requests - reopened.requests;
+          out.between.serverWoken += before.serverWoken - reopened.serverWoken;
+          out.between.callerWoken += before.callerWoken - reopened.callerWoken + before.awaited - reopened.awaited;
+        }
         const s = await sample(async () => {
           const r = await env.call({ id: `c${i}`, name: tool, arguments: args }, 'assistant', 0);
           if (r.error) error = r.content;
@@ -183,7 +195,16 @@ async function toolCalls<K extends string>(
   };
   const names = Object.keys(sides) as K[];
   const times = Object.fromEntries(
-    names.map((k): [K, Timed] => [k, { samples: [], serverWoken: 0, callerWoken: 0, awaited: 0 }]),
+    names.map((k): [K, Timed] => [
+      k,
+      {
+        samples: [],
+        serverWoken: 0,
+        callerWoken: 0,
+        awaited: 0,
+        between: { requests: 0, serverWoken: 0, callerWoken: 0 },
+      },
+    ]),
   ) as Record<K, Timed>;
   for (const k of names) await run(sides[k], -WARM_UP);
   for (let r = 0; r < ROUNDS; r++)
@@ -496,7 +517,10 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
       const x = (s: Sample) => `${(s.wall / c.inProcess.wall).toFixed(2)}× in-process`;
       /** The fixed cost per call (worker less in-process, µs) and the timed calls either thread slept in. */
       const fixed = (s: SideResult) =>
-        `+${((s.wall - c.inProcess.wall) * 1000).toFixed(0)} µs fixed; of its ${CALLS} timed calls the worker slept before ${s.serverWoken}, this thread for the reply ${s.callerWoken}${s.awaited ? ` (awaited ${s.awaited})` : ''}`;
+        `+${((s.wall - c.inProcess.wall) * 1000).toFixed(0)} µs fixed; of its ${CALLS} timed calls the worker slept before ${s.serverWoken}, this thread for the reply ${s.callerWoken}${s.awaited ? ` (awaited ${s.awaited})` : ''}` +
+        (s.between.requests
+          ? `; of the ${s.between.requests} untimed requests between them (a close and an open before each) the worker slept before ${s.between.serverWoken}, this thread for the reply ${s.between.callerWoken}`
+          : '');
       lines.push(
         `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
           ` · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${x(c.envWorker)}, ${fixed(c.envWorker)}` +
