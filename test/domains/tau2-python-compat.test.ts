@@ -3,7 +3,7 @@
  * calculate tool's arithmetic. Expected values are what CPython 3 prints.
  */
 import { describe, expect, it } from 'vitest';
-import { PyFloat, parsePyJson, pyFloatRepr, pyJsonDumps, pyRound } from '../../src/core/tau2/py-json.ts';
+import { PyFloat, parsePyJson, pyFloatRepr, pyJsonDumps, pyRound, pyRoundExact } from '../../src/core/tau2/py-json.ts';
 import { PyCalcError, evalPyArithmetic, pyCalculate } from '../../src/core/tau2/py-calc.ts';
 
 describe('pyFloatRepr (Python repr of a float)', () => {
@@ -53,6 +53,32 @@ describe('pyRound (Python round(x, n) on binary floats)', () => {
   it('keeps the sign of a result that rounds to zero', () => {
     expect(Object.is(pyRound(-0.001, 2), -0)).toBe(true);
     expect(pyFloatRepr(pyRound(-0.001, 2))).toBe('-0.0');
+  });
+
+  it('gives what the exact BigInt rounding gives, fast path or not', () => {
+    // Money as the retail tools compute it (sums and differences of cent amounts, which land near
+    // midpoints), midpoints k + 0.5 at every scale, and values spread over many magnitudes.
+    let seed = 12345;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const xs: number[] = [];
+    for (let i = 0; i < 20000; i++) {
+      const a = Math.floor(rand() * 500000) / 100;
+      const b = Math.floor(rand() * 500000) / 100;
+      xs.push(a + b, a - b, a * 1.1, (a + b) / 3);
+    }
+    for (let k = 0; k < 4000; k++)
+      xs.push((2 * k + 1) / 2000, (2 * k + 1) / 200, (2 * k + 1) / 2, k + 0.005, k + 0.015);
+    for (let e = -12; e <= 20; e++) for (let i = 0; i < 200; i++) xs.push((rand() - 0.5) * 10 ** e);
+    let fast = 0;
+    for (const x of xs)
+      for (const n of [0, 1, 2, 3, 6]) {
+        const got = pyRound(x, n);
+        const want = x === 0 ? x : pyRoundExact(x, n);
+        if (!Object.is(got, want)) expect({ x, n, got }).toEqual({ x, n, got: want });
+        if (Math.abs(x * 10 ** n - Math.floor(x * 10 ** n) - 0.5) > 1e-6) fast++;
+      }
+    expect(xs.length).toBe(106600);
+    expect(fast).toBeGreaterThan(400000);
   });
 });
 

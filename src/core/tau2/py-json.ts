@@ -103,6 +103,32 @@ function exactBinary(x: number): { mantissa: bigint; exponent: number } {
 export function pyRound(x: number, ndigits: number): number {
   if (!Number.isFinite(x) || x === 0) return x;
   if (!Number.isInteger(ndigits) || ndigits < 0 || ndigits > 300) throw new RangeError(`pyRound: ndigits ${ndigits}`);
+  // Fast path (~0.05 µs; the exact one below ~2.7 µs). y = |x|·10^ndigits is the exact product
+  // Y correctly rounded (10^ndigits ≤ 10^22 is exact). Below 2^52 every midpoint m = n + 0.5 is a
+  // double, and rounding is monotonic: Y < m gives y ≤ m, Y > m gives y ≥ m. So when y is not a
+  // midpoint, Y lies on y's side of every midpoint and rounds to the integer q nearest y (no tie).
+  // q / 10^ndigits is one correctly rounded division of exact values: the double nearest
+  // q·10^-ndigits, which is what parseFloat of its decimal text gives below.
+  if (ndigits <= 22) {
+    const y = Math.abs(x) * 10 ** ndigits;
+    if (y < 2 ** 52) {
+      const floor = Math.floor(y);
+      const frac = y - floor; // exact: y and floor(y) share their exponent or floor is 0
+      if (frac !== 0.5) {
+        const value = (frac < 0.5 ? floor : floor + 1) / 10 ** ndigits;
+        return x < 0 ? -value : value;
+      }
+    }
+  }
+  return pyRoundExact(x, ndigits);
+}
+
+/**
+ * {@link pyRound} from the exact binary value, with BigInt: every finite non-zero `x` and
+ * `ndigits` 0…300 (checked by the caller). Exported for the test that holds the fast path to it.
+ * @internal
+ */
+export function pyRoundExact(x: number, ndigits: number): number {
   const { mantissa, exponent } = exactBinary(x);
   if (exponent >= 0) return x; // an integer already
   // |x| = mantissa / 2^k = mantissa·5^k / 10^k, so |x|·10^ndigits = mantissa·5^k / 10^(k-ndigits).
