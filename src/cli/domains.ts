@@ -4,7 +4,7 @@
  */
 import { DomainFileError, type Domain } from '../core/schema/domain.ts';
 import type { Task } from '../core/schema/task.ts';
-import { DomainRuntime } from '../core/env/environment.ts';
+import { DomainRuntime, type BuiltDatabase } from '../core/env/environment.ts';
 import { taskDefects } from '../core/gate/gate.ts';
 import { sqlJsFactory } from '../adapters/shared/sqljs-db.ts';
 import { loadDomain } from '../adapters/node/load-domain.ts';
@@ -72,10 +72,12 @@ export function tau2DataFromCache(domain: string, env: NodeJS.ProcessEnv = proce
 
 /**
  * Load and build a domain and check its data (schema, seed, every task's initial rows). A tau2
- * domain reads `spec.data`, else the cache. Loader errors become {@link UsageError}s (one line,
- * exit 2) unless they are {@link DomainFileError}s, which already name the file and field.
+ * domain reads `spec.data`, else the cache. With `built` (another thread's runtime of the same
+ * domain, `DomainRuntime.built`), its database is used instead of building it again. Loader
+ * errors become {@link UsageError}s (one line, exit 2) unless they are {@link DomainFileError}s,
+ * which already name the file and field.
  */
-export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
+export async function openDomain(spec: DomainSpec, built?: BuiltDatabase): Promise<OpenDomain> {
   const isTau2 = TAU2.includes(spec.domain);
   if (!isTau2 && spec.data)
     throw new UsageError(`--data is only for the tau2 domains (${TAU2.join(', ')}), not "${spec.domain}"`);
@@ -93,7 +95,9 @@ export async function openDomain(spec: DomainSpec): Promise<OpenDomain> {
   });
   let runtime: DomainRuntime;
   try {
-    runtime = await DomainRuntime.create(domain, await sqlJsFactory());
+    runtime = built
+      ? DomainRuntime.fromBuilt(domain, built, await sqlJsFactory())
+      : await DomainRuntime.create(domain, await sqlJsFactory());
     // Every task's initial rows, before any rollout is spent (issue 11).
     await runtime.checkTaskStates();
   } catch (e) {
@@ -141,15 +145,17 @@ export function checkTaskDefects(open: OpenDomain, tasks: readonly Task[]): void
 }
 
 /**
- * {@link openDomain}, then the tasks a command works on ({@link selectTasks}), checked by the
- * gate's static checks ({@link checkTaskDefects}) before any rollout is spent.
+ * {@link openDomain} (on `built` when given), then the tasks a command works on ({@link
+ * selectTasks}), checked by the gate's static checks ({@link checkTaskDefects}) before any
+ * rollout is spent.
  * @throws as {@link openDomain}, {@link selectTasks} and {@link checkTaskDefects}.
  */
 export async function openTasks(
   spec: DomainSpec,
   select: { taskIds?: string; split?: string },
+  built?: BuiltDatabase,
 ): Promise<OpenDomain & { tasks: Task[] }> {
-  const open = await openDomain({ ...spec, split: spec.split ?? select.split });
+  const open = await openDomain({ ...spec, split: spec.split ?? select.split }, built);
   const tasks = selectTasks(open.domain, select);
   checkTaskDefects(open, tasks);
   return { ...open, tasks };

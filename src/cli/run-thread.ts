@@ -13,8 +13,8 @@ import { recordedTrial, trialSetup, type TrialJob, type TrialThreadData } from '
 /** Environments opened and closed at set-up (the runtime keeps up to its pool size of them idle). */
 const IDLE_DATABASES = 4;
 
-await serveThreadJobs(async ({ flags, lines }: TrialThreadData) => {
-  const { tasks, trial } = await trialSetup(flags);
+await serveThreadJobs(async ({ flags, lines, built }: TrialThreadData) => {
+  const { tasks, trial } = await trialSetup(flags, undefined, built);
   const part = lines ? new JsonlPart(lines, threadId) : undefined;
   const envs = await Promise.all(Array.from({ length: IDLE_DATABASES }, () => trial.runtime.open()));
   for (const env of envs) await env.close();

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import type { Domain } from '../core/schema/domain.ts';
+import type { BuiltDatabase } from '../core/env/environment.ts';
 import type { Task } from '../core/schema/task.ts';
 import type { Trajectory } from '../core/schema/trajectory.ts';
 import {
@@ -53,10 +54,16 @@ export interface TrialSetup {
 
 /**
  * Open the domain and build the participants of a run from its flags. `models` are the model
- * settings when the caller has already made (and extended) them, else they are made from the flags.
+ * settings when the caller has already made (and extended) them, else they are made from the
+ * flags. `built`: the domain's database as another thread built it (`DomainRuntime.built`), so
+ * that a rollout thread does not build it again.
  * @throws UsageError / InputError for a bad flag or domain (as `run` reports them).
  */
-export async function trialSetup(flags: TrialFlags, models?: ModelSettings): Promise<TrialSetup> {
+export async function trialSetup(
+  flags: TrialFlags,
+  models?: ModelSettings,
+  built?: BuiltDatabase,
+): Promise<TrialSetup> {
   const settings = models ?? modelSettingsFromFlags(flags);
   const agent = agentFactory(flags.agent, settings);
   const user = userFactory(flags.user, settings);
@@ -64,6 +71,7 @@ export async function trialSetup(flags: TrialFlags, models?: ModelSettings): Pro
   const { domain, runtime, tasks } = await openTasks(
     { domain: flags.domain, ...(flags.data ? { data: flags.data } : {}) },
     flags,
+    built,
   );
   return {
     domain,
@@ -111,10 +119,15 @@ export async function recordedTrial(
   return out;
 }
 
-/** What each thread of the pool is started with: the run's flags, and the trajectories file whose part it writes. */
+/**
+ * What each thread of the pool is started with: the run's flags, the trajectories file whose
+ * part it writes, and the domain's database as the CLI's thread built it (the thread then skips
+ * that build: tau2-airline's is ~1 s of CPU).
+ */
 export interface TrialThreadData {
   flags: TrialFlags;
   lines?: string;
+  built?: BuiltDatabase;
 }
 
 /** One job of the pool: trial `trial` of the task `taskId`. */
@@ -318,6 +331,7 @@ export function scheduleTrials(
         signal: stopStart.signal,
       },
       o.lines,
+      trial.runtime.built(),
     ).then(
       (p) => {
         pool = p;
@@ -436,8 +450,10 @@ export interface TrialPool {
  * Start the rollout pool: `threads` worker threads, each running `run-thread.ts` with the same
  * flags (its own domain runtime with idle databases, its own participants), at most `options`'s
  * concurrency trials running at once (see `ThreadPoolOptions`); with `lines`, each thread writes
- * its trajectories to its own part of that file. Returns the {@link TrialRunner} for `runBatch`
- * and the pool's `close` (each thread closes its part and databases first).
+ * its trajectories to its own part of that file. With `built` (the CLI's runtime's
+ * `DomainRuntime.built()`), each thread opens its databases on that image instead of building
+ * the domain's schema and seed again. Returns the {@link TrialRunner} for `runBatch` and the
+ * pool's `close` (each thread closes its part and databases first).
  * @throws (rejects) with a thread's set-up error (e.g. the domain's data is unreadable), or
  * `options.signal`'s reason when it aborts the start.
  */
@@ -446,12 +462,13 @@ export async function startTrialPool(
   threads: number,
   options: Omit<ThreadPoolOptions, 'ahead'> = {},
   lines?: string,
+  built?: BuiltDatabase,
 ): Promise<TrialPool> {
   // From the prebuilt CLI (bin/prebuilt.mjs), the bundle's own entry: no TypeScript loader in the threads.
   const bundle = (globalThis as Record<symbol, unknown>)[Symbol.for('switchboard.prebuilt')];
   const entry =
     typeof bundle === 'string' ? new URL('./run-thread.js', bundle) : new URL('./run-thread.ts', import.meta.url);
-  const data: TrialThreadData = { flags, ...(lines ? { lines } : {}) };
+  const data: TrialThreadData = { flags, ...(lines ? { lines } : {}), ...(built ? { built } : {}) };
   const pool = await startThreadPool<TrialJob, AttemptRecord[]>(entry, data, threads, {
     ...options,
     ...(options.concurrency === undefined ? {} : { ahead: POOL_AHEAD_MAX }),

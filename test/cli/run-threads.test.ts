@@ -14,12 +14,13 @@ import { main } from '../../src/cli/main.ts';
 import {
   poolAhead,
   scheduleTrials,
+  startTrialPool,
   TrialPace,
   trialSetup,
   type TrialFlags,
   type TrialScheduler,
 } from '../../src/cli/run-trials.ts';
-import { digestAttempt, runBatch, trialOrder } from '../../src/core/rollout/batch.ts';
+import { digestAttempt, runBatch, runTrial, trialOrder } from '../../src/core/rollout/batch.ts';
 import { mergeJsonlParts, removeJsonlParts } from '../../src/adapters/node/jsonl-parts.ts';
 import { capture } from '../fixtures/cli-io.ts';
 
@@ -426,6 +427,36 @@ describe('rollout threads', () => {
     await expect(startThreadPool(entry, { failSetup: 'no data in /nowhere' }, 2)).rejects.toThrow(
       'no data in /nowhere',
     );
+  }, 60_000);
+
+  it("workers open their databases on the CLI thread's built database: a worker handed another schema's refuses to start", async () => {
+    const flags: TrialFlags = { domain: 'carrier', agent: 'reference', user: 'scripted', seed: 7 };
+    const setup = await trialSetup(flags);
+    const runtime = setup.trial.runtime;
+    // scheduleTrials hands the workers its runtime's built() (here one of another schema).
+    const other = Object.assign(Object.create(runtime) as typeof runtime, {
+      built: () => ({ ...runtime.built(), schema: 'CREATE TABLE other (id TEXT PRIMARY KEY);' }),
+    });
+    const scheduler = scheduleTrials({ ...setup.trial, runtime: other }, flags, {
+      threads: 2,
+      concurrency: 2,
+      trials: 30,
+      auto: false,
+    });
+    await expect(scheduler.started()).rejects.toThrow('domain carrier: the built database is of another schema');
+    await scheduler.close();
+    // Its own built database: the worker comes up and runs a trial as this thread does.
+    const pool = await startTrialPool(flags, 1, { concurrency: 1 }, undefined, runtime.built());
+    try {
+      const task = setup.tasks[3]!;
+      const [there] = await pool.runTrial(task, 1);
+      const here: ReturnType<typeof digestAttempt>[] = [];
+      await runTrial(setup.trial, task, 1, (t) => here.push(digestAttempt(t)));
+      expect(there).toEqual(here[0]);
+      expect(there!.reward_info!.reward).toBe(1);
+    } finally {
+      await pool.close();
+    }
   }, 60_000);
 
   it('pool start stopped part-way: it rejects with the reason (its threads are stopped)', async () => {

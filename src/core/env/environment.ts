@@ -49,6 +49,20 @@ import {
 
 type Affinities = Map<string, Map<string, ReturnType<typeof typeAffinity>>>;
 
+/**
+ * A domain's built database as plain data ({@link DomainRuntime.built}): the schema text it was
+ * built from, its tables, the tables compared whole, the pristine SQLite image, each column's
+ * type affinity by table, and whether snapshots replay the write log.
+ */
+export interface BuiltDatabase {
+  schema: string;
+  tables: TableInfo[];
+  wholeTables: string[];
+  image: Uint8Array;
+  affinities: Affinities;
+  replayable: boolean;
+}
+
 /** A broken rule found around an agent write. */
 export interface RuleViolation {
   rule: string;
@@ -203,6 +217,42 @@ export class DomainRuntime {
     } finally {
       await db.close();
     }
+  }
+
+  /**
+   * What {@link create} built, as plain data (structured-cloneable: a rollout thread is handed
+   * it, issue 15 item 5): the pristine image and what was read of its schema. {@link fromBuilt}
+   * makes a runtime of it without building the schema and seed again (tau2-airline: ~1 s of
+   * CPU). The image is this runtime's own (not a copy): do not change it.
+   */
+  built(): BuiltDatabase {
+    return {
+      schema: this.domain.schema,
+      tables: this.tables,
+      wholeTables: [...this.wholeTables],
+      image: this.image,
+      affinities: this.affinities,
+      replayable: this.replayable,
+    };
+  }
+
+  /**
+   * A runtime of `domain` on a database another runtime of the same domain built ({@link
+   * built}): the same image, tables and snapshot kind as {@link create} gives, without its build.
+   * @throws Error when `built` was made from another schema than `domain.schema`.
+   */
+  static fromBuilt(domain: Domain, built: BuiltDatabase, factory: SqlDbFactory): DomainRuntime {
+    if (built.schema !== domain.schema)
+      throw new Error(`domain ${domain.name}: the built database is of another schema`);
+    return new DomainRuntime(
+      domain,
+      built.tables,
+      new Set(built.wholeTables),
+      built.image,
+      factory,
+      built.affinities,
+      built.replayable,
+    );
   }
 
   /**

@@ -417,6 +417,42 @@ describe.each(adapters)('Environment over %s', (_name, makeFactory) => {
     expect(env.writes).toEqual(writesAtSnap);
   });
 
+  it("a runtime on another runtime's built database (structured-cloned, as a rollout thread gets it) reads, writes and snapshots the same; another schema is refused", async () => {
+    const built = structuredClone(runtime.built());
+    expect(built.schema).toBe(SCHEMA);
+    expect(built.wholeTables).toEqual([]);
+    const copy = DomainRuntime.fromBuilt(wallet(), built, factory);
+    try {
+      expect(copy.tables).toEqual(runtime.tables);
+      expect(copy.replayable).toBe(true);
+      expect(copy.wholeTables).toEqual(new Set());
+      const env = await copy.open();
+      expect(await env.exportState()).toEqual({ customers: SEED_CUSTOMERS, payments: [], tags: SEED_TAGS });
+      const out = await env.call(call('pay', { customer_id: 'C2', amount: 20, note: 'x' }), 'assistant', 2);
+      expect(out.writes.map((w) => [w.seq, w.table, w.op, w.column, w.before, w.after])).toEqual([
+        [1, 'customers', 'update', 'balance', 50, 30],
+        [2, 'payments', 'insert', 'id', null, 1],
+        [3, 'payments', 'insert', 'customer_id', null, 'C2'],
+        [4, 'payments', 'insert', 'amount', null, 20],
+        [5, 'payments', 'insert', 'note', null, 'x'],
+      ]);
+      const snap = await env.snapshot();
+      const restored = await copy.open();
+      await restored.restore(snap);
+      expect((await restored.exportState()).payments).toEqual([{ id: 1, customer_id: 'C2', amount: 20, note: 'x' }]);
+      await restored.close();
+      await env.close();
+      // Closed environments went back as pristine databases.
+      expect((await (await copy.open()).exportState()).payments).toEqual([]);
+    } finally {
+      await copy.close();
+    }
+    const other = { ...wallet(), schema: `${SCHEMA}CREATE TABLE extra (id TEXT PRIMARY KEY);\n` };
+    expect(() => DomainRuntime.fromBuilt(other, built, factory)).toThrow(
+      'domain wallet: the built database is of another schema',
+    );
+  });
+
   it('upserts initial_state.rows without logging them', async () => {
     const env = await open('with-rows');
     expect((await env.exportState()).customers).toEqual([
