@@ -19,9 +19,16 @@ import { directFlightRecord, reservationRecord, userRecord, type PyJson as Recor
 /** EST (UTC-5, the policy's zone; no daylight saving in tau2's clock), ms. */
 const EST_OFFSET_MS = -5 * 3_600_000;
 
-/** The policy clock as tau2's `_get_datetime`: `YYYY-MM-DDTHH:MM:SS` in EST. */
+/** The last {@link estTimestamp} made: the policy clock is fixed per episode, so calls repeat it. */
+let lastStamp = { ms: Number.NaN, text: '' };
+
+/**
+ * The policy clock as tau2's `_get_datetime`: `YYYY-MM-DDTHH:MM:SS` in EST. The last answer is
+ * kept (a `Date` and its ISO text cost ~0.6 µs, paid by every booking).
+ */
 export function estTimestamp(ms: number): string {
-  return new Date(ms + EST_OFFSET_MS).toISOString().slice(0, 19);
+  if (ms !== lastStamp.ms) lastStamp = { ms, text: new Date(ms + EST_OFFSET_MS).toISOString().slice(0, 19) };
+  return lastStamp.text;
 }
 
 /** Reservation ids handed out by `book_reservation`, first free one wins (tau2 allows three per task). */
@@ -306,7 +313,10 @@ function insertText(table: RowTable, count: number): string {
  */
 export async function insertRows(db: ToolDb, table: RowTable, rows: readonly (string | number)[][]): Promise<SqlRow[]> {
   if (rows.length === 0) return [];
-  await db.run(insertText(table, rows.length), rows.flat());
+  // The values row after row: a loop, not `rows.flat()` (~1.2 µs for two rows in V8, 0.06 here).
+  const values: (string | number)[] = [];
+  for (const row of rows) for (let i = 0; i < row.length; i++) values.push(row[i]!);
+  await db.run(insertText(table, rows.length), values);
   const { columns } = table;
   return rows.map((values) => {
     const row: SqlRow = {};
