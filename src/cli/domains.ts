@@ -73,7 +73,8 @@ export function tau2DataFromCache(domain: string, env: NodeJS.ProcessEnv = proce
 /**
  * Load and build a domain and check its data (schema, seed, every task's initial rows). A tau2
  * domain reads `spec.data`, else the cache. With `built` (another thread's runtime of the same
- * domain, `DomainRuntime.built`), its database is used instead of building it again. Loader
+ * domain, `DomainRuntime.built`), its database is used instead of building it again (a tau2
+ * domain's seed files are then not imported either: its `seed` is empty). Loader
  * errors become {@link UsageError}s (one line, exit 2) unless they are {@link DomainFileError}s,
  * which already name the file and field.
  */
@@ -84,6 +85,8 @@ export async function openDomain(spec: DomainSpec, built?: BuiltDatabase): Promi
   const domain = await (isTau2
     ? loadTau2Domain(spec.domain as Tau2DomainName, spec.data ?? tau2DataFromCache(spec.domain), undefined, {
         split: spec.split,
+        // The database is built already: its seed files are not imported again.
+        ...(built ? { seed: false } : {}),
       })
     : loadDomain(spec.domain)
   ).catch((e: unknown) => {

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadTau2Domain, taskSplits, tasksInSplit } from '../../src/adapters/node/tau2-loader.ts';
 import { DomainFileError, toolSchema } from '../../src/core/schema/domain.ts';
 import { tau2DataDir, tau2Runtime } from './tau2-helpers.ts';
+import { openDomain } from '../../src/cli/domains.ts';
 
 const temps: string[] = [];
 afterAll(async () => {
@@ -180,6 +181,37 @@ describe('loadTau2Domain', () => {
     expect(e3.file).toBe(join(badSplit, 'split_tasks.json'));
     expect(e3.field).toBe('train[0]');
     expect(e3.message).toMatch(/unknown task id "999"/);
+  });
+});
+
+describe('a rollout thread on the built database', () => {
+  it("seed: false does not import db.json (a broken one loads); openDomain with another runtime's built() uses it: same tasks, same rows", async () => {
+    const { domain, runtime } = await tau2Runtime('tau2-retail');
+    const broken = await retailCopy((d) => writeFile(join(d, 'db.json'), '{"products": {'));
+    await expect(loadTau2Domain('tau2-retail', broken)).rejects.toThrow(/not valid JSON/);
+    const bare = await loadTau2Domain('tau2-retail', broken, undefined, { seed: false });
+    expect(bare.seed).toEqual({});
+    expect(Object.keys(domain.seed).length).toBeGreaterThan(0);
+    const { seed: _a, dataDir: _b, files: _c, ...rest } = domain;
+    const { seed: _d, dataDir: _e, files: _f, ...bareRest } = bare;
+    expect(bareRest).toEqual(rest);
+    expect(bare.tasks).toHaveLength(114);
+    // As the pool's thread opens it: the domain's seed not imported, the rows those of the image.
+    const opened = await openDomain({ domain: 'tau2-retail', data: broken }, runtime.built());
+    try {
+      expect(opened.domain.seed).toEqual({});
+      const env = await opened.runtime.open();
+      const mine = await env.exportState();
+      await env.close();
+      const base = await runtime.open();
+      const theirs = await base.exportState();
+      await base.close();
+      expect(mine).toEqual(theirs);
+      expect(mine.users!.length).toBe(domain.seed.users!.length);
+      expect(mine.users!.length).toBe(500);
+    } finally {
+      await opened.runtime.close();
+    }
   });
 });
 

@@ -78,6 +78,8 @@ export function tau2SchemaPath(name: Tau2DomainName): string {
  * @param dataDir the tau2-bench data folder of that domain (absolute, or relative to the working
  *   directory).
  * @param timings filled with how long each step took, when given.
+ * @param options `split`: telecom's task split; `seed: false`: the database files are not
+ *   imported and the seed is empty (see {@link buildTau2Domain}).
  * @throws Error naming the path when the folder or a file is missing; `DomainFileError` naming
  *   the file (full path) and field when a file is malformed (invalid JSON, a db.json record that
  *   does not fit tau2's data model, a task that does not fit our Task schema, a split naming an
@@ -87,7 +89,7 @@ export async function loadTau2Domain(
   name: Tau2DomainName,
   dataDir: string,
   timings?: Tau2LoadTimings,
-  options: { split?: string } = {},
+  options: { split?: string; seed?: boolean } = {},
 ): Promise<Tau2Domain> {
   if (!TAU2_DOMAIN_NAMES.includes(name))
     throw new Error(`unknown tau2 domain "${String(name)}"; known: ${TAU2_DOMAIN_NAMES.join(', ')}`);
@@ -120,7 +122,9 @@ export async function loadTau2Domain(
   ]);
   if (timings) timings.readFiles = performance.now() - t0;
   return {
-    ...buildTau2Domain(name as Tau2JsonDomainName, { db, tasks, policy, splits, schema }, paths, timings),
+    ...buildTau2Domain(name as Tau2JsonDomainName, { db, tasks, policy, splits, schema }, paths, timings, {
+      seed: options.seed !== false,
+    }),
     dataDir,
   };
 }

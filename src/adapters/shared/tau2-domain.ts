@@ -128,6 +128,9 @@ export interface Tau2Texts {
 /**
  * Build tau2 domain `name` from the texts of its data folder (`paths` name the files in errors).
  * @param timings `importDb` and `buildDomain` are filled in when given.
+ * @param options `seed: false`: db.json is neither read nor checked and the domain's seed is
+ *   empty, for a caller whose database is already built from it (a rollout thread handed the
+ *   CLI's thread's `DomainRuntime.built()`; tau2-airline's import is ~0.2–0.45 s of CPU).
  * @throws `DomainFileError` naming the file and field when a file is malformed (invalid JSON, a
  *   db.json record that does not fit tau2's data model, a task that does not fit our Task
  *   schema, a split naming an unknown task); Error for an unknown domain name.
@@ -137,11 +140,12 @@ export function buildTau2Domain(
   texts: Tau2Texts,
   paths: Record<keyof Tau2Texts, string>,
   timings?: Partial<Tau2LoadTimings>,
+  options: { seed?: boolean } = {},
 ): Tau2BuiltDomain {
   const entry = Object.hasOwn(TAU2_DOMAINS, name) ? TAU2_DOMAINS[name] : undefined;
   if (!entry) throw new Error(`unknown tau2 domain "${String(name)}"; known: ${Object.keys(TAU2_DOMAINS).join(', ')}`);
   let t0 = performance.now();
-  const seed = entry.importDb(parseJsonFile(paths.db, texts.db), paths.db);
+  const seed = options.seed === false ? {} : entry.importDb(parseJsonFile(paths.db, texts.db), paths.db);
   if (timings) timings.importDb = performance.now() - t0;
   t0 = performance.now();
   const domain = buildDomain(
@@ -198,15 +202,20 @@ export type TelecomTexts = Record<keyof typeof TELECOM_FILES | 'schema', string>
  * @throws `DomainFileError` naming the file and field when a file is malformed (TOML that does not
  *   fit tau2's data model, a task that does not fit our Task schema, a split naming a task that
  *   tasks.json lacks); Error for an unknown split.
+ * @param options.seed false: the databases are neither read nor checked and the seed is empty
+ *   (as {@link buildTau2Domain}'s).
  */
 export function buildTau2TelecomDomain(
   texts: TelecomTexts,
   paths: TelecomTexts,
-  options: { split?: string } = {},
+  options: { split?: string; seed?: boolean } = {},
   timings?: Partial<Tau2LoadTimings>,
 ): Tau2BuiltDomain {
   let t0 = performance.now();
-  const seed = importTelecomDb({ db: texts.db, userDb: texts.userDb }, { db: paths.db, userDb: paths.userDb });
+  const seed =
+    options.seed === false
+      ? {}
+      : importTelecomDb({ db: texts.db, userDb: texts.userDb }, { db: paths.db, userDb: paths.userDb });
   if (timings) timings.importDb = performance.now() - t0;
   t0 = performance.now();
   const splits = parseSplits(paths.splits, texts.splits);
