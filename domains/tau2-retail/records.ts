@@ -7,7 +7,16 @@
  * out while still unset (a lossless round trip of db.json).
  */
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
-import { PyFloat, pyFloat, type PyDict, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
+import {
+  PyFloat,
+  pyFloat,
+  pyJsonDumps,
+  pyJsonFloat,
+  pyJsonString,
+  type PyDict,
+  type PyJson,
+  type PyJsonObject,
+} from '../../src/core/tau2/py-json.ts';
 import { absentFields, jsonDict, jsonList, type RecordForm } from '../../src/core/tau2/rows.ts';
 
 const s = (v: unknown): string => v as string;
@@ -112,4 +121,58 @@ export function orderRecord(
   };
   if (form === 'source') for (const field of absentFields(o.absent_fields)) if (out[field] === null) delete out[field];
   return out;
+}
+
+/** `json.dumps` of a text column's value (a str; NULL as `null`), as {@link orderRecord} gives it. */
+function textJson(v: unknown): string {
+  return typeof v === 'string' ? pyJsonString(v) : pyJsonDumps(v as PyJson);
+}
+
+/** `json.dumps` of an options column's dict by the column's text (the first 4,096 distinct texts). */
+const optionsTexts = new Map<string, string>();
+
+/**
+ * `json.dumps(jsonDict(v))`, cached by the column's text: an order's items carry the options of
+ * one of the catalogue's variants (591 distinct texts in tau2-bench's retail data), so the same
+ * few hundred are parsed and written again on every call otherwise.
+ */
+function optionsJson(v: unknown): string {
+  if (typeof v !== 'string') return pyJsonDumps(jsonDict(v as string));
+  let out = optionsTexts.get(v);
+  if (out === undefined) {
+    out = pyJsonDumps(jsonDict(v));
+    if (optionsTexts.size < 4096) optionsTexts.set(v, out);
+  }
+  return out;
+}
+
+/**
+ * What a tool shows for an order: `toolJson(orderRecord(o, items, fulfillments, payments,
+ * 'model'))` (Python's `json.dumps` of tau2's `Order.model_dump()`), written straight from the
+ * rows without building the record (the fields, in declared order, are fixed; an order reply is
+ * built on every order tool call). The rows need the columns `orderRecord` reads.
+ */
+export function orderModelJson(
+  o: SqlRow,
+  items: readonly SqlRow[],
+  fulfillments: readonly SqlRow[],
+  payments: readonly SqlRow[],
+): string {
+  let out = `{"order_id": ${textJson(o.order_id)}, "user_id": ${textJson(o.user_id)}, "address": {"address1": ${textJson(o.address1)}, "address2": ${textJson(o.address2)}, "city": ${textJson(o.city)}, "country": ${textJson(o.country)}, "state": ${textJson(o.state)}, "zip": ${textJson(o.zip)}}, "items": [`;
+  for (let i = 0; i < items.length; i++) {
+    const it = items[i]!;
+    out += `${i ? ', ' : ''}{"name": ${textJson(it.name)}, "product_id": ${textJson(it.product_id)}, "item_id": ${textJson(it.item_id)}, "price": ${pyJsonFloat(it.price as number)}, "options": ${optionsJson(it.options)}}`;
+  }
+  out += `], "status": ${textJson(o.status)}, "fulfillments": [`;
+  for (let i = 0; i < fulfillments.length; i++) {
+    const x = fulfillments[i]!;
+    out += `${i ? ', ' : ''}{"tracking_id": ${pyJsonDumps(jsonList(x.tracking_id))}, "item_ids": ${pyJsonDumps(jsonList(x.item_ids))}}`;
+  }
+  out += '], "payment_history": [';
+  for (let i = 0; i < payments.length; i++) {
+    const p = payments[i]!;
+    out += `${i ? ', ' : ''}{"transaction_type": ${textJson(p.transaction_type)}, "amount": ${pyJsonFloat(p.amount as number)}, "payment_method_id": ${textJson(p.payment_method_id)}}`;
+  }
+  const difference = o.exchange_price_difference as number | null;
+  return `${out}], "cancel_reason": ${textJson(o.cancel_reason)}, "exchange_items": ${pyJsonDumps(jsonList(o.exchange_items))}, "exchange_new_items": ${pyJsonDumps(jsonList(o.exchange_new_items))}, "exchange_payment_method_id": ${textJson(o.exchange_payment_method_id)}, "exchange_price_difference": ${difference === null ? 'null' : pyJsonFloat(difference)}, "return_items": ${pyJsonDumps(jsonList(o.return_items))}, "return_payment_method_id": ${textJson(o.return_payment_method_id)}}`;
 }

@@ -18,7 +18,7 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { ToolError, defineTool, type ToolDb, type ToolDefinition } from '../../src/core/schema/domain.ts';
 import { calculateTool, thinkTool, toolJson, transferToHumanAgentsTool } from '../../src/core/tau2/common-tools.ts';
 import { pyJsonDumps, pyRound } from '../../src/core/tau2/py-json.ts';
-import { orderRecord, productRecord, userRecord, variantRecord } from './records.ts';
+import { orderModelJson, productRecord, userRecord, variantRecord } from './records.ts';
 
 const ORDER_ID_DESC = "The order id, e.g. '#W0000000'; note the '#' at the start.";
 const PAYMENT_METHOD_DESC =
@@ -56,11 +56,20 @@ function addressValues(a: {
  * hands a tool the rows of a read its `before` checks made with the same SQL and parameters
  * instead of reading them again (Environment.call). The order by id; its items in position order;
  * a variant by item id; a payment method of a user.
+ *
+ * Each reads only the columns its callers use (sql.js decodes every text value it gives back,
+ * ~0.3-0.45 µs each): not the key already known (order id, item id, user and method ids), the
+ * `position` of an order or variant, or an order's `absent_fields` (only the db.json export reads
+ * it, with its own query).
  */
-export const ORDER = 'SELECT * FROM orders WHERE order_id = ?';
-export const ORDER_ITEMS = 'SELECT * FROM order_items WHERE order_id = +? ORDER BY position';
-export const VARIANT = 'SELECT * FROM product_variants WHERE item_id = ?';
-export const PAYMENT_METHOD = 'SELECT * FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?';
+export const ORDER = `SELECT order_id, user_id, address1, address2, city, country, state, zip, status, cancel_reason,
+  exchange_items, exchange_new_items, exchange_payment_method_id, exchange_price_difference, return_items,
+  return_payment_method_id FROM orders WHERE order_id = ?`;
+export const ORDER_ITEMS =
+  'SELECT position, name, product_id, item_id, price, options FROM order_items WHERE order_id = +? ORDER BY position';
+export const VARIANT = 'SELECT product_id, available, price, options FROM product_variants WHERE item_id = ?';
+export const PAYMENT_METHOD =
+  'SELECT source, balance FROM user_payment_methods WHERE user_id = ? AND payment_method_id = ?';
 
 async function orderRow(db: ToolDb, orderId: string): Promise<SqlRow> {
   const o = await db.one(ORDER, [orderId]);
@@ -72,8 +81,12 @@ async function orderItems(db: ToolDb, orderId: string): Promise<SqlRow[]> {
   return db.all(ORDER_ITEMS, [orderId]);
 }
 
+/** An order's payment history in position order: the columns of a record and `position`. */
 async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM order_payment_history WHERE order_id = +? ORDER BY position', [orderId]);
+  return db.all(
+    'SELECT position, transaction_type, amount, payment_method_id FROM order_payment_history WHERE order_id = +? ORDER BY position',
+    [orderId],
+  );
 }
 
 /**
@@ -89,10 +102,10 @@ async function orderJson(
   const o = known.row ?? (await orderRow(db, orderId));
   const [items, fulfillments, payments] = await Promise.all([
     known.items ?? orderItems(db, orderId),
-    db.all('SELECT * FROM order_fulfillments WHERE order_id = +? ORDER BY position', [orderId]),
+    db.all('SELECT tracking_id, item_ids FROM order_fulfillments WHERE order_id = +? ORDER BY position', [orderId]),
     known.payments ?? orderPayments(db, orderId),
   ]);
-  return toolJson(orderRecord(o, items, fulfillments, payments, 'model'));
+  return orderModelJson(o, items, fulfillments, payments);
 }
 
 async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
@@ -139,11 +152,11 @@ async function variantRow(db: ToolDb, productId: string, itemId: string): Promis
   throw new ToolError('Variant not found');
 }
 
-async function setBalance(db: ToolDb, pm: SqlRow, balance: number): Promise<void> {
+async function setBalance(db: ToolDb, userId: string, paymentMethodId: string, balance: number): Promise<void> {
   await db.run('UPDATE user_payment_methods SET balance = ? WHERE user_id = ? AND payment_method_id = ?', [
     balance,
-    pm.user_id as string,
-    pm.payment_method_id as string,
+    userId,
+    paymentMethodId,
   ]);
 }
 
@@ -156,7 +169,7 @@ interface NewPayment {
 
 /**
  * Append payments to an order's history, in order, each after the last (max(position) + 1, 0
- * for none), and give the history as `SELECT *` by position now would: the rows of `history`
+ * for none), and give the history as {@link orderPayments} now would: the rows of `history`
  * and the new ones (written from the values inserted: each column's type matches them).
  * @param history the order's payment history as it is now, in position order.
  */
@@ -170,7 +183,6 @@ async function appendPayments(
   let position = history.reduce((max, p) => Math.max(max, (p.position as number) + 1), 0);
   for (const p of payments) {
     const row: SqlRow = {
-      order_id: orderId,
       position: position++,
       transaction_type: p.type,
       amount: p.amount + 0, // -0 is bound (and read back) as the integer 0
@@ -340,7 +352,12 @@ const cancelPendingOrder = defineTool({
     for (const p of payments) {
       const pm = await paymentMethodRow(db, o.user_id as string, p.payment_method_id as string);
       if (pm.source === 'gift_card')
-        await setBalance(db, pm, pyRound((pm.balance as number) + (p.amount as number), 2));
+        await setBalance(
+          db,
+          o.user_id as string,
+          p.payment_method_id as string,
+          pyRound((pm.balance as number) + (p.amount as number), 2),
+        );
     }
     await db.run("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", [reason, order_id]);
     const history = await appendPayments(
@@ -416,7 +433,8 @@ const modifyPendingOrderItems = defineTool({
     const payments = await appendPayments(db, order_id, await orderPayments(db, order_id), [
       { type: diff > 0 ? 'payment' : 'refund', amount: Math.abs(diff), paymentMethodId: payment_method_id },
     ]);
-    if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) - diff, 2));
+    if (pm.source === 'gift_card')
+      await setBalance(db, o.user_id as string, payment_method_id, pyRound((pm.balance as number) - diff, 2));
     // Items change one after another, each time the first item still carrying the old id; all
     // of them take the last new variant's price and options (tau2's behaviour).
     // The items are kept as they are now (the reply shows them) as each is written.
@@ -474,9 +492,11 @@ const modifyPendingOrderPayment = defineTool({
       { type: 'payment', amount, paymentMethodId: payment_method_id },
       { type: 'refund', amount, paymentMethodId: oldMethodId },
     ]);
-    if (pm.source === 'gift_card') await setBalance(db, pm, pyRound((pm.balance as number) - amount, 2));
+    if (pm.source === 'gift_card')
+      await setBalance(db, o.user_id as string, payment_method_id, pyRound((pm.balance as number) - amount, 2));
     const old = await paymentMethodRow(db, o.user_id as string, oldMethodId);
-    if (old.source === 'gift_card') await setBalance(db, old, pyRound((old.balance as number) + amount, 2));
+    if (old.source === 'gift_card')
+      await setBalance(db, o.user_id as string, oldMethodId, pyRound((old.balance as number) + amount, 2));
     // The orders row is unchanged (only the payment history and balances changed).
     return resultDiscarded ? '' : orderJson(db, order_id, { row: o, payments: history });
   },

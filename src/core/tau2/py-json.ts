@@ -182,8 +182,11 @@ function isPlain(s: string): boolean {
   return true;
 }
 
-/** A string as Python's `json.dumps` writes it with `ensure_ascii=True`. */
-function pyJsonString(s: string): string {
+/**
+ * A string as Python's `json.dumps` writes it with `ensure_ascii=True` (quoted; `"`, `\\` and
+ * control characters escaped, every non-ASCII UTF-16 code unit as `\uXXXX`): `pyJsonDumps(s)`.
+ */
+export function pyJsonString(s: string): string {
   if (isPlain(s)) return `"${s}"`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's ensure_ascii escapes exactly these control characters
   return `"${s.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
@@ -215,8 +218,11 @@ function pyJsonKeyColon(k: string): string {
   return q;
 }
 
-/** A float as `json.dumps` writes it (`NaN`, `Infinity`, `-Infinity` for non-finite values). */
-function pyJsonFloat(x: number): string {
+/**
+ * A float as `json.dumps` writes it (`100.0`, `1e-05`; `NaN`, `Infinity`, `-Infinity` for
+ * non-finite values): `pyJsonDumps(new PyFloat(x))`.
+ */
+export function pyJsonFloat(x: number): string {
   const abs = Math.abs(x);
   // The common case first: fixed notation, as in pyFloatRepr.
   if (abs >= 1e-4 && abs < 1e16) return Number.isInteger(x) ? `${x}.0` : String(x);
