@@ -6,7 +6,8 @@
  * - **tool calls**: one read and one write tool (those tau2's side calls, with the first reference
  *   action's arguments), median of {@link CALLS} warm calls, wall and CPU time (CPU of every
  *   thread of the process), the ways below alternating in {@link ROUNDS} rounds: in-process
- *   sql.js; whole in the environment worker (`EnvWorker`: one round trip per call through its
+ *   sql.js, back to back and each call after a short sleep of this thread ({@link COLD_PAUSE_MS},
+ *   untimed: the call runs cold, as the worker's does after it slept); whole in the environment worker (`EnvWorker`: one round trip per call through its
  *   mailbox), as started by default and with neither thread spinning (both sleep while waiting),
  *   each with its fixed cost per call (its median less the in-process median) and how often, in
  *   its timed calls, either thread slept waiting for the other (each sleep a wake-up; for a write
@@ -123,9 +124,26 @@ const ROUNDS = 10;
 
 /**
  * Something that opens environments of a domain: a runtime, or an environment worker (with how
- * often its threads slept waiting for each other).
+ * often its threads slept waiting for each other); `pause` runs before each call, untimed.
  */
-type Opener = { open(task: Task): Promise<Pick<Environment, 'call' | 'close'>>; counts?: () => MailboxCounts };
+type Opener = {
+  open(task: Task): Promise<Pick<Environment, 'call' | 'close'>>;
+  counts?: () => MailboxCounts;
+  pause?: () => void;
+};
+
+/**
+ * The sleep, ms, before each call of the in-process side that runs cold: a thread that sleeps
+ * before a call, as the environment worker does between requests when it does not spin, runs it
+ * with its caches and branch history lost to whatever ran meanwhile. Measured under load 8 on the
+ * 2-core VM (same process, alternating rounds, medians of 16 per-round ratios), an in-process call
+ * after a 100 µs `Atomics.wait` took 1.58× (airline read) to 2.17× (airline write) the call
+ * back to back, and the worker's 2.7–3.6×.
+ */
+const COLD_PAUSE_MS = 0.1;
+const coldCell = new Int32Array(new SharedArrayBuffer(4));
+/** Sleep {@link COLD_PAUSE_MS} in this thread (an `Atomics.wait` no one ends early). */
+const coldPause = () => void Atomics.wait(coldCell, 0, 0, COLD_PAUSE_MS);
 
 /** A side's timed calls: each call's sample, and the sleeps in them (environment workers). */
 interface Timed {
@@ -169,6 +187,7 @@ async function toolCalls<K extends string>(
           env = await side.open(task);
         }
         let error = '';
+        side.pause?.();
         const before = out && side.counts?.();
         if (reopened && before) {
           out.between.requests += before.requests - reopened.requests;
@@ -263,6 +282,8 @@ async function fork(domain: Domain, factory: SqlDbFactory, runs = 50): Promise<S
 /** The ways a tool call is measured, in the order printed. */
 interface CallSides {
   inProcess: SideResult;
+  /** In-process, each call after a {@link COLD_PAUSE_MS} sleep of this thread (untimed). */
+  inProcessCold: SideResult;
   /** The tools in this thread, each SQL statement a message to a sql.js thread (`worker-db.ts`). */
   dbWorker: SideResult;
   /** Whole in the environment worker (`EnvWorker`), its default spinning. */
@@ -297,6 +318,7 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
     ] as const) {
       const sides = {
         inProcess: rt,
+        inProcessCold: { open: (task: Task) => rt.open(task), pause: coldPause },
         dbWorker: wrt,
         envWorker: { open: (task: Task) => envWorker.open(task), counts: () => envWorker.counts() },
         envWorkerSleeping: {
@@ -523,6 +545,7 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
           : '');
       lines.push(
         `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
+          ` (each call after a ${COLD_PAUSE_MS * 1000} µs sleep of this thread, as the worker's after its sleep: ${both(c.inProcessCold, us)}, ${x(c.inProcessCold)})` +
           ` · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${x(c.envWorker)}, ${fixed(c.envWorker)}` +
           ` (with neither thread spinning ${both(c.envWorkerSleeping, us)}, ${x(c.envWorkerSleeping)}, ${fixed(c.envWorkerSleeping)})` +
           (theirs === undefined ? '' : ` · tau2 ${us(theirs)} wall`),
