@@ -124,6 +124,21 @@ export const MAX_BLOCK_MS = 2;
  * less, the caller blocked 3× as often); that with the caller's take window 200 µs unless the
  * worker was seen spinning, 2.5–5.9×; the worker giving up its spin when its reply is not taken
  * within 20 µs (the caller not running), 0.96–1.04× (noise). See {@link WAKE_US} for why.
+ *
+ * Why the caller is not running (timelines of both threads in the bench's loops, four traces at
+ * load 4.6–7.3 on the 2-core VM): with one CPU left to the two threads, the caller's
+ * `Atomics.notify` to a sleeping worker lets the worker run on the caller's CPU at once, and the
+ * notify returns only when the worker sleeps again, its reply in (59–82% of the timed calls). A
+ * worker that spins after its reply holds that CPU, and the caller posts only after the spin ends:
+ * each spin that missed in the timed rounds (3–13 per 1,020–3,020 requests) had the caller unable
+ * to run, inside its notify or woken from its block only after the spin; in three traces every
+ * spin tried missed, in one 102 of 115 hit. Their skips (1, 2, 4, … 256 waits) left the worker
+ * asleep before 86–98% of the timed calls. Not the round boundaries, nor GC: the untimed warm-up's
+ * misses had taken the window to its cap before the first timed round, and the misses came
+ * mid-round. Such a hand-off call costs ~9–15 µs from post to the worker running, 6–8 µs from
+ * reply to the caller seeing it, and the worker's part at 1.5–2× its time back to back in one
+ * thread (cold: the tau2 bench's in-process side after a 100 µs sleep shows the same), the larger
+ * part of the fixed cost under load.
  */
 export class SpinWindow {
   private skip = 0;
@@ -461,6 +476,11 @@ const TAKE_US = 10;
  * 1.00–1.19× (the caller blocks more often, and a blocked caller's wake-up is a hand-off too).
  * Choosing 10 µs after a woken worker came late and 200 µs for every 16th such post (to see the
  * fast wakes again): 0.96–1.06× median, 0.92–0.99× CPU (load 8: noise).
+ *
+ * When the notify does not hand the caller's CPU to the worker (it was queued on a CPU another
+ * process holds), this spin is paid in full: 317 of 932 timed airline reads at load 4.6 (the
+ * median call is unaffected; see {@link SpinWindow} for the hand-off). The worker then ran ~6 µs
+ * after the caller blocked, or once a time slice of another process later (636 µs).
  */
 const WAKE_US = 200;
 
