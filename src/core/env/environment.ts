@@ -650,7 +650,7 @@ export class Environment {
     turn = -1,
     options: { sync?: boolean; result?: boolean; checks?: boolean } = {},
   ): Promise<ToolOutcome> {
-    const tool = toolsFor(this.domain, actor).find((t) => t.name === call.name);
+    const tool = toolNamed(this.domain, actor, call.name);
     if (!tool) {
       const other = toolsFor(this.domain, actor === 'user' ? 'assistant' : 'user').some((t) => t.name === call.name);
       const who = actor === 'user' ? 'the caller' : 'the agent';
@@ -698,8 +698,8 @@ export class Environment {
     const logBefore = this.log.length;
     const collected = this.collectWrites(turn, actor, tool.name);
     const writes = Array.isArray(collected) ? collected : await collected;
-    if (actor === 'assistant') {
-      const userSide = writes.find((w) => this.domain.tables?.[w.table]?.userSide);
+    if (actor === 'assistant' && writes.length > 0) {
+      const userSide = userSideWrite(this.domain, writes);
       if (userSide)
         throw new Error(`agent tool ${tool.name} wrote the caller-side table ${userSide.table}: a bug in the domain`);
     }
@@ -764,8 +764,10 @@ export class Environment {
     const out: RuleViolation[] = [];
     const log = logLength === this.log.length ? this.log : this.log.slice(0, logLength);
     const db = reader ?? this.memoReader();
+    // One context for the phase's checks (they only read it).
+    const ctx: RuleCheckContext = { db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact };
     for (const rc of checks) {
-      const message = await rc.check({ db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact });
+      const message = await rc.check(ctx);
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
     }
     return out;
@@ -1028,6 +1030,39 @@ function checksOf(domain: Domain, tool: string): ToolChecks {
     byTool.set(tool, out);
   }
   return out;
+}
+
+/** {@link toolNamed}'s tools by name, by tool list (a domain's `tools` or `userTools`). */
+const toolsByName = new WeakMap<readonly ToolDefinition[], Map<string, ToolDefinition>>();
+
+/** The tool `name` callable by `actor` in `domain` ({@link toolsFor}; the first of that name), or undefined. */
+function toolNamed(domain: Domain, actor: Requestor, name: string): ToolDefinition | undefined {
+  const list = toolsFor(domain, actor);
+  let byName = toolsByName.get(list);
+  if (!byName) {
+    byName = new Map();
+    for (const t of list) if (!byName.has(t.name)) byName.set(t.name, t);
+    toolsByName.set(list, byName);
+  }
+  return byName.get(name);
+}
+
+/** The caller-side tables of a domain (table option `userSide`), by domain; null for none. */
+const userSideByDomain = new WeakMap<Domain, ReadonlySet<string> | null>();
+
+/** The first of `writes` to a caller-side table of `domain`, or undefined. */
+function userSideWrite(domain: Domain, writes: readonly WriteEntry[]): WriteEntry | undefined {
+  let tables = userSideByDomain.get(domain);
+  if (tables === undefined) {
+    const names = Object.entries(domain.tables ?? {})
+      .filter(([, o]) => o?.userSide)
+      .map(([name]) => name);
+    tables = names.length > 0 ? new Set(names) : null;
+    userSideByDomain.set(domain, tables);
+  }
+  if (tables === null) return undefined;
+  for (const w of writes) if (tables.has(w.table)) return w;
+  return undefined;
 }
 
 /** The write-log rows after a `seq` (bound), in order: a call's writes ({@link Environment.collectWrites}). */
