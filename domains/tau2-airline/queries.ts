@@ -117,16 +117,35 @@ export async function reservationRow(db: ToolDb, reservationId: string): Promise
   return r;
 }
 
+/**
+ * A reservation's segments in position order: `flight_number`, `origin`, `destination`, `date`,
+ * `price` (what the tools and records use; not `reservation_id` and `position`: each text
+ * selected is decoded by sql.js, ~0.4 µs).
+ */
 export async function reservationFlights(db: ToolDb, reservationId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM reservation_flights WHERE reservation_id = +? ORDER BY position', [reservationId]);
+  return db.all(
+    'SELECT flight_number, origin, destination, date, price FROM reservation_flights WHERE reservation_id = +? ORDER BY position',
+    [reservationId],
+  );
 }
 
+/**
+ * A reservation's payment history in position order: `position` (appendPayments numbers new rows
+ * after it), `payment_id`, `amount` (not `reservation_id`: see {@link reservationFlights}).
+ */
 export async function reservationPayments(db: ToolDb, reservationId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM reservation_payments WHERE reservation_id = +? ORDER BY position', [reservationId]);
+  return db.all(
+    'SELECT position, payment_id, amount FROM reservation_payments WHERE reservation_id = +? ORDER BY position',
+    [reservationId],
+  );
 }
 
+/** A reservation's passengers in position order: `first_name`, `last_name`, `dob` (see {@link reservationFlights}). */
 export async function reservationPassengers(db: ToolDb, reservationId: string): Promise<SqlRow[]> {
-  return db.all('SELECT * FROM reservation_passengers WHERE reservation_id = +? ORDER BY position', [reservationId]);
+  return db.all(
+    'SELECT first_name, last_name, dob FROM reservation_passengers WHERE reservation_id = +? ORDER BY position',
+    [reservationId],
+  );
 }
 
 /**

@@ -7,6 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/core/env/environment.ts';
+import type { ToolDb } from '../../src/core/schema/domain.ts';
+import { reservationFlights, reservationPassengers, reservationPayments } from '../../domains/tau2-airline/queries.ts';
 import { call, callError, callJson, tau2Runtime } from './tau2-helpers.ts';
 
 let env: Environment;
@@ -77,6 +79,22 @@ const NO6JO3 = {
 };
 
 describe('reads', () => {
+  it("the shared reads give a reservation's segments, passengers and payments with the columns used, in order", async () => {
+    // Only what the records and tools use: each text selected costs a decode in sql.js.
+    const db = env.reader as ToolDb;
+    expect(await reservationFlights(db, 'NO6JO3')).toEqual([
+      { flight_number: 'HAT083', origin: 'JFK', destination: 'SEA', date: '2024-05-16', price: 483 },
+      { flight_number: 'HAT221', origin: 'SEA', destination: 'DFW', date: '2024-05-16', price: 1991 },
+    ]);
+    expect(await reservationPassengers(db, 'NO6JO3')).toEqual([
+      { first_name: 'Mia', last_name: 'Li', dob: '1990-04-05' },
+    ]);
+    expect(await reservationPayments(db, 'NO6JO3')).toEqual([
+      { position: 0, payment_id: 'credit_card_1955700', amount: 2504 },
+    ]);
+    expect(await reservationFlights(db, 'NOSUCH')).toEqual([]);
+  });
+
   it('get_user_details returns the whole user, floats printed as floats, dicts in file order', async () => {
     const out = await call(env, 'get_user_details', { user_id: 'mia_li_3668' });
     expect(out.error).toBe(false);
