@@ -18,6 +18,7 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { ToolError, defineTool, type ToolDb, type ToolDefinition } from '../../src/core/schema/domain.ts';
 import { calculateTool, thinkTool, toolJson, transferToHumanAgentsTool } from '../../src/core/tau2/common-tools.ts';
 import { pyJsonDumps, pyRound } from '../../src/core/tau2/py-json.ts';
+import { byPosition } from '../../src/core/tau2/rows.ts';
 import { orderModelJson, productRecord, userRecord, variantRecord } from './records.ts';
 
 const ORDER_ID_DESC = "The order id, e.g. '#W0000000'; note the '#' at the start.";
@@ -90,19 +91,70 @@ async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
 }
 
 /**
+ * An order's items, fulfillments, and payment history with the `source` and `balance` of each
+ * payment's method among the user's (NULL: the user has no such method), in one statement
+ * (`?1` the order id, `?2` the user id): cancel_pending_order's reads, three statements fewer
+ * than one per table and per payment. Every branch gives `part` (0 items, 1 fulfillments, 2
+ * payments), `position` and six value columns, which {@link orderParts} names and sorts by
+ * position (a compound SELECT promises no row order; an ORDER BY over the branches cost SQLite a
+ * temporary b-tree per branch, ~3 µs more than the statements it saves).
+ */
+const ITEMS_FULFILLMENTS_PAYMENT_METHODS = `SELECT 0 AS part, position, name AS a, product_id AS b, item_id AS c, options AS d, price AS x, NULL AS y FROM order_items WHERE order_id = +?1
+  UNION ALL SELECT 1, position, tracking_id, item_ids, NULL, NULL, NULL, NULL FROM order_fulfillments WHERE order_id = +?1
+  UNION ALL SELECT 2, h.position, h.transaction_type, h.payment_method_id, m.source, NULL, h.amount, m.balance
+    FROM order_payment_history h
+    LEFT JOIN user_payment_methods m ON m.user_id = +?2 AND m.payment_method_id = h.payment_method_id
+    WHERE h.order_id = +?1`;
+
+/** An order's child rows, each list in position order, with the columns the tools read. */
+interface OrderParts {
+  /** `position, name, product_id, item_id, price, options`. */
+  items: SqlRow[];
+  /** `position, tracking_id, item_ids`. */
+  fulfillments: SqlRow[];
+  /** `position, transaction_type, amount, payment_method_id` (and `source, balance` when read). */
+  payments: SqlRow[];
+}
+
+/** The rows of {@link ITEMS_FULFILLMENTS_PAYMENT_METHODS} as {@link OrderParts}. */
+function orderParts(rows: readonly SqlRow[]): OrderParts {
+  const out: OrderParts = { items: [], fulfillments: [], payments: [] };
+  for (const r of rows) {
+    const { position } = r;
+    if (r.part === 0)
+      out.items.push({ position, name: r.a, product_id: r.b, item_id: r.c, price: r.x, options: r.d } as SqlRow);
+    else if (r.part === 1) out.fulfillments.push({ position, tracking_id: r.a, item_ids: r.b } as SqlRow);
+    else
+      out.payments.push({
+        position,
+        transaction_type: r.a,
+        amount: r.x,
+        payment_method_id: r.b,
+        source: r.c,
+        balance: r.y,
+      } as SqlRow);
+  }
+  out.items.sort(byPosition);
+  out.fulfillments.sort(byPosition);
+  out.payments.sort(byPosition);
+  return out;
+}
+
+/**
  * The order as tau2 returns it (after any change made by the calling tool).
- * @param known rows the calling tool holds as they are now (the `orders` row, the items or the
- *   payment history, each list in position order): not read again.
+ * @param known rows the calling tool holds as they are now (the `orders` row, the items, the
+ *   fulfillments or the payment history, each list in position order): not read again.
  */
 async function orderJson(
   db: ToolDb,
   orderId: string,
-  known: { row?: SqlRow; items?: SqlRow[]; payments?: SqlRow[] } = {},
+  known: { row?: SqlRow; items?: SqlRow[]; fulfillments?: SqlRow[]; payments?: SqlRow[] } = {},
 ): Promise<string> {
   const o = known.row ?? (await orderRow(db, orderId));
   const [items, fulfillments, payments] = await Promise.all([
     known.items ?? orderItems(db, orderId),
-    db.all('SELECT tracking_id, item_ids FROM order_fulfillments WHERE order_id = +? ORDER BY position', [orderId]),
+    known.fulfillments ??
+      db.all('SELECT tracking_id, item_ids FROM order_fulfillments WHERE order_id = +? ORDER BY position', [orderId]),
     known.payments ?? orderPayments(db, orderId),
   ]);
   return orderModelJson(o, items, fulfillments, payments);
@@ -348,16 +400,21 @@ const cancelPendingOrder = defineTool({
     const o = await orderRow(db, order_id);
     if (o.status !== 'pending') throw new ToolError('Non-pending order cannot be cancelled');
     if (reason !== 'no longer needed' && reason !== 'ordered by mistake') throw new ToolError('Invalid reason');
-    const payments = await orderPayments(db, order_id);
+    const userId = o.user_id as string;
+    // Items and fulfillments (unchanged here) for the reply, the payments with their methods.
+    const { items, fulfillments, payments } = orderParts(
+      await db.all(ITEMS_FULFILLMENTS_PAYMENT_METHODS, [order_id, userId]),
+    );
+    // Gift-card balances this call wrote: a card paid twice is credited from its new balance.
+    const balances = new Map<string, number>();
     for (const p of payments) {
-      const pm = await paymentMethodRow(db, o.user_id as string, p.payment_method_id as string);
-      if (pm.source === 'gift_card')
-        await setBalance(
-          db,
-          o.user_id as string,
-          p.payment_method_id as string,
-          pyRound((pm.balance as number) + (p.amount as number), 2),
-        );
+      const id = p.payment_method_id as string;
+      // No method of the user's (source is NOT NULL): tau2's error for it.
+      if (p.source === null) await paymentMethodRow(db, userId, id);
+      if (p.source !== 'gift_card') continue;
+      const balance = pyRound((balances.get(id) ?? (p.balance as number)) + (p.amount as number), 2);
+      balances.set(id, balance);
+      await setBalance(db, userId, id, balance);
     }
     await db.run("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE order_id = ?", [reason, order_id]);
     const history = await appendPayments(
@@ -373,7 +430,12 @@ const cancelPendingOrder = defineTool({
     // The orders row as read, with the columns just set (no RETURNING: it costs ~4 µs more).
     return resultDiscarded
       ? ''
-      : orderJson(db, order_id, { row: { ...o, status: 'cancelled', cancel_reason: reason }, payments: history });
+      : orderJson(db, order_id, {
+          row: { ...o, status: 'cancelled', cancel_reason: reason },
+          items,
+          fulfillments,
+          payments: history,
+        });
   },
 });
 

@@ -220,6 +220,43 @@ describe('cancel_pending_order', () => {
     expect(await balance('ethan_lopez_6291', 'gift_card_7219486')).toBe(4128.45); // round(49.0 + 4079.45, 2)
   });
 
+  it('credits a gift card paid twice from its new balance; refunds every payment in order', async () => {
+    const addPayment = (position: number, amount: number, method: string) =>
+      env.db.run(
+        "INSERT INTO order_payment_history (order_id, position, transaction_type, amount, payment_method_id) VALUES ('#W6779827', ?, 'payment', ?, ?)",
+        [position, amount, method],
+      );
+    await addPayment(1, 10.5, 'credit_card_9789590');
+    await addPayment(2, 0.105, 'gift_card_7219486');
+    const order = (await callJson(env, 'cancel_pending_order', {
+      order_id: '#W6779827',
+      reason: 'ordered by mistake',
+    })) as Order;
+    expect(order.payment_history).toEqual([
+      { transaction_type: 'payment', amount: 4079.45, payment_method_id: 'gift_card_7219486' },
+      { transaction_type: 'payment', amount: 10.5, payment_method_id: 'credit_card_9789590' },
+      { transaction_type: 'payment', amount: 0.105, payment_method_id: 'gift_card_7219486' },
+      { transaction_type: 'refund', amount: 4079.45, payment_method_id: 'gift_card_7219486' },
+      { transaction_type: 'refund', amount: 10.5, payment_method_id: 'credit_card_9789590' },
+      { transaction_type: 'refund', amount: 0.105, payment_method_id: 'gift_card_7219486' },
+    ]);
+    expect(order.items).toHaveLength(4);
+    expect(order.fulfillments).toEqual([]);
+    // Python: round(round(49.0 + 4079.45, 2) + 0.105, 2) == 4128.55 (from 49.0 alone: 49.1).
+    expect(await balance('ethan_lopez_6291', 'gift_card_7219486')).toBe(4128.55);
+  });
+
+  it('refuses to refund to a method the user does not have, changing nothing', async () => {
+    await env.db.run(
+      "INSERT INTO order_payment_history (order_id, position, transaction_type, amount, payment_method_id) VALUES ('#W6779827', 1, 'payment', 5.0, 'paypal_0000000')",
+    );
+    expect(await callError(env, 'cancel_pending_order', { order_id: '#W6779827', reason: 'no longer needed' })).toBe(
+      'Payment method not found',
+    );
+    expect(await balance('ethan_lopez_6291', 'gift_card_7219486')).toBe(49);
+    expect((await env.query("SELECT status FROM orders WHERE order_id = '#W6779827'"))[0]?.status).toBe('pending');
+  });
+
   it('refuses a bad reason, a non-pending order and an unknown order', async () => {
     expect(await callError(env, 'cancel_pending_order', { order_id: '#W6779827', reason: 'changed my mind' })).toBe(
       'Invalid reason',
