@@ -13,8 +13,7 @@
 import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import { ToolError, type ToolDb } from '../../src/core/schema/domain.ts';
-import { toolJson } from '../../src/core/tau2/common-tools.ts';
-import { directFlightRecord, reservationRecord, userRecord, type PyJson as RecordJson } from './records.ts';
+import { directFlightRecord, reservationModelJson, userRecord, type PyJson as RecordJson } from './records.ts';
 
 /** EST (UTC-5, the policy's zone; no daylight saving in tau2's clock), ms. */
 const EST_OFFSET_MS = -5 * 3_600_000;
@@ -164,7 +163,7 @@ export async function reservationJson(
     known.passengers ?? reservationPassengers(db, reservationId),
     known.payments ?? reservationPayments(db, reservationId),
   ]);
-  return toolJson(reservationRecord(r, flights, pax, pay, 'model'));
+  return reservationModelJson(r, flights, pax, pay);
 }
 
 export async function flightRow(db: ToolDb, flightNumber: string): Promise<SqlRow> {

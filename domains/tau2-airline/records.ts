@@ -7,7 +7,14 @@
  * out while still unset (a lossless round trip of db.json).
  */
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
-import { pyFloat, type PyDict, type PyJson, type PyJsonObject } from '../../src/core/tau2/py-json.ts';
+import {
+  pyFloat,
+  pyJsonDumps,
+  pyJsonString,
+  type PyDict,
+  type PyJson,
+  type PyJsonObject,
+} from '../../src/core/tau2/py-json.ts';
 import { absentFields, type RecordForm } from '../../src/core/tau2/rows.ts';
 
 const s = (v: unknown): string => v as string;
@@ -116,6 +123,50 @@ export function reservationRecord(
     r,
     form,
   );
+}
+
+/** `json.dumps` of a text column's value as {@link reservationRecord} gives it (a str; NULL as `null`). */
+function textJson(v: unknown): string {
+  return typeof v === 'string' ? pyJsonString(v) : pyJsonDumps(v as PyJson);
+}
+
+/**
+ * `json.dumps` of an integer column's value as {@link reservationRecord} gives it: an int (NULL as
+ * `null`); a value that is not a safe integer throws pyJsonDumps' TypeError, as the record does.
+ */
+function intJson(v: unknown): string {
+  return typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : pyJsonDumps(v as PyJson);
+}
+
+/**
+ * What a tool shows for a reservation: `toolJson(reservationRecord(r, flights, passengers,
+ * payments, 'model'))` (Python's `json.dumps` of tau2's `Reservation.model_dump()`), written
+ * straight from the rows in the fields' declared order without building the record (every
+ * airline write tool but send_certificate, and get_reservation_details, return one). The rows
+ * need the columns {@link reservationRecord} reads.
+ */
+export function reservationModelJson(
+  r: SqlRow,
+  flights: readonly SqlRow[],
+  passengers: readonly SqlRow[],
+  payments: readonly SqlRow[],
+): string {
+  let out = `{"reservation_id": ${textJson(r.reservation_id)}, "user_id": ${textJson(r.user_id)}, "origin": ${textJson(r.origin)}, "destination": ${textJson(r.destination)}, "flight_type": ${textJson(r.flight_type)}, "cabin": ${textJson(r.cabin)}, "flights": [`;
+  for (let i = 0; i < flights.length; i++) {
+    const f = flights[i]!;
+    out += `${i ? ', ' : ''}{"flight_number": ${textJson(f.flight_number)}, "origin": ${textJson(f.origin)}, "destination": ${textJson(f.destination)}, "date": ${textJson(f.date)}, "price": ${intJson(f.price)}}`;
+  }
+  out += '], "passengers": [';
+  for (let i = 0; i < passengers.length; i++) {
+    const p = passengers[i]!;
+    out += `${i ? ', ' : ''}{"first_name": ${textJson(p.first_name)}, "last_name": ${textJson(p.last_name)}, "dob": ${textJson(p.dob)}}`;
+  }
+  out += '], "payment_history": [';
+  for (let i = 0; i < payments.length; i++) {
+    const p = payments[i]!;
+    out += `${i ? ', ' : ''}{"payment_id": ${textJson(p.payment_id)}, "amount": ${intJson(p.amount)}}`;
+  }
+  return `${out}], "created_at": ${textJson(r.created_at)}, "total_baggages": ${intJson(r.total_baggages)}, "nonfree_baggages": ${intJson(r.nonfree_baggages)}, "insurance": ${textJson(r.insurance)}, "status": ${textJson(r.status)}}`;
 }
 
 /** A cabin → number dict (`available_seats` or `prices`) from rows in position order. */
