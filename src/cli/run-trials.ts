@@ -137,16 +137,29 @@ export interface TrialJob {
 }
 
 /**
- * Remaining work (estimated from this thread's recent trials: remaining trials × {@link TrialPace})
- * above which a run starts its rollout threads by itself. The CLI's thread keeps running trials
- * while they start, so what a start costs is the other cores' time: Node, the modules and the
- * domain in each new thread (~0.3–1.6 s of CPU under load), then its warm-up (a new thread's
- * first thousand or so scripted episodes take ~1.3–3× the CPU of warm ones while V8 compiles,
- * most of it in V8's background compiler threads), during which it competes with this thread's
- * own background compilation. A judgement, not a measured optimum: `npm run bench -- pool`
- * times whole runs of 150, 1,500 and 15,000 episodes at `--concurrency` 1 and 2 to check it.
+ * What starting the rollout threads costs, in ms of one core's time per worker thread: Node, the
+ * modules and the domain in the new thread (~0.3–0.9 s of CPU), then its warm-up (V8 compiles
+ * every hot function again in each isolate: a new thread's first few thousand scripted episodes
+ * take ~1.3–3× the CPU of warm ones, most of it in V8's background compiler threads, which on 2
+ * cores compete with both rollout threads). Measured, not guessed (issue 15, item 5): whole
+ * `switchboard run --out` processes of carrier on 2 idle cores (session 13's baseline: 1,500
+ * episodes ×0.91 at `--concurrency` 2 against 1 with a worker started, 15,000 ×1.45) fit a worker
+ * that costs 2.3–4 s of a core before it adds anything. A run starts its workers only when the
+ * work left pays this back (see {@link POOL_CONTENTION} for the rule).
  */
-export const POOL_PAYBACK_MS = 3000;
+export const POOL_PAYBACK_MS = 4000;
+
+/**
+ * How much more CPU an episode takes while the rollout threads run beside this one: ×1.15 with 2
+ * threads on 2 cores (`npm run bench -- pool`, session 13: 1071 → 1175 µs in this thread, 1307
+ * in the worker; shared caches and memory bandwidth). With `k` workers, `s` cores free for them
+ * (at most `k`; see {@link TrialPace.otherCores}), `W` ms of work left at this thread's pace and
+ * `C` = {@link POOL_PAYBACK_MS}, the run takes `W` alone and about `(W × (1 + 0.15 k) + k C) / (1 + s)`
+ * with the workers, so they start only when `W × (s − 0.15 k) > k C`: on 2 idle cores when more
+ * than ~4.7 s of work is left, and never while other processes keep the other core busy (a
+ * loaded machine: a worker there only slowed runs, ×0.5–0.9 at 1,500–4,500 carrier episodes).
+ */
+export const POOL_CONTENTION = 0.15;
 
 /** Trials this thread finishes, and ms it runs them, before it estimates the work left at all. */
 export const PACE_MIN_TRIALS = 20;
@@ -172,6 +185,26 @@ export function threadCpuMs(): number {
 }
 
 /**
+ * ms of CPU time that processes other than this one have used on this machine since it booted
+ * (Linux: the first line of /proc/stat, busy time of all CPUs in USER_HZ ticks of 10 ms: user,
+ * nice, system, irq, softirq and steal, a VM's time taken by the host; proc(5); minus this
+ * process's `process.cpuUsage`, every thread of it). 0 where there is no /proc/stat: the other
+ * cores are then taken to be free, as before this was measured.
+ */
+export function otherProcessesCpuMs(): number {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8');
+    const f = line.slice(0, line.indexOf('\n')).split(/\s+/);
+    // cpu user nice system idle iowait irq softirq steal ...
+    const busy = [1, 2, 3, 6, 7, 8].reduce((sum, i) => sum + Number(f[i] ?? 0), 0);
+    const u = process.cpuUsage();
+    return busy * 10 - (u.user + u.system) / 1000;
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * The pace of this thread's trials, for the estimate of the work left: ms per trial over the
  * later half (at least) of the trials finished so far, so that the first, cold ones (code not yet
  * compiled: several times slower) drop out of it as the run goes on. Each ms is the lesser of
@@ -181,18 +214,35 @@ export function threadCpuMs(): number {
  * every power-of-two count of finished trials (constant memory however long the run).
  */
 export class TrialPace {
-  private readonly marks = new Map<number, { wall: number; cpu: number }>();
-  private first: { wall: number; cpu: number } | undefined;
+  private readonly marks = new Map<number, Mark>();
+  private first: Mark | undefined;
+  private others: number | undefined;
 
-  /** `now` and `cpu`: milliseconds of wall time and of this thread's CPU time (tests pass their own). */
+  /**
+   * `now`, `cpu` and `others`: milliseconds of wall time, of this thread's CPU time and of the
+   * CPU time other processes used on the machine ({@link otherProcessesCpuMs}); tests pass their own.
+   */
   constructor(
     private readonly now: () => number = () => performance.now(),
     private readonly cpu: () => number = threadCpuMs,
+    private readonly other: () => number = otherProcessesCpuMs,
   ) {}
+
+  private mark(): Mark {
+    return { wall: this.now(), cpu: this.cpu(), others: this.other() };
+  }
 
   /** A trial started here (the first one starts the clock of {@link PACE_MIN_MS}). */
   started(): void {
-    this.first ??= { wall: this.now(), cpu: this.cpu() };
+    this.first ??= this.mark();
+  }
+
+  /**
+   * Cores that other processes kept busy, on average, over the span of the last estimate
+   * {@link finished} gave (their CPU ms ÷ wall ms); undefined before the first estimate.
+   */
+  otherCores(): number | undefined {
+    return this.others;
   }
 
   /**
@@ -204,14 +254,36 @@ export class TrialPace {
   finished(n: number): number | undefined {
     // Clocks read at every 8th trial only (a /proc read costs ~20 µs; a scripted trial ~1 ms).
     if (n % PACE_EVERY !== 0) return undefined;
-    const at = { wall: this.now(), cpu: this.cpu() };
+    const at = this.mark();
     if ((n & (n - 1)) === 0) this.marks.set(n, at);
     const first = this.first ?? at;
     if (n < PACE_MIN_TRIALS || Math.min(at.wall - first.wall, at.cpu - first.cpu) < PACE_MIN_MS) return undefined;
     const mark = 2 ** Math.floor(Math.log2(n / 2));
     const from = this.marks.get(mark)!;
+    this.others = at.wall > from.wall ? Math.max(0, (at.others - from.others) / (at.wall - from.wall)) : 0;
     return Math.min(at.wall - from.wall, at.cpu - from.cpu) / (n - mark);
   }
+}
+
+/** The clocks of {@link TrialPace} at one moment, in ms. */
+interface Mark {
+  wall: number;
+  cpu: number;
+  others: number;
+}
+
+/**
+ * Whether `workers` rollout threads pay for themselves (see {@link POOL_CONTENTION} for the rule):
+ * `workMs` of work left at this thread's pace, `otherCores` cores kept busy by other processes
+ * ({@link TrialPace.otherCores}), on a machine of `cores` cores (this thread uses one), each
+ * worker costing `paybackMs`.
+ */
+export function poolPaysOff(
+  workMs: number,
+  o: { workers: number; cores: number; otherCores: number; paybackMs: number },
+): boolean {
+  const free = Math.max(0, Math.min(o.workers, o.cores - 1 - o.otherCores));
+  return workMs * (free - POOL_CONTENTION * o.workers) > o.workers * o.paybackMs;
 }
 
 /**
@@ -260,8 +332,9 @@ interface PendingTrial {
  * run at once, wherever they are. With `lines`, each thread writes its trajectories to its own
  * part of that file (see `jsonl-parts.ts`; the caller merges them in trial order, so the file is
  * the same whatever ran where), and only {@link AttemptRecord}s come back. With `auto` (no
- * `--threads`), the workers start only once the work left is estimated above
- * {@link POOL_PAYBACK_MS}, so a short run never pays for them; otherwise they start at once.
+ * `--threads`), the workers start only once the work left, at this thread's pace, pays back what
+ * they cost on the cores other processes leave free ({@link poolPaysOff}), so a short run, or one
+ * on a machine busy with other work, never pays for them; otherwise they start at once.
  * Each trial runs `runTrial` with the same settings wherever it runs, so the results do not
  * depend on where, or on when the workers came up. Workers that fail to start make the trials
  * still waiting, and later ones, reject with their error. Trials waiting here once the batch has
@@ -277,13 +350,16 @@ export function scheduleTrials(
     /** Trials in the batch (for the estimate of the work left). */
     trials: number;
     auto: boolean;
-    /** Work left, in ms, above which `auto` starts the workers (default {@link POOL_PAYBACK_MS}). */
+    /** What a worker costs, in ms of a core, for `auto`'s {@link poolPaysOff} (default {@link POOL_PAYBACK_MS}). */
     paybackMs?: number;
     /** The trajectories file whose parts the threads write (none written without it). */
     lines?: string;
     /** Clocks for the estimate of the work left, in ms (see {@link TrialPace}; tests pass their own). */
     now?: () => number;
     cpu?: () => number;
+    others?: () => number;
+    /** Cores of the machine (default `availableParallelism()`), for {@link poolPaysOff}. */
+    cores?: number;
   },
 ): TrialScheduler {
   // This thread's part, made at its first trial.
@@ -317,7 +393,7 @@ export function scheduleTrials(
   let starting: Promise<void> | undefined;
   const stopStart = new AbortController();
   const waiting: PendingTrial[] = [];
-  const pace = new TrialPace(o.now, o.cpu);
+  const pace = new TrialPace(o.now, o.cpu, o.others);
   /** ms per trial here, as last paced (undefined until {@link TrialPace} has an estimate). */
   let perTrial: number | undefined;
   const start = () => {
@@ -344,9 +420,15 @@ export function scheduleTrials(
     );
   };
   if (!o.auto) start();
-  /** Whether the work left (trials neither finished nor running) is estimated above the payback. */
+  /** Whether the work left (trials neither finished nor running, at this thread's pace) pays for the workers. */
   const paysOff = (per: number | undefined) =>
-    per !== undefined && (o.trials - finishedHere - runningHere) * per > (o.paybackMs ?? POOL_PAYBACK_MS);
+    per !== undefined &&
+    poolPaysOff((o.trials - finishedHere - runningHere) * per, {
+      workers,
+      cores: o.cores ?? availableParallelism(),
+      otherCores: pace.otherCores() ?? 0,
+      paybackMs: o.paybackMs ?? POOL_PAYBACK_MS,
+    });
   const here = (w: PendingTrial) => {
     runningHere++;
     pace.started();

@@ -12,7 +12,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startThreadPool } from '../../src/adapters/node/thread-pool.ts';
 import { main } from '../../src/cli/main.ts';
 import {
+  POOL_PAYBACK_MS,
   poolAhead,
+  poolPaysOff,
   scheduleTrials,
   startTrialPool,
   TrialPace,
@@ -167,6 +169,8 @@ describe('rollout threads', () => {
           lines: lines('soon'),
           now: () => (clock += 100),
           cpu: () => clock,
+          others: () => 0,
+          cores: 2,
         });
         const b = await batch(lines('soon'), soon, 30);
         expect(soon.threads()).toBe(2);
@@ -206,13 +210,23 @@ describe('rollout threads', () => {
     const setup = await trialSetup(flags);
     const n = setup.tasks.length * 4;
     /** A run whose clock says trial k (1-based) ended at 1 s per cold trial (the first 5), then `warmMs` per trial. */
-    const clocked = async (warmMs: number) => {
+    const clocked = async (warmMs: number, otherCores = 0) => {
       let sched: TrialScheduler | undefined;
       const now = () => {
         const k = sched!.ranHere();
         return Math.min(k, 5) * 1000 + Math.max(0, k - 5) * warmMs;
       };
-      sched = scheduleTrials(setup.trial, flags, { threads: 2, concurrency: 2, trials: n, auto: true, now, cpu: now });
+      sched = scheduleTrials(setup.trial, flags, {
+        threads: 2,
+        concurrency: 2,
+        trials: n,
+        auto: true,
+        now,
+        cpu: now,
+        // Other processes keep `otherCores` of the machine's 2 cores busy.
+        others: () => otherCores * now(),
+        cores: 2,
+      });
       let calls = 0;
       await runBatch({
         ...setup.trial,
@@ -230,12 +244,18 @@ describe('rollout threads', () => {
       return sched.threads();
     };
     try {
-      // 1 ms a warm trial: the first estimate (20 trials here, the pace of the 8th to the 20th)
-      // says 40 left are 40 ms, under the 3 s payback (the cold trials averaged in would say
-      // 40 × 250 ms = 10 s).
+      // 1 ms a warm trial: the first estimate (24 trials here, the pace of the 8th to the 24th)
+      // says the 35–36 left are 36 ms, × 0.85 (the other core free, less the contention) under
+      // the 4 s payback (the cold trials averaged in would say 36 × 209 ms = 7.5 s).
       expect(await clocked(1)).toBe(1);
-      // 100 ms a warm trial: 40 × 100 ms = 4 s left, over it: the worker starts.
-      expect(await clocked(100)).toBe(2);
+      // 100 ms a warm trial: ≤ 3.6 s left, × 0.85 = 3.06 s, under it: no worker (the 3 s payback
+      // before this rule started one here).
+      expect(await clocked(100)).toBe(1);
+      // 150 ms: 5.25–5.4 s left × 0.85 ≥ 4.46 s, over it: the worker starts.
+      expect(await clocked(150)).toBe(2);
+      // The same with other processes keeping 0.5 of the other core busy: 5.4 s × (0.5 − 0.15)
+      // = 1.89 s, under it: no worker.
+      expect(await clocked(150, 0.5)).toBe(1);
     } finally {
       await setup.trial.runtime.close();
     }
@@ -277,6 +297,24 @@ describe('rollout threads', () => {
       per[k - 1] = busy.finished(k);
     }
     expect(per[23]).toBe(50);
+    // Other processes' cores over the span of the last estimate: their CPU ms ÷ wall ms.
+    let others = 0;
+    const shared = new TrialPace(
+      () => t,
+      () => t,
+      () => others,
+    );
+    t = 0;
+    shared.started();
+    expect(shared.otherCores()).toBeUndefined();
+    for (let k = 1; k <= 32; k++) {
+      t = 50 * k;
+      // 0.25 of a core until the 16th trial ends, then 1.5 cores.
+      others = 0.25 * Math.min(t, 800) + 1.5 * Math.max(0, t - 800);
+      per[k - 1] = shared.finished(k);
+    }
+    // The 32nd estimate spans the 16th to the 32nd trial: 800 ms of wall, 1,200 ms of others.
+    expect([per[23], per[31], shared.otherCores()]).toEqual([50, 50, 1.5]);
     // Under 0.5 s since the first trial started: no estimate yet, whatever the count.
     const quick = new TrialPace(
       () => t,
@@ -353,6 +391,22 @@ describe('rollout threads', () => {
       await setup.trial.runtime.close();
     }
   }, 60_000);
+
+  it('poolPaysOff: work left × (cores free for the workers − 0.15 each) over the payback of each worker', () => {
+    const pays = (workMs: number, workers: number, cores: number, otherCores: number) =>
+      poolPaysOff(workMs, { workers, cores, otherCores, paybackMs: 4000 });
+    // 2 idle cores: 4,000 / 0.85 = 4,705.9 ms of work left.
+    expect([pays(4705, 1, 2, 0), pays(4706, 1, 2, 0)]).toEqual([false, true]);
+    // Half the other core busy elsewhere: 4,000 / 0.35 = 11,428.6 ms.
+    expect([pays(11428, 1, 2, 0.5), pays(11429, 1, 2, 0.5)]).toEqual([false, true]);
+    // 0.85 of it or more busy: never, however long the run.
+    expect([pays(1e12, 1, 2, 0.85), pays(1e12, 1, 2, 1.7)]).toEqual([false, false]);
+    // 4 cores, 3 workers: 12,000 / (3 − 0.45) = 4,705.9 ms idle; with 1.5 cores busy elsewhere
+    // only 1.5 are free for the 3: 12,000 / 1.05 = 11,428.6 ms.
+    expect([pays(4705, 3, 4, 0), pays(4706, 3, 4, 0)]).toEqual([false, true]);
+    expect([pays(11428, 3, 4, 1.5), pays(11429, 3, 4, 1.5)]).toEqual([false, true]);
+    expect(POOL_PAYBACK_MS).toBe(4000);
+  });
 
   it("trials kept waiting in a worker beyond its share: as many as take 4 ms of this thread's trials, 1 to 4", () => {
     expect([undefined, Number.NaN, 0, 0.5, 0.8, 1, 1.5, 2, 2.5, 4, 5000].map(poolAhead)).toEqual([

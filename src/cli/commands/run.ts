@@ -271,7 +271,7 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option(
       '--threads <n>',
-      'threads running the rollouts, this one included, at most --concurrency (default: one per core, the others started once the run estimates over 3 s of work left; 1 = all in this thread; a run with a phone channel uses 1)',
+      'threads running the rollouts, this one included, at most --concurrency (default: one per core, the others started once the work left pays for them on the cores other processes leave free; 1 = all in this thread; a run with a phone channel uses 1)',
       intOption('--threads', 1),
     )
     .option('--seed <n>', 'base seed; trial t uses seed + t', intOption('--seed', 0), 0)
