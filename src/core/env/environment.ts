@@ -691,6 +691,9 @@ export class Environment {
       if (refused) return failed(`${tool.name} was refused by the database: ${refused}`, tool.kind, attempted);
       throw e;
     }
+    // Released at once. Leaving it open for the next call's SAVEPOINT to nest in (one statement
+    // less) was measured: x0.96 per call on fresh environments, but x1.2-1.4 per call over
+    // episodes of 60-200 calls (every open savepoint is looked at per page written).
     if (guarded) {
       const done = this.rowsNow('RELEASE sb_call');
       if (!Array.isArray(done)) await done;

@@ -17,19 +17,29 @@ export function rowImages(
   op: WriteEntry['op'],
   side: 'before' | 'after' = op === 'delete' ? 'before' : 'after',
 ): SqlRow[] {
-  const rows = new Map<string, SqlRow>();
-  // The column entries of one written row come one after another with equal keys: the row found
-  // for the last key is reused while the key stays equal (one JSON.stringify per row, not per column).
+  // The column entries of one written row come one after another with equal keys (the same key
+  // object, from the write log): the row found for the last key is reused while the key stays
+  // equal. Rows are told apart by their keys' JSON, made only once a second key is seen: most
+  // calls write one row of a table, and JSON.stringify of its key was ~0.5 µs of ~1 µs here.
+  let first: SqlRow | undefined;
+  let firstKey: WriteEntry['key'] | undefined;
+  let rows: Map<string, SqlRow> | undefined;
   let lastKey: WriteEntry['key'] | undefined;
   let row: SqlRow | undefined;
   for (const w of writes) {
     if (w.table !== table || w.op !== op) continue;
     if (!row || !sameKey(lastKey!, w.key)) {
-      const k = JSON.stringify(w.key);
-      row = rows.get(k);
-      if (!row) {
-        row = {};
-        rows.set(k, row);
+      if (!first) {
+        row = first = {};
+        firstKey = w.key;
+      } else {
+        rows ??= new Map([[JSON.stringify(firstKey), first]]);
+        const k = JSON.stringify(w.key);
+        row = rows.get(k);
+        if (!row) {
+          row = {};
+          rows.set(k, row);
+        }
       }
       lastKey = w.key;
     }
@@ -38,7 +48,7 @@ export function rowImages(
       if (!(w.column in row)) row[w.column] = w.before;
     } else row[w.column] = w.after;
   }
-  return [...rows.values()];
+  return rows ? [...rows.values()] : first ? [first] : [];
 }
 
 /** Whether two write keys hold the same columns with the same values, in the same order. */

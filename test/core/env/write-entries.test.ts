@@ -73,6 +73,86 @@ describe('expandLogRow', () => {
   });
 });
 
+/** rowImages by its definition: rows grouped by their key's JSON in first-write order, first `before`, last `after`. */
+function imagesByDefinition(
+  writes: readonly WriteEntry[],
+  table: string,
+  op: WriteEntry['op'],
+  side: 'before' | 'after',
+): Record<string, unknown>[] {
+  const rows = new Map<string, Record<string, unknown>>();
+  for (const w of writes.filter((x) => x.table === table && x.op === op)) {
+    const k = JSON.stringify(w.key);
+    if (!rows.has(k)) rows.set(k, {});
+    const row = rows.get(k)!;
+    if (side === 'after') row[w.column] = w.after;
+    else if (!(w.column in row)) row[w.column] = w.before;
+  }
+  return [...rows.values()];
+}
+
+describe('rowImages', () => {
+  it('merges the entries of equal keys, shared or copied objects, in first-write order, as by definition', () => {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const keys = [
+      { a: 'x', b: 1 },
+      { a: 'x', b: 2 },
+      { a: 'y', b: 1 },
+      { b: 1, a: 'x' },
+    ];
+    let checked = 0;
+    for (let trial = 0; trial < 400; trial++) {
+      const writes: WriteEntry[] = [];
+      const n = 1 + rand(12);
+      for (let i = 0; i < n; i++) {
+        const shared = keys[rand(keys.length)]!;
+        writes.push({
+          seq: i + 1,
+          turn: 0,
+          actor: 'assistant',
+          tool: 't',
+          table: rand(4) === 0 ? 'other' : 'pairs',
+          op: (['insert', 'update', 'delete'] as const)[rand(3)]!,
+          key: rand(2) ? shared : { ...shared },
+          column: ['a', 'b', 'v', 'w'][rand(4)]!,
+          before: rand(5),
+          after: rand(3) ? rand(5) : null,
+        });
+      }
+      for (const op of ['insert', 'update', 'delete'] as const)
+        for (const side of ['before', 'after'] as const) {
+          expect(rowImages(writes, 'pairs', op, side)).toEqual(imagesByDefinition(writes, 'pairs', op, side));
+          checked++;
+        }
+    }
+    expect(checked).toBe(2400);
+    // A row, another, the first again (a copy of its key): two images, the first row's written twice.
+    const w = (key: WriteEntry['key'], column: string, after: number): WriteEntry => ({
+      seq: 1,
+      turn: 0,
+      actor: 'assistant',
+      tool: 't',
+      table: 'pairs',
+      op: 'update',
+      key,
+      column,
+      before: 0,
+      after,
+    });
+    const k1 = { a: 'x', b: 1 };
+    const k2 = { a: 'x', b: 2 };
+    expect(rowImages([w(k1, 'v', 1), w(k2, 'v', 2), w({ ...k1 }, 'w', 3), w(k1, 'v', 4)], 'pairs', 'update')).toEqual([
+      { v: 4, w: 3 },
+      { v: 2 },
+    ]);
+    expect(rowImages([], 'pairs', 'update')).toEqual([]);
+  });
+});
+
 const putSide = defineTool({
   name: 'put_side',
   kind: 'write',
