@@ -82,22 +82,47 @@ export async function bookingStart(
 }
 
 /**
+ * {@link reservationForUpdate}'s statement, with the passenger count (`pax`) or without it: the
+ * reservation's columns a reply and the update tools use (not its key, which is the argument, nor
+ * `position` and `absent_fields`: each value selected is decoded by sql.js), whether its user is
+ * known, and the count when asked for.
+ */
+const FOR_UPDATE = [false, true].map(
+  (pax) => `SELECT r.user_id, r.origin, r.destination, r.flight_type, r.cabin, r.created_at, r.total_baggages,
+       r.nonfree_baggages, r.insurance, r.status, EXISTS (SELECT 1 FROM users u WHERE u.user_id = r.user_id) AS user_known
+       ${pax ? ', (SELECT count(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax' : ''}
+     FROM reservations r WHERE r.reservation_id = +?`,
+);
+
+/**
  * A reservation about to be changed, with the checks tau2's update tools make first: the
- * reservation (its `SELECT *` row), then its user, must exist; `pax` is its passenger count.
- * One statement (three before).
+ * reservation, then its user, must exist. `row` has the reservation's columns but `position` and
+ * `absent_fields`; `pax` is its passenger count when `withPax` (else 0). One statement (three
+ * before).
  * @throws ToolError "Reservation … not found", then "User … not found".
  */
-export async function reservationForUpdate(db: ToolDb, reservationId: string): Promise<{ row: SqlRow; pax: number }> {
-  const found = await db.one(
-    `SELECT r.*, EXISTS (SELECT 1 FROM users u WHERE u.user_id = r.user_id) AS user_known,
-       (SELECT count(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
-     FROM reservations r WHERE r.reservation_id = +?`,
-    [reservationId],
-  );
+export async function reservationForUpdate(
+  db: ToolDb,
+  reservationId: string,
+  withPax: boolean,
+): Promise<{ row: SqlRow; pax: number }> {
+  const found = await db.one(FOR_UPDATE[withPax ? 1 : 0]!, [reservationId]);
   if (!found) throw new ToolError(`Reservation ${reservationId} not found`);
-  const { user_known, pax, ...row } = found;
-  if (user_known === 0) throw userNotFound(row.user_id as string);
-  return { row, pax: pax as number };
+  if (found.user_known === 0) throw userNotFound(found.user_id as string);
+  const row: SqlRow = {
+    reservation_id: reservationId,
+    user_id: found.user_id!,
+    origin: found.origin!,
+    destination: found.destination!,
+    flight_type: found.flight_type!,
+    cabin: found.cabin!,
+    created_at: found.created_at!,
+    total_baggages: found.total_baggages!,
+    nonfree_baggages: found.nonfree_baggages!,
+    insurance: found.insurance!,
+    status: found.status!,
+  };
+  return { row, pax: withPax ? (found.pax as number) : 0 };
 }
 
 export async function userJson(db: ToolDb, u: SqlRow): Promise<RecordJson> {

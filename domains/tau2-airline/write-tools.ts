@@ -201,7 +201,7 @@ export const updateReservationBaggages = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
-    const { row: r } = await reservationForUpdate(db, reservation_id);
+    const { row: r } = await reservationForUpdate(db, reservation_id, false);
     const total = 50 * Math.max(0, nonfree_baggages - (r.nonfree_baggages as number));
     const payments = (await payForUpdate(db, r.user_id as string, payment_id, total))
       ? await appendPayments(db, reservation_id, await reservationPayments(db, reservation_id), [
@@ -232,7 +232,7 @@ export const updateReservationFlights = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded }, { reservation_id, cabin, flights, payment_id }) {
-    const { row: r, pax: nPax } = await reservationForUpdate(db, reservation_id);
+    const { row: r, pax: nPax } = await reservationForUpdate(db, reservation_id, true);
     const current = await reservationFlights(db, reservation_id);
     let total = 0;
     const next: (string | number)[][] = [];

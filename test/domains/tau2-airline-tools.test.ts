@@ -8,7 +8,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Environment } from '../../src/core/env/environment.ts';
 import type { ToolDb } from '../../src/core/schema/domain.ts';
-import { reservationFlights, reservationPassengers, reservationPayments } from '../../domains/tau2-airline/queries.ts';
+import {
+  reservationFlights,
+  reservationForUpdate,
+  reservationPassengers,
+  reservationPayments,
+} from '../../domains/tau2-airline/queries.ts';
 import { call, callError, callJson, tau2Runtime } from './tau2-helpers.ts';
 
 let env: Environment;
@@ -93,6 +98,26 @@ describe('reads', () => {
       { position: 0, payment_id: 'credit_card_1955700', amount: 2504 },
     ]);
     expect(await reservationFlights(db, 'NOSUCH')).toEqual([]);
+  });
+
+  it('reservationForUpdate gives the reservation with the argument as its key, and the passenger count when asked', async () => {
+    const db = env.reader as ToolDb;
+    const row = {
+      reservation_id: 'NO6JO3',
+      user_id: 'mia_li_3668',
+      origin: 'JFK',
+      destination: 'DFW',
+      flight_type: 'one_way',
+      cabin: 'business',
+      created_at: '2024-05-09T16:15:57',
+      total_baggages: 2,
+      nonfree_baggages: 0,
+      insurance: 'yes',
+      status: null,
+    };
+    expect(await reservationForUpdate(db, 'NO6JO3', true)).toEqual({ row, pax: 1 });
+    expect(await reservationForUpdate(db, 'NO6JO3', false)).toEqual({ row, pax: 0 });
+    await expect(reservationForUpdate(db, 'NOSUCH', true)).rejects.toThrow('Reservation NOSUCH not found');
   });
 
   it('get_user_details returns the whole user, floats printed as floats, dicts in file order', async () => {
