@@ -150,7 +150,9 @@ function optionsJson(v: unknown): string {
  * What a tool shows for an order: `toolJson(orderRecord(o, items, fulfillments, payments,
  * 'model'))` (Python's `json.dumps` of tau2's `Order.model_dump()`), written straight from the
  * rows without building the record (the fields, in declared order, are fixed; an order reply is
- * built on every order tool call). The rows need the columns `orderRecord` reads.
+ * built on every order tool call). The rows need the columns `orderRecord` reads. Writing a plain
+ * JSON-list column (fulfillments, exchange and return items) by adding a space after each comma
+ * instead of parsing and dumping it measured no gain in an exchange call (x0.99-1.00).
  */
 export function orderModelJson(
   o: SqlRow,
