@@ -595,6 +595,21 @@ export class Environment {
     }
   }
 
+  /**
+   * @internal The first row of a statement (undefined for none) as {@link rowsLater} gives its
+   * rows: one promise when the database answers synchronously (an async `one` awaiting
+   * `rowsLater` made two and a microtask hop).
+   */
+  firstRowLater(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
+    const db = this.connection;
+    if (!this.syncDb) return db.all(sql, params).then(firstRow);
+    try {
+      return Promise.resolve(this.syncDb.allSync(sql, params)[0]);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
   /** @internal {@link SqlDb.run}'s count of changed rows, as {@link rowsLater} gives rows. */
   changesLater(sql: string, params?: SqlParams): Promise<number> {
     const db = this.connection;
@@ -956,8 +971,8 @@ export class Environment {
  */
 class EnvToolDb implements ToolDb {
   constructor(private readonly env: Environment) {}
-  async one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
-    return (await this.env.rowsLater(sql, params))[0];
+  one(sql: string, params?: SqlParams): Promise<SqlRow | undefined> {
+    return this.env.firstRowLater(sql, params);
   }
   all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
     return this.env.rowsLater(sql, params);
@@ -965,6 +980,11 @@ class EnvToolDb implements ToolDb {
   run(sql: string, params?: SqlParams): Promise<number> {
     return this.env.changesLater(sql, params);
   }
+}
+
+/** The first of `rows` (undefined for none). */
+function firstRow(rows: SqlRow[]): SqlRow | undefined {
+  return rows[0];
 }
 
 /** See {@link Environment.memoReader}: each distinct query of one phase of rule checks runs once. */

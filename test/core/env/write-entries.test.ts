@@ -164,13 +164,41 @@ const putSide = defineTool({
   },
 });
 
+/** What `db.one` gave a tool: each read's row (or `none`), and how a failing statement failed. */
+const seen: unknown[] = [];
+
+const peek = defineTool({
+  name: 'peek',
+  kind: 'read',
+  description: 'Read through db.one (test fixture).',
+  params: z.object({}),
+  async run({ db }) {
+    seen.push(await db.one('SELECT a, b, v FROM pairs ORDER BY b'));
+    seen.push((await db.one('SELECT a FROM pairs WHERE b = ?', [99])) ?? 'none');
+    let failure: Promise<unknown>;
+    try {
+      failure = db.one('SELECT nope FROM pairs');
+    } catch {
+      seen.push('thrown at once');
+      return 'x';
+    }
+    seen.push(
+      await failure.then(
+        () => 'resolved',
+        (e: Error) => `rejected: ${e.message}`,
+      ),
+    );
+    return 'x';
+  },
+});
+
 const domain = buildDomain(
   defineDomain({
     name: 'write-entries',
     language: 'en-US',
     roles: ['inbound'],
     now: 0,
-    tools: [execTool, putSide],
+    tools: [execTool, putSide, peek],
     userTools: [{ ...putSide, name: 'user_put_side' }],
     tables: { side: { userSide: true } },
     greeting: 'hi',
@@ -236,6 +264,22 @@ describe("a call's writes", () => {
         [14, 'delete', { a: 'p', b: 2 }, 'w', 'two', null],
       ]);
       expect(env.writes.map((w) => w.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    } finally {
+      await env.close();
+    }
+  });
+
+  it("gives a tool's db.one the first row, undefined for none, and a rejection for a failing statement", async () => {
+    const env = await runtime.open();
+    try {
+      seen.length = 0;
+      await env.call({
+        id: 'p1',
+        name: 'exec',
+        arguments: { sql: "INSERT INTO pairs VALUES ('y', 0, 7, NULL)", params: [] },
+      });
+      expect((await env.call({ id: 'p2', name: 'peek', arguments: {} })).content).toBe('x');
+      expect(seen).toEqual([{ a: 'y', b: 0, v: 7 }, 'none', 'rejected: no such column: nope']);
     } finally {
       await env.close();
     }
