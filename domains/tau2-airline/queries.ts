@@ -9,6 +9,16 @@
  * (SQLite 3.54): `WHERE reservation_id = ? ORDER BY position` ~10 µs per execution, `= +?` under
  * 1 µs, with the same index search; `max(position) … WHERE user_id = ?` 6.4 µs vs 1.1 µs; a
  * two-table join 35 µs vs 4.6 µs. A lookup of one row by its whole key gains nothing.
+ *
+ * Measured and not done (issue 15 item 2, same-process A/B under load 5-8, medians of per-pair
+ * ratios of 50-60-call blocks): `bookingStart` reading only the payment methods the booking names
+ * (`AND m.payment_method_id IN (?2, …)` in its join, ~6.9 µs less in a loop for a 4-method user)
+ * with the free id as an int: book_reservation x1.03 (41/100 pairs faster); the deleted
+ * segments' statuses of the cabin rule in one VALUES-join statement instead of one lookup each:
+ * the checks phase x1.02-1.03; a JS decoder for short ASCII texts in place of sql.js's
+ * TextDecoder (installed before sql.js loads): x0.99-1.03 on the three slow write tools. In a
+ * call a statement costs 2-3x what it does in a loop (its rows' pages and its program are cold),
+ * so what pays is fewer rows and values read, not fewer statement texts.
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
