@@ -146,6 +146,37 @@ function optionsJson(v: unknown): string {
   return out;
 }
 
+/** `json.dumps` of {@link addressRecord}. */
+function addressJson(r: SqlRow): string {
+  return `{"address1": ${textJson(r.address1)}, "address2": ${textJson(r.address2)}, "city": ${textJson(r.city)}, "country": ${textJson(r.country)}, "state": ${textJson(r.state)}, "zip": ${textJson(r.zip)}}`;
+}
+
+/** `json.dumps` of {@link paymentMethodRecord}. */
+function paymentMethodJson(r: SqlRow): string {
+  const id = textJson(r.payment_method_id);
+  if (r.source === 'credit_card')
+    return `{"source": "credit_card", "id": ${id}, "brand": ${textJson(r.brand)}, "last_four": ${textJson(r.last_four)}}`;
+  if (r.source === 'gift_card')
+    return `{"source": "gift_card", "id": ${id}, "balance": ${pyJsonFloat(r.balance as number)}}`;
+  return `{"source": ${textJson(r.source)}, "id": ${id}}`;
+}
+
+/**
+ * What a tool shows for a user: `toolJson(userRecord(u, paymentMethods, orderIds))` (Python's
+ * `json.dumps` of tau2's `User.model_dump()`), written straight from the rows as
+ * {@link orderModelJson} is. The rows need the columns `userRecord` reads.
+ */
+export function userModelJson(u: SqlRow, paymentMethods: readonly SqlRow[], orderIds: readonly SqlRow[]): string {
+  let out = `{"user_id": ${textJson(u.user_id)}, "name": {"first_name": ${textJson(u.first_name)}, "last_name": ${textJson(u.last_name)}}, "address": ${addressJson(u)}, "email": ${textJson(u.email)}, "payment_methods": {`;
+  for (let i = 0; i < paymentMethods.length; i++) {
+    const pm = paymentMethods[i]!;
+    out += `${i ? ', ' : ''}${textJson(pm.payment_method_id)}: ${paymentMethodJson(pm)}`;
+  }
+  out += '}, "orders": [';
+  for (let i = 0; i < orderIds.length; i++) out += `${i ? ', ' : ''}${textJson(orderIds[i]!.order_id)}`;
+  return `${out}]}`;
+}
+
 /**
  * What a tool shows for an order: `toolJson(orderRecord(o, items, fulfillments, payments,
  * 'model'))` (Python's `json.dumps` of tau2's `Order.model_dump()`), written straight from the
@@ -160,7 +191,7 @@ export function orderModelJson(
   fulfillments: readonly SqlRow[],
   payments: readonly SqlRow[],
 ): string {
-  let out = `{"order_id": ${textJson(o.order_id)}, "user_id": ${textJson(o.user_id)}, "address": {"address1": ${textJson(o.address1)}, "address2": ${textJson(o.address2)}, "city": ${textJson(o.city)}, "country": ${textJson(o.country)}, "state": ${textJson(o.state)}, "zip": ${textJson(o.zip)}}, "items": [`;
+  let out = `{"order_id": ${textJson(o.order_id)}, "user_id": ${textJson(o.user_id)}, "address": ${addressJson(o)}, "items": [`;
   for (let i = 0; i < items.length; i++) {
     const it = items[i]!;
     out += `${i ? ', ' : ''}{"name": ${textJson(it.name)}, "product_id": ${textJson(it.product_id)}, "item_id": ${textJson(it.item_id)}, "price": ${pyJsonFloat(it.price as number)}, "options": ${optionsJson(it.options)}}`;

@@ -19,7 +19,7 @@ import { ToolError, defineTool, type ToolDb, type ToolDefinition } from '../../s
 import { calculateTool, thinkTool, toolJson, transferToHumanAgentsTool } from '../../src/core/tau2/common-tools.ts';
 import { pyJsonDumps, pyRound } from '../../src/core/tau2/py-json.ts';
 import { byPosition } from '../../src/core/tau2/rows.ts';
-import { orderModelJson, productRecord, userRecord, variantRecord } from './records.ts';
+import { orderModelJson, productRecord, userModelJson, variantRecord } from './records.ts';
 
 const ORDER_ID_DESC = "The order id, e.g. '#W0000000'; note the '#' at the start.";
 const PAYMENT_METHOD_DESC =
@@ -173,10 +173,13 @@ async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
 async function userRowJson(db: ToolDb, u: SqlRow): Promise<string> {
   const userId = u.user_id as string;
   const [pms, orders] = await Promise.all([
-    db.all('SELECT * FROM user_payment_methods WHERE user_id = +? ORDER BY position', [userId]),
-    db.all('SELECT * FROM user_order_ids WHERE user_id = +? ORDER BY position', [userId]),
+    db.all(
+      'SELECT payment_method_id, source, brand, last_four, balance FROM user_payment_methods WHERE user_id = +? ORDER BY position',
+      [userId],
+    ),
+    db.all('SELECT order_id FROM user_order_ids WHERE user_id = +? ORDER BY position', [userId]),
   ]);
-  return toolJson(userRecord(u, pms, orders));
+  return userModelJson(u, pms, orders);
 }
 
 /**
