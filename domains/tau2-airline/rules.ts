@@ -31,9 +31,15 @@ const COMPENSATION_PER_PASSENGER: Readonly<Record<string, number>> = { cancelled
 
 const str = (v: unknown) => String(v);
 
-/** The reservation a call names (`reservation_id` argument). */
+/**
+ * The reservation a call names (`reservation_id` argument): `reservation_id`, `created_at`,
+ * `cabin`, `insurance`, what the cancellation checks use (not `SELECT *`, whose ten texts sql.js
+ * decodes at ~0.4 µs each).
+ */
 async function reservation(db: Db, args: Record<string, unknown>): Promise<SqlRow | undefined> {
-  return db.one('SELECT * FROM reservations WHERE reservation_id = ?', [str(args.reservation_id)]);
+  return db.one('SELECT reservation_id, created_at, cabin, insurance FROM reservations WHERE reservation_id = ?', [
+    str(args.reservation_id),
+  ]);
 }
 
 /** Segments of a reservation now, with the status of their flight date. */

@@ -1,12 +1,14 @@
 /**
  * tau2-airline's write tools and their rule checks over a sweep of generated calls (not only the
  * reference solutions, which break few rules): flight changes to another cabin, a reversed or
- * shortened itinerary, a new one in another cabin; bags added and removed; bookings of one to six passengers paid by one card,
- * two cards or a card and a gift card, with charged bags right and wrong. Each call runs on a
- * fresh environment; its outcome (content, error, column writes, violations) is hashed per tool.
- * The hashes were recorded on 1beb7b5, before the rule checks and reads were made cheaper: a
- * faster implementation must give exactly the same outcomes. A few outcomes are also asserted
- * by value, and the sweep is held to break each rule it is meant to reach.
+ * shortened itinerary, a new one in another cabin; cancellations; bags added and removed;
+ * bookings of one to six passengers paid by one card, two cards or a card and a gift card, with
+ * charged bags right and wrong. Each call runs on a fresh environment; its outcome (content,
+ * error, column writes, violations) is hashed per tool. The hashes were recorded with 1beb7b5's
+ * airline code (cancel_reservation's added later, with the same code), before the rule checks and
+ * reads were made cheaper: a faster implementation must give exactly the same outcomes. A few
+ * outcomes are also asserted by value, and the sweep is held to break each rule it is meant to
+ * reach.
  * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
  * @module-tag tau2-data
  */
@@ -90,6 +92,7 @@ async function sweep(runtime: DomainRuntime): Promise<Swept[]> {
       },
     ])
       out.push(await once(runtime, 'update_reservation_flights', args));
+    out.push(await once(runtime, 'cancel_reservation', { reservation_id: id }));
     const bags = r.total_baggages as number;
     const charged = r.nonfree_baggages as number;
     for (const [total, nonfree] of [
@@ -163,6 +166,7 @@ const HASHES: Record<string, string> = {
   update_reservation_flights: '02e57b85c072e711b5530a6f84e0257c26b70b3f7a75368013371b55cb19175a',
   update_reservation_baggages: 'e98dccef9367799d5209ad76559535386d0651ace68dc001ea4b43f4bfaebbc3',
   book_reservation: 'feb7ebe38f2ea5ce37475acc8a5fd06dc6787739f7ac6f088e9e1dbce1629eed',
+  cancel_reservation: 'e60be54abf1be510221981ec8a7e0a9333a3fdece3030cd09588834756d2473d',
 };
 
 describe('tau2-airline write sweep: outcomes equal to those of 1beb7b5', () => {
@@ -188,6 +192,8 @@ describe('tau2-airline write sweep: outcomes equal to those of 1beb7b5', () => {
     expect([byTool('update_reservation_baggages').length, ok('update_reservation_baggages')]).toEqual([240, 226]);
     expect(rules('update_reservation_baggages')).toEqual({ 'bags-add-not-remove': 63, 'bag-allowance': 65 });
     expect([byTool('book_reservation').length, ok('book_reservation')]).toEqual([90, 61]);
+    expect([byTool('cancel_reservation').length, ok('cancel_reservation')]).toEqual([120, 120]);
+    expect(rules('cancel_reservation')).toEqual({ 'cancel-eligible': 33, 'cancel-not-flown': 40 });
     expect(rules('book_reservation')).toEqual({
       'bag-allowance': 42,
       'max-five-passengers': 8,
@@ -207,6 +213,8 @@ describe('tau2-airline write sweep: outcomes equal to those of 1beb7b5', () => {
         'bag-allowance',
         'max-five-passengers',
         'payment-method-limits',
+        'cancel-not-flown',
+        'cancel-eligible',
       ].map(first),
     ).toEqual([
       ['4WQ150', 'reservation 4WQ150 (round_trip DFW-LAX) now flies LAX to LAX, was DFW to DFW'],
@@ -227,6 +235,14 @@ describe('tau2-airline write sweep: outcomes equal to those of 1beb7b5', () => {
       [
         'harper_ito_2309',
         'reservation HATHAT uses 2 credit cards (credit_card_3005515, credit_card_1330512); at most 1 allowed',
+      ],
+      [
+        'QDGWHB',
+        'reservation QDGWHB cancelled with HAT216 on 2024-05-09 (landed), HAT247 on 2024-05-09 (landed), HAT148 on 2024-05-12 (landed) already flown',
+      ],
+      [
+        'AQSRNQ',
+        'reservation AQSRNQ cancelled: booked 2024-05-06T17:19:53 (more than 24 h before 2024-05-15T15:00:00), no flight cancelled by the airline, cabin basic_economy, no travel insurance',
       ],
     ]);
     expect(hashes).toEqual(HASHES);
