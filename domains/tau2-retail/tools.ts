@@ -14,7 +14,7 @@
  * without SQLite re-preparing the statement at each new binding (see `../tau2-airline/queries.ts`).
  */
 import { z } from 'zod';
-import type { SqlRow } from '../../src/core/ports/sql-db.ts';
+import type { SqlRow, SqlValue } from '../../src/core/ports/sql-db.ts';
 import { ToolError, defineTool, type ToolDb, type ToolDefinition } from '../../src/core/schema/domain.ts';
 import { calculateTool, thinkTool, toolJson, transferToHumanAgentsTool } from '../../src/core/tau2/common-tools.ts';
 import { pyJsonDumps, pyRound } from '../../src/core/tau2/py-json.ts';
@@ -94,8 +94,8 @@ async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
 /**
  * An order's items, fulfillments, and payment history with the `source` and `balance` of each
  * payment's method among the user's (NULL: the user has no such method), in one statement
- * (`?1` the order id, `?2` the user id): cancel_pending_order's reads, three statements fewer
- * than one per table and per payment. Every branch gives `part` (0 items, 1 fulfillments, 2
+ * (`?1` the order id, `?2` the user id): the reads of cancel_pending_order and
+ * modify_pending_order_payment, three statements fewer than one per table and per method. Every branch gives `part` (0 items, 1 fulfillments, 2
  * payments), `position` and six value columns, which {@link orderParts} names and sorts by
  * position (a compound SELECT promises no row order; an ORDER BY over the branches cost SQLite a
  * temporary b-tree per branch, ~3 µs more than the statements it saves). The same merge of the
@@ -239,6 +239,7 @@ async function appendPayments(
 ): Promise<SqlRow[]> {
   const out = [...history];
   let position = history.reduce((max, p) => Math.max(max, (p.position as number) + 1), 0);
+  const values: SqlValue[] = [];
   for (const p of payments) {
     const row: SqlRow = {
       position: position++,
@@ -246,13 +247,24 @@ async function appendPayments(
       amount: p.amount + 0, // -0 is bound (and read back) as the integer 0
       payment_method_id: p.paymentMethodId,
     };
-    await db.run(
-      'INSERT INTO order_payment_history (order_id, position, transaction_type, amount, payment_method_id) VALUES (?, ?, ?, ?, ?)',
-      [orderId, row.position!, p.type, p.amount, p.paymentMethodId],
-    );
+    values.push(orderId, row.position!, p.type, p.amount, p.paymentMethodId);
     out.push(row);
   }
+  // One statement for all of them: SQLite inserts the rows (and its triggers log them) in order.
+  if (payments.length > 0) await db.run(insertPayments(payments.length), values);
   return out;
+}
+
+/** `INSERT INTO order_payment_history` of `n` rows (texts by `n`, made once). */
+const insertPaymentsSql: string[] = [];
+function insertPayments(n: number): string {
+  let sql = insertPaymentsSql[n];
+  if (sql === undefined) {
+    const rows = Array.from({ length: n }, () => '(?, ?, ?, ?, ?)').join(', ');
+    sql = `INSERT INTO order_payment_history (order_id, position, transaction_type, amount, payment_method_id) VALUES ${rows}`;
+    insertPaymentsSql[n] = sql;
+  }
+  return sql;
 }
 
 /** Python's `list.count` check: each id may be asked for at most as often as the order holds it. */
@@ -544,8 +556,12 @@ const modifyPendingOrderPayment = defineTool({
   async run({ db, resultDiscarded }, { order_id, payment_method_id }) {
     const o = await orderRow(db, order_id);
     if (!(o.status as string).includes('pending')) throw new ToolError('Non-pending order cannot be modified');
-    const pm = await paymentMethodRow(db, o.user_id as string, payment_method_id);
-    const payments = await orderPayments(db, order_id);
+    const userId = o.user_id as string;
+    const pm = await paymentMethodRow(db, userId, payment_method_id);
+    // Items and fulfillments (unchanged here) for the reply, the payments with their methods.
+    const { items, fulfillments, payments } = orderParts(
+      await db.all(ITEMS_FULFILLMENTS_PAYMENT_METHODS, [order_id, userId]),
+    );
     const first = payments[0];
     if (payments.length !== 1 || first!.transaction_type !== 'payment') {
       throw new ToolError('There should be exactly one payment for a pending order');
@@ -561,12 +577,14 @@ const modifyPendingOrderPayment = defineTool({
       { type: 'refund', amount, paymentMethodId: oldMethodId },
     ]);
     if (pm.source === 'gift_card')
-      await setBalance(db, o.user_id as string, payment_method_id, pyRound((pm.balance as number) - amount, 2));
-    const old = await paymentMethodRow(db, o.user_id as string, oldMethodId);
-    if (old.source === 'gift_card')
-      await setBalance(db, o.user_id as string, oldMethodId, pyRound((old.balance as number) + amount, 2));
+      await setBalance(db, userId, payment_method_id, pyRound((pm.balance as number) - amount, 2));
+    // The old method as read with the payments (another method than the one just charged). No
+    // method of the user's (source is NOT NULL): tau2's error for it.
+    if (first!.source === null) await paymentMethodRow(db, userId, oldMethodId);
+    if (first!.source === 'gift_card')
+      await setBalance(db, userId, oldMethodId, pyRound((first!.balance as number) + amount, 2));
     // The orders row is unchanged (only the payment history and balances changed).
-    return resultDiscarded ? '' : orderJson(db, order_id, { row: o, payments: history });
+    return resultDiscarded ? '' : orderJson(db, order_id, { row: o, items, fulfillments, payments: history });
   },
 });
 

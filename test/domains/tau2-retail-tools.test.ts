@@ -380,6 +380,33 @@ describe('modify_pending_order_payment', () => {
     expect(await balance('ethan_lopez_6291', 'gift_card_7219486')).toBe(4128.45);
   });
 
+  it('replies with the order as get_order_details then shows it, items and fulfillments included', async () => {
+    const out = await call(env, 'modify_pending_order_payment', {
+      order_id: '#W6779827',
+      payment_method_id: 'credit_card_9789590',
+    });
+    const details = await call(env, 'get_order_details', { order_id: '#W6779827' });
+    expect(out.error).toBe(false);
+    expect(out.content).toBe(details.content);
+    expect((JSON.parse(out.content) as { items: unknown[] }).items).toHaveLength(4);
+  });
+
+  it('refuses to refund a method the user does not have, changing nothing', async () => {
+    await env.db.run(
+      "UPDATE order_payment_history SET payment_method_id = 'paypal_0000000' WHERE order_id = '#W6779827'",
+    );
+    expect(
+      await callError(env, 'modify_pending_order_payment', {
+        order_id: '#W6779827',
+        payment_method_id: 'credit_card_9789590',
+      }),
+    ).toBe('Payment method not found');
+    expect(
+      await env.query("SELECT position, payment_method_id FROM order_payment_history WHERE order_id = '#W6779827'"),
+    ).toEqual([{ position: 0, payment_method_id: 'paypal_0000000' }]);
+    expect(await balance('ethan_lopez_6291', 'gift_card_7219486')).toBe(49);
+  });
+
   it('refuses the same method, a thin gift card, a non-pending order', async () => {
     expect(
       await callError(env, 'modify_pending_order_payment', {
