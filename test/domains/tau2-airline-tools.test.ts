@@ -575,6 +575,19 @@ describe('send_certificate', () => {
     expect(await callError(env, 'send_certificate', { user_id: 'mia_li_3668', amount: 50 })).toMatch(
       /Too many certificates/,
     );
+    // Each after the user's last method (mia_li_3668 had four, at positions 0-3).
+    expect(
+      await env.query(
+        "SELECT payment_method_id, position, amount FROM user_payment_methods WHERE user_id = ? AND source = 'certificate' ORDER BY position",
+        ['mia_li_3668'],
+      ),
+    ).toEqual([
+      { payment_method_id: 'certificate_4856383', position: 1, amount: 100 },
+      { payment_method_id: 'certificate_7504069', position: 2, amount: 250 },
+      { payment_method_id: 'certificate_3221322', position: 4, amount: 150 },
+      { payment_method_id: 'certificate_3221323', position: 5, amount: 50 },
+      { payment_method_id: 'certificate_3221324', position: 6, amount: 50 },
+    ]);
     expect(await callError(env, 'send_certificate', { user_id: 'nobody_1', amount: 50 })).toMatch(/nobody_1 not found/);
   });
 });

@@ -1,14 +1,14 @@
 /**
  * tau2-airline's write tools and their rule checks over a sweep of generated calls (not only the
  * reference solutions, which break few rules): flight changes to another cabin, a reversed or
- * shortened itinerary, a new one in another cabin; cancellations; bags added and removed;
- * bookings of one to six passengers paid by one card, two cards or a card and a gift card, with
- * charged bags right and wrong. Each call runs on a fresh environment; its outcome (content,
- * error, column writes, violations) is hashed per tool. The hashes were recorded with 1beb7b5's
- * airline code (cancel_reservation's added later, with the same code), before the rule checks and
- * reads were made cheaper: a faster implementation must give exactly the same outcomes. A few
- * outcomes are also asserted by value, and the sweep is held to break each rule it is meant to
- * reach.
+ * shortened itinerary, a new one in another cabin; cancellations; certificates; bags added and
+ * removed; bookings of one to six passengers paid by one card, two cards or a card and a gift
+ * card, with charged bags right and wrong. Each call runs on a fresh environment; its outcome
+ * (content, error, column writes, violations) is hashed per tool. The hashes were recorded with
+ * 1beb7b5's airline code (cancel_reservation's and send_certificate's added later, with the same
+ * code), before the rule checks and reads were made cheaper: a faster implementation must give
+ * exactly the same outcomes. A few outcomes are also asserted by value, and the sweep is held to
+ * break each rule it is meant to reach.
  * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
  * @module-tag tau2-data
  */
@@ -93,6 +93,7 @@ async function sweep(runtime: DomainRuntime): Promise<Swept[]> {
     ])
       out.push(await once(runtime, 'update_reservation_flights', args));
     out.push(await once(runtime, 'cancel_reservation', { reservation_id: id }));
+    out.push(await once(runtime, 'send_certificate', { user_id: r.user_id, amount: 50 * (1 + (i % 4)) }));
     const bags = r.total_baggages as number;
     const charged = r.nonfree_baggages as number;
     for (const [total, nonfree] of [
@@ -167,6 +168,7 @@ const HASHES: Record<string, string> = {
   update_reservation_baggages: 'e98dccef9367799d5209ad76559535386d0651ace68dc001ea4b43f4bfaebbc3',
   book_reservation: 'feb7ebe38f2ea5ce37475acc8a5fd06dc6787739f7ac6f088e9e1dbce1629eed',
   cancel_reservation: 'e60be54abf1be510221981ec8a7e0a9333a3fdece3030cd09588834756d2473d',
+  send_certificate: '354b2de950efeef7bfbb84b9021efaa490f5bd0a06f549f7f0f0d8da21ff1880',
 };
 
 describe('tau2-airline write sweep: outcomes equal to those of 1beb7b5', () => {
@@ -194,6 +196,8 @@ describe('tau2-airline write sweep: outcomes equal to those of 1beb7b5', () => {
     expect([byTool('book_reservation').length, ok('book_reservation')]).toEqual([90, 61]);
     expect([byTool('cancel_reservation').length, ok('cancel_reservation')]).toEqual([120, 120]);
     expect(rules('cancel_reservation')).toEqual({ 'cancel-eligible': 33, 'cancel-not-flown': 40 });
+    expect([byTool('send_certificate').length, ok('send_certificate')]).toEqual([120, 120]);
+    expect(rules('send_certificate')).toEqual({ 'compensation-case': 117 });
     expect(rules('book_reservation')).toEqual({
       'bag-allowance': 42,
       'max-five-passengers': 8,
