@@ -105,6 +105,34 @@ export function describeSqlDbConformance(name: string, makeFactory: () => Promis
       expect(await db.all('SELECT ? AS a')).toEqual([{ a: null }]);
     });
 
+    it('a statement that ran to its end holds nothing: savepoints, commit, DROP and rebinding after it', async () => {
+      const db = await fresh();
+      await db.exec('CREATE TABLE t (x); CREATE TABLE u (y); INSERT INTO u VALUES (1), (2)');
+      await db.run('BEGIN');
+      await db.run('SAVEPOINT a');
+      expect(await db.all('SELECT y FROM u WHERE y > ? ORDER BY y', [0])).toEqual([{ y: 1 }, { y: 2 }]);
+      await db.run('INSERT INTO t VALUES (?)', [5]);
+      expect(await db.all('SELECT x FROM t')).toEqual([{ x: 5 }]);
+      await db.batch([{ sql: 'ROLLBACK TO a' }, { sql: 'RELEASE a' }]);
+      expect(await db.all('SELECT count(*) AS n FROM t')).toEqual([{ n: 0 }]);
+      // The same INSERT through all, with and without parameters, and through run without: NULL.
+      await db.all('INSERT INTO t VALUES (?)', [6]);
+      await db.all('INSERT INTO t VALUES (?)');
+      await db.run('INSERT INTO t VALUES (?)', [7]);
+      await db.run('INSERT INTO t VALUES (?)');
+      expect(await db.all('SELECT x FROM t ORDER BY rowid')).toEqual([{ x: 6 }, { x: null }, { x: 7 }, { x: null }]);
+      await db.run('COMMIT');
+      expect(await db.all('SELECT y FROM u WHERE y > ? ORDER BY y', [1])).toEqual([{ y: 2 }]);
+      await db.exec('DROP TABLE u');
+      await expect(db.all('SELECT y FROM u WHERE y > ? ORDER BY y', [0])).rejects.toThrow('no such table: u');
+      // A statement stopped by a failure runs again with its new parameters.
+      await db.exec('CREATE TABLE k (id INTEGER PRIMARY KEY)');
+      await db.all('INSERT INTO k VALUES (?)', [1]);
+      await expect(db.all('INSERT INTO k VALUES (?)', [1])).rejects.toThrow('UNIQUE constraint failed');
+      await db.all('INSERT INTO k VALUES (?)', [2]);
+      expect(await db.all('SELECT id FROM k ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+    });
+
     it('all returns rows as objects with exact values and types', async () => {
       const db = await fresh();
       await db.exec('CREATE TABLE v (i INTEGER, r REAL, t TEXT, n TEXT, b BLOB)');

@@ -58,6 +58,12 @@ interface CachedStatement {
   ddl: boolean;
   /** ROLLBACK (of the transaction or to a savepoint): it may undo a schema change. */
   rollback: boolean;
+  /**
+   * The statement ran to its end (SQLITE_DONE) and was not reset: its bindings are still set
+   * ({@link SqlJsDb.allSync}). The next run with parameters resets it as it binds them; one
+   * without parameters resets it first.
+   */
+  done: boolean;
 }
 
 /** A statement that starts with INSERT, UPDATE, DELETE or REPLACE (leading blanks and comments aside). */
@@ -114,7 +120,14 @@ export class SqlJsDb implements SyncSqlDb {
       } catch (e) {
         throw asError(e);
       }
-      entry = { st, names: undefined, dml: DML.test(sql), ddl: DDL.test(sql), rollback: ROLLBACK.test(sql) };
+      entry = {
+        st,
+        names: undefined,
+        dml: DML.test(sql),
+        ddl: DDL.test(sql),
+        rollback: ROLLBACK.test(sql),
+        done: false,
+      };
       this.statements.set(sql, entry);
     }
     return entry;
@@ -140,12 +153,23 @@ export class SqlJsDb implements SyncSqlDb {
     if (entry.ddl || (entry.rollback && this.schemaChanged)) this.forgetNames();
   }
 
-  /** Synchronous query, used by the async methods and the worker adapters. */
+  /**
+   * Synchronous query, used by the async methods and the worker adapters.
+   *
+   * A statement that ran to its end is not reset here (sql.js's reset is two calls into SQLite,
+   * clearing the bindings and resetting, plus freeing the bound texts): SQLite has already halted
+   * it (it holds no cursor and no open statement, so a RELEASE or ROLLBACK after it is not
+   * refused), its next step starts it again, and its next run resets it ({@link
+   * CachedStatement.done}). A statement that failed or stopped at a row is reset at once.
+   */
   allSync(sql: string, params?: SqlParams): SqlRow[] {
     const entry = this.prepared(sql);
     const st = entry.st;
+    let finished = false;
     try {
       if (params) st.bind(params as never);
+      else if (entry.done) st.reset();
+      entry.done = false;
       const rows: SqlRow[] = [];
       let names = entry.names;
       while (st.step()) {
@@ -157,9 +181,11 @@ export class SqlJsDb implements SyncSqlDb {
         for (let i = 0; i < names.length; i++) row[names[i]!] = values[i] as SqlRow[string];
         rows.push(row);
       }
+      finished = true;
       return rows;
     } finally {
-      st.reset();
+      if (finished) entry.done = true;
+      else st.reset();
       this.afterStatement(entry);
     }
   }
@@ -176,6 +202,8 @@ export class SqlJsDb implements SyncSqlDb {
     const st = entry.st;
     try {
       if (params) st.bind(params as never);
+      else if (entry.done) st.reset();
+      entry.done = false;
       st.step();
     } finally {
       st.reset();
