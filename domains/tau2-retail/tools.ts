@@ -100,7 +100,9 @@ async function orderPayments(db: ToolDb, orderId: string): Promise<SqlRow[]> {
  * position (a compound SELECT promises no row order; an ORDER BY over the branches cost SQLite a
  * temporary b-tree per branch, ~3 µs more than the statements it saves). The same merge of the
  * fulfillments and payments alone (one statement fewer) for exchange_delivered_order_items and
- * modify_pending_order_items measured x0.99 and x1.02: not done.
+ * modify_pending_order_items measured x0.99 and x1.02: not done; nor did the three tables
+ * without the methods' join pay for the replies of modify_pending_order_address (x1.04) and
+ * return_delivered_order_items (x1.00), which read those tables with three statements.
  */
 const ITEMS_FULFILLMENTS_PAYMENT_METHODS = `SELECT 0 AS part, position, name AS a, product_id AS b, item_id AS c, options AS d, price AS x, NULL AS y FROM order_items WHERE order_id = +?1
   UNION ALL SELECT 1, position, tracking_id, item_ids, NULL, NULL, NULL, NULL FROM order_fulfillments WHERE order_id = +?1
