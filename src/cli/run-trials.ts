@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 import type { Domain } from '../core/schema/domain.ts';
 import type { BuiltDatabase } from '../core/env/environment.ts';
@@ -516,6 +517,23 @@ export function poolAhead(perTrialMs: number | undefined): number {
   return Math.max(1, Math.min(POOL_AHEAD_MAX, Math.floor(POOL_AHEAD_MS / perTrialMs)));
 }
 
+/**
+ * V8 flags set (process-wide, `v8.setFlagsFromString`) as a run starts its rollout threads: at
+ * most 460 bytes of bytecode inlined into one optimized function in all (V8's default on Node 20
+ * is 920). Each new thread compiles every hot function again (its warm-up; see
+ * {@link POOL_PAYBACK_MS}), and with the default TurboFan inlined whole episodes into
+ * `runEpisode` (4 compilations of 100–200 ms each in a 1,500-episode carrier run, ~295 in all),
+ * in V8's background threads, which on 2 cores take time from both rollout threads. Measured
+ * (issue 15 item 5, whole `run --out` processes, alternating, under load 4–8 on 2 vCPUs, CPU of
+ * every thread): carrier 4,500 episodes with `--threads 2`, the flag set here against not, 6
+ * pairs: the process's CPU ×0.95 (V8's helper threads 4.43 → 3.70 s), wall ×0.94; the flag for a
+ * whole process: `--concurrency 1`, 15,000 episodes, 5 pairs, this thread's CPU ×0.999 (warm
+ * code as fast), helpers −19%; 4,500 with `--threads 2`, 6 pairs, CPU ×0.84. Tried and not
+ * kept: a 2× interrupt budget (later tier-up: −18% CPU at 1,500 episodes, but this thread ×1.08
+ * at 15,000), no TurboFan inlining (CPU ×0.86 at 1,500 episodes; warm code not measured).
+ */
+export const POOL_V8_FLAGS = '--max-inlined-bytecode-size-cumulative=460';
+
 /** A started pool of rollout threads. */
 export interface TrialPool {
   runTrial: TrialRunner<AttemptRecord>;
@@ -551,6 +569,8 @@ export async function startTrialPool(
   const entry =
     typeof bundle === 'string' ? new URL('./run-thread.js', bundle) : new URL('./run-thread.ts', import.meta.url);
   const data: TrialThreadData = { flags, ...(lines ? { lines } : {}), ...(built ? { built } : {}) };
+  // Process-wide: the new threads' isolates compile with it from their first function on.
+  setFlagsFromString(POOL_V8_FLAGS);
   const pool = await startThreadPool<TrialJob, AttemptRecord[]>(entry, data, threads, {
     ...options,
     ...(options.concurrency === undefined ? {} : { ahead: POOL_AHEAD_MAX }),
