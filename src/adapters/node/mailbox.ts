@@ -153,6 +153,10 @@ export const MAX_BLOCK_MS = 2;
  * 39 µs (median) after a spin, 70 µs after a wake-up (in-process 29 µs in that run): a spin also
  * keeps it warm. A thread spinning as the caller does (64 loads, then the clock) does not slow a
  * call on the other vCPU: in-process ×1.007 (airline read) and ×1.009 (retail), 35 rounds, load 2.6.
+ * A lower cap on the skips, for a quicker recovery after such a run, costs under load (airline
+ * read, same process, main's window and the variant alternating in 24 rounds of 100, load 3–3.5):
+ * 8 skips at most, median ×1.37 and ×1.20, CPU ×1.31 and ×1.43 (the worker slept less, but its
+ * spins held the CPU the caller needed); 32, median ×1.04, mean ×1.21, CPU ×1.20.
  */
 export class SpinWindow {
   private skip = 0;
