@@ -15,6 +15,16 @@
  * the parent (with one job per thread that round trip was ~5–15% of a ~2 ms scripted episode).
  * Jobs the threads cannot take yet wait in the parent, in order.
  *
+ * What a job in a thread costs the parent (issue 15 item 5, measured in session 13: `run`'s pool
+ * of one worker fed by `runBatch` while the CLI's thread ran no trial itself, carrier, 8 rounds of
+ * 600–1,200 episodes, under load 2–3 on 2 vCPUs; CPU per thread from /proc/self/task): the CLI's
+ * thread spent 66–115 µs of CPU per episode run in the worker (user 50–90, system 17–25), against
+ * ~6 µs for the same batch's bookkeeping with each record handed back by `setImmediate` and a
+ * `structuredClone` in one thread. So nearly all of it is one message each way per job (the
+ * worker's reply, the next job's post, their dispatch as events): with 2 threads, the ~100 µs
+ * more CPU per episode in the CLI's thread than alone (bench pool: 1071 → 1175 µs) is that, not
+ * the cores' contention. Sending several jobs, and replies, per message is where to look next.
+ *
  * Messages are structured clones: inputs and results must be plain data.
  */
 import { parentPort, Worker, workerData } from 'node:worker_threads';
