@@ -10,7 +10,7 @@ import type { SqlRow } from '../../src/core/ports/sql-db.ts';
 import {
   pyFloat,
   pyJsonDumps,
-  pyJsonString,
+  pyJsonText,
   type PyDict,
   type PyJson,
   type PyJsonObject,
@@ -125,11 +125,6 @@ export function reservationRecord(
   );
 }
 
-/** `json.dumps` of a text column's value as {@link reservationRecord} gives it (a str; NULL as `null`). */
-function textJson(v: unknown): string {
-  return typeof v === 'string' ? pyJsonString(v) : pyJsonDumps(v as PyJson);
-}
-
 /**
  * `json.dumps` of an integer column's value as {@link reservationRecord} gives it: an int (NULL as
  * `null`); a value that is not a safe integer throws pyJsonDumps' TypeError, as the record does.
@@ -151,22 +146,22 @@ export function reservationModelJson(
   passengers: readonly SqlRow[],
   payments: readonly SqlRow[],
 ): string {
-  let out = `{"reservation_id": ${textJson(r.reservation_id)}, "user_id": ${textJson(r.user_id)}, "origin": ${textJson(r.origin)}, "destination": ${textJson(r.destination)}, "flight_type": ${textJson(r.flight_type)}, "cabin": ${textJson(r.cabin)}, "flights": [`;
+  let out = `{"reservation_id": ${pyJsonText(r.reservation_id)}, "user_id": ${pyJsonText(r.user_id)}, "origin": ${pyJsonText(r.origin)}, "destination": ${pyJsonText(r.destination)}, "flight_type": ${pyJsonText(r.flight_type)}, "cabin": ${pyJsonText(r.cabin)}, "flights": [`;
   for (let i = 0; i < flights.length; i++) {
     const f = flights[i]!;
-    out += `${i ? ', ' : ''}{"flight_number": ${textJson(f.flight_number)}, "origin": ${textJson(f.origin)}, "destination": ${textJson(f.destination)}, "date": ${textJson(f.date)}, "price": ${intJson(f.price)}}`;
+    out += `${i ? ', ' : ''}{"flight_number": ${pyJsonText(f.flight_number)}, "origin": ${pyJsonText(f.origin)}, "destination": ${pyJsonText(f.destination)}, "date": ${pyJsonText(f.date)}, "price": ${intJson(f.price)}}`;
   }
   out += '], "passengers": [';
   for (let i = 0; i < passengers.length; i++) {
     const p = passengers[i]!;
-    out += `${i ? ', ' : ''}{"first_name": ${textJson(p.first_name)}, "last_name": ${textJson(p.last_name)}, "dob": ${textJson(p.dob)}}`;
+    out += `${i ? ', ' : ''}{"first_name": ${pyJsonText(p.first_name)}, "last_name": ${pyJsonText(p.last_name)}, "dob": ${pyJsonText(p.dob)}}`;
   }
   out += '], "payment_history": [';
   for (let i = 0; i < payments.length; i++) {
     const p = payments[i]!;
-    out += `${i ? ', ' : ''}{"payment_id": ${textJson(p.payment_id)}, "amount": ${intJson(p.amount)}}`;
+    out += `${i ? ', ' : ''}{"payment_id": ${pyJsonText(p.payment_id)}, "amount": ${intJson(p.amount)}}`;
   }
-  return `${out}], "created_at": ${textJson(r.created_at)}, "total_baggages": ${intJson(r.total_baggages)}, "nonfree_baggages": ${intJson(r.nonfree_baggages)}, "insurance": ${textJson(r.insurance)}, "status": ${textJson(r.status)}}`;
+  return `${out}], "created_at": ${pyJsonText(r.created_at)}, "total_baggages": ${intJson(r.total_baggages)}, "nonfree_baggages": ${intJson(r.nonfree_baggages)}, "insurance": ${pyJsonText(r.insurance)}, "status": ${pyJsonText(r.status)}}`;
 }
 
 /** A cabin → number dict (`available_seats` or `prices`) from rows in position order. */

@@ -12,9 +12,8 @@ import {
   pyFloat,
   pyJsonDumps,
   pyJsonFloat,
-  pyJsonString,
+  pyJsonText,
   type PyDict,
-  type PyJson,
   type PyJsonObject,
 } from '../../src/core/tau2/py-json.ts';
 import { absentFields, jsonDict, jsonList, type RecordForm } from '../../src/core/tau2/rows.ts';
@@ -123,11 +122,6 @@ export function orderRecord(
   return out;
 }
 
-/** `json.dumps` of a text column's value (a str; NULL as `null`), as {@link orderRecord} gives it. */
-function textJson(v: unknown): string {
-  return typeof v === 'string' ? pyJsonString(v) : pyJsonDumps(v as PyJson);
-}
-
 /** `json.dumps` of an options column's dict by the column's text (the first 4,096 distinct texts). */
 const optionsTexts = new Map<string, string>();
 
@@ -148,17 +142,17 @@ function optionsJson(v: unknown): string {
 
 /** `json.dumps` of {@link addressRecord}. */
 function addressJson(r: SqlRow): string {
-  return `{"address1": ${textJson(r.address1)}, "address2": ${textJson(r.address2)}, "city": ${textJson(r.city)}, "country": ${textJson(r.country)}, "state": ${textJson(r.state)}, "zip": ${textJson(r.zip)}}`;
+  return `{"address1": ${pyJsonText(r.address1)}, "address2": ${pyJsonText(r.address2)}, "city": ${pyJsonText(r.city)}, "country": ${pyJsonText(r.country)}, "state": ${pyJsonText(r.state)}, "zip": ${pyJsonText(r.zip)}}`;
 }
 
 /** `json.dumps` of {@link paymentMethodRecord}. */
 function paymentMethodJson(r: SqlRow): string {
-  const id = textJson(r.payment_method_id);
+  const id = pyJsonText(r.payment_method_id);
   if (r.source === 'credit_card')
-    return `{"source": "credit_card", "id": ${id}, "brand": ${textJson(r.brand)}, "last_four": ${textJson(r.last_four)}}`;
+    return `{"source": "credit_card", "id": ${id}, "brand": ${pyJsonText(r.brand)}, "last_four": ${pyJsonText(r.last_four)}}`;
   if (r.source === 'gift_card')
     return `{"source": "gift_card", "id": ${id}, "balance": ${pyJsonFloat(r.balance as number)}}`;
-  return `{"source": ${textJson(r.source)}, "id": ${id}}`;
+  return `{"source": ${pyJsonText(r.source)}, "id": ${id}}`;
 }
 
 /**
@@ -167,13 +161,13 @@ function paymentMethodJson(r: SqlRow): string {
  * {@link orderModelJson} is. The rows need the columns `userRecord` reads.
  */
 export function userModelJson(u: SqlRow, paymentMethods: readonly SqlRow[], orderIds: readonly SqlRow[]): string {
-  let out = `{"user_id": ${textJson(u.user_id)}, "name": {"first_name": ${textJson(u.first_name)}, "last_name": ${textJson(u.last_name)}}, "address": ${addressJson(u)}, "email": ${textJson(u.email)}, "payment_methods": {`;
+  let out = `{"user_id": ${pyJsonText(u.user_id)}, "name": {"first_name": ${pyJsonText(u.first_name)}, "last_name": ${pyJsonText(u.last_name)}}, "address": ${addressJson(u)}, "email": ${pyJsonText(u.email)}, "payment_methods": {`;
   for (let i = 0; i < paymentMethods.length; i++) {
     const pm = paymentMethods[i]!;
-    out += `${i ? ', ' : ''}${textJson(pm.payment_method_id)}: ${paymentMethodJson(pm)}`;
+    out += `${i ? ', ' : ''}${pyJsonText(pm.payment_method_id)}: ${paymentMethodJson(pm)}`;
   }
   out += '}, "orders": [';
-  for (let i = 0; i < orderIds.length; i++) out += `${i ? ', ' : ''}${textJson(orderIds[i]!.order_id)}`;
+  for (let i = 0; i < orderIds.length; i++) out += `${i ? ', ' : ''}${pyJsonText(orderIds[i]!.order_id)}`;
   return `${out}]}`;
 }
 
@@ -191,12 +185,12 @@ export function orderModelJson(
   fulfillments: readonly SqlRow[],
   payments: readonly SqlRow[],
 ): string {
-  let out = `{"order_id": ${textJson(o.order_id)}, "user_id": ${textJson(o.user_id)}, "address": ${addressJson(o)}, "items": [`;
+  let out = `{"order_id": ${pyJsonText(o.order_id)}, "user_id": ${pyJsonText(o.user_id)}, "address": ${addressJson(o)}, "items": [`;
   for (let i = 0; i < items.length; i++) {
     const it = items[i]!;
-    out += `${i ? ', ' : ''}{"name": ${textJson(it.name)}, "product_id": ${textJson(it.product_id)}, "item_id": ${textJson(it.item_id)}, "price": ${pyJsonFloat(it.price as number)}, "options": ${optionsJson(it.options)}}`;
+    out += `${i ? ', ' : ''}{"name": ${pyJsonText(it.name)}, "product_id": ${pyJsonText(it.product_id)}, "item_id": ${pyJsonText(it.item_id)}, "price": ${pyJsonFloat(it.price as number)}, "options": ${optionsJson(it.options)}}`;
   }
-  out += `], "status": ${textJson(o.status)}, "fulfillments": [`;
+  out += `], "status": ${pyJsonText(o.status)}, "fulfillments": [`;
   for (let i = 0; i < fulfillments.length; i++) {
     const x = fulfillments[i]!;
     out += `${i ? ', ' : ''}{"tracking_id": ${pyJsonDumps(jsonList(x.tracking_id))}, "item_ids": ${pyJsonDumps(jsonList(x.item_ids))}}`;
@@ -204,8 +198,8 @@ export function orderModelJson(
   out += '], "payment_history": [';
   for (let i = 0; i < payments.length; i++) {
     const p = payments[i]!;
-    out += `${i ? ', ' : ''}{"transaction_type": ${textJson(p.transaction_type)}, "amount": ${pyJsonFloat(p.amount as number)}, "payment_method_id": ${textJson(p.payment_method_id)}}`;
+    out += `${i ? ', ' : ''}{"transaction_type": ${pyJsonText(p.transaction_type)}, "amount": ${pyJsonFloat(p.amount as number)}, "payment_method_id": ${pyJsonText(p.payment_method_id)}}`;
   }
   const difference = o.exchange_price_difference as number | null;
-  return `${out}], "cancel_reason": ${textJson(o.cancel_reason)}, "exchange_items": ${pyJsonDumps(jsonList(o.exchange_items))}, "exchange_new_items": ${pyJsonDumps(jsonList(o.exchange_new_items))}, "exchange_payment_method_id": ${textJson(o.exchange_payment_method_id)}, "exchange_price_difference": ${difference === null ? 'null' : pyJsonFloat(difference)}, "return_items": ${pyJsonDumps(jsonList(o.return_items))}, "return_payment_method_id": ${textJson(o.return_payment_method_id)}}`;
+  return `${out}], "cancel_reason": ${pyJsonText(o.cancel_reason)}, "exchange_items": ${pyJsonDumps(jsonList(o.exchange_items))}, "exchange_new_items": ${pyJsonDumps(jsonList(o.exchange_new_items))}, "exchange_payment_method_id": ${pyJsonText(o.exchange_payment_method_id)}, "exchange_price_difference": ${difference === null ? 'null' : pyJsonFloat(difference)}, "return_items": ${pyJsonDumps(jsonList(o.return_items))}, "return_payment_method_id": ${pyJsonText(o.return_payment_method_id)}}`;
 }

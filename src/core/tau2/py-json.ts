@@ -192,6 +192,15 @@ export function pyJsonString(s: string): string {
   return `"${s.replace(/["\\\u0000-\u001f\u007f-\uffff]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 
+/**
+ * `json.dumps` of a text column's value as a record holds it: a string through
+ * {@link pyJsonString}, anything else (SQL NULL: `null`) through {@link pyJsonDumps}, which
+ * throws its TypeError for a value that is not JSON. For replies written straight from rows.
+ */
+export function pyJsonText(v: unknown): string {
+  return typeof v === 'string' ? pyJsonString(v) : pyJsonDumps(v as PyJson);
+}
+
 /** Quoted keys seen so far: records repeat the same few field names on every call. */
 const quotedKeys = new Map<string, string>();
 
