@@ -45,6 +45,31 @@ export const NEW_RESERVATION_IDS = ['HATHAT', 'HATHAU', 'HATHAV'] as const;
 /** Payment-method ids handed out by `send_certificate`, first free one wins. */
 export const NEW_CERTIFICATE_IDS = ['certificate_3221322', 'certificate_3221323', 'certificate_3221324'] as const;
 
+/**
+ * Keys of the facts the airline's write tools tell their `after` rule checks (`ToolContext.tell`,
+ * read by the checks in rules.ts through `RuleCheckContext.told`), each by reservation id. A value
+ * is what the check's own read of it would give right after the call (more columns are allowed);
+ * a check that finds none reads the state itself.
+ */
+export const TOLD = {
+  /**
+   * The `reservations` row: `reservation_id`, `user_id`, `origin`, `destination`, `flight_type`,
+   * `cabin`, `created_at`, `total_baggages`, `nonfree_baggages`, `insurance`, `status`.
+   */
+  reservation: (id: string) => `reservation ${id}`,
+  /** The segments in position order: `flight_number`, `date`, `origin`, `destination`. */
+  route: (id: string) => `route ${id}`,
+  /** The segments in position order as {@link TOLD.route}, each with the `status` of its flight date. */
+  segments: (id: string) => `segments ${id}`,
+  /**
+   * The reservation's `cabin`, `total_baggages` and `nonfree_baggages`, its user's `membership`
+   * (NULL for an unknown user) and its passenger count (`pax`).
+   */
+  bags: (id: string) => `bags ${id}`,
+  /** The payment rows in position order: `position`, `payment_id`, `amount`. */
+  payments: (id: string) => `payments ${id}`,
+} as const;
+
 /** Cabin classes of tau2-bench's airline, as tool arguments and in `flight_cabins`. */
 export const Cabin = z.enum(['basic_economy', 'economy', 'business']);
 export type Cabin = z.infer<typeof Cabin>;
@@ -65,60 +90,74 @@ export async function userRow(db: ToolDb, userId: string): Promise<SqlRow> {
  * (`payment_method_id`, `source`, `amount`; one row of NULLs for a user without any, no row for an
  * unknown user), each row also carrying `free_id`, the first of {@link NEW_RESERVATION_IDS} no
  * reservation has (NULL when all are taken), and `next_position`, the position after the last
- * reservation (max(position) + 1, 0 for none; reservations_by_position). The two uncorrelated
+ * reservation (max(position) + 1, 0 for none; reservations_by_position), and the user's
+ * `membership` (for the bag-allowance check: {@link TOLD.bags}). The two uncorrelated
  * subqueries run once per statement. Four statements before (measured ~3-5 µs each in-call).
  */
-const BOOKING_START = `SELECT m.payment_method_id, m.source, m.amount,
+const BOOKING_START = `SELECT m.payment_method_id, m.source, m.amount, u.membership,
   coalesce(${NEW_RESERVATION_IDS.map((id) => `(SELECT '${id}' WHERE NOT EXISTS (SELECT 1 FROM reservations WHERE reservation_id = '${id}'))`).join(', ')}) AS free_id,
   (SELECT coalesce(max(position) + 1, 0) FROM reservations) AS next_position
   FROM users u LEFT JOIN user_payment_methods m ON m.user_id = u.user_id WHERE u.user_id = +?`;
 
 /**
  * A booking's starting point: the user's payment methods by id (as they are now, in no order),
- * the new reservation's id and its position (see {@link BOOKING_START}).
+ * the new reservation's id and its position, and the user's membership (see {@link BOOKING_START}).
  * @throws ToolError when the user is unknown (first), or when every new reservation id is taken.
  */
 export async function bookingStart(
   db: ToolDb,
   userId: string,
-): Promise<{ methods: Map<string, SqlRow>; reservationId: string; position: number }> {
+): Promise<{ methods: Map<string, SqlRow>; reservationId: string; position: number; membership: string }> {
   const rows = await db.all(BOOKING_START, [userId]);
   if (rows.length === 0) throw userNotFound(userId);
-  const { free_id, next_position } = rows[0]!;
+  const { free_id, next_position, membership } = rows[0]!;
   if (free_id === null) throw new ToolError('Too many reservations');
   const methods = new Map<string, SqlRow>();
   for (const pm of rows) if (pm.payment_method_id !== null) methods.set(pm.payment_method_id as string, pm);
-  return { methods, reservationId: free_id as string, position: next_position as number };
+  return {
+    methods,
+    reservationId: free_id as string,
+    position: next_position as number,
+    membership: membership as string,
+  };
 }
 
 /**
- * {@link reservationForUpdate}'s statement, with the passenger count (`pax`) or without it: the
- * reservation's columns a reply and the update tools use (not its key, which is the argument, nor
- * `position` and `absent_fields`: each value selected is decoded by sql.js), whether its user is
- * known, and the count when asked for.
+ * {@link reservationForUpdate}'s statement: the reservation's columns a reply and the update
+ * tools use (not its key, which is the argument, nor `position` and `absent_fields`: each value
+ * selected is decoded by sql.js), its passenger count (`pax`), and whether its user is known
+ * (`user_known`) or, for the bags, its user's `membership` (NOT NULL in the schema: NULL for an
+ * unknown user), which the bag-allowance check reads.
  */
-const FOR_UPDATE = [false, true].map(
-  (pax) => `SELECT r.user_id, r.origin, r.destination, r.flight_type, r.cabin, r.created_at, r.total_baggages,
-       r.nonfree_baggages, r.insurance, r.status, EXISTS (SELECT 1 FROM users u WHERE u.user_id = r.user_id) AS user_known
-       ${pax ? ', (SELECT count(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax' : ''}
+const FOR_UPDATE = {
+  flights: 'EXISTS (SELECT 1 FROM users u WHERE u.user_id = r.user_id) AS user_known',
+  bags: '(SELECT membership FROM users u WHERE u.user_id = r.user_id) AS membership',
+} as const;
+const FOR_UPDATE_SQL = Object.fromEntries(
+  Object.entries(FOR_UPDATE).map(([k, user]) => [
+    k,
+    `SELECT r.user_id, r.origin, r.destination, r.flight_type, r.cabin, r.created_at, r.total_baggages,
+       r.nonfree_baggages, r.insurance, r.status, ${user},
+       (SELECT count(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
      FROM reservations r WHERE r.reservation_id = +?`,
-);
+  ]),
+) as Record<keyof typeof FOR_UPDATE, string>;
 
 /**
  * A reservation about to be changed, with the checks tau2's update tools make first: the
  * reservation, then its user, must exist. `row` has the reservation's columns but `position` and
- * `absent_fields`; `pax` is its passenger count when `withPax` (else 0). One statement (three
- * before).
+ * `absent_fields`; `pax` is its passenger count; `membership` its user's membership (`for:
+ * 'bags'` only, else undefined). One statement (three before).
  * @throws ToolError "Reservation … not found", then "User … not found".
  */
 export async function reservationForUpdate(
   db: ToolDb,
   reservationId: string,
-  withPax: boolean,
-): Promise<{ row: SqlRow; pax: number }> {
-  const found = await db.one(FOR_UPDATE[withPax ? 1 : 0]!, [reservationId]);
+  use: keyof typeof FOR_UPDATE,
+): Promise<{ row: SqlRow; pax: number; membership?: string }> {
+  const found = await db.one(FOR_UPDATE_SQL[use], [reservationId]);
   if (!found) throw new ToolError(`Reservation ${reservationId} not found`);
-  if (found.user_known === 0) throw userNotFound(found.user_id as string);
+  if (use === 'bags' ? found.membership === null : found.user_known === 0) throw userNotFound(found.user_id as string);
   const row: SqlRow = {
     reservation_id: reservationId,
     user_id: found.user_id!,
@@ -132,7 +171,8 @@ export async function reservationForUpdate(
     insurance: found.insurance!,
     status: found.status!,
   };
-  return { row, pax: withPax ? (found.pax as number) : 0 };
+  const pax = found.pax as number;
+  return use === 'bags' ? { row, pax, membership: found.membership as string } : { row, pax };
 }
 
 export async function userJson(db: ToolDb, u: SqlRow): Promise<RecordJson> {
@@ -170,6 +210,19 @@ export async function reservationFlights(db: ToolDb, reservationId: string): Pro
 export async function reservationPayments(db: ToolDb, reservationId: string): Promise<SqlRow[]> {
   return db.all(
     'SELECT position, payment_id, amount FROM reservation_payments WHERE reservation_id = +? ORDER BY position',
+    [reservationId],
+  );
+}
+
+/**
+ * A reservation's segments as {@link reservationFlights} gives them, each with the `status` of
+ * its flight date (what the cancellation checks read, {@link TOLD.segments}).
+ */
+export async function reservationSegments(db: ToolDb, reservationId: string): Promise<SqlRow[]> {
+  return db.all(
+    `SELECT f.flight_number, f.origin, f.destination, f.date, f.price, d.status FROM reservation_flights f
+     LEFT JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
+     WHERE f.reservation_id = +? ORDER BY f.position`,
     [reservationId],
   );
 }

@@ -9,7 +9,7 @@ import type { SqlRow, SqlValue } from '../../src/core/ports/sql-db.ts';
 import type { RuleCheck, RuleCheckContext } from '../../src/core/schema/domain.ts';
 import type { WriteEntry } from '../../src/core/schema/trajectory.ts';
 import { columnChange, rowImages } from '../../src/core/env/write-images.ts';
-import { estTimestamp } from './queries.ts';
+import { TOLD, estTimestamp } from './queries.ts';
 
 type Db = RuleCheckContext['db'];
 
@@ -34,17 +34,25 @@ const str = (v: unknown) => String(v);
 /**
  * The reservation a call names (`reservation_id` argument): `reservation_id`, `created_at`,
  * `cabin`, `insurance`, what the cancellation checks use (not `SELECT *`, whose ten texts sql.js
- * decodes at ~0.4 µs each).
+ * decodes at ~0.4 µs each); the row the tool told of ({@link TOLD.reservation}) when it did.
  */
-async function reservation(db: Db, args: Record<string, unknown>): Promise<SqlRow | undefined> {
-  return db.one('SELECT reservation_id, created_at, cabin, insurance FROM reservations WHERE reservation_id = ?', [
-    str(args.reservation_id),
+async function reservation(ctx: RuleCheckContext): Promise<SqlRow | undefined> {
+  const id = str(ctx.args.reservation_id);
+  const told = ctx.told.get(TOLD.reservation(id)) as SqlRow | undefined;
+  if (told) return told;
+  return ctx.db.one('SELECT reservation_id, created_at, cabin, insurance FROM reservations WHERE reservation_id = ?', [
+    id,
   ]);
 }
 
-/** Segments of a reservation now, with the status of their flight date. */
-async function segments(db: Db, reservationId: string): Promise<SqlRow[]> {
-  return db.all(
+/**
+ * Segments of a reservation now, with the status of their flight date (`flight_number`, `date`,
+ * `origin`, `destination`, `status`); those the tool told of ({@link TOLD.segments}) when it did.
+ */
+async function segments(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
+  const told = ctx.told.get(TOLD.segments(reservationId)) as SqlRow[] | undefined;
+  if (told) return told;
+  return ctx.db.all(
     `SELECT f.flight_number, f.date, f.origin, f.destination, d.status FROM reservation_flights f
      LEFT JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
      WHERE f.reservation_id = +? ORDER BY f.position`,
@@ -65,9 +73,14 @@ async function statuses(db: Db, flights: readonly SqlRow[]): Promise<SqlRow[]> {
   return out;
 }
 
-/** Route of a reservation's segments now, in order (no statuses: the route checks need none). */
-async function routeNow(db: Db, reservationId: string): Promise<SqlRow[]> {
-  return db.all(
+/**
+ * Route of a reservation's segments now, in order (no statuses: the route checks need none); the
+ * segments the tool told of ({@link TOLD.route}) when it did.
+ */
+async function routeNow(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
+  const told = ctx.told.get(TOLD.route(reservationId)) as SqlRow[] | undefined;
+  if (told) return told;
+  return ctx.db.all(
     'SELECT flight_number, date, origin, destination FROM reservation_flights WHERE reservation_id = +? ORDER BY position',
     [reservationId],
   );
@@ -120,10 +133,11 @@ function flightChange(ctx: RuleCheckContext, reservationId: string): Promise<Fli
 }
 
 async function readFlightChange(ctx: RuleCheckContext, reservationId: string): Promise<FlightChange> {
-  const r = await ctx.db.one(
-    'SELECT origin, destination, flight_type, cabin FROM reservations WHERE reservation_id = ?',
-    [reservationId],
-  );
+  const r =
+    (ctx.told.get(TOLD.reservation(reservationId)) as SqlRow | undefined) ??
+    (await ctx.db.one('SELECT origin, destination, flight_type, cabin FROM reservations WHERE reservation_id = ?', [
+      reservationId,
+    ]));
   if (!r) return { r, cabin: null, before: [], deleted: false, after: [] };
   let cabin: FlightChange['cabin'] = null;
   // Deleted segment images by position (a delete's key is the row's key: reservation_id, position).
@@ -140,11 +154,11 @@ async function readFlightChange(ctx: RuleCheckContext, reservationId: string): P
     }
   }
   if (deleted.size === 0) {
-    const now = await segments(ctx.db, reservationId);
+    const now = await segments(ctx, reservationId);
     return { r, cabin, before: now, deleted: false, after: now };
   }
   const before = [...deleted.values()].sort((a, b) => Number(a.position) - Number(b.position));
-  return { r, cabin, before, deleted: true, after: await routeNow(ctx.db, reservationId) };
+  return { r, cabin, before, deleted: true, after: await routeNow(ctx, reservationId) };
 }
 
 const cancelNotFlown: RuleCheck = {
@@ -153,10 +167,10 @@ const cancelNotFlown: RuleCheck = {
     'A reservation with a segment already flown (landed or flying) is not cancelled; the caller is transferred.',
   policy: 'If any portion of the flight has already been flown, the agent cannot help and transfer is needed.',
   tools: ['cancel_reservation'],
-  async check({ db, args }) {
-    const r = await reservation(db, args);
+  async check(ctx) {
+    const r = await reservation(ctx);
     if (!r) return null;
-    const flown = (await segments(db, str(r.reservation_id))).filter((f) => FLOWN.has(str(f.status)));
+    const flown = (await segments(ctx, str(r.reservation_id))).filter((f) => FLOWN.has(str(f.status)));
     if (flown.length === 0) return null;
     return `reservation ${str(r.reservation_id)} cancelled with ${flown.map((f) => `${seg(f)} (${str(f.status)})`).join(', ')} already flown`;
   },
@@ -168,12 +182,13 @@ const cancelEligible: RuleCheck = {
     'A reservation is cancelled only when booked within the last 24 h, a flight was cancelled by the airline, the cabin is business, or it has travel insurance (the reason must then be covered, which state cannot show).',
   policy: 'Otherwise, flight can be cancelled if any of the following is true:',
   tools: ['cancel_reservation'],
-  async check({ db, args, now }) {
-    const r = await reservation(db, args);
+  async check(ctx) {
+    const { now } = ctx;
+    const r = await reservation(ctx);
     if (!r) return null;
     const since = estTimestamp(now() - 24 * 3_600_000);
     if (str(r.created_at) >= since) return null;
-    const segs = await segments(db, str(r.reservation_id));
+    const segs = await segments(ctx, str(r.reservation_id));
     if (segs.some((f) => f.status === 'cancelled')) return null;
     if (r.cabin === 'business' || r.insurance === 'yes') return null;
     return `reservation ${str(r.reservation_id)} cancelled: booked ${str(r.created_at)} (more than 24 h before ${estTimestamp(now())}), no flight cancelled by the airline, cabin ${str(r.cabin)}, no travel insurance`;
@@ -258,10 +273,13 @@ const bagsNotRemoved: RuleCheck = {
  * A reservation now (`cabin`, `total_baggages`, `nonfree_baggages`: what the checks use, not
  * `SELECT *`, whose ten texts cost ~0.4 µs each to decode) with its booking user's `membership`
  * (NULL when the user is unknown) and its passenger count (`pax`): what the bag and passenger
- * checks read, one statement through the phase's reader for both.
+ * checks read, one statement through the phase's reader for both; what the tool told of
+ * ({@link TOLD.bags}) when it did.
  */
-async function reservationWithPax(db: Db, reservationId: string): Promise<SqlRow | undefined> {
-  return db.one(
+async function reservationWithPax(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow | undefined> {
+  const told = ctx.told.get(TOLD.bags(reservationId)) as SqlRow | undefined;
+  if (told) return told;
+  return ctx.db.one(
     `SELECT r.cabin, r.total_baggages, r.nonfree_baggages, u.membership,
        (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
      FROM reservations r LEFT JOIN users u ON u.user_id = r.user_id WHERE r.reservation_id = +?`,
@@ -279,7 +297,7 @@ const bagAllowance: RuleCheck = {
     const ids = new Set<string>();
     for (const w of ctx.writes) if (w.table === 'reservations') ids.add(str(w.key.reservation_id));
     for (const id of ids) {
-      const r = await reservationWithPax(ctx.db, id);
+      const r = await reservationWithPax(ctx, id);
       // No reservation, or an unknown user (no membership): nothing to check.
       if (!r) continue;
       const perPassenger = FREE_BAGS[str(r.membership)]?.[str(r.cabin)];
@@ -304,7 +322,7 @@ const maxPassengers: RuleCheck = {
     for (const w of ctx.writes) if (w.table === 'reservations' && w.op === 'insert') ids.add(str(w.key.reservation_id));
     for (const id of ids) {
       // A reservation gone again has no passengers (they reference it).
-      const now = await reservationWithPax(ctx.db, id);
+      const now = await reservationWithPax(ctx, id);
       if (Number(now?.pax) > 5) return `reservation ${id} booked for ${str(now?.pax)} passengers`;
     }
     return null;
@@ -332,9 +350,10 @@ const paymentLimits: RuleCheck = {
       positions.add(Number(w.key.position));
     }
     for (const [id, added] of fresh) {
-      const rows = await ctx.db.all('SELECT position, payment_id FROM reservation_payments WHERE reservation_id = ?', [
-        id,
-      ]);
+      // In position order (the key's), as the rows the tool told of (TOLD.payments).
+      const rows =
+        (ctx.told.get(TOLD.payments(id)) as SqlRow[] | undefined) ??
+        (await ctx.db.all('SELECT position, payment_id FROM reservation_payments WHERE reservation_id = ?', [id]));
       // The method ids of each source in row order: all of them, and those of rows the call did not add.
       const used = new Map<string, Set<string>>();
       const before = new Map<string, Set<string>>();

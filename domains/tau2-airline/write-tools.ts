@@ -18,11 +18,13 @@ import {
   insertRows,
   payForUpdate,
   reservationFlights,
+  reservationSegments,
   reservationPayments,
   reservationJson,
   bookingStart,
   reservationForUpdate,
   reservationRow,
+  TOLD,
   userNotFound,
 } from './queries.ts';
 
@@ -62,10 +64,10 @@ export const bookReservation = defineTool({
     nonfree_baggages: z.number().int().describe('Number of checked bags that are charged.'),
     insurance: z.enum(['yes', 'no']).describe("Travel insurance: 'yes' or 'no'."),
   }),
-  async run({ db, now, resultDiscarded }, args) {
+  async run({ db, now, resultDiscarded, tell }, args) {
     // The user's methods as they are now, read once (by id: in no order) with the new id and
     // position; the checks below see the methods before any payment.
-    const { methods, reservationId, position } = await bookingStart(db, args.user_id);
+    const { methods, reservationId, position, membership } = await bookingStart(db, args.user_id);
     const nPax = args.passengers.length;
     let total = 0;
     const legs: { info: z.infer<typeof FlightInfo>; origin: string; destination: string; price: number }[] = [];
@@ -164,6 +166,12 @@ export const bookReservation = defineTool({
        SELECT ?1, coalesce(max(position) + 1, 0), ?2 FROM user_reservation_ids WHERE user_id = +?1`,
       [args.user_id, reservationId],
     );
+    if (tell) {
+      // For the bag, passenger and payment checks.
+      const { cabin, total_baggages, nonfree_baggages } = args;
+      tell(TOLD.bags(reservationId), { cabin, total_baggages, nonfree_baggages, membership, pax: nPax });
+      tell(TOLD.payments(reservationId), payments);
+    }
     return resultDiscarded ? '' : reservationJson(db, reservationId, { row, flights, passengers, payments });
   },
 });
@@ -174,7 +182,7 @@ export const cancelReservation = defineTool({
   spokenAs: 'cancel the reservation',
   description: 'Cancel a whole reservation: every payment is refunded to its method and the status becomes cancelled.',
   params: z.strictObject({ reservation_id: z.string().describe("The reservation id, e.g. 'ZFA04Y'.") }),
-  async run({ db, resultDiscarded }, { reservation_id }) {
+  async run({ db, resultDiscarded, tell }, { reservation_id }) {
     const r = await reservationRow(db, reservation_id);
     const history = await reservationPayments(db, reservation_id);
     const payments = await appendPayments(
@@ -184,7 +192,13 @@ export const cancelReservation = defineTool({
       history.map((p) => ({ paymentId: p.payment_id as string, amount: -(p.amount as number) })),
     );
     await db.run("UPDATE reservations SET status = 'cancelled' WHERE reservation_id = ?", [reservation_id]);
-    return resultDiscarded ? '' : reservationJson(db, reservation_id, { row: { ...r, status: 'cancelled' }, payments });
+    const row = { ...r, status: 'cancelled' };
+    tell?.(TOLD.reservation(reservation_id), row);
+    if (resultDiscarded) return '';
+    // The segments with their flight dates' statuses, which the cancellation checks read.
+    const flights = await reservationSegments(db, reservation_id);
+    tell?.(TOLD.segments(reservation_id), flights);
+    return reservationJson(db, reservation_id, { row, flights, payments });
   },
 });
 
@@ -200,8 +214,8 @@ export const updateReservationBaggages = defineTool({
     nonfree_baggages: z.number().int().describe('The new number of charged checked bags.'),
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
-  async run({ db, resultDiscarded }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
-    const { row: r } = await reservationForUpdate(db, reservation_id, false);
+  async run({ db, resultDiscarded, tell }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
+    const { row: r, pax, membership } = await reservationForUpdate(db, reservation_id, 'bags');
     const total = 50 * Math.max(0, nonfree_baggages - (r.nonfree_baggages as number));
     const payments = (await payForUpdate(db, r.user_id as string, payment_id, total))
       ? await appendPayments(db, reservation_id, await reservationPayments(db, reservation_id), [
@@ -215,6 +229,7 @@ export const updateReservationBaggages = defineTool({
     ]);
     // The row as read, with the columns just set (no RETURNING: it costs ~4 µs more).
     const row = { ...r, total_baggages, nonfree_baggages };
+    tell?.(TOLD.bags(reservation_id), { cabin: r.cabin, total_baggages, nonfree_baggages, membership, pax });
     return resultDiscarded ? '' : reservationJson(db, reservation_id, { row, ...(payments ? { payments } : {}) });
   },
 });
@@ -231,8 +246,8 @@ export const updateReservationFlights = defineTool({
     flights: z.array(FlightInfo).describe('Every flight of the new itinerary, including the unchanged ones.'),
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
-  async run({ db, resultDiscarded }, { reservation_id, cabin, flights, payment_id }) {
-    const { row: r, pax: nPax } = await reservationForUpdate(db, reservation_id, true);
+  async run({ db, resultDiscarded, tell }, { reservation_id, cabin, flights, payment_id }) {
+    const { row: r, pax: nPax } = await reservationForUpdate(db, reservation_id, 'flights');
     const current = await reservationFlights(db, reservation_id);
     let total = 0;
     const next: (string | number)[][] = [];
@@ -258,9 +273,13 @@ export const updateReservationFlights = defineTool({
     // The same cabin is no change (the write log records none): no statement.
     if (cabin !== r.cabin)
       await db.run('UPDATE reservations SET cabin = ? WHERE reservation_id = ?', [cabin, reservation_id]);
+    const row = { ...r, cabin };
+    // For the route, basic-economy and cabin checks.
+    tell?.(TOLD.reservation(reservation_id), row);
+    tell?.(TOLD.route(reservation_id), rows);
     return resultDiscarded
       ? ''
-      : reservationJson(db, reservation_id, { row: { ...r, cabin }, flights: rows, ...(payments ? { payments } : {}) });
+      : reservationJson(db, reservation_id, { row, flights: rows, ...(payments ? { payments } : {}) });
   },
 });
 

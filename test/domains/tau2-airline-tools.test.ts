@@ -100,7 +100,7 @@ describe('reads', () => {
     expect(await reservationFlights(db, 'NOSUCH')).toEqual([]);
   });
 
-  it('reservationForUpdate gives the reservation with the argument as its key, and the passenger count when asked', async () => {
+  it("reservationForUpdate gives the reservation with the argument as its key, its passenger count, and for the bags its user's membership", async () => {
     const db = env.reader as ToolDb;
     const row = {
       reservation_id: 'NO6JO3',
@@ -115,9 +115,10 @@ describe('reads', () => {
       insurance: 'yes',
       status: null,
     };
-    expect(await reservationForUpdate(db, 'NO6JO3', true)).toEqual({ row, pax: 1 });
-    expect(await reservationForUpdate(db, 'NO6JO3', false)).toEqual({ row, pax: 0 });
-    await expect(reservationForUpdate(db, 'NOSUCH', true)).rejects.toThrow('Reservation NOSUCH not found');
+    expect(await reservationForUpdate(db, 'NO6JO3', 'flights')).toEqual({ row, pax: 1 });
+    expect(await reservationForUpdate(db, 'NO6JO3', 'bags')).toEqual({ row, pax: 1, membership: 'gold' });
+    await expect(reservationForUpdate(db, 'NOSUCH', 'flights')).rejects.toThrow('Reservation NOSUCH not found');
+    await expect(reservationForUpdate(db, 'NOSUCH', 'bags')).rejects.toThrow('Reservation NOSUCH not found');
   });
 
   it('get_user_details returns the whole user, floats printed as floats, dicts in file order', async () => {

@@ -8,14 +8,18 @@
  * 1beb7b5's airline code (cancel_reservation's and send_certificate's added later, with the same
  * code), before the rule checks and reads were made cheaper: a faster implementation must give
  * exactly the same outcomes. A few outcomes are also asserted by value, and the sweep is held to
- * break each rule it is meant to reach.
+ * break each rule it is meant to reach. The sweep runs twice: as the tools are, and with tools that
+ * tell their rule checks nothing (ToolContext.tell), so that both ways of each check are held to
+ * the recorded outcomes.
  * Needs tau2-bench data (test/fixtures/data.ts); skipped without it.
  * @module-tag tau2-data
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { DomainRuntime, ToolOutcome } from '../../src/core/env/environment.ts';
+import { sqlJsFactory } from '../../src/adapters/shared/sqljs-db.ts';
+import { DomainRuntime, type ToolOutcome } from '../../src/core/env/environment.ts';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
+import type { ToolDefinition } from '../../src/core/schema/domain.ts';
 import { tau2Runtime } from './tau2-helpers.ts';
 
 const CABINS = ['basic_economy', 'economy', 'business'] as const;
@@ -250,5 +254,23 @@ describe('tau2-airline write sweep: outcomes equal to those of 1beb7b5', () => {
       ],
     ]);
     expect(hashes).toEqual(HASHES);
+  }, 120_000);
+
+  it('gives the same outcomes when the tools tell their checks nothing (every check reading the state itself)', async () => {
+    // The write tools tell their after checks what they read and wrote (ToolContext.tell), which
+    // the checks then need not read: each check must find the same without it.
+    const { domain } = await tau2Runtime('tau2-airline');
+    const silent = (t: ToolDefinition): ToolDefinition => ({
+      ...t,
+      run: ({ tell: _, ...ctx }, args) => t.run(ctx, args),
+    });
+    const runtime = await DomainRuntime.create({ ...domain, tools: domain.tools.map(silent) }, await sqlJsFactory());
+    try {
+      const swept = await sweep(runtime);
+      const hashes = Object.fromEntries(Object.keys(HASHES).map((t) => [t, sha(swept.filter((s) => s.tool === t))]));
+      expect(hashes).toEqual(HASHES);
+    } finally {
+      await runtime.close();
+    }
   }, 120_000);
 });

@@ -688,6 +688,8 @@ export class Environment {
     // The `before` checks' reads, handed to the tool (see CheckedReads).
     const reads = checks.before.length > 0 && tool.kind === 'write' ? new MemoReader(this) : undefined;
     const early = reads ? await this.checkRules(checks.before, tool.name, parsed.data, [], this.log.length, reads) : [];
+    // What the tool tells its `after` checks (ToolContext.tell), when any will run.
+    let told = checks.after.length > 0 ? new Map<string, unknown>() : undefined;
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
     if (guarded) {
       const done = this.rowsNow('SAVEPOINT sb_call');
@@ -697,6 +699,7 @@ export class Environment {
     try {
       const db = reads?.used ? new CheckedReads(reads, this.toolDb) : this.toolDb;
       const ctx: ToolContext = { db, now: this.clock, actor, resultDiscarded: options.result === false };
+      if (told) ctx.tell = (key, value) => void told!.set(key, value);
       result = await tool.run(ctx, parsed.data);
     } catch (e) {
       if (guarded) await this.connection.batch([{ sql: 'ROLLBACK TO sb_call' }, { sql: 'RELEASE sb_call' }]);
@@ -724,11 +727,17 @@ export class Environment {
     if (this.domain.syncState && options.sync !== false) {
       await this.domain.syncState(this.toolDb);
       const synced = this.collectWrites(turn, actor, tool.name);
-      writes.push(...(Array.isArray(synced) ? synced : await synced));
+      const more = Array.isArray(synced) ? synced : await synced;
+      // The sync changed the state the tool told of.
+      if (more.length > 0) told = undefined;
+      writes.push(...more);
     }
     const violations =
       checks.after.length > 0 && writes.length > 0
-        ? [...early, ...(await this.checkRules(checks.after, tool.name, parsed.data, writes, logBefore))]
+        ? [
+            ...early,
+            ...(await this.checkRules(checks.after, tool.name, parsed.data, writes, logBefore, undefined, told)),
+          ]
         : early;
     const content =
       typeof result === 'string' ? result : options.result === false ? '' : JSON.stringify(result ?? null);
@@ -770,6 +779,7 @@ export class Environment {
    * Run rule checks of one phase that apply to `tool` ({@link checksOf}), in order.
    * @param logLength how much of the write log precedes the call (default: all of it).
    * @param reader the phase's reader (default: a new {@link memoReader}).
+   * @param told what the tool told the `after` checks ({@link RuleCheckContext.told}; default none).
    */
   private async checkRules(
     checks: readonly RuleCheck[],
@@ -778,12 +788,13 @@ export class Environment {
     writes: WriteEntry[],
     logLength = this.log.length,
     reader?: MemoReader,
+    told: ReadonlyMap<string, unknown> = NOTHING_TOLD,
   ): Promise<RuleViolation[]> {
     const out: RuleViolation[] = [];
     const log = logLength === this.log.length ? this.log : this.log.slice(0, logLength);
     const db = reader ?? this.memoReader();
     // One context for the phase's checks (they only read it).
-    const ctx: RuleCheckContext = { db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact };
+    const ctx: RuleCheckContext = { db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact, told };
     for (const rc of checks) {
       const message = await rc.check(ctx);
       if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
@@ -1022,6 +1033,9 @@ class MemoReader {
     return [...(await this.rows(sql, params))];
   }
 }
+
+/** {@link RuleCheckContext.told} when the tool told nothing (a `before` phase, or a sync that wrote). */
+const NOTHING_TOLD: ReadonlyMap<string, unknown> = new Map();
 
 /** The rule checks of one tool, by phase, in the domain's order (see {@link checksOf}). */
 interface ToolChecks {

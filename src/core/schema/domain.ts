@@ -43,6 +43,18 @@ export interface ToolContext {
    * fail the call and every write: its error messages and writes must be the same either way.
    */
   resultDiscarded?: boolean;
+  /**
+   * Hand this call's `after` rule checks a fact about the state the call leaves
+   * ({@link RuleCheckContext.told}), under a key the domain's tools and checks agree on: rows the
+   * tool read or wrote, as a read right after the call would give them, so that a check need not
+   * read them again. Absent when no `after` check will see the call (a caller's call, checks off,
+   * a tool without such checks): tools call it as `ctx.tell?.(key, value)`. A value told is the
+   * tool's word: it must be exactly what the check would otherwise read (a check must give the
+   * same finding without it). The value is handed over as it is (not copied): neither side may
+   * change it afterwards. Facts told are dropped when the domain's `syncState` writes after the
+   * tool.
+   */
+  tell?(key: string, value: unknown): void;
 }
 
 /** A tool definition. `params` is a zod object; its JSON Schema is what models see. */
@@ -170,6 +182,12 @@ export interface RuleCheckContext {
    * value. Rejections are not kept.
    */
   baseFact<T>(key: string, tables: readonly string[], compute: () => Promise<T>): Promise<T>;
+  /**
+   * What the tool told its `after` checks ({@link ToolContext.tell}) in this call, by key (empty
+   * for `before` checks, and when the call's `syncState` wrote). A check that finds no value for
+   * its key reads the state itself; one that finds it must not change it.
+   */
+  told: ReadonlyMap<string, unknown>;
 }
 
 /**
