@@ -184,8 +184,78 @@ const differentOption: RuleCheck = {
 };
 
 /**
- * The users whose records `writes` touched: `user_id` keys, and the owners of the orders named by
- * `order_id` keys (one query).
+ * What `one-user` knows of an episode's write log: the users whose records the assistant's writes
+ * in `log[0, seen)` touched (`user_id` keys, and the owners of the orders named by `order_id`
+ * keys), and the owner of each order id looked up so far (null: no such order). Kept per episode
+ * (see {@link priorOwners}) so that a call only reads the log entries added since the last one
+ * and looks up each order's owner once: the check is O(1) per call over an episode, where filtering
+ * the whole log and looking up every order it names again made each call cost more (tau2-retail,
+ * 400 calls: 50 → 65 µs a call).
+ */
+interface OwnerProgress {
+  seen: number;
+  /** `log[seen - 1]` when it was read: the log read so far is still a prefix of the one given. */
+  last: WriteEntry | undefined;
+  owners: Set<string>;
+  orderOwners: Map<string, string | null>;
+}
+
+/**
+ * {@link OwnerProgress} by episode, keyed by the first entry of its write log: the environment
+ * hands each phase of checks the same entry objects (its log, or a prefix of it), and a restored or
+ * forked episode gets copies (a new key, so its owners are worked out afresh).
+ */
+const ownerProgress = new WeakMap<WriteEntry, OwnerProgress>();
+
+/**
+ * The owner of order `orderId` (null: no such order), looked up once per episode. An order's
+ * `user_id` is never written (no retail tool changes it), so an owner read early is the one a
+ * read after the call would give.
+ */
+async function orderOwner(db: Db, p: OwnerProgress, orderId: string): Promise<string | null> {
+  let owner = p.orderOwners.get(orderId);
+  if (owner === undefined) {
+    const o = await db.one('SELECT user_id FROM orders WHERE order_id = ?', [orderId]);
+    owner = o ? str(o.user_id) : null;
+    p.orderOwners.set(orderId, owner);
+  }
+  return owner;
+}
+
+/** The user whose records write `w` touched (its `user_id` key, or its order's owner), or null. */
+async function ownerOf(db: Db, p: OwnerProgress, w: WriteEntry): Promise<string | null> {
+  if (typeof w.key.user_id === 'string') return w.key.user_id;
+  if (typeof w.key.order_id === 'string') return orderOwner(db, p, w.key.order_id);
+  return null;
+}
+
+/** The {@link OwnerProgress} of `log` brought up to its end (reading only the entries added since). */
+async function priorOwners(db: Db, log: readonly WriteEntry[]): Promise<OwnerProgress | undefined> {
+  const first = log[0];
+  if (!first) return undefined;
+  let p = ownerProgress.get(first);
+  if (!p || p.seen > log.length || (p.seen > 0 && log[p.seen - 1] !== p.last)) {
+    p = { seen: 0, last: undefined, owners: new Set(), orderOwners: new Map() };
+    ownerProgress.set(first, p);
+  }
+  // The entries of one row write share their key object: its owner is the same.
+  let key: WriteEntry['key'] | undefined;
+  while (p.seen < log.length) {
+    const w = log[p.seen]!;
+    if (w.actor === 'assistant' && w.key !== key) {
+      key = w.key;
+      const owner = await ownerOf(db, p, w);
+      if (owner !== null) p.owners.add(owner);
+    }
+    p.last = w;
+    p.seen++;
+  }
+  return p;
+}
+
+/**
+ * The users whose records `writes` touched, as the violation message names them: `user_id` keys
+ * first, then the owners of the orders named by `order_id` keys (one query).
  */
 async function owners(db: Db, writes: readonly WriteEntry[]): Promise<Set<string>> {
   const users = new Set<string>();
@@ -211,12 +281,21 @@ const oneUser: RuleCheck = {
   policy:
     'You can only help one user per conversation (but you can handle multiple requests from the same user), and must deny any requests for tasks related to any other user.',
   async check({ db, tool, writes, log }) {
-    const before = log.filter((w) => w.actor === 'assistant');
-    if (before.length === 0) return null;
-    const earlier = await owners(db, before);
-    if (earlier.size === 0) return null;
+    const earlier = await priorOwners(db, log);
+    if (!earlier || earlier.owners.size === 0) return null;
+    let other = false;
+    for (const w of writes) {
+      const owner = await ownerOf(db, earlier, w);
+      if (owner !== null && !earlier.owners.has(owner)) other = true;
+    }
+    if (!other) return null;
+    // A finding (rare): its message names the users in the order the whole log gives them.
+    const before = await owners(
+      db,
+      log.filter((w) => w.actor === 'assistant'),
+    );
     for (const u of await owners(db, writes))
-      if (!earlier.has(u)) return `${tool} changed records of user ${u} after writes for ${[...earlier].join(', ')}`;
+      if (!before.has(u)) return `${tool} changed records of user ${u} after writes for ${[...before].join(', ')}`;
     return null;
   },
 };
