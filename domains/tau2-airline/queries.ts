@@ -47,7 +47,7 @@ export const NEW_CERTIFICATE_IDS = ['certificate_3221322', 'certificate_3221323'
 
 /**
  * Keys of the facts the airline's write tools tell their `after` rule checks (`ToolContext.tell`,
- * read by the checks in rules.ts through `RuleCheckContext.told`), each by reservation id. A value
+ * read by the checks in rules.ts through `RuleCheckContext.told`), by reservation id. A value
  * is what the check's own read of it would give right after the call (more columns are allowed);
  * a check that finds none reads the state itself.
  */
@@ -68,6 +68,8 @@ export const TOLD = {
   bags: (id: string) => `bags ${id}`,
   /** The payment rows in position order: `position`, `payment_id`, `amount`. */
   payments: (id: string) => `payments ${id}`,
+  /** The `status` of a flight date (by flight number and date, not by reservation). */
+  status: (flightNumber: string, date: string) => `status ${flightNumber} ${date}`,
 } as const;
 
 /** Cabin classes of tau2-bench's airline, as tool arguments and in `flight_cabins`. */

@@ -60,15 +60,25 @@ async function segments(ctx: RuleCheckContext, reservationId: string): Promise<S
   );
 }
 
-/** Status of each flight date of `flights` (`flight_number`, `date`), in order. */
-async function statuses(db: Db, flights: readonly SqlRow[]): Promise<SqlRow[]> {
+/**
+ * Status of each flight date of `flights` (`flight_number`, `date`), in order: as the tool told it
+ * ({@link TOLD.status}), else read (one lookup each).
+ */
+async function statuses(ctx: RuleCheckContext, flights: readonly SqlRow[]): Promise<SqlRow[]> {
   const out: SqlRow[] = [];
   for (const f of flights) {
-    const d = await db.one('SELECT status FROM flight_dates WHERE flight_number = ? AND date = ?', [
-      str(f.flight_number),
-      str(f.date),
-    ]);
-    out.push({ ...f, status: d?.status ?? null });
+    const [flightNumber, date] = [str(f.flight_number), str(f.date)];
+    const told = ctx.told.get(TOLD.status(flightNumber, date)) as SqlValue | undefined;
+    const status =
+      told !== undefined
+        ? told
+        : ((
+            await ctx.db.one('SELECT status FROM flight_dates WHERE flight_number = ? AND date = ?', [
+              flightNumber,
+              date,
+            ])
+          )?.status ?? null);
+    out.push({ ...f, status });
   }
   return out;
 }
@@ -250,7 +260,7 @@ const cabinNotAfterFlown: RuleCheck = {
     const { r, cabin: change, before, deleted } = await flightChange(ctx, id);
     if (!r || !change || change.before === change.after) return null;
     // The deleted segments' flight-date statuses (one lookup each), only now that they matter.
-    const flown = (deleted ? await statuses(ctx.db, before) : before).filter((f) => FLOWN.has(str(f.status)));
+    const flown = (deleted ? await statuses(ctx, before) : before).filter((f) => FLOWN.has(str(f.status)));
     if (flown.length === 0) return null;
     return `cabin of reservation ${id} changed from ${str(change.before)} to ${str(change.after)} with ${flown.map(seg).join(', ')} already flown`;
   },

@@ -256,9 +256,14 @@ export const updateReservationFlights = defineTool({
         cabin === r.cabin
           ? current.find((f) => f.flight_number === info.flight_number && f.date === info.date)
           : undefined;
-      const leg = kept
-        ? { origin: kept.origin as string, destination: kept.destination as string, price: kept.price as number }
-        : await availableCabin(db, info.flight_number, info.date, cabin, nPax);
+      let leg: { origin: string; destination: string; price: number };
+      if (kept)
+        leg = { origin: kept.origin as string, destination: kept.destination as string, price: kept.price as number };
+      else {
+        leg = await availableCabin(db, info.flight_number, info.date, cabin, nPax);
+        // Found available: the cabin check needs the statuses of the segments replaced, often these.
+        tell?.(TOLD.status(info.flight_number, info.date), 'available');
+      }
       total += leg.price * nPax;
       next.push([reservation_id, next.length, info.flight_number, leg.origin, leg.destination, info.date, leg.price]);
     }
