@@ -476,6 +476,38 @@ describe('update_reservation_baggages', () => {
       }),
     ).toMatch(/Payment method not found/);
   });
+
+  it('leaves a gift card as it is when nothing is charged: no payment, no write to the card', async () => {
+    // 4G94T6 (lucas_hernandez_8985) has 1 charged bag after this first call (gift card 235 -> 185).
+    await callJson(env, 'update_reservation_baggages', {
+      reservation_id: '4G94T6',
+      total_baggages: 1,
+      nonfree_baggages: 1,
+      payment_id: 'gift_card_8525656',
+    });
+    // More free bags, no more charged ones: a total of 0 on a gift card (even the thin one).
+    for (const card of ['gift_card_8525656', 'gift_card_9443446']) {
+      const out = await call(env, 'update_reservation_baggages', {
+        reservation_id: '4G94T6',
+        total_baggages: 2,
+        nonfree_baggages: 1,
+        payment_id: card,
+      });
+      expect(out.error).toBe(false);
+      expect(out.writes.map((w) => `${w.table}.${w.column} ${String(w.before)} -> ${String(w.after)}`)).toEqual(
+        card === 'gift_card_8525656' ? ['reservations.total_baggages 1 -> 2'] : [],
+      );
+      expect((JSON.parse(out.content) as typeof NO6JO3).payment_history).toHaveLength(2);
+    }
+    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_8525656')).toEqual({
+      source: 'gift_card',
+      amount: 185,
+    });
+    expect(await paymentMethod('lucas_hernandez_8985', 'gift_card_9443446')).toEqual({
+      source: 'gift_card',
+      amount: 35,
+    });
+  });
 });
 
 describe('update_reservation_flights', () => {

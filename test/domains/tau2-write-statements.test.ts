@@ -71,6 +71,27 @@ describe('tau2-airline write tools: statements per call', () => {
         }
         await env.close();
       }
+      {
+        // Bags paid by a gift card, nothing charged: the card is not written (no statement).
+        const env = await runtime.open();
+        seen.length = 0;
+        const out = await env.call(
+          {
+            id: 'g',
+            name: 'update_reservation_baggages',
+            arguments: {
+              reservation_id: '4G94T6',
+              total_baggages: 1,
+              nonfree_baggages: 0,
+              payment_id: 'gift_card_8525656',
+            },
+          },
+          'assistant',
+          0,
+        );
+        counts['update_reservation_baggages, gift card, nothing charged'] = ['-', out.error ? -1 : seen.length];
+        await env.close();
+      }
       // book: the user, its methods, the new id and position in one read (4 before); flights
       // and bags: the reservation, its user and passenger count in one read (3 before), and no
       // cabin UPDATE when the cabin stays. The rule checks read nothing the tool told them
@@ -83,6 +104,7 @@ describe('tau2-airline write tools: statements per call', () => {
         'update_reservation_flights again': ['7', 10],
         update_reservation_baggages: ['12', 9],
         cancel_reservation: ['7', 9],
+        'update_reservation_baggages, gift card, nothing charged': ['-', 9],
       });
     } finally {
       await runtime.close();
