@@ -159,6 +159,17 @@ async function oursBlock(rt: DomainRuntime, c: WriteCase, n: number, start = 0):
  * of 36 µs in the first timed block of 250 to 23 µs in the fourth (load ~8; in blocks of 150 from
  * its first call: 39 35 35 27 25 22 21 21 20 20 19 ... µs, steady after ~1,200 calls), so the
  * median of the 1,000 timed calls was mostly the tool still warming up.
+ *
+ * The first {@link WARM_UP} can also read faster than the timed calls (session 14's idle start:
+ * exchange_delivered_order_items 95 µs, then 142 timed; modify_pending_order_items 116, then
+ * 137). Looked for and not ours: each of our blocks after one of tau2's runs ~6-9% slower than one
+ * right after our own, and as much after a sleep as long (the gap, not tau2's work; 30 rounds,
+ * load ~5); three runtimes of ours alternating in one process have their slow spells together
+ * (not a database or heap layout); modify_pending_order_items after the six other retail write
+ * tools ran 1,500 calls each: 99 → 96 and 101 → 104 µs (no V8 feedback going polymorphic); and
+ * a process's 100-call blocks go 93 → 172 → 92 → 154 µs and back (spells, not a structure that
+ * grows). The one structure that grew with calls, tau2-retail's one-user rule over a long episode,
+ * no longer does (it does not run on these fresh environments' empty logs).
  * @returns the calls made and the median wall time of the first {@link WARM_UP} (ms).
  */
 async function warmUp(rt: DomainRuntime, c: WriteCase): Promise<{ calls: number; cold: number }> {
