@@ -215,9 +215,9 @@ export const updateReservationBaggages = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded, tell }, { reservation_id, total_baggages, nonfree_baggages, payment_id }) {
-    const { row: r, pax, membership } = await reservationForUpdate(db, reservation_id, 'bags');
+    const { row: r, pax, membership, method } = await reservationForUpdate(db, reservation_id, 'bags', payment_id);
     const total = 50 * Math.max(0, nonfree_baggages - (r.nonfree_baggages as number));
-    const payments = (await payForUpdate(db, r.user_id as string, payment_id, total))
+    const payments = (await payForUpdate(db, r.user_id as string, payment_id, method, total))
       ? await appendPayments(db, reservation_id, await reservationPayments(db, reservation_id), [
           { paymentId: payment_id, amount: total },
         ])
@@ -247,7 +247,7 @@ export const updateReservationFlights = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded, tell }, { reservation_id, cabin, flights, payment_id }) {
-    const { row: r, pax: nPax } = await reservationForUpdate(db, reservation_id, 'flights');
+    const { row: r, pax: nPax, method } = await reservationForUpdate(db, reservation_id, 'flights', payment_id);
     const current = await reservationFlights(db, reservation_id);
     let total = 0;
     const next: (string | number)[][] = [];
@@ -268,7 +268,7 @@ export const updateReservationFlights = defineTool({
       next.push([reservation_id, next.length, info.flight_number, leg.origin, leg.destination, info.date, leg.price]);
     }
     total -= current.reduce((sum, f) => sum + (f.price as number), 0) * nPax;
-    const payments = (await payForUpdate(db, r.user_id as string, payment_id, total))
+    const payments = (await payForUpdate(db, r.user_id as string, payment_id, method, total))
       ? await appendPayments(db, reservation_id, await reservationPayments(db, reservation_id), [
           { paymentId: payment_id, amount: total },
         ])

@@ -100,7 +100,7 @@ describe('reads', () => {
     expect(await reservationFlights(db, 'NOSUCH')).toEqual([]);
   });
 
-  it("reservationForUpdate gives the reservation with the argument as its key, its passenger count, and for the bags its user's membership", async () => {
+  it("reservationForUpdate gives the reservation with the argument as its key, its passenger count, the payment method named, and for the bags its user's membership", async () => {
     const db = env.reader as ToolDb;
     const row = {
       reservation_id: 'NO6JO3',
@@ -115,10 +115,35 @@ describe('reads', () => {
       insurance: 'yes',
       status: null,
     };
-    expect(await reservationForUpdate(db, 'NO6JO3', 'flights')).toEqual({ row, pax: 1 });
-    expect(await reservationForUpdate(db, 'NO6JO3', 'bags')).toEqual({ row, pax: 1, membership: 'gold' });
-    await expect(reservationForUpdate(db, 'NOSUCH', 'flights')).rejects.toThrow('Reservation NOSUCH not found');
-    await expect(reservationForUpdate(db, 'NOSUCH', 'bags')).rejects.toThrow('Reservation NOSUCH not found');
+    const card = { source: 'credit_card', amount: null };
+    expect(await reservationForUpdate(db, 'NO6JO3', 'flights', 'credit_card_4421486')).toEqual({
+      row,
+      pax: 1,
+      method: card,
+    });
+    expect(await reservationForUpdate(db, 'NO6JO3', 'bags', 'credit_card_4421486')).toEqual({
+      row,
+      pax: 1,
+      membership: 'gold',
+      method: card,
+    });
+    // The user's certificate (an amount), a method the user lacks (null), another user's gift card (null).
+    expect((await reservationForUpdate(db, 'NO6JO3', 'flights', 'certificate_4856383')).method).toEqual({
+      source: 'certificate',
+      amount: 100,
+    });
+    expect((await reservationForUpdate(db, 'NO6JO3', 'bags', 'paypal_1')).method).toBeNull();
+    expect((await reservationForUpdate(db, 'NO6JO3', 'flights', 'gift_card_8525656')).method).toBeNull();
+    expect((await reservationForUpdate(db, '4G94T6', 'bags', 'gift_card_8525656')).method).toEqual({
+      source: 'gift_card',
+      amount: 235,
+    });
+    await expect(reservationForUpdate(db, 'NOSUCH', 'flights', 'paypal_1')).rejects.toThrow(
+      'Reservation NOSUCH not found',
+    );
+    await expect(reservationForUpdate(db, 'NOSUCH', 'bags', 'paypal_1')).rejects.toThrow(
+      'Reservation NOSUCH not found',
+    );
   });
 
   it('get_user_details returns the whole user, floats printed as floats, dicts in file order', async () => {

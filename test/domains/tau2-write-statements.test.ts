@@ -94,17 +94,17 @@ describe('tau2-airline write tools: statements per call', () => {
       }
       // book: the user, its methods, the new id and position in one read (4 before); flights
       // and bags: the reservation, its user and passenger count in one read (3 before), and no
-      // cabin UPDATE when the cabin stays. The rule checks read nothing the tool told them
+      // cabin UPDATE when the cabin stays; their payment method in that read too (payForUpdate's own read before). The rule checks read nothing the tool told them
       // (ToolContext.tell): book's bags, passengers and payments (2 reads before), flights' route and
       // reservation (2), bags' reservation with membership and passengers (1), cancel's
       // reservation and segments with statuses (2; its reply reads the segments with them).
       expect(counts).toEqual({
         book_reservation: ['8', 12],
-        update_reservation_flights: ['7', 14],
-        'update_reservation_flights again': ['7', 10],
-        update_reservation_baggages: ['12', 9],
+        update_reservation_flights: ['7', 13],
+        'update_reservation_flights again': ['7', 9],
+        update_reservation_baggages: ['12', 8],
         cancel_reservation: ['7', 9],
-        'update_reservation_baggages, gift card, nothing charged': ['-', 9],
+        'update_reservation_baggages, gift card, nothing charged': ['-', 8],
       });
     } finally {
       await runtime.close();
