@@ -136,10 +136,13 @@ export async function bookingStart(
  * (`user_known`) or, for the bags, its user's `membership` (NOT NULL in the schema: NULL for an
  * unknown user), which the bag-allowance check reads, and the `source` and `amount` of the user's
  * payment method `?2` (`pm_source` NOT NULL in the schema: NULL when the user has no such method),
- * which {@link payForUpdate} checks (its own read before, a statement of ~3-6 µs in a call).
+ * which {@link payForUpdate} checks (its own read before, a statement of ~3-6 µs in a call); for
+ * the flights, also the sum of the segments' prices (`paid`: a change of cabin keeps no segment,
+ * so it reads them no further).
  */
 const FOR_UPDATE = {
-  flights: 'EXISTS (SELECT 1 FROM users u WHERE u.user_id = r.user_id) AS user_known',
+  flights: `EXISTS (SELECT 1 FROM users u WHERE u.user_id = r.user_id) AS user_known,
+       (SELECT coalesce(sum(price), 0) FROM reservation_flights f WHERE f.reservation_id = r.reservation_id) AS paid`,
   bags: '(SELECT membership FROM users u WHERE u.user_id = r.user_id) AS membership',
 } as const;
 const FOR_UPDATE_SQL = Object.fromEntries(
@@ -161,7 +164,8 @@ export type UpdateMethod = { source: string; amount: number | null } | null;
  * A reservation about to be changed, with the checks tau2's update tools make first: the
  * reservation, then its user, must exist. `row` has the reservation's columns but `position` and
  * `absent_fields`; `pax` is its passenger count; `membership` its user's membership (`for:
- * 'bags'` only, else undefined); `method` the user's payment method `paymentId` (for
+ * 'bags'` only, else undefined); `paid` the sum of its segments' prices (`'flights'` only);
+ * `method` the user's payment method `paymentId` (for
  * {@link payForUpdate}). One statement (four before).
  * @throws ToolError "Reservation … not found", then "User … not found".
  */
@@ -170,7 +174,7 @@ export async function reservationForUpdate(
   reservationId: string,
   use: keyof typeof FOR_UPDATE,
   paymentId: string,
-): Promise<{ row: SqlRow; pax: number; membership?: string; method: UpdateMethod }> {
+): Promise<{ row: SqlRow; pax: number; membership?: string; paid?: number; method: UpdateMethod }> {
   const found = await db.one(FOR_UPDATE_SQL[use], [reservationId, paymentId]);
   if (!found) throw new ToolError(`Reservation ${reservationId} not found`);
   if (use === 'bags' ? found.membership === null : found.user_known === 0) throw userNotFound(found.user_id as string);
@@ -190,7 +194,9 @@ export async function reservationForUpdate(
   const pax = found.pax as number;
   const method: UpdateMethod =
     found.pm_source === null ? null : { source: found.pm_source as string, amount: found.pm_amount as number | null };
-  return use === 'bags' ? { row, pax, membership: found.membership as string, method } : { row, pax, method };
+  return use === 'bags'
+    ? { row, pax, membership: found.membership as string, method }
+    : { row, pax, paid: found.paid as number, method };
 }
 
 export async function userJson(db: ToolDb, u: SqlRow): Promise<RecordJson> {

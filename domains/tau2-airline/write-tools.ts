@@ -247,15 +247,13 @@ export const updateReservationFlights = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded, tell }, { reservation_id, cabin, flights, payment_id }) {
-    const { row: r, pax: nPax, method } = await reservationForUpdate(db, reservation_id, 'flights', payment_id);
-    const current = await reservationFlights(db, reservation_id);
+    const { row: r, pax: nPax, paid, method } = await reservationForUpdate(db, reservation_id, 'flights', payment_id);
+    // The segments now, for those kept: none when the cabin changes.
+    const current = cabin === r.cabin ? await reservationFlights(db, reservation_id) : [];
     let total = 0;
     const next: (string | number)[][] = [];
     for (const info of flights) {
-      const kept =
-        cabin === r.cabin
-          ? current.find((f) => f.flight_number === info.flight_number && f.date === info.date)
-          : undefined;
+      const kept = current.find((f) => f.flight_number === info.flight_number && f.date === info.date);
       let leg: { origin: string; destination: string; price: number };
       if (kept)
         leg = { origin: kept.origin as string, destination: kept.destination as string, price: kept.price as number };
@@ -267,7 +265,7 @@ export const updateReservationFlights = defineTool({
       total += leg.price * nPax;
       next.push([reservation_id, next.length, info.flight_number, leg.origin, leg.destination, info.date, leg.price]);
     }
-    total -= current.reduce((sum, f) => sum + (f.price as number), 0) * nPax;
+    total -= paid! * nPax;
     const payments = (await payForUpdate(db, r.user_id as string, payment_id, method, total))
       ? await appendPayments(db, reservation_id, await reservationPayments(db, reservation_id), [
           { paymentId: payment_id, amount: total },

@@ -100,7 +100,7 @@ describe('reads', () => {
     expect(await reservationFlights(db, 'NOSUCH')).toEqual([]);
   });
 
-  it("reservationForUpdate gives the reservation with the argument as its key, its passenger count, the payment method named, and for the bags its user's membership", async () => {
+  it("reservationForUpdate gives the reservation with the argument as its key, its passenger count, the payment method named, for the flights what its segments cost and for the bags its user's membership", async () => {
     const db = env.reader as ToolDb;
     const row = {
       reservation_id: 'NO6JO3',
@@ -116,9 +116,11 @@ describe('reads', () => {
       status: null,
     };
     const card = { source: 'credit_card', amount: null };
+    // Its two segments cost 483 and 1991.
     expect(await reservationForUpdate(db, 'NO6JO3', 'flights', 'credit_card_4421486')).toEqual({
       row,
       pax: 1,
+      paid: 2474,
       method: card,
     });
     expect(await reservationForUpdate(db, 'NO6JO3', 'bags', 'credit_card_4421486')).toEqual({

@@ -100,7 +100,7 @@ describe('tau2-airline write tools: statements per call', () => {
       // reservation and segments with statuses (2; its reply reads the segments with them).
       expect(counts).toEqual({
         book_reservation: ['8', 12],
-        update_reservation_flights: ['7', 13],
+        update_reservation_flights: ['7', 12],
         'update_reservation_flights again': ['7', 9],
         update_reservation_baggages: ['12', 8],
         cancel_reservation: ['7', 9],
