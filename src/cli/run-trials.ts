@@ -3,7 +3,6 @@
  * CLI's thread and in each thread of the rollout pool (issue 15, item 5), so a trial gives the
  * same trajectory wherever it runs.
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { threadId } from 'node:worker_threads';
@@ -21,6 +20,7 @@ import {
 import { steppingClock } from '../core/ports/clock.ts';
 import { startThreadPool, threadShare, type ThreadPoolOptions } from '../adapters/node/thread-pool.ts';
 import { JsonlPart, type LinePlace } from '../adapters/node/jsonl-parts.ts';
+import { otherProcessesCpuMs, threadCpuMs } from '../adapters/node/cpu-time.ts';
 import { agentFactory, judgeFromFlags, userFactory, type ModelSettings } from './participants.ts';
 import { openTasks } from './domains.ts';
 import { modelSettingsFromFlags, type SamplingFlags } from './options.ts';
@@ -167,43 +167,6 @@ export const PACE_MIN_TRIALS = 20;
 export const PACE_MIN_MS = 500;
 /** {@link TrialPace} reads its clocks at every this many finished trials (a power of two, ≤ 8). */
 const PACE_EVERY = 8;
-
-/**
- * This thread's CPU time in ms: on Linux from /proc/thread-self/stat (utime + stime, in the
- * kernel's USER_HZ ticks of 10 ms), elsewhere the whole process's (`process.cpuUsage`, which
- * also counts V8's background compiler threads).
- */
-export function threadCpuMs(): number {
-  try {
-    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  }
-}
-
-/**
- * ms of CPU time that processes other than this one have used on this machine since it booted
- * (Linux: the first line of /proc/stat, busy time of all CPUs in USER_HZ ticks of 10 ms: user,
- * nice, system, irq, softirq and steal, a VM's time taken by the host; proc(5); minus this
- * process's `process.cpuUsage`, every thread of it). 0 where there is no /proc/stat: the other
- * cores are then taken to be free, as before this was measured.
- */
-export function otherProcessesCpuMs(): number {
-  try {
-    const line = readFileSync('/proc/stat', 'utf8');
-    const f = line.slice(0, line.indexOf('\n')).split(/\s+/);
-    // cpu user nice system idle iowait irq softirq steal ...
-    const busy = [1, 2, 3, 6, 7, 8].reduce((sum, i) => sum + Number(f[i] ?? 0), 0);
-    const u = process.cpuUsage();
-    return busy * 10 - (u.user + u.system) / 1000;
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * The pace of this thread's trials, for the estimate of the work left: ms per trial over the

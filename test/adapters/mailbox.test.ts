@@ -36,6 +36,36 @@ describe('SpinWindow', () => {
     expect(spins(256 + 4, true)).toEqual([256, 257, 258, 259]);
   });
 
+  it('while a core is free: a miss skips no wait, skips left are dropped; the probe is asked only after a miss or before a skip', () => {
+    let free = false;
+    let asked = 0;
+    const w = new SpinWindow(200, () => {
+      asked++;
+      return free;
+    });
+    /** What `next` gives for `n` waits, each spin recorded as a hit or a miss. */
+    const waits = (n: number, hit: boolean) =>
+      Array.from({ length: n }, () => {
+        const us = w.next();
+        if (us > 0) w.spun(hit);
+        return us;
+      });
+    // Hits: the probe is never asked.
+    expect(waits(3, true)).toEqual([200, 200, 200]);
+    expect(asked).toBe(0);
+    // No core free: misses back off as without a probe (skips 1, then 2), the probe asked at each miss and skip.
+    expect(waits(5, false)).toEqual([200, 0, 200, 0, 0]);
+    expect(asked).toBe(5);
+    // A core free again: the skips left (4 after the third miss) are dropped at the next wait; misses then skip nothing.
+    expect(waits(1, false)).toEqual([200]);
+    free = true;
+    expect(waits(4, false)).toEqual([200, 200, 200, 200]);
+    expect(asked).toBe(6 + 5);
+    // Busy again: a miss skips 1 (the back-off restarted when the skips were dropped).
+    free = false;
+    expect(waits(4, false)).toEqual([200, 0, 200, 0]);
+  });
+
   it('never spins with a window of 0', () => {
     const w = new SpinWindow(0);
     expect([w.next(), w.next()]).toEqual([0, 0]);
@@ -44,12 +74,13 @@ describe('SpinWindow', () => {
 
 describe('mailbox sleep counts', () => {
   it.each([
-    ['never spins', 0],
-    ['spins (the default)', undefined],
+    ['never spins', { spinUs: 0 }],
+    ['spins (the default: no skips while a core is free)', {}],
+    ['spins, backing off after every miss', { spinWhileFree: false }],
   ])(
     'a worker that %s sleeps through a pause: each request after one wakes it',
-    async (_, spinUs) => {
-      const worker = await EnvWorker.start({ domain: FAULTY }, spinUs === undefined ? {} : { spinUs });
+    async (_, options) => {
+      const worker = await EnvWorker.start({ domain: FAULTY }, options);
       try {
         // The open may come before the new worker's first wait: counted from after it. The pauses are long:
         // a spinning worker descheduled on a loaded machine for longer than one would see the request spinning.

@@ -9,10 +9,11 @@ import { DomainRuntime, type ToolOutcome } from '../../core/env/environment.ts';
 import { createEnvService, type EnvService } from '../shared/env-service.ts';
 import { sqlJsFactory } from '../shared/sqljs-db.ts';
 import { decodeRequest, encodeOutcome, encodeValue } from './env-wire.ts';
+import { FreeCoreWatch } from './cpu-time.ts';
 import { serveMailbox } from './mailbox.ts';
 import { loadEnvWorkerDomain, type EnvThreadData } from './worker-env.ts';
 
-const { source, mailbox, spinUs } = (workerData as { data: EnvThreadData }).data;
+const { source, mailbox, spinUs, spinWhileFree } = (workerData as { data: EnvThreadData }).data;
 let serve: EnvService | undefined;
 try {
   serve = createEnvService(await DomainRuntime.create(await loadEnvWorkerDomain(source), await sqlJsFactory()));
@@ -22,6 +23,7 @@ try {
 }
 if (serve) {
   const service = serve;
+  const watch = new FreeCoreWatch();
   parentPort!.postMessage({ ready: true });
   await serveMailbox(
     mailbox,
@@ -31,5 +33,6 @@ if (serve) {
       return request.op === 'call' ? encodeOutcome(reply as ToolOutcome) : encodeValue(reply);
     },
     spinUs,
+    spinWhileFree ? () => watch.free() : undefined,
   );
 }

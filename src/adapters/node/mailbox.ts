@@ -107,7 +107,25 @@ export const MAX_BLOCK_MS = 2;
  * When the serving thread spins for the next request before it sleeps: after a spin that saw the
  * request it spins again next time; after a miss (no request within its spin, as when an agent
  * thinks between calls, or when the caller is not running on a loaded machine) it skips the next
- * 1, 2, 4, … 256 waits (doubling with each miss in a row) before it tries again. Tried instead: a
+ * 1, 2, 4, … 256 waits (doubling with each miss in a row) before it tries again — unless the
+ * machine leaves a core free for it (`coreFree`, for the environment worker `FreeCoreWatch`: the
+ * rest of the machine, its caller included, used at most `cores − 1 + 0.25` cores over the last
+ * ≥ 250 ms). Then a miss costs a core nobody wanted, and the skips only made the worker sleep, and
+ * run its next call cold: it skips nothing, and drops the skips left when a core frees up. The
+ * back-off is for a loaded machine, where a spin holds the CPU the caller needs (below).
+ * Measured (session 14, the 2-core VM shared with other helpers; same process, main's window and
+ * this one alternating in rounds of 100 calls, medians of per-round ratios): while other processes
+ * used 1.2–1.7 cores, one or two `node -e 'for(;;){}'` hogs beside them, `FreeCoreWatch` read
+ * 1.96–2.01 cores besides the worker and the window backed off as before: this ÷ main 0.96–1.20
+ * over 15 runs of 16–48 rounds, 0.97–1.02 in the three of 48 rounds (two identical workers:
+ * 0.97–1.10). On a machine free for a moment (other processes 0.07 cores over the run), a worker
+ * that kept spinning slept before 50 of 3,000 airline reads against main's 1,213, and its calls
+ * took ×0.76 (1.42× in-process against 2.32×); in two other such runs main's window had not backed
+ * off (it slept before 163 of 3,000 and 180 of 2,400) and the two were level (×0.99, ×1.01). Spinning
+ * while the machine is loaded is what this rule avoids: forced on with other processes at 1.1–1.3
+ * cores, ×1.16–1.46 (the worker slept 4–6× less, its spins held the CPU the caller needed).
+ *
+ * Tried instead of the back-off: a
  * window that kept spinning unless two requests in a row came more than its spin after a reply
  * (A/B in one process, under load 6–7 on the 2-core VM): there the spinning worker was mostly not
  * running when a request came, the caller slept for the reply on 85% of the calls, and airline
@@ -162,15 +180,28 @@ export class SpinWindow {
   private skip = 0;
   private backoff = 1;
 
-  /** @param maxUs the spin when spinning, µs (0: never spin). */
-  constructor(private readonly maxUs: number) {}
+  /**
+   * @param maxUs the spin when spinning, µs (0: never spin).
+   * @param coreFree whether the machine leaves a core free for this thread (asked only after a
+   *   miss and before a skipped wait, so its cost is never on a request's path; see
+   *   `FreeCoreWatch`): while it says so, a miss is not followed by skips and skips left are
+   *   dropped. Default: never.
+   */
+  constructor(
+    private readonly maxUs: number,
+    private readonly coreFree: () => boolean = () => false,
+  ) {}
 
   /** The spin to try for this wait, µs (0: sleep at once). */
   next(): number {
     if (this.maxUs <= 0) return 0;
     if (this.skip > 0) {
-      this.skip--;
-      return 0;
+      if (!this.coreFree()) {
+        this.skip--;
+        return 0;
+      }
+      this.skip = 0;
+      this.backoff = 1;
     }
     return this.maxUs;
   }
@@ -178,7 +209,7 @@ export class SpinWindow {
   /** Record whether the spin {@link next} gave saw the request. */
   spun(hit: boolean): void {
     if (hit) this.backoff = 1;
-    else {
+    else if (!this.coreFree()) {
       this.skip = this.backoff;
       this.backoff = Math.min(MAX_SKIP, this.backoff * 2);
     }
@@ -528,15 +559,18 @@ function spinForReply(state: Int32Array, us: number, takeUs: number): boolean {
  * loop does not run; timers and messages wait for the next request's `await`). The Worker ends by
  * being terminated.
  * @param spinUs the spin for the next request after each reply, µs ({@link SpinWindow}; 0: never spin).
+ * @param coreFree whether the machine leaves a core free for this thread ({@link SpinWindow}'s;
+ *   default: never, the window then backs off after every miss).
  */
 export async function serveMailbox(
   ends: MailboxEnds,
   handler: (request: MailboxPayload) => Promise<MailboxMessage>,
   spinUs = MAX_SPIN_US,
+  coreFree?: () => boolean,
 ): Promise<never> {
   const box = new Box(ends.buffer, ends.port);
   const { state } = box;
-  const spin = new SpinWindow(spinUs);
+  const spin = new SpinWindow(spinUs, coreFree);
   for (;;) {
     if (Atomics.load(state, STATE) !== REQUEST) {
       const us = spin.next();

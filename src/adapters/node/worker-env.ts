@@ -60,6 +60,8 @@ export interface EnvThreadData {
   mailbox: MailboxEnds;
   /** The worker's spin for the next request after a reply, µs ({@link SpinWindow}). */
   spinUs: number;
+  /** Whether the worker keeps spinning after a miss while the machine leaves it a core ({@link SpinWindow}). */
+  spinWhileFree: boolean;
 }
 
 /** The environment thread's first message: set up, or why it could not. */
@@ -84,6 +86,18 @@ type ReadyMessage = { ready: true } | { ready: false; error: string };
  * the timed write ×1.01 (airline) and ×0.97 (retail), noise, the whole close/open/call ×0.84 and
  * ×0.87; the worker still slept before 93–99% of the timed writes. Not done: only that loop closes
  * and opens between calls.
+ *
+ * The worker's part of a call it spun for (session 14, timed inside each thread, with this process
+ * given the CPUs by `chrt -r 1` so that neither thread was descheduled; airline read, 12–20
+ * rounds of 100): the request is seen 0.2 µs after its post and the reply 0.2 µs after its;
+ * the caller's encoding 1.3 µs and decoding 1.0 µs; the worker's handler (decode, tool call,
+ * encode) 16.9–29.6 µs against 17.4–33.9 µs for the same handler in this thread, in-process call
+ * 14.8–28.1 µs. The spread is between processes, not within one: each isolate settles at one of
+ * two speeds (~15–18 or ~23–28 µs for this call), so the worker's handler ÷ in-process ranged
+ * 0.74–1.84 over eight processes (0.74–1.23 in the four run with
+ * `--max-inlined-bytecode-size-cumulative=460`: not a cure), and
+ * a larger young generation for the worker (`maxYoungGenerationSizeMb` 48) changed nothing
+ * (×1.04, two identical workers ×1.01). A bench run's worker ÷ in-process carries that luck.
  */
 export class EnvWorker {
   private sent = 0;
@@ -100,6 +114,9 @@ export class EnvWorker {
    *   larger requests and replies go over a message port instead.
    * @param options.spinUs the worker's spin for the next request after each reply before it
    *   sleeps, µs (default {@link MAX_SPIN_US}; 0: always sleep), see {@link SpinWindow}.
+   * @param options.spinWhileFree whether the worker skips no spins after a miss while the
+   *   machine leaves it a core (default true; false: it backs off after every miss), see
+   *   {@link SpinWindow} and `FreeCoreWatch`.
    * @param options.replySpinUs this thread's spin for a reply while the worker works on it, µs
    *   (default {@link REPLY_SPIN_US}; 0: never spin).
    * @param options.blockMs how long, ms, this thread then blocks for the reply (as it would be
@@ -109,7 +126,13 @@ export class EnvWorker {
    */
   static async start(
     source: EnvWorkerSource,
-    options: { mailboxBytes?: number; spinUs?: number; replySpinUs?: number; blockMs?: number } = {},
+    options: {
+      mailboxBytes?: number;
+      spinUs?: number;
+      spinWhileFree?: boolean;
+      replySpinUs?: number;
+      blockMs?: number;
+    } = {},
   ): Promise<EnvWorker> {
     const spinUs = options.spinUs ?? MAX_SPIN_US;
     let worker: Worker | undefined;
@@ -119,7 +142,7 @@ export class EnvWorker {
       options.replySpinUs ?? REPLY_SPIN_US,
       options.blockMs ?? MAX_BLOCK_MS,
     );
-    const data: EnvThreadData = { source, mailbox: mailbox.ends, spinUs };
+    const data: EnvThreadData = { source, mailbox: mailbox.ends, spinUs, spinWhileFree: options.spinWhileFree ?? true };
     worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), {
       workerData: { entry: new URL('./env-thread.ts', import.meta.url).href, data },
       transferList: [mailbox.ends.port],
