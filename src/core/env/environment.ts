@@ -30,6 +30,7 @@ import {
   WRITE_LOG_TABLE,
   expandLogRow,
   ident,
+  parseLogImages,
   parseLogRow,
   replayStatement,
   writeLogDdl,
@@ -762,7 +763,7 @@ export class Environment {
     const out: WriteEntry[] = [];
     const meta = { turn, actor, tool };
     for (const row of rows) {
-      const image = parseLogRow(row as unknown as LogRow);
+      const image = parseLogImages(row.tbl as string, row.old as string | null, row.new as string | null);
       parsed?.push(image);
       this.written.add(image.tbl);
       const info = this.byName.get(image.tbl);
@@ -1151,7 +1152,9 @@ function userSideWrite(domain: Domain, writes: readonly WriteEntry[]): WriteEntr
 }
 
 /**
- * The write-log rows after a `seq` (bound), in order: a call's writes ({@link Environment.collectWrites}).
+ * The write-log rows after a `seq` (bound), in order: a call's writes ({@link Environment.collectWrites}),
+ * without the `op` column, which the images tell ({@link parseLogImages}; x0.955-0.99 on the airline
+ * write tools, session 14).
  * Measured and not done (sql.js 1.17, one 11-column update logged, issue 15 item 2): the read
  * with its two JSON.parse is ~3.1 µs (stepping ~0.8, reading the five columns ~0.9); one text
  * column per row (`'[' || seq || ',' || json_quote(tbl) || … || ']'`, one JSON.parse) was the
@@ -1163,7 +1166,7 @@ function userSideWrite(domain: Domain, writes: readonly WriteEntry[]): WriteEntr
  * new/old x0.99 modify_pending_order_items, x1.05 book_reservation, x1.04
  * update_reservation_flights (16 alternating pairs of 60 calls, load 5.7), so it is not done.
  */
-const NEW_LOG_ROWS = `SELECT seq, tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`;
+const NEW_LOG_ROWS = `SELECT seq, tbl, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`;
 
 /** A statement that can only read: SQLite's SELECT never changes the database. */
 const SELECT = /^\s*select\b/i;

@@ -83,6 +83,20 @@ export function parseLogRow(row: LogRow): ParsedLogRow {
   };
 }
 
+/**
+ * {@link parseLogRow} of a log row read without its `op` column, which its images tell: the
+ * triggers log an insert with no `old`, a delete with no `new`, an update with both (`json_array`
+ * is never NULL). Reading the op back cost a text value per row (~0.3-0.4 µs in sql.js).
+ */
+export function parseLogImages(tbl: string, old: string | null, now: string | null): ParsedLogRow {
+  return {
+    tbl,
+    op: old === null ? 'insert' : now === null ? 'delete' : 'update',
+    before: old === null ? null : (JSON.parse(old) as WriteEntry['before'][]),
+    after: now === null ? null : (JSON.parse(now) as WriteEntry['after'][]),
+  };
+}
+
 /** The row a parsed log image stands for, as column name → value in column order (`null` for none). */
 export function logImage(table: TableInfo, values: readonly SqlValue[] | null): SqlRow | null {
   if (values === null) return null;

@@ -4,14 +4,14 @@
  * of one logged row share one key object (rowImages then groups them by identity) and gives the
  * same images as for writes whose keys are separate copies; tools are found by name for their
  * actor; an agent tool writing a caller-side table is a domain bug (thrown), a caller tool writing
- * it is not.
+ * it is not. A log row read without its op gives the op its images tell (as read with it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { DomainRuntime } from '../../../src/core/env/environment.ts';
 import { rowImages } from '../../../src/core/env/write-images.ts';
-import { expandLogRow, type TableInfo } from '../../../src/core/env/write-log.ts';
+import { expandLogRow, parseLogImages, parseLogRow, type TableInfo } from '../../../src/core/env/write-log.ts';
 import { buildDomain, defineDomain, defineTool } from '../../../src/core/schema/domain.ts';
 import type { WriteEntry } from '../../../src/core/schema/trajectory.ts';
 import { execTool } from './exec-tool.ts';
@@ -309,5 +309,21 @@ describe("a call's writes", () => {
     } finally {
       await env.close();
     }
+  });
+});
+
+describe('parseLogImages', () => {
+  it("tells a log row's op from its images: an insert has no old, a delete no new, an update both", () => {
+    const rows = [
+      { tbl: 'pairs', op: 'insert' as const, old: null, new: '[1,"x",null,2.5]' },
+      { tbl: 'pairs', op: 'update' as const, old: '[1,"x",null,2.5]', new: '[1,"x","v",2.5]' },
+      { tbl: 'pairs', op: 'delete' as const, old: '[1,"x","v",2.5]', new: null },
+    ];
+    expect(rows.map((r) => parseLogImages(r.tbl, r.old, r.new))).toEqual([
+      { tbl: 'pairs', op: 'insert', before: null, after: [1, 'x', null, 2.5] },
+      { tbl: 'pairs', op: 'update', before: [1, 'x', null, 2.5], after: [1, 'x', 'v', 2.5] },
+      { tbl: 'pairs', op: 'delete', before: [1, 'x', 'v', 2.5], after: null },
+    ]);
+    expect(rows.map((r) => parseLogImages(r.tbl, r.old, r.new))).toEqual(rows.map(parseLogRow));
   });
 });
