@@ -73,6 +73,11 @@ export interface ParsedLogRow {
  * `JSON.parse` of that element alone, and an update's old image taking the new image's value of
  * every element whose text is the same) was ~3x slower than `JSON.parse`: 2.5 vs 0.84 µs for
  * that `orders` image without its one escaped column, 8.8 vs 4.0 µs for both images of its update.
+ * Nor an update's old image made of the new image's values with `JSON.parse` of only the elements
+ * between the two texts' common prefix and suffix: 7.4 vs 4.0 µs for that `orders` update (its
+ * status changed), 4.6 vs 2.4 for an `order_items` one. A JavaScript loop over the characters costs
+ * ~6 ns a character here (the common prefix of ~100 characters alone 0.65 µs), far more than
+ * `JSON.parse` spends on one.
  */
 export function parseLogRow(row: LogRow): ParsedLogRow {
   return {
