@@ -23,7 +23,11 @@
  * statement, flights x1.019 and book x1.002; the user's next reservation-id position read by
  * `BOOKING_START` (then a plain INSERT), book x1.019 / x0.996; the passengers read before the
  * writes (for the count and the reply) instead of counted by `reservationForUpdate`, flights
- * x0.99, bags x1.01.
+ * x0.99, bags x1.01; `DELETE … WHERE reservation_id = +?` (part of the key) for the flights' and
+ * the passengers' deletes, x1.01 and x1.00 (a DELETE is not re-prepared with a bare `?`). Each
+ * text parameter costs sql.js a malloc, an encoding and a free (`bind`): ~0.17 µs a text warm,
+ * a hand-written bind into one buffer ~0.15 µs (10 texts, 1.67 vs 1.46 µs): not worth
+ * bypassing sql.js.
  */
 import { z } from 'zod';
 import type { SqlRow } from '../../src/core/ports/sql-db.ts';
