@@ -3,6 +3,11 @@
  * through `ts-worker.mjs`): loads the domain named by its source, builds the runtime over
  * in-thread sql.js, tells the parent it is ready (or why it cannot start), and then answers each
  * request posted to its mailbox (`mailbox.ts`, encoded by `env-wire.ts`) with the {@link EnvService}.
+ *
+ * Tracing this thread: `console.log` and `process.stderr.write` show only their first write once
+ * it serves (a worker's stdio write completes through the thread's event loop, which does not run
+ * while it spins and blocks in `Atomics.wait`; the later writes wait behind the first);
+ * `fs.writeSync(2, …)` writes at once.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { DomainRuntime, type ToolOutcome } from '../../core/env/environment.ts';

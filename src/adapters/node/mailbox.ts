@@ -123,7 +123,13 @@ export const MAX_BLOCK_MS = 2;
  * took ×0.76 (1.42× in-process against 2.32×); in two other such runs main's window had not backed
  * off (it slept before 163 of 3,000 and 180 of 2,400) and the two were level (×0.99, ×1.01). Spinning
  * while the machine is loaded is what this rule avoids: forced on with other processes at 1.1–1.3
- * cores, ×1.16–1.46 (the worker slept 4–6× less, its spins held the CPU the caller needed).
+ * cores, ×1.16–1.46 (the worker slept 4–6× less, its spins held the CPU the caller needed), and
+ * alike with the whole process at `nice -n -20` (other processes still 1.1–1.3 cores). In the tau2
+ * bench's loop (its five ways of calling, in-process and threads alternating) the worker's watch
+ * read its own process, less itself, at 0.62–0.93 cores over each span (traced with
+ * `fs.writeSync`; other processes were then 0.94–1.22 cores), so on an idle machine it would call
+ * the core free there. With the process under `chrt -r 1` (other processes ran only in its gaps)
+ * neither window backed off: both slept before 6–104 of 1,000–2,400 calls and were level.
  *
  * Tried instead of the back-off: a
  * window that kept spinning unless two requests in a row came more than its spin after a reply
