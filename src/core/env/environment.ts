@@ -1160,11 +1160,11 @@ function userSideWrite(domain: Domain, writes: readonly WriteEntry[]): WriteEntr
  * column per row (`'[' || seq || ',' || json_quote(tbl) || … || ']'`, one JSON.parse) was the
  * same 3.1 µs, and every row in one aggregated text (group_concat) slower, 5.3 µs (9.5 vs 11.1 for
  * four rows). Of the write itself the triggers cost ~3 µs of 7 (JSON images ~1.6, the log row ~0.6,
- * firing the trigger ~0.8; the WHEN clause nothing measurable). Reading only `tbl, old, new` (the
- * operation told by which image is NULL, `lastSeq` advanced by the count of rows, which leans on
- * `seq` being dense) read 4 logged rows in 4.25 µs instead of 5.26, but calls did not show it:
- * new/old x0.99 modify_pending_order_items, x1.05 book_reservation, x1.04
- * update_reservation_flights (16 alternating pairs of 60 calls, load 5.7), so it is not done.
+ * firing the trigger ~0.8; the WHEN clause nothing measurable). Not reading `seq` either
+ * (`lastSeq` advanced by the count of rows, which leans on `seq` being dense): `tbl, old, new` of
+ * 4 logged rows read in 4.25 µs instead of 5.26 for all five columns (~0.25 µs a row for the two),
+ * too little for 16 alternating pairs of 60 calls to resolve (x0.99-1.05, load 5.7); the `op` half
+ * of it paid over 1,200 pairs (above), the `seq` half was not measured at that resolution.
  */
 const NEW_LOG_ROWS = `SELECT seq, tbl, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`;
 
