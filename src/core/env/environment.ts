@@ -1153,8 +1153,11 @@ function userSideWrite(domain: Domain, writes: readonly WriteEntry[]): WriteEntr
 
 /**
  * The write-log rows after a `seq` (bound), in order: a call's writes ({@link Environment.collectWrites}),
- * without the `op` column, which the images tell ({@link parseLogImages}; x0.955-0.99 on the airline
- * write tools, session 14).
+ * without the `op` column, which the images tell ({@link parseLogImages}). Measured (session 14,
+ * in-process, op read vs not, alternating blocks of 18 calls, 1,200 pairs a run, load 3.7-6.6, three
+ * runs): book_reservation (~10 log rows a call) x0.955, x0.986, x0.978; update_reservation_flights
+ * x0.972, x0.991, x0.993; cancel_reservation x0.980, x1.002; update_reservation_baggages (1-3 rows)
+ * x1.024 in the one run that had it. The variant below also left out `seq`.
  * Measured and not done (sql.js 1.17, one 11-column update logged, issue 15 item 2): the read
  * with its two JSON.parse is ~3.1 µs (stepping ~0.8, reading the five columns ~0.9); one text
  * column per row (`'[' || seq || ',' || json_quote(tbl) || … || ']'`, one JSON.parse) was the
