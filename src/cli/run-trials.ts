@@ -165,8 +165,18 @@ export const POOL_CONTENTION = 0.15;
 /** Trials this thread finishes, and ms it runs them, before it estimates the work left at all. */
 export const PACE_MIN_TRIALS = 20;
 export const PACE_MIN_MS = 500;
-/** {@link TrialPace} reads its clocks at every this many finished trials (a power of two, ≤ 8). */
-const PACE_EVERY = 8;
+/**
+ * ms of wall time between two estimates of {@link TrialPace} (it reads its clocks then, and at
+ * every power-of-two count of finished trials). Reading them at every 8th trial, as it did, cost
+ * this thread ~5% more CPU per scripted carrier episode (issue 15 item 5; one process, this
+ * thread's CPU, `--concurrency 1` with 2 threads and no worker started, the real clocks against
+ * clocks stubbed with `performance.now`, alternating rounds, medians of 24 pairs' ratios, 4 runs
+ * each, load 1–5): every 8th trial ×1.072, ×1.067, ×0.983, ×1.045; every 50 ms ×1.007, ×1.052,
+ * ×0.998, ×1.001. That is more than the reads' own CPU, ~45 µs per 8 trials
+ * ({@link threadCpuMs} 15 µs, {@link otherProcessesCpuMs} 27 µs). The CLI's thread paid it in
+ * every run of 2 threads or more, beside running workers too.
+ */
+export const PACE_EVERY_MS = 50;
 
 /**
  * The pace of this thread's trials, for the estimate of the work left: ms per trial over the
@@ -181,6 +191,8 @@ export class TrialPace {
   private readonly marks = new Map<number, Mark>();
   private first: Mark | undefined;
   private others: number | undefined;
+  /** Wall time of the last reading of the clocks. */
+  private read = -Infinity;
 
   /**
    * `now`, `cpu` and `others`: milliseconds of wall time, of this thread's CPU time and of the
@@ -192,8 +204,9 @@ export class TrialPace {
     private readonly other: () => number = otherProcessesCpuMs,
   ) {}
 
-  private mark(): Mark {
-    return { wall: this.now(), cpu: this.cpu(), others: this.other() };
+  private mark(wall = this.now()): Mark {
+    this.read = wall;
+    return { wall, cpu: this.cpu(), others: this.other() };
   }
 
   /** A trial started here (the first one starts the clock of {@link PACE_MIN_MS}). */
@@ -210,16 +223,19 @@ export class TrialPace {
   }
 
   /**
-   * The `n`th trial finished here (called for every n in turn): at every {@link PACE_EVERY}th,
-   * ms per trial from the largest power of two ≤ n/2 finished trials to now; undefined at the
-   * others, and before {@link PACE_MIN_TRIALS} trials and {@link PACE_MIN_MS} (the lesser of
-   * wall and CPU time) since the first trial started.
+   * The `n`th trial finished here (called for every n in turn): once {@link PACE_EVERY_MS} of
+   * wall time has passed since the clocks were last read, ms per trial from the largest power
+   * of two ≤ n/2 finished trials to now; undefined at the others, and before
+   * {@link PACE_MIN_TRIALS} trials and {@link PACE_MIN_MS} (the lesser of wall and CPU time)
+   * since the first trial started. Only the wall clock is read at every trial (the CPU clocks
+   * are /proc reads: see {@link PACE_EVERY_MS}), and all of them at every power of two.
    */
   finished(n: number): number | undefined {
-    // Clocks read at every 8th trial only (a /proc read costs ~20 µs; a scripted trial ~1 ms).
-    if (n % PACE_EVERY !== 0) return undefined;
-    const at = this.mark();
-    if ((n & (n - 1)) === 0) this.marks.set(n, at);
+    const wall = this.now();
+    const twoPower = (n & (n - 1)) === 0;
+    if (!twoPower && wall - this.read < PACE_EVERY_MS) return undefined;
+    const at = this.mark(wall);
+    if (twoPower) this.marks.set(n, at);
     const first = this.first ?? at;
     if (n < PACE_MIN_TRIALS || Math.min(at.wall - first.wall, at.cpu - first.cpu) < PACE_MIN_MS) return undefined;
     const mark = 2 ** Math.floor(Math.log2(n / 2));

@@ -244,47 +244,77 @@ describe('rollout threads', () => {
       return sched.threads();
     };
     try {
-      // 1 ms a warm trial: the first estimate (24 trials here, the pace of the 8th to the 24th)
-      // says the 35–36 left are 36 ms, × 0.85 (the other core free, less the contention) under
-      // the 4 s payback (the cold trials averaged in would say 36 × 209 ms = 7.5 s).
+      // 1 ms a warm trial: the first estimate (32 trials here, the pace of the 16th to the 32nd)
+      // says the 28 left are 28 ms, × 0.85 (the other core free, less the contention) under
+      // the 4 s payback (the cold trials averaged in would say 28 × 157 ms = 4.4 s).
       expect(await clocked(1)).toBe(1);
-      // 100 ms a warm trial: ≤ 3.6 s left, × 0.85 = 3.06 s, under it: no worker (the 3 s payback
+      // 100 ms a warm trial: the first estimate at 20 trials, ≤ 4 s left, × 0.85 = 3.4 s, under it: no worker (the 3 s payback
       // before this rule started one here).
       expect(await clocked(100)).toBe(1);
-      // 150 ms: 5.25–5.4 s left × 0.85 ≥ 4.46 s, over it: the worker starts.
+      // 150 ms: ~6 s left × 0.85 ≈ 5.1 s, over it: the worker starts.
       expect(await clocked(150)).toBe(2);
-      // The same with other processes keeping 0.5 of the other core busy: 5.4 s × (0.5 − 0.15)
-      // = 1.89 s, under it: no worker.
+      // The same with other processes keeping 0.5 of the other core busy: ~6 s × (0.5 − 0.15)
+      // ≈ 2.1 s, under it: no worker.
       expect(await clocked(150, 0.5)).toBe(1);
     } finally {
       await setup.trial.runtime.close();
     }
   }, 60_000);
 
-  it('TrialPace: ms per trial over the later half of the finished trials, every 8th from 20 trials and 0.5 s on, the lesser of wall and CPU time', () => {
+  it('TrialPace: ms per trial over the later half of the finished trials, from 20 trials and 0.5 s on, at most every 50 ms of wall time and at powers of two, the lesser of wall and CPU time', () => {
     let t = 0;
+    let cpuReads = 0;
     const pace = new TrialPace(
       () => t,
-      () => t,
+      () => {
+        cpuReads++;
+        return t;
+      },
+      () => 0,
     );
     pace.started();
-    // Trial k ends at 100 ms each for the first 10, then 1 ms each.
-    const end = (k: number) => Math.min(k, 10) * 100 + Math.max(0, k - 10);
+    // Trial k ends at 100 ms each for the first 10, then 10 ms each.
+    const end = (k: number) => Math.min(k, 10) * 100 + Math.max(0, k - 10) * 10;
     const per: (number | undefined)[] = [];
     for (let k = 1; k <= 40; k++) {
       t = end(k);
       per.push(pace.finished(k));
     }
-    // Every 8th from 20 trials on: 24 from the 8th (800 ms) to 1,014 ms over 16 trials; 32 and
-    // 40 from the 16th on, all warm.
+    // From 20 trials on, once 50 ms have passed since the clocks were read (the 16th, 1,060 ms):
+    // the 21st from the 8th (800 ms) to 1,110 ms over 13 trials; the 26th and 31st from the 8th
+    // too; the 32nd (a power of two) and the 37th from the 16th on, all warm.
     expect(per.map((p, i) => (p === undefined ? null : [i + 1, p]))).toEqual([
-      ...Array(23).fill(null),
-      [24, 214 / 16],
-      ...Array(7).fill(null),
-      [32, 1],
-      ...Array(7).fill(null),
-      [40, 1],
+      ...Array(20).fill(null),
+      [21, 310 / 13],
+      ...Array(4).fill(null),
+      [26, 20],
+      ...Array(4).fill(null),
+      [31, 410 / 23],
+      [32, 10],
+      ...Array(4).fill(null),
+      [37, 10],
+      ...Array(3).fill(null),
     ]);
+    // The CPU clock (a /proc read) is read at the start, at every power of two and 50 ms after
+    // the last reading only: 2,000 trials of 0.1 ms read it 14 times (the start; the 1st, 2nd,
+    // 4th … 1,024th; the 1,012th and 1,524th, 50 ms after the 512th and the 1,024th), where a
+    // reading at every 8th trial read it 251 times.
+    cpuReads = 0;
+    const quick = new TrialPace(
+      () => t,
+      () => {
+        cpuReads++;
+        return t;
+      },
+      () => 0,
+    );
+    t = 0;
+    quick.started();
+    for (let k = 1; k <= 2000; k++) {
+      t = k / 10;
+      quick.finished(k);
+    }
+    expect(cpuReads).toBe(14);
     // A machine busy with other work: wall time runs 3× the CPU time; the pace is the CPU's.
     const busy = new TrialPace(
       () => 3 * t,
@@ -316,14 +346,14 @@ describe('rollout threads', () => {
     // The 32nd estimate spans the 16th to the 32nd trial: 800 ms of wall, 1,200 ms of others.
     expect([per[23], per[31], shared.otherCores()]).toEqual([50, 50, 1.5]);
     // Under 0.5 s since the first trial started: no estimate yet, whatever the count.
-    const quick = new TrialPace(
+    const early = new TrialPace(
       () => t,
       () => t,
     );
     t = 0;
-    quick.started();
+    early.started();
     t = 499;
-    expect(quick.finished(96)).toBeUndefined();
+    expect(early.finished(96)).toBeUndefined();
   });
 
   it('pool with a concurrency: each thread runs at most its share, one more waits in it, the rest in order in the parent', async () => {

@@ -25,6 +25,17 @@
  * more CPU per episode in the CLI's thread than alone (bench pool: 1071 → 1175 µs) is that, not
  * the cores' contention. Sending several jobs, and replies, per message is where to look next.
  *
+ * Measured in session 14 and not done (issue 15 item 5, load 4–10 on 2 vCPUs): jobs posted
+ * together at the end of a burst of callbacks (`process.nextTick`), results held in the thread
+ * while more jobs than held results wait there (pulled in with `receiveMessageOnPort`) and
+ * posted together, ~1.9 episodes a message. The message pair itself is small: jobs that do no
+ * work (a digest returned at once, 3 jobs ahead) cost the parent 12.5–13.5 µs and the thread
+ * 10.6–11.3 µs of CPU each, batched or not (3 alternating pairs); and the parent's CPU per
+ * episode run in the thread (carrier, the parent running none) read 64, 77, 86 µs unbatched
+ * and 63, 65, 64 µs batched, within the load's noise, so most of the parent's cost per worker
+ * episode is handing each result on (deserialising it, the batch's bookkeeping, waking up),
+ * not the number of messages.
+ *
  * Messages are structured clones: inputs and results must be plain data.
  */
 import { parentPort, Worker, workerData } from 'node:worker_threads';
