@@ -8,7 +8,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SpinWindow } from '../../src/adapters/node/mailbox.ts';
+import { SpinWindow, takeWindowUs } from '../../src/adapters/node/mailbox.ts';
 import { EnvWorker } from '../../src/adapters/node/worker-env.ts';
 
 const FAULTY = dirname(fileURLToPath(new URL('../fixtures/faulty-env-domain/domain.ts', import.meta.url)));
@@ -69,6 +69,22 @@ describe('SpinWindow', () => {
   it('never spins with a window of 0', () => {
     const w = new SpinWindow(0);
     expect([w.next(), w.next()]).toEqual([0, 0]);
+  });
+});
+
+describe('takeWindowUs', () => {
+  it('gives a sleeping serving thread 200 µs without asking the probe, an awake one 100 µs while a core is free, else 10 µs', () => {
+    let asked = 0;
+    const probe = (free: boolean) => () => {
+      asked++;
+      return free;
+    };
+    expect(takeWindowUs(true, probe(true))).toBe(200);
+    expect(takeWindowUs(true, probe(false))).toBe(200);
+    expect(asked).toBe(0);
+    expect(takeWindowUs(false, probe(true))).toBe(100);
+    expect(takeWindowUs(false, probe(false))).toBe(10);
+    expect(asked).toBe(2);
   });
 });
 

@@ -373,12 +373,17 @@ export class MailboxCaller {
    * @param blockMs how long, ms, the caller then blocks in `Atomics.wait` for the reply before it
    *   waits asynchronously (default {@link MAX_BLOCK_MS}; 0: never block). The event loop does not
    *   run during a spin or a block, as it would not while the call ran in this thread.
+   * @param coreFree whether the machine leaves a core free beside this thread (for the
+   *   environment worker's caller `FreeCoreWatch`, read at most every 250 ms): while it says so,
+   *   an awake serving thread gets {@link FREE_TAKE_US} to take a request instead of
+   *   {@link TAKE_US}. Default: never.
    */
   constructor(
     dataBytes = MAILBOX_DATA_BYTES,
     private readonly onBusy: (busy: boolean) => void = () => {},
     private readonly spinUs = REPLY_SPIN_US,
     private readonly blockMs = MAX_BLOCK_MS,
+    private readonly coreFree: () => boolean = () => false,
   ) {
     const buffer = new SharedArrayBuffer(HEADER_BYTES + dataBytes);
     const { port1, port2 } = new MessageChannel();
@@ -443,7 +448,7 @@ export class MailboxCaller {
     const asleep = Atomics.load(state, SLEEPING) === 1;
     Atomics.notify(state, STATE, 1);
     // A sleeping server takes the request once woken; an awake one that does not take it at once is not running.
-    if (spinUs > 0 && spinForReply(state, spinUs, asleep ? WAKE_US : TAKE_US)) return true;
+    if (spinUs > 0 && spinForReply(state, spinUs, takeWindowUs(asleep, this.coreFree))) return true;
     return blockMs > 0 && this.blockForReply(blockMs);
   }
 
@@ -522,6 +527,33 @@ export class MailboxCaller {
  * not running (a loaded machine), so the caller sleeps instead of holding a CPU it may need.
  */
 const TAKE_US = 10;
+
+/**
+ * {@link TAKE_US} while the machine leaves a core free beside the caller (`MailboxCaller`'s
+ * `coreFree`): an awake serving thread that has not taken the request within 10 µs is then not
+ * descheduled for another process but briefly busy or paused in its own thread, and sleeping costs
+ * the caller a wake-up (tens of µs) where spinning on costs a core nobody wanted. Measured (session
+ * 14, the 2-core VM otherwise idle, load 2–2.4; `npm run bench -- tau2` without tau2's side, this
+ * and main alternating as whole runs; worker ÷ in-process, the median of the pairs' ratios, this ÷
+ * main, 7 pairs: 4 with 100 µs for every awake take, 3 with it only while a core is free):
+ * airline read ×0.92, airline write ×0.89, retail read ×0.75, retail write ×0.91 (the gated runs'
+ * worker ÷ in-process 1.76–2.27, 1.72–1.93, 1.64–2.04, 1.96–2.36 against main's 1.54–2.89,
+ * 2.01–2.41, 2.34–2.72, 1.87–2.16); the caller blocked for 50–215 of 1,000 timed replies against
+ * main's 94–631. With a `for(;;)` process on one core (2 pairs): ×0.79–1.16, median ~×0.9, not
+ * worse. Each process settles at one of two speeds (see `EnvWorker`), so single pairs swing ±30%.
+ */
+const FREE_TAKE_US = 100;
+
+/**
+ * How long, µs, a caller spinning for a reply waits for the serving thread to take its request
+ * before it blocks: {@link WAKE_US} when the thread slept at the post, else {@link FREE_TAKE_US}
+ * while `coreFree()` says a core is free beside the caller, else {@link TAKE_US}. `coreFree` is
+ * asked only for an awake serving thread.
+ */
+export function takeWindowUs(asleep: boolean, coreFree: () => boolean): number {
+  if (asleep) return WAKE_US;
+  return coreFree() ? FREE_TAKE_US : TAKE_US;
+}
 
 /**
  * How long, µs, a caller spinning for a reply waits for a serving thread that slept to take the

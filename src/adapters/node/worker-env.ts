@@ -17,6 +17,7 @@ import type { WriteEntry } from '../../core/schema/trajectory.ts';
 import { Worker } from 'node:worker_threads';
 import { InfrastructureError } from '../../core/errors.ts';
 import type { EnvReplies, EnvRequest } from '../shared/env-service.ts';
+import { FreeCoreWatch } from './cpu-time.ts';
 import { decodeOutcome, decodeValue, encodeRequest } from './env-wire.ts';
 import { loadDomain } from './load-domain.ts';
 import {
@@ -116,7 +117,9 @@ export class EnvWorker {
    *   sleeps, µs (default {@link MAX_SPIN_US}; 0: always sleep), see {@link SpinWindow}.
    * @param options.spinWhileFree whether the worker skips no spins after a miss while the
    *   machine leaves it a core (default true; false: it backs off after every miss), see
-   *   {@link SpinWindow} and `FreeCoreWatch`.
+   *   {@link SpinWindow} and `FreeCoreWatch`; and whether this thread, while a core is free beside
+   *   it, gives the awake worker 100 µs to take a request before it blocks (false:
+   *   always 10 µs), see `MailboxCaller`.
    * @param options.replySpinUs this thread's spin for a reply while the worker works on it, µs
    *   (default {@link REPLY_SPIN_US}; 0: never spin).
    * @param options.blockMs how long, ms, this thread then blocks for the reply (as it would be
@@ -136,11 +139,14 @@ export class EnvWorker {
   ): Promise<EnvWorker> {
     const spinUs = options.spinUs ?? MAX_SPIN_US;
     let worker: Worker | undefined;
+    // Whether a core is free beside this (the calling) thread: see MailboxCaller's coreFree.
+    const watch = new FreeCoreWatch();
     const mailbox = new MailboxCaller(
       options.mailboxBytes ?? MAILBOX_DATA_BYTES,
       (busy) => (busy ? worker?.ref() : worker?.unref()),
       options.replySpinUs ?? REPLY_SPIN_US,
       options.blockMs ?? MAX_BLOCK_MS,
+      (options.spinWhileFree ?? true) ? () => watch.free() : undefined,
     );
     const data: EnvThreadData = { source, mailbox: mailbox.ends, spinUs, spinWhileFree: options.spinWhileFree ?? true };
     worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), {
