@@ -32,17 +32,25 @@ const COMPENSATION_PER_PASSENGER: Readonly<Record<string, number>> = { cancelled
 const str = (v: unknown) => String(v);
 
 /**
+ * The fact the tool told its after-checks under `key` ({@link RuleCheckContext.told}), else what
+ * `read` reads (run only then). Every reader below takes what it was told this way: a tool tells
+ * only rows as they are now (see {@link TOLD}), so either gives the same value.
+ */
+function toldOr<T>(ctx: RuleCheckContext, key: string, read: () => Promise<T>): Promise<T> | T {
+  const told = ctx.told.get(key);
+  return told !== undefined ? (told as T) : read();
+}
+
+/**
  * The reservation a call names (`reservation_id` argument): `reservation_id`, `created_at`,
  * `cabin`, `insurance`, what the cancellation checks use (not `SELECT *`, whose ten texts sql.js
  * decodes at ~0.4 µs each); the row the tool told of ({@link TOLD.reservation}) when it did.
  */
 async function reservation(ctx: RuleCheckContext): Promise<SqlRow | undefined> {
   const id = str(ctx.args.reservation_id);
-  const told = ctx.told.get(TOLD.reservation(id)) as SqlRow | undefined;
-  if (told) return told;
-  return ctx.db.one('SELECT reservation_id, created_at, cabin, insurance FROM reservations WHERE reservation_id = ?', [
-    id,
-  ]);
+  return toldOr(ctx, TOLD.reservation(id), () =>
+    ctx.db.one('SELECT reservation_id, created_at, cabin, insurance FROM reservations WHERE reservation_id = ?', [id]),
+  );
 }
 
 /**
@@ -50,13 +58,13 @@ async function reservation(ctx: RuleCheckContext): Promise<SqlRow | undefined> {
  * `origin`, `destination`, `status`); those the tool told of ({@link TOLD.segments}) when it did.
  */
 async function segments(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
-  const told = ctx.told.get(TOLD.segments(reservationId)) as SqlRow[] | undefined;
-  if (told) return told;
-  return ctx.db.all(
-    `SELECT f.flight_number, f.date, f.origin, f.destination, d.status FROM reservation_flights f
-     LEFT JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
-     WHERE f.reservation_id = +? ORDER BY f.position`,
-    [reservationId],
+  return toldOr(ctx, TOLD.segments(reservationId), () =>
+    ctx.db.all(
+      `SELECT f.flight_number, f.date, f.origin, f.destination, d.status FROM reservation_flights f
+       LEFT JOIN flight_dates d ON d.flight_number = f.flight_number AND d.date = f.date
+       WHERE f.reservation_id = +? ORDER BY f.position`,
+      [reservationId],
+    ),
   );
 }
 
@@ -68,16 +76,13 @@ async function statuses(ctx: RuleCheckContext, flights: readonly SqlRow[]): Prom
   const out: SqlRow[] = [];
   for (const f of flights) {
     const [flightNumber, date] = [str(f.flight_number), str(f.date)];
-    const told = ctx.told.get(TOLD.status(flightNumber, date)) as SqlValue | undefined;
-    const status =
-      told !== undefined
-        ? told
-        : ((
-            await ctx.db.one('SELECT status FROM flight_dates WHERE flight_number = ? AND date = ?', [
-              flightNumber,
-              date,
-            ])
-          )?.status ?? null);
+    const status = await toldOr<SqlValue>(
+      ctx,
+      TOLD.status(flightNumber, date),
+      async () =>
+        (await ctx.db.one('SELECT status FROM flight_dates WHERE flight_number = ? AND date = ?', [flightNumber, date]))
+          ?.status ?? null,
+    );
     out.push({ ...f, status });
   }
   return out;
@@ -88,11 +93,11 @@ async function statuses(ctx: RuleCheckContext, flights: readonly SqlRow[]): Prom
  * segments the tool told of ({@link TOLD.route}) when it did.
  */
 async function routeNow(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
-  const told = ctx.told.get(TOLD.route(reservationId)) as SqlRow[] | undefined;
-  if (told) return told;
-  return ctx.db.all(
-    'SELECT flight_number, date, origin, destination FROM reservation_flights WHERE reservation_id = +? ORDER BY position',
-    [reservationId],
+  return toldOr(ctx, TOLD.route(reservationId), () =>
+    ctx.db.all(
+      'SELECT flight_number, date, origin, destination FROM reservation_flights WHERE reservation_id = +? ORDER BY position',
+      [reservationId],
+    ),
   );
 }
 
@@ -143,11 +148,11 @@ function flightChange(ctx: RuleCheckContext, reservationId: string): Promise<Fli
 }
 
 async function readFlightChange(ctx: RuleCheckContext, reservationId: string): Promise<FlightChange> {
-  const r =
-    (ctx.told.get(TOLD.reservation(reservationId)) as SqlRow | undefined) ??
-    (await ctx.db.one('SELECT origin, destination, flight_type, cabin FROM reservations WHERE reservation_id = ?', [
+  const r = await toldOr(ctx, TOLD.reservation(reservationId), () =>
+    ctx.db.one('SELECT origin, destination, flight_type, cabin FROM reservations WHERE reservation_id = ?', [
       reservationId,
-    ]));
+    ]),
+  );
   if (!r) return { r, cabin: null, before: [], deleted: false, after: [] };
   let cabin: FlightChange['cabin'] = null;
   // Deleted segment images by position (a delete's key is the row's key: reservation_id, position).
@@ -287,13 +292,13 @@ const bagsNotRemoved: RuleCheck = {
  * ({@link TOLD.bags}) when it did.
  */
 async function reservationWithPax(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow | undefined> {
-  const told = ctx.told.get(TOLD.bags(reservationId)) as SqlRow | undefined;
-  if (told) return told;
-  return ctx.db.one(
-    `SELECT r.cabin, r.total_baggages, r.nonfree_baggages, u.membership,
-       (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
-     FROM reservations r LEFT JOIN users u ON u.user_id = r.user_id WHERE r.reservation_id = +?`,
-    [reservationId],
+  return toldOr(ctx, TOLD.bags(reservationId), () =>
+    ctx.db.one(
+      `SELECT r.cabin, r.total_baggages, r.nonfree_baggages, u.membership,
+         (SELECT COUNT(*) FROM reservation_passengers p WHERE p.reservation_id = r.reservation_id) AS pax
+       FROM reservations r LEFT JOIN users u ON u.user_id = r.user_id WHERE r.reservation_id = +?`,
+      [reservationId],
+    ),
   );
 }
 
@@ -361,9 +366,9 @@ const paymentLimits: RuleCheck = {
     }
     for (const [id, added] of fresh) {
       // In position order (the key's), as the rows the tool told of (TOLD.payments).
-      const rows =
-        (ctx.told.get(TOLD.payments(id)) as SqlRow[] | undefined) ??
-        (await ctx.db.all('SELECT position, payment_id FROM reservation_payments WHERE reservation_id = ?', [id]));
+      const rows = await toldOr(ctx, TOLD.payments(id), () =>
+        ctx.db.all('SELECT position, payment_id FROM reservation_payments WHERE reservation_id = ?', [id]),
+      );
       // The method ids of each source in row order: all of them, and those of rows the call did not add.
       const used = new Map<string, Set<string>>();
       const before = new Map<string, Set<string>>();
