@@ -125,6 +125,23 @@ export function logImage(table: TableInfo, values: readonly SqlValue[] | null): 
  * image). Not cheaper, so not done: a NEW image of the changed columns only (a CASE per column,
  * NULL for the others) 6.2; images as `quote()` texts joined by commas 7.6; the log row in a
  * one-column table 3.75 vs 3.98 (its other columns cost ~0.2).
+ *
+ * Measured and not built (session 15, issue 15 item 2): triggers that hand the row to a JavaScript
+ * function registered on the connection (sql.js `create_function`, variadic: `SELECT f('tbl', op,
+ * rowid, OLD.c…, NEW.c…)`) appending to a log in JavaScript, with no log row, no read-back and no
+ * `JSON.parse`. A hack of the per-call path only (no rollback of a failed call's entries, no
+ * snapshot or replay from them), same process, fresh environment per call, alternating blocks of
+ * the bench's argument sets, medians of per-round ratios over 400-600 rounds, load 2-4:
+ * book_reservation (11.3 log rows a call) x0.895, x0.903, x0.906 (with open + close), x0.898 (rule
+ * checks off); update_reservation_flights (6.6 rows: 7-column inserts and deletes) x0.975, x0.964,
+ * x0.969, x0.960; modify_pending_order_items x0.964, x0.967, x0.971. The whole log (triggers,
+ * read-back, entries) is 26-36% of these calls with rule checks off (no triggers at all: x0.64
+ * book, x0.72 flights, x0.74 items), but the function path keeps most of it: SQLite firing the
+ * trigger (a 7-column insert 2.6 -> 3.3 µs with a body of `SELECT 1`) and sql.js marshalling each
+ * argument into JavaScript (~0.2 µs a value: 10 values 5.5 µs, against 7.2 for the log row with its
+ * JSON image, read back and parsed). Flights and items gain under the ~8% that would pay for moving
+ * rollback (a failed call's or statement's entries), snapshots and replay (which needs each value's
+ * SQLite type; sql.js hands a function integers and reals alike as numbers) to a JavaScript log.
  */
 export function writeLogDdl(tables: readonly TableInfo[]): string {
   const out = [
