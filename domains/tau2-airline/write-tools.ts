@@ -247,7 +247,8 @@ export const updateReservationFlights = defineTool({
     payment_id: z.string().describe(PAYMENT_ID_DESC),
   }),
   async run({ db, resultDiscarded, tell }, { reservation_id, cabin, flights, payment_id }) {
-    const { row: r, pax: nPax, paid, method } = await reservationForUpdate(db, reservation_id, 'flights', payment_id);
+    const found = await reservationForUpdate(db, reservation_id, 'flights', payment_id, cabin);
+    const { row: r, pax: nPax, paid, flown, method } = found;
     // The segments now, for those kept: none when the cabin changes.
     const current = cabin === r.cabin ? await reservationFlights(db, reservation_id) : [];
     let total = 0;
@@ -257,11 +258,7 @@ export const updateReservationFlights = defineTool({
       let leg: { origin: string; destination: string; price: number };
       if (kept)
         leg = { origin: kept.origin as string, destination: kept.destination as string, price: kept.price as number };
-      else {
-        leg = await availableCabin(db, info.flight_number, info.date, cabin, nPax);
-        // Found available: the cabin check needs the statuses of the segments replaced, often these.
-        tell?.(TOLD.status(info.flight_number, info.date), 'available');
-      }
+      else leg = await availableCabin(db, info.flight_number, info.date, cabin, nPax);
       total += leg.price * nPax;
       next.push([reservation_id, next.length, info.flight_number, leg.origin, leg.destination, info.date, leg.price]);
     }
@@ -280,6 +277,8 @@ export const updateReservationFlights = defineTool({
     // For the route, basic-economy and cabin checks.
     tell?.(TOLD.reservation(reservation_id), row);
     tell?.(TOLD.route(reservation_id), rows);
+    // A change of cabin: how many of the segments replaced (all, by the DELETE above) had taken off.
+    if (flown != null) tell?.(TOLD.flown(reservation_id), flown);
     return resultDiscarded
       ? ''
       : reservationJson(db, reservation_id, { row, flights: rows, ...(payments ? { payments } : {}) });

@@ -100,7 +100,7 @@ describe('reads', () => {
     expect(await reservationFlights(db, 'NOSUCH')).toEqual([]);
   });
 
-  it("reservationForUpdate gives the reservation with the argument as its key, its passenger count, the payment method named, for the flights what its segments cost and for the bags its user's membership", async () => {
+  it("reservationForUpdate gives the reservation with the argument as its key, its passenger count, the payment method named, for the flights what its segments cost and how many took off and for the bags its user's membership", async () => {
     const db = env.reader as ToolDb;
     const row = {
       reservation_id: 'NO6JO3',
@@ -116,13 +116,19 @@ describe('reads', () => {
       status: null,
     };
     const card = { source: 'credit_card', amount: null };
-    // Its two segments cost 483 and 1991.
+    // Its two segments cost 483 and 1991; neither has taken off (counted for another cabin, or none given).
     expect(await reservationForUpdate(db, 'NO6JO3', 'flights', 'credit_card_4421486')).toEqual({
       row,
       pax: 1,
       paid: 2474,
+      flown: 0,
       method: card,
     });
+    expect((await reservationForUpdate(db, 'NO6JO3', 'flights', 'credit_card_4421486', 'business')).flown).toBeNull();
+    expect((await reservationForUpdate(db, 'NO6JO3', 'flights', 'credit_card_4421486', 'economy')).flown).toBe(0);
+    // QDGWHB (business): three segments landed, the fourth cancelled by the airline.
+    expect((await reservationForUpdate(db, 'QDGWHB', 'flights', 'paypal_1', 'economy')).flown).toBe(3);
+    expect((await reservationForUpdate(db, 'QDGWHB', 'flights', 'paypal_1', 'business')).flown).toBeNull();
     expect(await reservationForUpdate(db, 'NO6JO3', 'bags', 'credit_card_4421486')).toEqual({
       row,
       pax: 1,
