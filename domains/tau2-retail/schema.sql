@@ -2,6 +2,21 @@
 -- list's items; `absent_fields` lists optional fields a source record left out (JSON array).
 -- Prices, amounts and balances are REAL because tau2 types them float. Small free-form values
 -- are JSON text: `options` (an ordered str → str dict) and lists of ids.
+--
+-- WITHOUT ROWID (a table clustered on its primary key: a lookup by key or key prefix is one b-tree
+-- search, not the key's index and then the table) for the tables the order and user tools read
+-- and write by key: user_payment_methods, user_order_ids and the four order tables. Measured
+-- (issue 15 item 2, sql.js 1.17, same process, two runtimes, calls of the two alternating, medians
+-- of per-block ratios, 40-80 pairs of 58-100-call blocks, load 2.6-3.5 on 2 vCPUs): each write
+-- tool x0.95-0.98 (modify_pending_order_items x0.972-0.982, exchange_delivered_order_items
+-- x0.951-0.970, cancel_pending_order x0.978-0.979, modify_pending_order_address x0.974,
+-- return_delivered_order_items x0.960, modify_user_address x0.966), get_order_details x0.946,
+-- get_user_details x0.957. Left rowid
+-- tables, measured the same way: product_variants (get_product_details reads the variants through
+-- the by-product index, then each row by its text key: x1.106), users (its zip and email indexes
+-- then lead to the text key: find_user_id_by_name_zip x1.026, by_email x1.016), products (no gain).
+-- Outputs, writes, changes and restores are the same; the write log records no rowid (`rid`) for
+-- these tables, and a snapshot replays their writes by primary key (write-log.ts).
 
 CREATE TABLE products (
   product_id TEXT PRIMARY KEY,
@@ -51,7 +66,7 @@ CREATE TABLE user_payment_methods (
   last_four TEXT,
   balance REAL,
   PRIMARY KEY (user_id, payment_method_id)
-);
+) WITHOUT ROWID;
 
 -- `User.orders`: the order ids listed on the user, in order.
 CREATE TABLE user_order_ids (
@@ -59,7 +74,7 @@ CREATE TABLE user_order_ids (
   position INTEGER NOT NULL,
   order_id TEXT NOT NULL,
   PRIMARY KEY (user_id, position)
-);
+) WITHOUT ROWID;
 
 -- exchange_items, exchange_new_items, return_items: JSON arrays of item ids, or NULL.
 CREATE TABLE orders (
@@ -81,7 +96,7 @@ CREATE TABLE orders (
   return_items TEXT,
   return_payment_method_id TEXT,
   absent_fields TEXT
-);
+) WITHOUT ROWID;
 CREATE INDEX orders_by_user ON orders (user_id);
 
 CREATE TABLE order_items (
@@ -93,7 +108,7 @@ CREATE TABLE order_items (
   price REAL NOT NULL,
   options TEXT NOT NULL,
   PRIMARY KEY (order_id, position)
-);
+) WITHOUT ROWID;
 
 -- tracking_id, item_ids: JSON arrays of strings.
 CREATE TABLE order_fulfillments (
@@ -102,7 +117,7 @@ CREATE TABLE order_fulfillments (
   tracking_id TEXT NOT NULL,
   item_ids TEXT NOT NULL,
   PRIMARY KEY (order_id, position)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE order_payment_history (
   order_id TEXT NOT NULL REFERENCES orders (order_id),
@@ -111,4 +126,4 @@ CREATE TABLE order_payment_history (
   amount REAL NOT NULL,
   payment_method_id TEXT NOT NULL,
   PRIMARY KEY (order_id, position)
-);
+) WITHOUT ROWID;
