@@ -355,8 +355,19 @@ const maxPassengers: RuleCheck = {
   },
 };
 
-/** The source of a payment id (tau2's ids start with it: `gift_card_…`, `credit_card_…`, `certificate_…`). */
-const sourceOf = (paymentId: string) => /^(certificate|credit_card|gift_card)_/.exec(paymentId)?.[1] ?? null;
+/**
+ * {@link PAYMENT_LIMITS} in policy order, each source with the prefix of its method ids (tau2's ids
+ * start with it: `certificate_…`, `credit_card_…`, `gift_card_…`). The limits check below, on
+ * arrays and prefixes where it took each id's source from a regular expression into a Map of
+ * Sets per source: 4.9 -> 3.1 µs a book_reservation call (the check timed in the call, calls
+ * alternating old/new in one process, 20 pairs, twice, load 2.4); the whole call ×0.988, ×0.989
+ * and ×1.009 (within its noise).
+ */
+const PAYMENT_SOURCES = Object.entries(PAYMENT_LIMITS).map(([source, limit]) => ({
+  source,
+  limit,
+  prefix: `${source}_`,
+}));
 
 const paymentLimits: RuleCheck = {
   rule: 'payment-method-limits',
@@ -366,47 +377,41 @@ const paymentLimits: RuleCheck = {
   tools: ['book_reservation'],
   async check(ctx) {
     // The positions of the payment rows the call inserted, by reservation in first-write order
-    // (an insert's key is the new row's key).
+    // (an insert's key is the new row's key; the column writes of one row share one key object).
     const fresh = new Map<string, Set<number>>();
+    let key: WriteEntry['key'] | undefined;
     for (const w of ctx.writes) {
-      if (w.table !== 'reservation_payments' || w.op !== 'insert') continue;
-      const id = str(w.key.reservation_id);
+      if (w.table !== 'reservation_payments' || w.op !== 'insert' || w.key === key) continue;
+      key = w.key;
+      const id = str(key.reservation_id);
       let positions = fresh.get(id);
       if (!positions) fresh.set(id, (positions = new Set()));
-      positions.add(Number(w.key.position));
+      positions.add(Number(key.position));
     }
     for (const [id, added] of fresh) {
       // In position order (the key's), as the rows the tool told of (TOLD.payments).
       const rows = await toldOr(ctx, TOLD.payments(id), () =>
         ctx.db.all('SELECT position, payment_id FROM reservation_payments WHERE reservation_id = ?', [id]),
       );
-      // The method ids of each source in row order: all of them, and those of rows the call did not add.
-      const used = new Map<string, Set<string>>();
-      const before = new Map<string, Set<string>>();
-      for (const p of rows) {
-        const paymentId = str(p.payment_id);
-        const source = sourceOf(paymentId);
-        if (source === null) continue;
-        methodsOf(used, source).add(paymentId);
-        if (!added.has(Number(p.position))) methodsOf(before, source).add(paymentId);
-      }
-      for (const [source, limit] of Object.entries(PAYMENT_LIMITS)) {
-        const all = used.get(source);
+      for (const { source, limit, prefix } of PAYMENT_SOURCES) {
+        // The distinct method ids of this source in row order: all of them, and those of rows the
+        // call did not add (a handful of rows: arrays, no regular expression, no Map of Sets).
+        const all: string[] = [];
+        const kept: string[] = [];
+        for (const p of rows) {
+          const paymentId = str(p.payment_id);
+          if (!paymentId.startsWith(prefix)) continue;
+          if (!all.includes(paymentId)) all.push(paymentId);
+          if (!added.has(Number(p.position)) && !kept.includes(paymentId)) kept.push(paymentId);
+        }
         // Only a call that brought in another method of this source can have broken the limit.
-        if (all && all.size > limit && all.size > (before.get(source)?.size ?? 0))
-          return `reservation ${id} uses ${all.size} ${source.replace('_', ' ')}s (${[...all].join(', ')}); at most ${limit} allowed`;
+        if (all.length > limit && all.length > kept.length)
+          return `reservation ${id} uses ${all.length} ${source.replace('_', ' ')}s (${all.join(', ')}); at most ${limit} allowed`;
       }
     }
     return null;
   },
 };
-
-/** The set of `source` in `bySource`, made empty when missing. */
-function methodsOf(bySource: Map<string, Set<string>>, source: string): Set<string> {
-  let out = bySource.get(source);
-  if (!out) bySource.set(source, (out = new Set()));
-  return out;
-}
 
 /**
  * The user's reservations (as the user record lists them, and by owner) as an SQL set: the two
