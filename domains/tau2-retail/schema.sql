@@ -11,10 +11,14 @@
 -- tool x0.95-0.98 (modify_pending_order_items x0.972-0.982, exchange_delivered_order_items
 -- x0.951-0.970, cancel_pending_order x0.978-0.979, modify_pending_order_address x0.974,
 -- return_delivered_order_items x0.960, modify_user_address x0.966), get_order_details x0.946,
--- get_user_details x0.957. Left rowid
--- tables, measured the same way: product_variants (get_product_details reads the variants through
--- the by-product index, then each row by its text key: x1.106), users (its zip and email indexes
--- then lead to the text key: find_user_id_by_name_zip x1.026, by_email x1.016), products (no gain).
+-- get_user_details x0.957. product_variants as well, with its by-product index covering (alone,
+-- get_product_details went through that index to each row by its text key, x1.106):
+-- get_item_details x0.945, get_product_details x0.965, modify_pending_order_items x0.991,
+-- exchange_delivered_order_items x0.988 (60 pairs; two rowid-schema runtimes read x0.995-1.007).
+-- Left rowid tables, measured the same way: users (its zip and email indexes then lead to the text
+-- key: find_user_id_by_name_zip x1.026, find_user_id_by_email x1.016), products (no gain). 4 KiB
+-- pages stay: 1, 2 and 8 KiB pages made modify_pending_order_items x1.196, x0.995, x1.056 (a
+-- call copies each page it first writes into the savepoint journal; small pages split rows).
 -- Outputs, writes, changes and restores are the same; the write log records no rowid (`rid`) for
 -- these tables, and a snapshot replays their writes by primary key (write-log.ts).
 
@@ -32,8 +36,10 @@ CREATE TABLE product_variants (
   options TEXT NOT NULL,
   available INTEGER NOT NULL,
   price REAL NOT NULL
-);
-CREATE INDEX product_variants_by_product ON product_variants (product_id, position);
+) WITHOUT ROWID;
+-- Covering (with the key, item_id, every column): get_product_details reads a product's variants
+-- from this index alone.
+CREATE INDEX product_variants_by_product ON product_variants (product_id, position, options, available, price);
 
 CREATE TABLE users (
   user_id TEXT PRIMARY KEY,

@@ -3,7 +3,7 @@
  * outcome (content, column writes, violations), the episode's changes and snapshot log, and a
  * restore of the snapshot on a fresh environment (its changes and writes), hashed per domain.
  * The hashes were recorded with the JSON-image triggers of 6669501: any other capture must give
- * exactly the same values. tau2-retail's tables the tools write by key are WITHOUT ROWID since
+ * exactly the same values. Most of tau2-retail's tables are WITHOUT ROWID since
  * session 15 (schema.sql), so its snapshot log records no rowid (`rid` null) for them: the
  * recorded hash is held by the same capture on the schema with those tables as rowid tables, and
  * the capture on the real schema must equal it but for those `rid`s (and give its own hash).
