@@ -39,8 +39,14 @@ import { tau2DataRoot } from './tau2-anchor.ts';
 const ROOT = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
 
-/** Timed rounds (each mode), after the warm-up. */
-const ROUNDS = 5;
+/**
+ * Timed rounds (each mode), after the warm-up. Many short rounds rather than a few long ones:
+ * this host has speed spells (a fixed CPU loop runs 23–25 ms a block one minute and 29–48 ms the
+ * next, in spells of ~0.3–3 s; session 15), so a pair of rounds a fraction of a second apart is
+ * more likely to share one, and the median of 15 per-pair ratios is harder to move than of 5
+ * (5 rounds of 300 episodes read 1.42 and 2.12 for the same code, an hour apart).
+ */
+const ROUNDS = 15;
 
 /**
  * One round: `trials` trials of every task through `scheduler` (whose worker threads are
@@ -431,7 +437,7 @@ async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: numbe
 }
 
 /** Printable lines. */
-export async function poolBenchLines(domain = 'carrier', trials = 20): Promise<string[]> {
+export async function poolBenchLines(domain = 'carrier', trials = 7): Promise<string[]> {
   const flags: TrialFlags = { domain, agent: 'reference', user: 'scripted', seed: 0 };
   const lines: string[] = [];
   // The parts the modes write, as `run --out` does (removed at the end).
