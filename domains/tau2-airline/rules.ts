@@ -42,6 +42,20 @@ function toldOr<T>(ctx: RuleCheckContext, key: string, read: () => Promise<T>): 
 }
 
 /**
+ * `f` of `value` at once when it is at hand, else once its promise settles: a check whose facts
+ * were all told answers without an await ({@link RuleCheck.check}). The three flights checks
+ * through it (and {@link readFlightChange}): their phase 7.4 -> 5.6 µs a call, the whole
+ * update_reservation_flights call ×0.986 and ×0.992 against ×1.003 and ×1.008 for two copies of
+ * the old code (same process, calls alternating, 60 pairs of 200, load 4-4.6). book_reservation's
+ * three checks written so too (a helper taking each reservation's told or read fact in turn) made
+ * their phase slower, 6.1 -> 6.7 µs (a closure and an array per check cost more than the awaits
+ * saved): they stay `async`.
+ */
+function thenOf<T, U>(value: T | Promise<T>, f: (v: T) => U | Promise<U>): U | Promise<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/**
  * `compute` memoized for the checks of one call: its value for the last `(ctx.writes, key)` asked
  * (a call's writes are one array, the same for every check of its `after` phase), computed anew
  * for another call or key. Checks of one phase run one after another; when phases of several
@@ -88,7 +102,7 @@ async function reservation(ctx: RuleCheckContext): Promise<SqlRow | undefined> {
  * Segments of a reservation now, with the status of their flight date (`flight_number`, `date`,
  * `origin`, `destination`, `status`); those the tool told of ({@link TOLD.segments}) when it did.
  */
-async function segments(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
+function segments(ctx: RuleCheckContext, reservationId: string): SqlRow[] | Promise<SqlRow[]> {
   return toldOr(ctx, TOLD.segments(reservationId), () =>
     ctx.db.all(
       `SELECT f.flight_number, f.date, f.origin, f.destination, d.status FROM reservation_flights f
@@ -116,7 +130,7 @@ async function statuses(ctx: RuleCheckContext, flights: readonly SqlRow[]): Prom
  * Route of a reservation's segments now, in order (no statuses: the route checks need none); the
  * segments the tool told of ({@link TOLD.route}) when it did.
  */
-async function routeNow(ctx: RuleCheckContext, reservationId: string): Promise<SqlRow[]> {
+function routeNow(ctx: RuleCheckContext, reservationId: string): SqlRow[] | Promise<SqlRow[]> {
   return toldOr(ctx, TOLD.route(reservationId), () =>
     ctx.db.all(
       'SELECT flight_number, date, origin, destination FROM reservation_flights WHERE reservation_id = +? ORDER BY position',
@@ -162,12 +176,22 @@ interface FlightChange {
  */
 const flightChange = perCall(readFlightChange);
 
-async function readFlightChange(ctx: RuleCheckContext, reservationId: string): Promise<FlightChange> {
-  const r = await toldOr(ctx, TOLD.reservation(reservationId), () =>
+/** {@link FlightChange} of the reservation named: at once when the tool told the rows it needs. */
+function readFlightChange(ctx: RuleCheckContext, reservationId: string): FlightChange | Promise<FlightChange> {
+  const r = toldOr(ctx, TOLD.reservation(reservationId), () =>
     ctx.db.one('SELECT origin, destination, flight_type, cabin FROM reservations WHERE reservation_id = ?', [
       reservationId,
     ]),
   );
+  return thenOf(r, (row) => changeOf(ctx, reservationId, row));
+}
+
+/** {@link readFlightChange} once the reservation `r` is at hand. */
+function changeOf(
+  ctx: RuleCheckContext,
+  reservationId: string,
+  r: SqlRow | undefined,
+): FlightChange | Promise<FlightChange> {
   if (!r) return { r, cabin: null, before: [], deleted: false, after: [] };
   let cabin: FlightChange['cabin'] = null;
   // Deleted segment images by position (a delete's key is the row's key: reservation_id, position).
@@ -183,12 +207,10 @@ async function readFlightChange(ctx: RuleCheckContext, reservationId: string): P
       if (!(w.column in row)) row[w.column] = w.before;
     }
   }
-  if (deleted.size === 0) {
-    const now = await segments(ctx, reservationId);
-    return { r, cabin, before: now, deleted: false, after: now };
-  }
+  if (deleted.size === 0)
+    return thenOf(segments(ctx, reservationId), (now) => ({ r, cabin, before: now, deleted: false, after: now }));
   const before = [...deleted.values()].sort((a, b) => Number(a.position) - Number(b.position));
-  return { r, cabin, before, deleted: true, after: await routeNow(ctx, reservationId) };
+  return thenOf(routeNow(ctx, reservationId), (after) => ({ r, cabin, before, deleted: true, after }));
 }
 
 const cancelNotFlown: RuleCheck = {
@@ -230,15 +252,16 @@ const basicEconomyUnchanged: RuleCheck = {
   description: "A basic economy reservation's flights are not changed (its cabin may be).",
   policy: 'Basic economy flights cannot be modified.',
   tools: ['update_reservation_flights'],
-  async check(ctx) {
+  check(ctx) {
     const id = str(ctx.args.reservation_id);
-    const { r, cabin, before: was, after: now } = await flightChange(ctx, id);
-    // The cabin before the call: the column's first `before`, else as it is now.
-    if (!r || str(cabin?.before ?? r.cabin) !== 'basic_economy') return null;
-    const before = was.map(seg);
-    const after = now.map(seg);
-    if ([...before].sort().join('|') === [...after].sort().join('|')) return null;
-    return `basic economy reservation ${id} had its flights changed from ${before.join(', ')} to ${after.join(', ')}`;
+    return thenOf(flightChange(ctx, id), ({ r, cabin, before: was, after: now }) => {
+      // The cabin before the call: the column's first `before`, else as it is now.
+      if (!r || str(cabin?.before ?? r.cabin) !== 'basic_economy') return null;
+      const before = was.map(seg);
+      const after = now.map(seg);
+      if ([...before].sort().join('|') === [...after].sort().join('|')) return null;
+      return `basic economy reservation ${id} had its flights changed from ${before.join(', ')} to ${after.join(', ')}`;
+    });
   },
 };
 
@@ -257,16 +280,17 @@ const keepRoute: RuleCheck = {
     'Changed flights keep the trip: same first origin and final destination, and a round trip still reaches its destination.',
   policy: 'Other reservations can be modified without changing the origin, destination, and trip type.',
   tools: ['update_reservation_flights'],
-  async check(ctx) {
+  check(ctx) {
     const id = str(ctx.args.reservation_id);
-    const { r, before: was, after: now } = await flightChange(ctx, id);
-    if (!r) return null;
-    const before = route(was);
-    const after = route(now);
-    const dest = str(r.destination);
-    const lostTurn = r.flight_type === 'round_trip' && before.reached.has(dest) && !after.reached.has(dest);
-    if (before.from === after.from && before.to === after.to && !lostTurn) return null;
-    return `reservation ${id} (${str(r.flight_type)} ${str(r.origin)}-${dest}) now flies ${after.from} to ${after.to}${lostTurn ? ` without reaching ${dest}` : ''}, was ${before.from} to ${before.to}`;
+    return thenOf(flightChange(ctx, id), ({ r, before: was, after: now }) => {
+      if (!r) return null;
+      const before = route(was);
+      const after = route(now);
+      const dest = str(r.destination);
+      const lostTurn = r.flight_type === 'round_trip' && before.reached.has(dest) && !after.reached.has(dest);
+      if (before.from === after.from && before.to === after.to && !lostTurn) return null;
+      return `reservation ${id} (${str(r.flight_type)} ${str(r.origin)}-${dest}) now flies ${after.from} to ${after.to}${lostTurn ? ` without reaching ${dest}` : ''}, was ${before.from} to ${before.to}`;
+    });
   },
 };
 
@@ -275,16 +299,20 @@ const cabinNotAfterFlown: RuleCheck = {
   description: 'The cabin is not changed once any segment of the reservation has been flown.',
   policy: 'Cabin cannot be changed if any flight in the reservation has already been flown.',
   tools: ['update_reservation_flights'],
-  async check(ctx) {
+  check(ctx) {
     const id = str(ctx.args.reservation_id);
-    const { r, cabin: change, before, deleted } = await flightChange(ctx, id);
-    if (!r || !change || change.before === change.after) return null;
-    // None of the segments replaced had taken off, as the tool read them (TOLD.flown): no lookup.
-    if (deleted && ctx.told.get(TOLD.flown(id)) === 0) return null;
-    // The deleted segments' flight-date statuses (one lookup each), only now that they matter.
-    const flown = (deleted ? await statuses(ctx, before) : before).filter((f) => FLOWN.has(str(f.status)));
-    if (flown.length === 0) return null;
-    return `cabin of reservation ${id} changed from ${str(change.before)} to ${str(change.after)} with ${flown.map(seg).join(', ')} already flown`;
+    return thenOf(flightChange(ctx, id), ({ r, cabin: change, before, deleted }) => {
+      if (!r || !change || change.before === change.after) return null;
+      // None of the segments replaced had taken off, as the tool read them (TOLD.flown): no lookup.
+      if (deleted && ctx.told.get(TOLD.flown(id)) === 0) return null;
+      const judge = (segs: readonly SqlRow[]) => {
+        const flown = segs.filter((f) => FLOWN.has(str(f.status)));
+        if (flown.length === 0) return null;
+        return `cabin of reservation ${id} changed from ${str(change.before)} to ${str(change.after)} with ${flown.map(seg).join(', ')} already flown`;
+      };
+      // The deleted segments' flight-date statuses (one lookup each), only now that they matter.
+      return deleted ? statuses(ctx, before).then(judge) : judge(before);
+    });
   },
 };
 
@@ -293,7 +321,7 @@ const bagsNotRemoved: RuleCheck = {
   description: 'Checked bags are added, never removed.',
   policy: 'The user can add but not remove checked bags.',
   tools: ['update_reservation_baggages'],
-  async check(ctx) {
+  check(ctx) {
     const id = str(ctx.args.reservation_id);
     const change = columnChange(ctx.writes, 'reservations', 'total_baggages', { reservation_id: id });
     if (!change || Number(change.after) >= Number(change.before)) return null;

@@ -187,7 +187,7 @@ const differentOption: RuleCheck = {
   policy: 'an available new item of the same product but of different product option',
   tools: ITEM_SWAPS,
   when: 'before',
-  async check({ args }) {
+  check({ args }) {
     const same = swaps(args).filter(([from, to]) => from === to);
     if (same.length === 0) return null;
     return `order ${str(args.order_id)}: item ${same[0]![0]} swapped for itself`;

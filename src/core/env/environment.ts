@@ -688,7 +688,8 @@ export class Environment {
     const checks = actor === 'assistant' && options.checks !== false ? checksOf(this.domain, tool.name) : NO_CHECKS;
     // The `before` checks' reads, handed to the tool (see CheckedReads).
     const reads = checks.before.length > 0 && tool.kind === 'write' ? new MemoReader(this) : undefined;
-    const early = reads ? await this.checkRules(checks.before, tool.name, parsed.data, [], this.log.length, reads) : [];
+    const before = reads ? this.checkRules(checks.before, tool.name, parsed.data, [], this.log.length, reads) : [];
+    const early = Array.isArray(before) ? before : await before;
     // What the tool tells its `after` checks (ToolContext.tell), when any will run.
     let told = checks.after.length > 0 ? new Map<string, unknown>() : undefined;
     // `all`, not `run`: a cached statement without `run`'s change counting (two extra queries).
@@ -733,13 +734,12 @@ export class Environment {
       if (more.length > 0) told = undefined;
       writes.push(...more);
     }
-    const violations =
-      checks.after.length > 0 && writes.length > 0
-        ? [
-            ...early,
-            ...(await this.checkRules(checks.after, tool.name, parsed.data, writes, logBefore, undefined, told)),
-          ]
-        : early;
+    let violations = early;
+    if (checks.after.length > 0 && writes.length > 0) {
+      const after = this.checkRules(checks.after, tool.name, parsed.data, writes, logBefore, undefined, told);
+      const found = Array.isArray(after) ? after : await after;
+      violations = early.length === 0 ? found : [...early, ...found];
+    }
     const content =
       typeof result === 'string' ? result : options.result === false ? '' : JSON.stringify(result ?? null);
     return { content, error: false, writes, violations, kind: tool.kind };
@@ -777,12 +777,17 @@ export class Environment {
   }
 
   /**
-   * Run rule checks of one phase that apply to `tool` ({@link checksOf}), in order.
+   * Run rule checks of one phase that apply to `tool` ({@link checksOf}), in order: the
+   * violations found, at once when every check returned its result at once
+   * ({@link RuleCheck.check}), else their promise (a check's promise is awaited before the next
+   * check runs). Not an `async` function, and no await of a result that is not a promise: the
+   * after phase of book_reservation, whose three checks stay `async`, 6.3 -> 6.0 µs a call (same
+   * process, calls alternating with the old loop, 20 pairs of 200, load 4.2).
    * @param logLength how much of the write log precedes the call (default: all of it).
    * @param reader the phase's reader (default: a new {@link memoReader}).
    * @param told what the tool told the `after` checks ({@link RuleCheckContext.told}; default none).
    */
-  private async checkRules(
+  private checkRules(
     checks: readonly RuleCheck[],
     tool: string,
     args: Record<string, unknown>,
@@ -790,15 +795,17 @@ export class Environment {
     logLength = this.log.length,
     reader?: MemoReader,
     told: ReadonlyMap<string, unknown> = NOTHING_TOLD,
-  ): Promise<RuleViolation[]> {
+  ): RuleViolation[] | Promise<RuleViolation[]> {
     const out: RuleViolation[] = [];
     const log = logLength === this.log.length ? this.log : this.log.slice(0, logLength);
     const db = reader ?? this.memoReader();
     // One context for the phase's checks (they only read it).
     const ctx: RuleCheckContext = { db, tool, args, writes, log, now: this.clock, baseFact: this.baseFact, told };
-    for (const rc of checks) {
-      const message = await rc.check(ctx);
-      if (message) out.push({ rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) });
+    for (let i = 0; i < checks.length; i++) {
+      const message = checks[i]!.check(ctx);
+      // Anything but a message or null is the check's promise (or another thenable).
+      if (typeof message === 'object' && message !== null) return checksAwaited(checks, i, message, ctx, out);
+      if (message) out.push(violation(checks[i]!, message));
     }
     return out;
   }
@@ -1081,6 +1088,32 @@ class MemoReader {
     const rows = this.rows(sql, params);
     return Array.isArray(rows) ? Promise.resolve([...rows]) : rows.then((r) => [...r]);
   }
+}
+
+/** The violation of `rc` with `message`, as a call's outcome lists it. */
+function violation(rc: RuleCheck, message: string): RuleViolation {
+  return { rule: rc.rule, message, ...(rc.policy ? { policy: rc.policy } : {}) };
+}
+
+/**
+ * {@link Environment.checkRules} from the check at `at`, whose result is `pending`: each later
+ * check runs once the one before it has answered; `out` holds the violations found before `at`.
+ */
+async function checksAwaited(
+  checks: readonly RuleCheck[],
+  at: number,
+  pending: PromiseLike<string | null>,
+  ctx: RuleCheckContext,
+  out: RuleViolation[],
+): Promise<RuleViolation[]> {
+  const first = await pending;
+  if (first) out.push(violation(checks[at]!, first));
+  for (let i = at + 1; i < checks.length; i++) {
+    const result = checks[i]!.check(ctx);
+    const message = typeof result === 'object' && result !== null ? await result : result;
+    if (message) out.push(violation(checks[i]!, message));
+  }
+  return out;
 }
 
 /** {@link RuleCheckContext.told} when the tool told nothing (a `before` phase, or a sync that wrote). */

@@ -213,7 +213,13 @@ export interface RuleCheck {
   tools?: readonly string[];
   /** When the check runs (default `after`). */
   when?: 'before' | 'after';
-  check(ctx: RuleCheckContext): Promise<string | null>;
+  /**
+   * The violation message, or `null` when the rule holds: returned as it is when the check needs
+   * no read to tell (a fact it was told, the call's writes alone), else its promise. The
+   * environment awaits only a promise, and a phase whose checks all return at once takes no
+   * await at all (src/core/env, `checkRules`).
+   */
+  check(ctx: RuleCheckContext): string | null | Promise<string | null>;
 }
 
 /** A function the evaluator may call on the final state (tau2 `env_assertions`). */

@@ -121,3 +121,83 @@ describe('rule checks of a call, by tool and phase', () => {
     expect([user.violations, off.violations, off.writes.length]).toEqual([[], [], 1]);
   });
 });
+
+describe('rule checks that answer at once', () => {
+  /** Checks that ran or answered, in order. */
+  const seen: string[] = [];
+  let failing = false;
+  const at = (rule: string, when: RuleCheck['when'], f: RuleCheck['check'], policy?: string): RuleCheck => ({
+    rule,
+    description: `${rule}.`,
+    when,
+    ...(policy ? { policy } : {}),
+    check: f,
+  });
+  const syncDomain = buildDomain(
+    defineDomain({
+      name: 'sync-phases',
+      language: 'en-US',
+      roles: ['inbound'],
+      now: Date.UTC(2025, 0, 15, 12),
+      tools: [counterTool('bump', 'write', 1)],
+      ruleChecks: [
+        at('before-null', 'before', () => (seen.push('before-null'), null)),
+        at('before-found', 'before', ({ writes }) => (seen.push('before-found'), `before saw ${writes.length} writes`)),
+        at('after-null', 'after', () => {
+          seen.push('after-null');
+          if (failing) throw new Error('check broke');
+          return null;
+        }),
+        at(
+          'after-found',
+          'after',
+          ({ writes }) => (seen.push('after-found'), `after saw ${writes.length} writes`),
+          'Quoted policy.',
+        ),
+        at('after-read', 'after', async ({ db }) => {
+          const row = await db.one('SELECT n FROM counters WHERE id = ?', ['a']);
+          seen.push('after-read answered');
+          return `after-read saw n=${String(row?.n)}`;
+        }),
+        at('after-sync-again', 'after', () => (seen.push('after-sync-again'), 'after the read')),
+        at('after-null-again', 'after', () => (seen.push('after-null-again'), null)),
+      ],
+      greeting: 'Hello.',
+    }),
+    {
+      policy: '# Policy\nQuoted policy.\n',
+      schema: 'CREATE TABLE counters (id TEXT PRIMARY KEY, n INTEGER NOT NULL);',
+      seed: JSON.stringify({ counters: [{ id: 'a', n: 5 }] }),
+      tasks: JSON.stringify([{ id: 't', user_scenario: { instructions: 'Bump.' } }]),
+    },
+  );
+
+  it('are taken without an await, in domain order with those that read, and with the same violations', async () => {
+    const runtime = await DomainRuntime.create(syncDomain, await sqlJsFactory());
+    const env = await runtime.open();
+    seen.length = 0;
+    const out = await env.call({ id: 'c', name: 'bump', arguments: {} });
+    // A check after one that returned a promise runs only once that promise has settled.
+    expect(seen).toEqual([
+      'before-null',
+      'before-found',
+      'after-null',
+      'after-found',
+      'after-read answered',
+      'after-sync-again',
+      'after-null-again',
+    ]);
+    expect(out.violations).toEqual([
+      { rule: 'before-found', message: 'before saw 0 writes' },
+      { rule: 'after-found', message: 'after saw 1 writes', policy: 'Quoted policy.' },
+      { rule: 'after-read', message: 'after-read saw n=6' },
+      { rule: 'after-sync-again', message: 'after the read' },
+    ]);
+    // A check that throws at once fails the call, as one whose promise rejects does.
+    failing = true;
+    await expect(env.call({ id: 'd', name: 'bump', arguments: {} })).rejects.toThrow('check broke');
+    failing = false;
+    await env.close();
+    await runtime.close();
+  });
+});
