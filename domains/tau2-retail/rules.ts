@@ -291,25 +291,39 @@ const oneUser: RuleCheck = {
   description: "Every write of a conversation concerns one user's profile and orders.",
   policy:
     'You can only help one user per conversation (but you can handle multiple requests from the same user), and must deny any requests for tasks related to any other user.',
-  async check({ db, tool, writes, log }) {
-    const earlier = await priorOwners(db, log);
-    if (!earlier || earlier.owners.size === 0) return null;
-    let other = false;
-    for (const w of writes) {
-      const owner = await ownerOf(db, earlier, w);
-      if (owner !== null && !earlier.owners.has(owner)) other = true;
-    }
-    if (!other) return null;
-    // A finding (rare): its message names the users in the order the whole log gives them.
-    const before = await owners(
-      db,
-      log.filter((w) => w.actor === 'assistant'),
-    );
-    for (const u of await owners(db, writes))
-      if (!before.has(u)) return `${tool} changed records of user ${u} after writes for ${[...before].join(', ')}`;
-    return null;
+  check(ctx) {
+    // No write before this call (an episode's first): nothing to compare, at once.
+    return ctx.log.length === 0 ? null : oneUserAfter(ctx);
   },
 };
+
+/**
+ * {@link oneUser}'s check of a call with writes before it. The first write of an episode (every
+ * call of the tau2-writes bench, on fresh environments) answers at once instead: its check phase
+ * 7.5 -> 6.9 µs, cancel_pending_order ×0.983 and modify_pending_order_items ×0.994 (whole calls,
+ * the geometric mean of runs with this and the old code in either slot, 30 pairs of 100 calls
+ * alternating in one process, load 4.5). Measured and not done (session 15): each write's owner
+ * taken without an await when known (a `user_id` key, an order looked up before), and catching
+ * up on the log likewise, for calls after the reference actions before them: ×1.00.
+ */
+async function oneUserAfter({ db, tool, writes, log }: RuleCheckContext): Promise<string | null> {
+  const earlier = await priorOwners(db, log);
+  if (!earlier || earlier.owners.size === 0) return null;
+  let other = false;
+  for (const w of writes) {
+    const owner = await ownerOf(db, earlier, w);
+    if (owner !== null && !earlier.owners.has(owner)) other = true;
+  }
+  if (!other) return null;
+  // A finding (rare): its message names the users in the order the whole log gives them.
+  const before = await owners(
+    db,
+    log.filter((w) => w.actor === 'assistant'),
+  );
+  for (const u of await owners(db, writes))
+    if (!before.has(u)) return `${tool} changed records of user ${u} after writes for ${[...before].join(', ')}`;
+  return null;
+}
 
 /** The retail policy's rule checks, in policy order. */
 export const retailRuleChecks: readonly RuleCheck[] = [
