@@ -555,7 +555,7 @@ const COMPENSABLE_TABLES = [
  * fact of the episode's starting state until the episode writes one of its tables (tau2's
  * episodes rarely do before a certificate), so it is read once per starting state and user.
  */
-function compensableInOrder(ctx: RuleCheckContext, userId: string): Promise<SqlRow[]> {
+function compensableInOrder(ctx: RuleCheckContext, userId: string): SqlRow[] | Promise<SqlRow[]> {
   return ctx.baseFact(`compensable ${userId}`, COMPENSABLE_TABLES, async () =>
     (await compensableReservations(ctx.db, userId)).sort(
       (a, b) =>
@@ -573,7 +573,7 @@ const COVERED_TABLES = ['users', 'reservations', 'user_reservation_ids'] as cons
  * episode's starting state until the episode writes one of its tables (see
  * {@link compensableInOrder}).
  */
-function coveredForCompensation(ctx: RuleCheckContext, userId: string): Promise<boolean> {
+function coveredForCompensation(ctx: RuleCheckContext, userId: string): boolean | Promise<boolean> {
   return ctx.baseFact(`compensation-covered ${userId}`, COVERED_TABLES, async () => {
     const u = await ctx.db.one('SELECT membership FROM users WHERE user_id = ?', [userId]);
     if (u && u.membership !== 'regular') return true;
@@ -589,29 +589,49 @@ function coveredForCompensation(ctx: RuleCheckContext, userId: string): Promise<
   });
 }
 
+/**
+ * compensation-case's finding for certificate `cert` (the call's first) whose user's compensable
+ * reservations are `compensable` ({@link compensableInOrder}), or null.
+ */
+function caseFinding(ctx: RuleCheckContext, cert: SqlRow, compensable: readonly SqlRow[]): string | null {
+  const allowed: string[] = [];
+  for (const r of compensable) {
+    const status = str(r.status);
+    const touched = ctx.log.some((w) => w.actor === 'assistant' && w.key.reservation_id === r.reservation_id);
+    if (status === 'delayed' && !touched) continue;
+    const amount = COMPENSATION_PER_PASSENGER[status]! * Number(r.pax);
+    allowed.push(`${amount} (${status} flight, ${str(r.reservation_id)})`);
+    if (Number(cert.amount) === amount) return null;
+  }
+  return `certificate of ${str(cert.amount)} sent to ${str(cert.user_id)}; the stated cases allow ${allowed.length ? allowed.join(', ') : 'none'}`;
+}
+
 const compensationCase: RuleCheck = {
   rule: 'compensation-case',
   description:
     'A certificate is sent only as the stated gestures: $100 × passengers for a reservation with a cancelled flight, $50 × passengers for one with a delayed flight that the agent changed or cancelled earlier in the conversation.',
   policy: 'Do not offer compensation for any other reason than the ones listed above.',
   tools: ['send_certificate'],
-  async check(ctx) {
-    for (const cert of newCertificates(ctx, null)) {
-      const userId = str(cert.user_id);
-      const allowed: string[] = [];
-      for (const r of await compensableInOrder(ctx, userId)) {
-        const status = str(r.status);
-        const touched = ctx.log.some((w) => w.actor === 'assistant' && w.key.reservation_id === r.reservation_id);
-        if (status === 'delayed' && !touched) continue;
-        const amount = COMPENSATION_PER_PASSENGER[status]! * Number(r.pax);
-        allowed.push(`${amount} (${status} flight, ${str(r.reservation_id)})`);
-        if (Number(cert.amount) === amount) return null;
-      }
-      return `certificate of ${str(cert.amount)} sent to ${userId}; the stated cases allow ${allowed.length ? allowed.join(', ') : 'none'}`;
-    }
-    return null;
+  check(ctx) {
+    // The call's first certificate decides (a call sends one).
+    const cert = newCertificates(ctx, null)[0];
+    if (!cert) return null;
+    return thenOf(compensableInOrder(ctx, str(cert.user_id)), (rows) => caseFinding(ctx, cert, rows));
   },
 };
+
+/** compensation-eligible's message for certificate `cert`, whose user is not covered. */
+const notEligible = (cert: SqlRow) =>
+  `certificate of ${str(cert.amount)} sent to ${str(cert.user_id)}, a regular member with no reservation in business or with travel insurance`;
+
+/** {@link compensationEligible} from certificate `from` on, awaiting each user's coverage. */
+async function eligibleRead(ctx: RuleCheckContext, certs: readonly SqlRow[], from: number): Promise<string | null> {
+  for (let i = from; i < certs.length; i++) {
+    if (await coveredForCompensation(ctx, str(certs[i]!.user_id))) continue;
+    return notEligible(certs[i]!);
+  }
+  return null;
+}
 
 const compensationEligible: RuleCheck = {
   rule: 'compensation-eligible',
@@ -619,11 +639,13 @@ const compensationEligible: RuleCheck = {
     'A certificate goes only to a silver or gold member, or for a reservation with travel insurance or in business.',
   policy: 'Only compensate if the user is a silver/gold member or has travel insurance or flies business.',
   tools: ['send_certificate'],
-  async check(ctx) {
-    for (const cert of newCertificates(ctx, null)) {
-      const userId = str(cert.user_id);
-      if (await coveredForCompensation(ctx, userId)) continue;
-      return `certificate of ${str(cert.amount)} sent to ${userId}, a regular member with no reservation in business or with travel insurance`;
+  check(ctx) {
+    const certs = newCertificates(ctx, null);
+    for (let i = 0; i < certs.length; i++) {
+      // At once while each user's coverage is a settled base fact.
+      const covered = coveredForCompensation(ctx, str(certs[i]!.user_id));
+      if (covered instanceof Promise) return eligibleRead(ctx, certs, i);
+      if (!covered) return notEligible(certs[i]!);
     }
     return null;
   },

@@ -144,7 +144,7 @@ export class DomainRuntime {
    * @internal Facts of the pristine database ({@link RuleCheckContext.baseFact}), by key, shared
    * by the environments opened without an initial state of their own.
    */
-  readonly baseFacts = new Map<string, Promise<unknown>>();
+  readonly baseFacts = new Map<string, BaseFact>();
 
   private constructor(
     readonly domain: Domain,
@@ -508,7 +508,7 @@ export class Environment {
    */
   private rawAccess = false;
   /** Base facts of an episode whose initial state is its own (setup writes): not shared. */
-  private ownFacts: Map<string, Promise<unknown>> | undefined;
+  private ownFacts: Map<string, BaseFact> | undefined;
   private readonly byName = new Map<string, TableInfo>();
   private readonly toolDb: ToolDb;
   /**
@@ -541,20 +541,28 @@ export class Environment {
   private readonly clock = (): number => this.nowMs;
 
   /** {@link RuleCheckContext.baseFact} of this environment (one function per environment). */
-  private readonly baseFact = <T>(key: string, tables: readonly string[], compute: () => Promise<T>): Promise<T> => {
+  private readonly baseFact = <T>(
+    key: string,
+    tables: readonly string[],
+    compute: () => Promise<T>,
+  ): T | Promise<T> => {
     if (this.rawAccess) return compute();
     for (const t of tables) if (this.written.has(t)) return compute();
     const facts = this.setupSeq === 0 ? this.runtime.baseFacts : (this.ownFacts ??= new Map());
-    let hit = facts.get(key) as Promise<T> | undefined;
-    if (!hit) {
-      const made = compute();
-      facts.set(key, made);
-      made.catch(() => {
+    const hit = facts.get(key);
+    if (hit instanceof SettledFact) return hit.value as T;
+    if (hit) return hit as Promise<T>;
+    const made = compute();
+    facts.set(key, made);
+    made.then(
+      (value) => {
+        if (facts.get(key) === made) facts.set(key, new SettledFact(value));
+      },
+      () => {
         if (facts.get(key) === made) facts.delete(key);
-      });
-      hit = made;
-    }
-    return hit;
+      },
+    );
+    return made;
   };
 
   /**
@@ -1089,6 +1097,14 @@ class MemoReader {
     return Array.isArray(rows) ? Promise.resolve([...rows]) : rows.then((r) => [...r]);
   }
 }
+
+/** A base fact's value once its computation fulfilled ({@link RuleCheckContext.baseFact}). */
+class SettledFact {
+  constructor(readonly value: unknown) {}
+}
+
+/** A base fact kept: its computation's promise until it fulfils, then its value. */
+type BaseFact = Promise<unknown> | SettledFact;
 
 /** The violation of `rc` with `message`, as a call's outcome lists it. */
 function violation(rc: RuleCheck, message: string): RuleViolation {

@@ -179,9 +179,10 @@ export interface RuleCheckContext {
    * since the episode started (by any call, or restored into a forked episode). Once one has,
    * `compute()` runs afresh for this call and its value is not kept. `compute` must read only
    * `tables` (through {@link db}) and depend on nothing but `key`; callers must not change the
-   * value. Rejections are not kept.
+   * value. Rejections are not kept. A value kept and settled is handed back as it is, not as a
+   * promise (a check can then answer at once, {@link RuleCheck.check}); otherwise its promise.
    */
-  baseFact<T>(key: string, tables: readonly string[], compute: () => Promise<T>): Promise<T>;
+  baseFact<T>(key: string, tables: readonly string[], compute: () => Promise<T>): T | Promise<T>;
   /**
    * What the tool told its `after` checks ({@link ToolContext.tell}) in this call, by key (empty
    * for `before` checks, and when the call's `syncState` wrote). A check that finds no value for

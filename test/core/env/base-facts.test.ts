@@ -48,6 +48,8 @@ const setVip = defineTool({
 
 /** How many times the fact below was computed (read from the database). */
 let computed = 0;
+/** How the fact below was handed to the check: its promise, or its settled value as it is. */
+const handed: ('promise' | 'value')[] = [];
 /** A rule reporting the VIP flag it read as a fact of the starting state (table `customers`). */
 const vipFact: RuleCheck = {
   rule: 'vip-fact',
@@ -55,11 +57,12 @@ const vipFact: RuleCheck = {
   tools: ['pay'],
   async check(ctx) {
     const id = String(ctx.args.customer_id);
-    const vip = await ctx.baseFact(`vip ${id}`, ['customers'], async () => {
+    const fact = ctx.baseFact(`vip ${id}`, ['customers'], async () => {
       computed++;
       return (await ctx.db.one('SELECT vip FROM customers WHERE id = ?', [id]))?.vip ?? null;
     });
-    return `vip ${String(vip)}`;
+    handed.push(fact instanceof Promise ? 'promise' : 'value');
+    return `vip ${String(await fact)}`;
   },
 };
 
@@ -102,6 +105,7 @@ describe('RuleCheckContext.baseFact', () => {
 
   it('computes a fact once for the episodes of one starting state, afresh after a write to its table', async () => {
     computed = 0;
+    handed.length = 0;
     expect(await payC1(await open())).toEqual(['vip 1']);
     expect(await payC1(await open())).toEqual(['vip 1']);
     expect(computed).toBe(1);
@@ -119,6 +123,8 @@ describe('RuleCheckContext.baseFact', () => {
     // Other episodes still get the starting state's value, from the shared fact.
     expect(await payC1(await open())).toEqual(['vip 1']);
     expect(computed).toBe(3);
+    // A kept fact once settled comes as its value; one being computed (first, or afresh) as a promise.
+    expect(handed).toEqual(['promise', 'value', 'value', 'value', 'promise', 'promise', 'value']);
   });
 
   it('gives a forked episode the check results of the episode it was forked from', async () => {
