@@ -48,7 +48,7 @@ function toldOr<T>(ctx: RuleCheckContext, key: string, read: () => Promise<T>): 
  * update_reservation_flights call ×0.986 and ×0.992 against ×1.003 and ×1.008 for two copies of
  * the old code (same process, calls alternating, 60 pairs of 200, load 4-4.6). book_reservation's
  * three checks through a helper taking each reservation's told or read fact in turn (a closure
- * and an array per check) made their phase slower, 6.1 -> 6.7 µs; {@link firstBagsFinding} and
+ * and an array per check) made their phase slower, 6.1 -> 6.7 µs; {@link firstReservationFinding} and
  * paymentLimits instead judge told facts at once with module-level functions and fall back to a
  * reading loop from the first reservation (5.7 -> 4.6 µs).
  */
@@ -353,7 +353,7 @@ async function reservationWithPax(ctx: RuleCheckContext, reservationId: string):
  * {@link reservationWithPax} gives it: at once when the tool told every one (a booking), else its
  * promise, reading them one after another.
  */
-function firstBagsFinding(
+function firstReservationFinding(
   ctx: RuleCheckContext,
   ids: ReadonlySet<string>,
   judge: (id: string, r: SqlRow | undefined) => string | null,
@@ -361,15 +361,15 @@ function firstBagsFinding(
   for (const id of ids) {
     const told = ctx.told.get(TOLD.bags(id)) as SqlRow | undefined;
     // From the first again, reading what was not told (the ones before found nothing).
-    if (told === undefined) return readBagsFinding(ctx, ids, judge);
+    if (told === undefined) return readReservationFinding(ctx, ids, judge);
     const message = judge(id, told);
     if (message !== null) return message;
   }
   return null;
 }
 
-/** {@link firstBagsFinding} with reads. */
-async function readBagsFinding(
+/** {@link firstReservationFinding} with reads. */
+async function readReservationFinding(
   ctx: RuleCheckContext,
   ids: ReadonlySet<string>,
   judge: (id: string, r: SqlRow | undefined) => string | null,
@@ -402,7 +402,7 @@ const bagAllowance: RuleCheck = {
   check(ctx) {
     const ids = new Set<string>();
     for (const w of ctx.writes) if (w.table === 'reservations') ids.add(str(w.key.reservation_id));
-    return firstBagsFinding(ctx, ids, bagFinding);
+    return firstReservationFinding(ctx, ids, bagFinding);
   },
 };
 
@@ -420,7 +420,7 @@ const maxPassengers: RuleCheck = {
     // The reservations inserted, in first-write order (an insert's key is the new row's id).
     const ids = new Set<string>();
     for (const w of ctx.writes) if (w.table === 'reservations' && w.op === 'insert') ids.add(str(w.key.reservation_id));
-    return firstBagsFinding(ctx, ids, paxFinding);
+    return firstReservationFinding(ctx, ids, paxFinding);
   },
 };
 
