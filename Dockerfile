@@ -11,6 +11,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+# sql.js is installed from the repository's own build (vendor/sql.js: the write log in C).
+COPY vendor ./vendor
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src

@@ -96,7 +96,8 @@ describe('CLI start-up imports', () => {
       tasks: [{ task_id: 'carrier-pay-balance-1', rewards: [1] }],
       totals: { episodes: 1, valid: 1 },
     });
-    expect(urls.some((u) => u.includes('/node_modules/sql.js/'))).toBe(true); // the episode ran on sql.js
+    // The episode ran on sql.js (vendor/sql.js, which node_modules/sql.js links to).
+    expect(urls.some((u) => u.includes('/vendor/sql.js/dist/sql-wasm.js'))).toBe(true);
     expect(urls.some((u) => u.includes('/node_modules/tsx/'))).toBe(false); // from the prebuilt bundle
     expect(urls.filter((u) => HEAVY.test(u))).toEqual([]);
     expect(urls.filter((u) => ON_USE.test(u))).toEqual([]);

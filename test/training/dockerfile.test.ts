@@ -81,7 +81,16 @@ function importGraph(entries: string[]): { files: Set<string>; packages: Map<str
 
 describe('Dockerfile, checked against the package', () => {
   it('copies files that exist and that .dockerignore does not exclude', () => {
-    expect(copied).toEqual(['package.json', 'package-lock.json', '.npmrc', 'bin', 'src', 'domains', 'models']);
+    expect(copied).toEqual([
+      'package.json',
+      'package-lock.json',
+      '.npmrc',
+      'vendor',
+      'bin',
+      'src',
+      'domains',
+      'models',
+    ]);
     for (const s of copied) {
       expect(existsSync(join(ROOT, s)), s).toBe(true);
       expect(ignored, s).not.toContain(s);
@@ -104,6 +113,19 @@ describe('Dockerfile, checked against the package', () => {
     expect(packages.get('tsx')).toBe('bin/switchboard.mjs');
     for (const p of ['commander', 'openai', 'zod', 'sql.js', 'ws', 'hyparquet-writer', 'node-web-audio-api'])
       expect(packages.has(p), p).toBe(true);
+  });
+
+  it('copies each dependency installed from a folder of the repository before npm ci installs it', () => {
+    const local = Object.values(pkg.dependencies)
+      .filter((v) => v.startsWith('file:'))
+      .map((v) => v.slice('file:'.length).split('/')[0]!);
+    expect(local).toEqual(['vendor']);
+    const ci = instructions.findIndex((i) => i.op === 'RUN' && i.args.includes('npm ci'));
+    const before = instructions
+      .slice(0, ci)
+      .filter((i) => i.op === 'COPY')
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    for (const folder of local) expect(before, folder).toContain(folder);
   });
 
   it('runs `serve` with options serve has, on the port it exposes, health-checked, as openenv.yaml says', async () => {

@@ -28,12 +28,37 @@ function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
+/** What this project's build of sql.js (vendor/sql.js, scripts/build-sqljs.sh) adds to the module. */
+interface WriteLogBuild {
+  /** Give a connection its write log (native/write-log.c); an SQLite result code, 0 for OK. */
+  _sb_write_log_attach?: (db: number) => number;
+}
+
 /**
- * Open a database from an image and check that it is one: SQLite reads the file lazily, so a
- * bad image would otherwise fail only at the first query.
+ * Give a connection the write log the environment reads (`_sb_write_log`, native/write-log.c).
+ * @throws Error when the sql.js module is not this project's build (a stock sql.js has no log),
+ *   or when SQLite refuses the log (out of memory).
+ */
+function attachWriteLog(SQL: SqlJsStatic, db: Database): void {
+  const attach = (SQL as SqlJsStatic & WriteLogBuild)._sb_write_log_attach;
+  if (!attach)
+    throw new Error('sql.js without the write log: install the build in vendor/sql.js (package.json `sql.js`)');
+  const rc = attach((db as unknown as { db: number }).db);
+  if (rc !== 0) throw new Error(`the write log could not be attached (SQLite result code ${rc})`);
+}
+
+/**
+ * Open a database from an image, with its write log, and check that it is one: SQLite reads the
+ * file lazily, so a bad image would otherwise fail only at the first query.
  */
 function openImage(SQL: SqlJsStatic, image?: Uint8Array): Database {
   const db = new SQL.Database(image);
+  try {
+    attachWriteLog(SQL, db);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
   if (image) {
     try {
       db.exec('PRAGMA schema_version');

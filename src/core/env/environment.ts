@@ -1,7 +1,7 @@
 /**
  * The executable environment of one episode: a domain's database behind the {@link SqlDb} port,
- * its tools, and the write log. Tools run real, parameterized SQL; every write is captured by
- * triggers; state can be snapshotted, restored and exported.
+ * its tools, and the write log. Tools run real, parameterized SQL; the connection records every
+ * row written (write-log.ts); state can be snapshotted, restored and exported.
  */
 import {
   syncSqlDb,
@@ -27,13 +27,15 @@ import type { ToolCall, WriteEntry } from '../schema/trajectory.ts';
 import { collectChanges, diffChanges, type StateChanges } from './changes.ts';
 import { diffStates, type DbState, type StateDiff } from './state.ts';
 import {
+  APPEND_WRITE_LOG,
+  JOIN_WRITE_LOG,
+  PAUSE_WRITE_LOG,
   WRITE_LOG_TABLE,
   expandLogRow,
   ident,
   parseLogImages,
   parseLogRow,
   replayStatement,
-  writeLogDdl,
   type LoggedWrite,
   type LogRow,
   type ParsedLogRow,
@@ -98,6 +100,11 @@ export interface ToolOutcome {
  */
 export interface EnvSnapshot {
   image?: Uint8Array;
+  /**
+   * With `image`: the write log the image goes with, every row in order (the log lives beside
+   * the database, not in its file). Absent: the image carries no log.
+   */
+  imageLog?: LoggedWrite[];
   /** The write-log rows after the initial-state setup, in order (replayed by {@link Environment.restore}). */
   log?: LoggedWrite[];
   writes: WriteEntry[];
@@ -109,9 +116,8 @@ export interface EnvSnapshot {
 /**
  * Connection settings of every episode database, applied when it is created and after every
  * restore (they do not live in the image):
- * - `recursive_triggers`: SQLite fires delete triggers for the rows a `REPLACE` removes, so the
- *   write log sees every row change (without it, `INSERT OR REPLACE` over an existing row logs
- *   only the insert).
+ * - `recursive_triggers`: SQLite fires a domain's own delete triggers for the rows a `REPLACE`
+ *   removes (the write log records those deletes either way: native/write-log.c).
  * - `journal_mode = MEMORY`: the rollback journal stays in memory (the database file is a
  *   memory image anyway); savepoints and rollbacks work as before, faster.
  * - `foreign_keys = ON`: a write that leaves a reference to a missing row fails (SQLite checks
@@ -127,8 +133,8 @@ const CONNECTION_PRAGMAS =
   'PRAGMA recursive_triggers = ON; PRAGMA journal_mode = MEMORY; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536; PRAGMA locking_mode = EXCLUSIVE;';
 
 /**
- * A domain prepared for many episodes: its schema, seed and triggers built once into an SQLite
- * image that every episode opens a copy of.
+ * A domain prepared for many episodes: its schema and seed built once into an SQLite image that
+ * every episode opens a copy of.
  *
  * Databases are reused: an environment runs inside one transaction begun at {@link open}, and
  * its `close()` rolls it back and hands the database (still at the pristine image, with SQLite's
@@ -170,7 +176,7 @@ export class DomainRuntime {
   ) {}
 
   /**
-   * Build the pristine image: schema, seed rows, write-log triggers.
+   * Build the pristine image: schema and seed rows (not recorded in the write log).
    * @throws DomainFileError naming the file and field of the first problem: the failing
    *   statement of the schema with its line, a seed row with an unknown table or column, a value
    *   that is not a string, number or null, text in a numeric column, a row breaking a CHECK,
@@ -195,6 +201,8 @@ export class DomainRuntime {
       const affinities = await columnAffinities(db, tables);
       const known = new Map(tables.map((t) => [t.name, t]));
       const seedRows = (table: string): RowSource => ({ file: seedFile, row: (i) => `${table}[${i}]` });
+      // The seed is the pristine state, not anyone's writes.
+      await db.exec(PAUSE_WRITE_LOG);
       // One transaction for the whole seed: autocommit per row is ~40x slower in sql.js
       // (tau2-airline's 53k seed rows: runtime build 6.6 s → about 0.4 s).
       await db.exec('BEGIN');
@@ -213,7 +221,6 @@ export class DomainRuntime {
       if (fk) throw fk;
       const wholeTables = await readWholeTables(db, tables);
       const replayable = wholeTables.size === 0 && (await replayableSchema(db, tables));
-      await db.exec(writeLogDdl(tables));
       return new DomainRuntime(domain, tables, wholeTables, await db.snapshot(), factory, affinities, replayable);
     } finally {
       await db.close();
@@ -295,6 +302,7 @@ export class DomainRuntime {
     const db = this.idle.pop() ?? (await this.newDb());
     try {
       await db.exec('BEGIN');
+      await db.run(JOIN_WRITE_LOG);
     } catch (e) {
       await db.close();
       throw e;
@@ -904,8 +912,12 @@ export class Environment {
       await this.connection.exec('COMMIT');
       this.pooled = false;
     }
+    const imageLog = (await this.connection.all(
+      `SELECT tbl, op, old, new, rid FROM ${WRITE_LOG_TABLE} ORDER BY seq`,
+    )) as unknown as LoggedWrite[];
     return {
       image: await this.connection.snapshot(),
+      imageLog,
       writes: this.log.map((w) => ({ ...w })),
       lastSeq: this.lastSeq,
       setupSeq: this.setupSeq,
@@ -929,6 +941,13 @@ export class Environment {
     this.rawAccess = true;
     await this.connection.restore(snap.image);
     await this.connection.exec(CONNECTION_PRAGMAS);
+    if (snap.imageLog?.length)
+      await this.connection.batch(
+        snap.imageLog.map((w) => ({
+          sql: APPEND_WRITE_LOG,
+          params: { ':tbl': w.tbl, ':op': w.op, ':old': w.old, ':new': w.new, ':rid': w.rid },
+        })),
+      );
     this.parsedLog = null;
     this.log.length = 0;
     this.log.push(...snap.writes.map((w) => ({ ...w })));
@@ -1215,8 +1234,8 @@ function userSideWrite(domain: Domain, writes: readonly WriteEntry[]): WriteEntr
  * with its two JSON.parse is ~3.1 µs (stepping ~0.8, reading the five columns ~0.9); one text
  * column per row (`'[' || seq || ',' || json_quote(tbl) || … || ']'`, one JSON.parse) was the
  * same 3.1 µs, and every row in one aggregated text (group_concat) slower, 5.3 µs (9.5 vs 11.1 for
- * four rows). Of the write itself the triggers cost ~3 µs of 7 (JSON images ~1.6, the log row ~0.6,
- * firing the trigger ~0.8; the WHEN clause nothing measurable). Not reading `seq` either
+ * four rows). Of the write itself the triggers of that time cost ~3 µs of 7 (JSON images ~1.6, the
+ * log row ~0.6, firing the trigger ~0.8), which the log in C (write-log.ts) no longer pays. Not reading `seq` either
  * (`lastSeq` advanced by the count of rows, which leans on `seq` being dense): `tbl, old, new` of
  * 4 logged rows read in 4.25 µs instead of 5.26 for all five columns (~0.25 µs a row for the two),
  * too little for 16 alternating pairs of 60 calls to resolve (x0.99-1.05, load 5.7); the `op` half

@@ -1,14 +1,23 @@
 /**
- * Write capture by triggers. Every table gets AFTER INSERT/UPDATE/DELETE triggers that append
- * the old and new row (each a JSON array of its values in column order) to `_sb_write_log`; the
- * environment expands those row images into column-level {@link WriteEntry}s. Tools never log
- * their own writes.
+ * Write capture. The database connection records every row each INSERT, UPDATE and DELETE writes
+ * (native/write-log.c, built into vendor/sql.js: SQLite's preupdate hook) and serves the records
+ * as the virtual table `_sb_write_log(seq, tbl, op, old, new, rid)`: the old and new row, each a
+ * JSON array of its values in column order as SQLite's `json_array` writes them. The environment
+ * expands those row images into column-level {@link WriteEntry}s. Tools never log their own writes.
+ *
+ * Until issue 15 (session 16) AFTER triggers on every table inserted the same rows into a real
+ * `_sb_write_log` table. Measured in one process, the same tools on two runtimes alternating in
+ * 30 blocks of 50 calls (both on this sql.js build): the log in C took book_reservation x0.78,
+ * update_reservation_flights x0.85, send_certificate x0.93, modify_pending_order_items x0.86 of
+ * the triggers' time (every write tool of tau2-airline and tau2-retail x0.78-0.94). The triggers'
+ * firing, their `json_array` calls and the log table's own b-tree inserts are gone; the entries
+ * are read back as before.
  */
 import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
 import type { Requestor } from '../schema/task.ts';
 import type { WriteEntry } from '../schema/trajectory.ts';
 
-/** Name of the log table. Tables starting with `_sb_` are internal and never exported. */
+/** Name of the write log's virtual table. Tables starting with `_sb_` are internal and never exported or logged. */
 export const WRITE_LOG_TABLE = '_sb_write_log';
 
 /** Column layout of one table, read from `PRAGMA table_info`. */
@@ -28,15 +37,6 @@ export interface TableInfo {
 /** Quote an SQL identifier. */
 export function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
-}
-
-/**
- * A row image: `json_array` of the row's values in column order. Cheaper than a `json_object`
- * of them (no column names written by the trigger and parsed back): a write of tau2-retail's
- * 11-column `users` row took ~2.5 µs less with its read-back, measured with sql.js 1.17.
- */
-function jsonRow(alias: 'NEW' | 'OLD', columns: readonly string[]): string {
-  return `json_array(${columns.map((c) => `${alias}.${ident(c)}`).join(', ')})`;
 }
 
 /** A row of the write log as read by the environment (`seq`, table, operation, row images). */
@@ -61,7 +61,7 @@ export interface ParsedLogRow {
 }
 
 /**
- * Parse a log row's images (`json_array` texts of the trigger): text, integers within ±2^53,
+ * Parse a log row's images (their `json_array` texts): text, integers within ±2^53,
  * NULL, and reals, which SQLite ≥ 3.43 prints with round-trip precision, come back as the same
  * values `SELECT *` of the row gives.
  *
@@ -90,8 +90,8 @@ export function parseLogRow(row: LogRow): ParsedLogRow {
 
 /**
  * {@link parseLogRow} of a log row read without its `op` column, which its images tell: the
- * triggers log an insert with no `old`, a delete with no `new`, an update with both (`json_array`
- * is never NULL). Reading the op back cost a text value per row (~0.3-0.4 µs in sql.js).
+ * log records an insert with no `old`, a delete with no `new`, an update with both (an image is
+ * never NULL). Reading the op back cost a text value per row (~0.3-0.4 µs in sql.js).
  */
 export function parseLogImages(tbl: string, old: string | null, now: string | null): ParsedLogRow {
   return {
@@ -112,54 +112,18 @@ export function logImage(table: TableInfo, values: readonly SqlValue[] | null): 
 }
 
 /**
- * DDL that creates the log table and the triggers of every table in `tables`. Besides the row
- * images, each log row holds the rowid of the row written (`rid`: the new row's for an insert,
- * the old row's for an update or delete; NULL for a WITHOUT ROWID table), so that a snapshot can
- * be restored by replaying its log rows exactly ({@link replayStatement}).
- *
- * What the triggers cost, measured (sql.js 1.17, one process, 30 alternating rounds of 200 updates
- * of tau2-retail's 7-column `order_items` row inside the episode's transaction, load ~4; issue 15
- * item 2): the update 2.0 µs without a trigger, 5.65 with these; with this WHEN clause and a body
- * of `SELECT 1` 3.1 (firing ~0.7, WHEN ~0.4: a log row with NULL images 4.0 with it, 3.6 without),
- * logging the row with NULL images 4.0 (the log row ~0.9), with the OLD image only 4.96 (~0.8 per
- * image). Not cheaper, so not done: a NEW image of the changed columns only (a CASE per column,
- * NULL for the others) 6.2; images as `quote()` texts joined by commas 7.6; the log row in a
- * one-column table 3.75 vs 3.98 (its other columns cost ~0.2).
- *
- * Measured and not built (session 15, issue 15 item 2): triggers that hand the row to a JavaScript
- * function registered on the connection (sql.js `create_function`, variadic: `SELECT f('tbl', op,
- * rowid, OLD.c…, NEW.c…)`) appending to a log in JavaScript, with no log row, no read-back and no
- * `JSON.parse`. A hack of the per-call path only (no rollback of a failed call's entries, no
- * snapshot or replay from them), same process, fresh environment per call, alternating blocks of
- * the bench's argument sets, medians of per-round ratios over 400-600 rounds, load 2-4:
- * book_reservation (11.3 log rows a call) x0.895, x0.903, x0.906 (with open + close), x0.898 (rule
- * checks off); update_reservation_flights (6.6 rows: 7-column inserts and deletes) x0.975, x0.964,
- * x0.969, x0.960; modify_pending_order_items x0.964, x0.967, x0.971. The whole log (triggers,
- * read-back, entries) is 26-36% of these calls with rule checks off (no triggers at all: x0.64
- * book, x0.72 flights, x0.74 items), but the function path keeps most of it: SQLite firing the
- * trigger (a 7-column insert 2.6 -> 3.3 µs with a body of `SELECT 1`) and sql.js marshalling each
- * argument into JavaScript (~0.2 µs a value: 10 values 5.5 µs, against 7.2 for the log row with its
- * JSON image, read back and parsed). Flights and items gain under the ~8% that would pay for moving
- * rollback (a failed call's or statement's entries), snapshots and replay (which needs each value's
- * SQLite type; sql.js hands a function integers and reals alike as numbers) to a JavaScript log.
+ * Makes the write log take part in the transaction just begun (run it right after BEGIN): a
+ * ROLLBACK, a ROLLBACK TO a savepoint, or a statement that fails part-way then drops the entries of
+ * the writes it undoes. It writes nothing (SQLite joins a virtual table to the transaction of a
+ * statement that writes to it).
  */
-export function writeLogDdl(tables: readonly TableInfo[]): string {
-  const out = [
-    `CREATE TABLE IF NOT EXISTS ${WRITE_LOG_TABLE} (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, op TEXT NOT NULL, old TEXT, new TEXT, rid INTEGER);`,
-  ];
-  for (const t of tables) {
-    const name = ident(t.name);
-    const lit = `'${t.name.replace(/'/g, "''")}'`;
-    const changed = t.columns.map((c) => `OLD.${ident(c)} IS NOT NEW.${ident(c)}`).join(' OR ');
-    const rid = (alias: 'NEW' | 'OLD') => (t.rowid === 'rowid' ? `${alias}.rowid` : 'NULL');
-    out.push(
-      `CREATE TRIGGER ${ident(`_sb_${t.name}_ins`)} AFTER INSERT ON ${name} BEGIN INSERT INTO ${WRITE_LOG_TABLE}(tbl, op, old, new, rid) VALUES (${lit}, 'insert', NULL, ${jsonRow('NEW', t.columns)}, ${rid('NEW')}); END;`,
-      `CREATE TRIGGER ${ident(`_sb_${t.name}_upd`)} AFTER UPDATE ON ${name} WHEN ${changed} BEGIN INSERT INTO ${WRITE_LOG_TABLE}(tbl, op, old, new, rid) VALUES (${lit}, 'update', ${jsonRow('OLD', t.columns)}, ${jsonRow('NEW', t.columns)}, ${rid('OLD')}); END;`,
-      `CREATE TRIGGER ${ident(`_sb_${t.name}_del`)} AFTER DELETE ON ${name} BEGIN INSERT INTO ${WRITE_LOG_TABLE}(tbl, op, old, new, rid) VALUES (${lit}, 'delete', ${jsonRow('OLD', t.columns)}, NULL, ${rid('OLD')}); END;`,
-    );
-  }
-  return out.join('\n');
-}
+export const JOIN_WRITE_LOG = `DELETE FROM ${WRITE_LOG_TABLE} WHERE 0`;
+
+/** Stops recording writes on the connection (a domain's seed rows are no episode's writes). */
+export const PAUSE_WRITE_LOG = 'SELECT _sb_write_log_capture(0)';
+
+/** Appends one {@link LoggedWrite} to the write log (carrying a log over to a restored image). */
+export const APPEND_WRITE_LOG = `INSERT INTO ${WRITE_LOG_TABLE} (tbl, op, old, new, rid) VALUES (:tbl, :op, :old, :new, :rid)`;
 
 /** A row of the write log as a snapshot keeps it (see {@link replayStatement}). */
 export interface LoggedWrite extends LogRow {
@@ -179,7 +143,7 @@ function fromJson(table: TableInfo, param: string, c: string): string {
  * changed: {@link changedColumns}), or deleted, addressed by its rowid (by
  * primary key in a WITHOUT ROWID table). Values come back through `json_extract`, which gives
  * the logged values with their SQLite types (an integer stays an integer, a real a real, text
- * text). The triggers log the replayed write exactly as the original one.
+ * text). The log records the replayed write exactly as the original one.
  *
  * @param table a table whose `rowid` was read.
  */
