@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build vendor/sql.js: sql.js 1.17.0's JavaScript API over SQLite 3.54.1 compiled at -O3, with
-# Switchboard's write log (native/write-log.c) linked in. The built files are committed, so
+# Build vendor/sql.js: sql.js 1.17.0's JavaScript API over SQLite 3.54.1 compiled at -O3 (with bulk
+# memory), with Switchboard's write log (native/write-log.c) linked in. The built files are committed, so
 # nobody needs this script to install or run Switchboard; run it after changing write-log.c.
 #
 # Needs: emcc (Debian's `emscripten` package, 3.1.6, is what the committed files were built with)
@@ -15,7 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out=$root/vendor/sql.js
+out=${SQLJS_OUT:-$root/vendor/sql.js} # SQLJS_OUT: build elsewhere (to compare builds)
+opt=${SQLJS_OPT:--O3}           # SQLJS_OPT: the optimization level, as emcc takes it
+read -ra extra <<<"${SQLJS_CFLAGS:-}" # SQLJS_CFLAGS: more compiler and linker flags (to compare builds)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -141,7 +143,12 @@ int RegisterExtensionFunctions(void *db) { (void)db; return 0; }
 C
 
 sqlite_flags=(
-  -O3
+  "$opt" "${extra[@]}"
+  # WebAssembly features later emscripten turns on by default (Node 20, Chromium, Firefox and Safari
+  # 15+ have them): memcpy and memset as single instructions, among others. Measured in one process
+  # against stock sql.js 1.17 (-Oz, a 2026 LLVM), 30 alternating rounds: an UPDATE of 100 rows with a
+  # trigger x1.013 without them, x0.922 with them; a 3,000-row scan x0.85 either way.
+  -mbulk-memory -msign-ext -mnontrapping-fptoint
   # sql.js 1.17's options
   -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_DISABLE_LFS -DSQLITE_ENABLE_FTS3 -DSQLITE_ENABLE_FTS3_PARENTHESIS
   -DSQLITE_THREADSAFE=0 -DSQLITE_ENABLE_NORMALIZE -DSQLITE_ENABLE_MATH_FUNCTIONS
@@ -167,7 +174,7 @@ for target in node browser; do
     node) env=node pre=(--pre-js "$work/compat.js" --pre-js "$work/utf8.js" --pre-js "$work/node-wasm.js") file=sql-wasm.js ;;
     browser) env=web,worker pre=(--pre-js "$work/compat.js" --pre-js "$work/utf8.js") file=sql-wasm-browser.js ;;
   esac
-  emcc -O3 "$work/sqlite3.o" "$work/write-log.o" "$work/no-extensions.o" \
+  emcc "$opt" "${extra[@]}" -mbulk-memory -msign-ext -mnontrapping-fptoint "$work/sqlite3.o" "$work/write-log.o" "$work/no-extensions.o" \
     -s WASM=1 -s WASM_BIGINT=1 -s ALLOW_MEMORY_GROWTH=1 -s ENVIRONMENT=$env \
     -s RESERVED_FUNCTION_POINTERS=64 -s ALLOW_TABLE_GROWTH=1 -s NODEJS_CATCH_EXIT=0 -s NODEJS_CATCH_REJECTION=0 \
     -s TOTAL_STACK=5MB -s EXPORTED_FUNCTIONS="[$functions]" -s EXPORTED_RUNTIME_METHODS="$runtime" \
@@ -177,5 +184,6 @@ done
 cmp -s "$work/node/sql-wasm.wasm" "$work/browser/sql-wasm.wasm" || { echo "node and browser wasm differ" >&2; exit 1; }
 cp "$work/node/sql-wasm.wasm" "$out/dist/sql-wasm.wasm"
 cp "$work/sql.js/package/LICENSE" "$out/LICENSE"
+[ "$out" = "$root/vendor/sql.js" ] || cp "$root/vendor/sql.js/package.json" "$out/package.json"
 echo "built $out/dist: $(emcc --version | head -1)"
 sha256sum "$out"/dist/*
