@@ -6,12 +6,17 @@
  * expands those row images into column-level {@link WriteEntry}s. Tools never log their own writes.
  *
  * Until issue 15 (session 16) AFTER triggers on every table inserted the same rows into a real
- * `_sb_write_log` table. Measured in one process, the same tools on two runtimes alternating in
- * 30 blocks of 50 calls (both on this sql.js build): the log in C took book_reservation x0.78,
- * update_reservation_flights x0.85, send_certificate x0.93, modify_pending_order_items x0.86 of
- * the triggers' time (every write tool of tau2-airline and tau2-retail x0.78-0.94). The triggers'
- * firing, their `json_array` calls and the log table's own b-tree inserts are gone; the entries
- * are read back as before.
+ * `_sb_write_log` table. Measured in one process (tau2-airline and tau2-retail write tools, two
+ * runtimes alternating in blocks of 50 calls, medians of per-block ratios; a noisy host, so
+ * quartiles of ±5-15%):
+ * - the log in C against the triggers, both on this sql.js build (30 blocks): book_reservation
+ *   x0.78, update_reservation_flights x0.85, send_certificate x0.93, modify_pending_order_items
+ *   x0.86; every write tool x0.78-0.94. The triggers' firing, their `json_array` calls and the log
+ *   table's b-tree inserts are gone; the entries are read back as before.
+ * - this build with the log against stock sql.js 1.17 with the triggers (20 blocks): the airline
+ *   write tools x0.91-0.95 (book_reservation x0.94, flights x0.91); the retail ones x0.89-1.10,
+ *   around x1.0. Stock sql.js is built by a 2026 emscripten: its SQLite, at -Oz, runs statements a
+ *   few % faster than this build's (emscripten 3.1.6) at -O3, which takes back part of the gain.
  */
 import type { SqlRow, SqlValue } from '../ports/sql-db.ts';
 import type { Requestor } from '../schema/task.ts';
