@@ -24,6 +24,7 @@
  * triggers' firing, their json_array() calls and the log table's own b-tree inserts were a
  * quarter of a booking-heavy tool call.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,8 +59,10 @@ typedef struct {
   int kindCount, kindCap;
 } SbLog;
 
-static int reserve(void **p, int *cap, int need, size_t size) {
+/* Room for `need` items of `size` bytes; 1 when it cannot be had (the log's sizes are ints). */
+static int reserve(void **p, int *cap, long long need, size_t size) {
   if (need <= *cap) return 0;
+  if (need > INT_MAX / 2) return 1;
   int c = *cap ? *cap : 256;
   while (c < need) c *= 2;
   void *q = realloc(*p, (size_t)c * size);
@@ -70,7 +73,7 @@ static int reserve(void **p, int *cap, int need, size_t size) {
 }
 
 static int append(SbLog *L, const char *s, int len) {
-  if (reserve((void **)&L->text, &L->textCap, L->textLen + len, 1)) return 1;
+  if (reserve((void **)&L->text, &L->textCap, (long long)L->textLen + len, 1)) return 1;
   memcpy(L->text + L->textLen, s, (size_t)len);
   L->textLen += len;
   return 0;
@@ -91,7 +94,7 @@ static int appendValue(SbLog *L, sqlite3_value *v) {
       static const char hex[] = "0123456789abcdef";
       const unsigned char *s = sqlite3_value_text(v);
       int len = sqlite3_value_bytes(v);
-      if (reserve((void **)&L->text, &L->textCap, L->textLen + len * 6 + 2, 1)) return 1;
+      if (reserve((void **)&L->text, &L->textCap, (long long)L->textLen + (long long)len * 6 + 2, 1)) return 1;
       char *o = L->text + L->textLen;
       *o++ = '"';
       for (int i = 0; i < len; i++) {

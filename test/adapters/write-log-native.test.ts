@@ -65,6 +65,16 @@ describe('native write log', () => {
     expect(logged).toEqual(json);
   });
 
+  it('logs a 2 MB text (every other character escaped) whole, as json_array writes it', async () => {
+    const big = 'a"\n\u0002é'.repeat(400_000);
+    await db.run('INSERT INTO w VALUES (?, ?)', ['big', big]);
+    const [logged] = await db.all('SELECT new FROM _sb_write_log');
+    const [json] = await db.all(`SELECT json_array(k, v) AS new FROM w WHERE k = 'big'`);
+    expect((logged!.new as string).length).toBe(4_800_010); // ["big","…"]: 12 characters a repeat
+    expect(logged).toEqual(json);
+    expect(JSON.parse(logged!.new as string)).toEqual(['big', big]);
+  });
+
   it('records an INTEGER becoming the REAL nearest to it (SQLite tells them apart), not one written as it was', async () => {
     await db.exec(`INSERT INTO p VALUES (1, 'a', 2.0, 9223372036854775807)`);
     await db.exec(`UPDATE p SET n = 9223372036854775807, x = 2 WHERE id = 1`); // x: REAL column, 2 stays 2.0
