@@ -13,8 +13,15 @@
  * statement of a transaction has written to it (`DELETE FROM _sb_write_log WHERE 0` does, right
  * after BEGIN), a ROLLBACK, a ROLLBACK TO a savepoint, and a statement that fails part-way drop
  * the entries of the writes they undo, so the log holds the writes the database holds. Outside
- * BEGIN … COMMIT, each statement's entries go with its own transaction. (Inside a transaction the
- * table has not joined, a ROLLBACK TO or a failed statement would leave entries behind: join it.) INSERT INTO _sb_write_log (tbl, op,
+ * BEGIN … COMMIT, each statement's entries go with its own transaction. A transaction opened by
+ * an outermost SAVEPOINT must join too (inside one the table has not joined, a ROLLBACK TO or a
+ * failed statement leaves entries behind); a savepoint opened before the join keeps, on ROLLBACK
+ * TO, what was logged before the join.
+ *
+ * A write the log cannot record (a BLOB value, which JSON cannot hold; out of memory) makes every
+ * read of the log fail with a message until a rollback undoes it. Known difference from
+ * json_array(OLD.c): a row stored before ALTER TABLE … ADD COLUMN c REAL DEFAULT 3 has `3` in its
+ * old image, not `3.0` (SQLite hands the default over without the column's affinity). INSERT INTO _sb_write_log (tbl, op,
  * old, new, rid) appends an entry (to carry a log over with a database image).
  *
  * `SELECT _sb_write_log_capture(0)` stops recording on this connection, `(1)` starts it again
@@ -41,6 +48,7 @@ typedef struct {
 /* Whether a table stores rowids, remembered by its name. */
 typedef struct {
   char *name;
+  const char *schemaName; /* SQLite's own copy of the name: a table created again has a new one */
   int rowid;
 } TableKind;
 
@@ -55,6 +63,7 @@ typedef struct {
   int atBegin; /* entry count when the transaction the virtual table joined began */
   int implicitOpen, implicitStart; /* a write outside BEGIN … COMMIT: its statement's first entry */
   int capture;
+  int failedAt; /* the entry count when a write could not be recorded; -1: none */
   TableKind *kinds;
   int kindCount, kindCap;
 } SbLog;
@@ -94,7 +103,11 @@ static int appendValue(SbLog *L, sqlite3_value *v) {
       static const char hex[] = "0123456789abcdef";
       const unsigned char *s = sqlite3_value_text(v);
       int len = sqlite3_value_bytes(v);
-      if (reserve((void **)&L->text, &L->textCap, (long long)L->textLen + (long long)len * 6 + 2, 1)) return 1;
+      long long escaped = len + 2;
+      for (int i = 0; i < len; i++)
+        if (s[i] < 0x20) escaped += (s[i] == '\b' || s[i] == '\f' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t') ? 1 : 5;
+        else if (s[i] == '"' || s[i] == '\\') escaped += 1;
+      if (reserve((void **)&L->text, &L->textCap, (long long)L->textLen + escaped, 1)) return 1;
       char *o = L->text + L->textLen;
       *o++ = '"';
       for (int i = 0; i < len; i++) {
@@ -176,12 +189,20 @@ static int sameValue(sqlite3_value *a, sqlite3_value *b) {
 
 /* Whether `name` stores rowids (not WITHOUT ROWID): asked of SQLite once per table name. */
 static int hasRowid(SbLog *L, const char *name) {
-  for (int i = 0; i < L->kindCount; i++)
-    if (strcmp(L->kinds[i].name, name) == 0) return L->kinds[i].rowid;
-  int rowid = sqlite3_table_column_metadata(L->db, "main", name, "_rowid_", 0, 0, 0, 0, 0) == SQLITE_OK;
+  int rowid = -1, at = -1;
+  for (int i = 0; i < L->kindCount && at < 0; i++)
+    if (strcmp(L->kinds[i].name, name) == 0) at = i;
+  if (at >= 0 && L->kinds[at].schemaName == name) return L->kinds[at].rowid;
+  rowid = sqlite3_table_column_metadata(L->db, "main", name, "_rowid_", 0, 0, 0, 0, 0) == SQLITE_OK;
+  if (at >= 0) {
+    L->kinds[at].schemaName = name;
+    L->kinds[at].rowid = rowid;
+    return rowid;
+  }
   char *copy = sqlite3_mprintf("%s", name);
   if (copy && !reserve((void **)&L->kinds, &L->kindCap, L->kindCount + 1, sizeof(TableKind))) {
     L->kinds[L->kindCount].name = copy;
+    L->kinds[L->kindCount].schemaName = name;
     L->kinds[L->kindCount++].rowid = rowid;
   } else {
     sqlite3_free(copy);
@@ -220,9 +241,10 @@ static void recordWrite(void *ctx, sqlite3 *db, int op, const char *zDb, const c
   if (append(L, zName, e->tblLen) ||
       (op != SQLITE_INSERT && appendRow(L, sqlite3_preupdate_old, columns, &e->old, &e->oldLen)) ||
       (op != SQLITE_DELETE && appendRow(L, sqlite3_preupdate_new, columns, &e->neu, &e->newLen))) {
-    /* Out of memory or a BLOB: the write goes unrecorded and the log says so on its next read. */
+    /* Out of memory or a BLOB: the write goes unrecorded and the log says so when read, until
+     * a rollback undoes that write. */
     L->textLen = start;
-    L->capture = -1;
+    if (L->failedAt < 0) L->failedAt = L->count;
     return;
   }
   e->ridNull = !hasRowid(L, zName);
@@ -231,9 +253,17 @@ static void recordWrite(void *ctx, sqlite3 *db, int op, const char *zDb, const c
 }
 
 static void truncateLog(SbLog *L, int count) {
-  if (count < 0 || count >= L->count) return;
+  if (count < 0) return;
+  if (L->failedAt >= count) L->failedAt = -1;
+  if (count >= L->count) return;
   L->count = count;
   L->textLen = count ? L->entries[count].tbl : 0;
+  if (count == 0 && L->textCap > (1 << 20)) {
+    /* An episode wrote a lot: give the memory back rather than keep it for the next one. */
+    free(L->text);
+    L->text = 0;
+    L->textCap = 0;
+  }
 }
 
 /* ---- the virtual table ---- */
@@ -306,13 +336,15 @@ static int logFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   (void)idxStr;
   LogCursor *c = (LogCursor *)cur;
   SbLog *L = logOf(cur->pVtab);
-  if (L->capture < 0) {
+  if (L->failedAt >= 0) {
     cur->pVtab->zErrMsg = sqlite3_mprintf("the write log missed a write (a BLOB value, or out of memory)");
     return SQLITE_ERROR;
   }
   c->at = 0;
   if (idxNum == 1 && argc == 1) {
-    if (sqlite3_value_numeric_type(argv[0]) == SQLITE_NULL) {
+    int type = sqlite3_value_numeric_type(argv[0]);
+    if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) {
+      /* NULL compares to nothing; text and blobs sort after every number. */
       c->at = L->count;
     } else {
       /* seq > x: the first entry after floor(x), entry i having seq i + 1 */
@@ -403,9 +435,12 @@ static int logUpdate(sqlite3_vtab *t, int argc, sqlite3_value **argv, sqlite3_in
   return SQLITE_OK;
 }
 
+/* Joining: savepoints opened before the join get the join's count, so a ROLLBACK TO one of them
+ * keeps what was logged before (SQLite announces only the innermost open savepoint on joining). */
 static int logBegin(sqlite3_vtab *t) {
   SbLog *L = logOf(t);
   L->atBegin = L->count;
+  for (int i = 0; i < L->markCap; i++) L->marks[i] = L->count;
   return SQLITE_OK;
 }
 
@@ -471,7 +506,7 @@ static sqlite3_module logModule = {
 static void captureFunction(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   SbLog *L = sqlite3_user_data(ctx);
-  if (L->capture >= 0) L->capture = sqlite3_value_int(argv[0]) != 0;
+  L->capture = sqlite3_value_int(argv[0]) != 0;
   sqlite3_result_int(ctx, L->capture);
 }
 
@@ -504,6 +539,7 @@ int sb_write_log_attach(sqlite3 *db) {
   if (!L) return SQLITE_NOMEM;
   L->db = db;
   L->capture = 1;
+  L->failedAt = -1;
   int rc = sqlite3_create_module_v2(db, "_sb_write_log", &logModule, L, freeLog);
   if (rc != SQLITE_OK) return rc;
   rc = sqlite3_create_function_v2(db, "_sb_write_log_capture", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, L, captureFunction, 0,

@@ -64,10 +64,12 @@ JS
 # - Stock sql.js decodes every string with TextDecoder, which turns each byte of an ill-formed
 #   sequence into U+FFFD; 3.1.6 decodes strings of up to 16 bytes by hand, which does not. Decode
 #   well-formed UTF-8 by hand (faster for short strings), anything else with TextDecoder.
+# - Stock sql.js reads a text value whole, NUL characters included; 3.1.6 stops at the first NUL.
 cat >"$work/utf8.js" <<'JS'
-UTF8ArrayToString = function (heap, at, maxBytes) {
+UTF8ArrayToString = function (heap, at, maxBytes, ignoreNul) {
   var end = at, stop = at + maxBytes;
-  while (heap[end] && !(end >= stop)) end++;
+  if (ignoreNul && maxBytes !== undefined) end = stop;
+  else while (heap[end] && !(end >= stop)) end++;
   if (end - at > 16 && UTF8Decoder) return UTF8Decoder.decode(heap.subarray(at, end));
   var out = '', i = at;
   while (i < end) {
@@ -89,6 +91,11 @@ UTF8ArrayToString = function (heap, at, maxBytes) {
     return UTF8Decoder.decode(heap.subarray(at, end));
   }
   return out;
+};
+// sql.js 1.17 reads a text value with its length and ignoreNul (a NUL inside text is kept); the
+// 3.1.6 UTF8ToString has no such argument.
+UTF8ToString = function (ptr, maxBytes, ignoreNul) {
+  return ptr ? UTF8ArrayToString(HEAPU8, ptr, maxBytes, ignoreNul) : '';
 };
 lengthBytesUTF8 = function (str) {
   var bytes = 0;

@@ -126,7 +126,47 @@ describe('native write log', () => {
     expect(await db.all('SELECT count(*) AS n FROM _sb_write_log')).toEqual([{ n: 1 }]);
   });
 
-  it('says so when a write it could not record (a BLOB, which JSON cannot hold) is read for', async () => {
+  it('keeps the NUL characters of text, read back and logged, as stock sql.js does', async () => {
+    await db.run('INSERT INTO w VALUES (?, ?)', ['n', 'p\u0000q']);
+    const [row] = await db.all(`SELECT v, hex(v) AS h FROM w WHERE k = 'n'`);
+    expect(row).toEqual({ v: 'p\u0000q', h: '700071' });
+    const [logged] = await db.all('SELECT new FROM _sb_write_log');
+    expect(JSON.parse(logged!.new as string)).toEqual(['n', 'p\u0000q']);
+  });
+
+  it('keeps committed entries when ROLLBACK TO goes back to a savepoint opened before the join', async () => {
+    await db.exec(`BEGIN; ${JOIN_WRITE_LOG}; SAVEPOINT a; INSERT INTO p VALUES (1, 'a', 0, 0); RELEASE a; COMMIT`);
+    await db.exec(`INSERT INTO p VALUES (2, 'b', 0, 0)`);
+    await db.exec(`BEGIN; SAVEPOINT x; SAVEPOINT y; ${JOIN_WRITE_LOG}; INSERT INTO p VALUES (3, 'c', 0, 0)`);
+    await db.exec('ROLLBACK TO x');
+    await db.exec('COMMIT');
+    expect((await db.all(LOG)).map((r) => r.new)).toEqual(['[1,"a",0.0,0]', '[2,"b",0.0,0]']);
+  });
+
+  it('gives no row for seq > a text (text sorts after numbers), as an INTEGER column would', async () => {
+    await db.exec(`INSERT INTO p VALUES (1, 'a', 0, 0)`);
+    expect(await db.all(`SELECT seq FROM _sb_write_log WHERE seq > 'abc'`)).toEqual([]);
+    expect(await db.all(`SELECT seq FROM _sb_write_log WHERE seq > NULL`)).toEqual([]);
+  });
+
+  it('records rid NULL for a table created again WITHOUT ROWID under the same name', async () => {
+    await db.exec(`CREATE TABLE v (k PRIMARY KEY, x); INSERT INTO v VALUES ('a', 1); DROP TABLE v`);
+    await db.exec(`CREATE TABLE v (k PRIMARY KEY, x) WITHOUT ROWID; INSERT INTO v VALUES ('b', 1)`);
+    expect(await db.all(`SELECT new, rid FROM _sb_write_log WHERE tbl = 'v' ORDER BY seq`)).toEqual([
+      { new: '["a",1]', rid: 1 },
+      { new: '["b",1]', rid: null },
+    ]);
+  });
+
+  it('reads again once the write it could not record (a BLOB) is rolled back', async () => {
+    await db.exec(`BEGIN; ${JOIN_WRITE_LOG}; INSERT INTO p VALUES (1, 'a', 0, 0); SAVEPOINT s`);
+    await db.exec(`INSERT INTO p VALUES (2, 'b', 0, x'00')`);
+    await expect(db.all(LOG)).rejects.toThrow(/missed a write/);
+    await db.exec('ROLLBACK TO s; RELEASE s; COMMIT');
+    expect((await db.all(LOG)).map((r) => r.new)).toEqual(['[1,"a",0.0,0]']);
+  });
+
+  it('says so when a write it could not record (a BLOB, which JSON cannot hold) is read for, until undone', async () => {
     await db.exec(`INSERT INTO p VALUES (1, 'a', 0, x'00ff')`);
     await expect(db.all(LOG)).rejects.toThrow(/missed a write \(a BLOB value/);
   });

@@ -198,6 +198,13 @@ export class DomainRuntime {
         }
       }
       const tables = await readTables(db);
+      const generated = await generatedColumn(db, tables);
+      if (generated)
+        throw new DomainFileError(
+          schemaFile,
+          generated,
+          `generated columns are not supported: the write log records a table's stored columns as PRAGMA table_info lists them (${generated})`,
+        );
       const affinities = await columnAffinities(db, tables);
       const known = new Map(tables.map((t) => [t.name, t]));
       const seedRows = (table: string): RowSource => ({ file: seedFile, row: (i) => `${table}[${i}]` });
@@ -419,6 +426,15 @@ async function readWholeTables(db: SqlDb, tables: readonly TableInfo[]): Promise
   return out;
 }
 
+/** The first generated column (`table.column`) of `tables`, or null when they have none. */
+async function generatedColumn(db: SqlDb, tables: readonly TableInfo[]): Promise<string | null> {
+  for (const t of tables) {
+    const [col] = await db.all('SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3) LIMIT 1', [t.name]);
+    if (col) return `${t.name}.${col.name as string}`;
+  }
+  return null;
+}
+
 async function readTables(db: SqlDb): Promise<TableInfo[]> {
   const names = await db.all(
     `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_sb\\_%' ESCAPE '\\' ORDER BY name`,
@@ -526,6 +542,13 @@ export class Environment {
    * replaces the database: either way the database is closed, not reused, at the end.
    */
   private pooled = true;
+  /**
+   * True while a transaction the write log joined is open: the one {@link DomainRuntime.open}
+   * began, or the one begun again after an image snapshot or restore. Inside it a failed call's
+   * ROLLBACK TO drops the call's log entries with its writes (outside, a call's SAVEPOINT would
+   * open a transaction the log has not joined).
+   */
+  private inTransaction = true;
   private closed = false;
   /**
    * The database when it answers synchronously ({@link SyncSqlDb}: sql.js in this thread): the
@@ -908,20 +931,24 @@ export class Environment {
       )) as unknown as LoggedWrite[];
       return { log, writes: this.log.map((w) => ({ ...w })), lastSeq: this.lastSeq, setupSeq: this.setupSeq };
     }
-    if (this.pooled) {
+    if (this.inTransaction) {
       await this.connection.exec('COMMIT');
-      this.pooled = false;
+      this.inTransaction = false;
     }
+    this.pooled = false;
     const imageLog = (await this.connection.all(
       `SELECT tbl, op, old, new, rid FROM ${WRITE_LOG_TABLE} ORDER BY seq`,
     )) as unknown as LoggedWrite[];
-    return {
-      image: await this.connection.snapshot(),
-      imageLog,
-      writes: this.log.map((w) => ({ ...w })),
-      lastSeq: this.lastSeq,
-      setupSeq: this.setupSeq,
-    };
+    const image = await this.connection.snapshot();
+    await this.beginLogged();
+    return { image, imageLog, writes: this.log.map((w) => ({ ...w })), lastSeq: this.lastSeq, setupSeq: this.setupSeq };
+  }
+
+  /** Begin a transaction the write log joins (after an image snapshot's COMMIT or a restore). */
+  private async beginLogged(): Promise<void> {
+    await this.connection.exec('BEGIN');
+    await this.connection.run(JOIN_WRITE_LOG);
+    this.inTransaction = true;
   }
 
   /**
@@ -939,8 +966,10 @@ export class Environment {
       this.pooled = false;
     }
     this.rawAccess = true;
+    this.inTransaction = false;
     await this.connection.restore(snap.image);
     await this.connection.exec(CONNECTION_PRAGMAS);
+    await this.beginLogged();
     if (snap.imageLog?.length)
       await this.connection.batch(
         snap.imageLog.map((w) => ({
