@@ -308,8 +308,7 @@ export class DomainRuntime {
   async open(task?: Task, options: { now?: number } = {}): Promise<Environment> {
     const db = this.idle.pop() ?? (await this.newDb());
     try {
-      await db.exec('BEGIN');
-      await db.run(JOIN_WRITE_LOG);
+      await beginLogged(db);
     } catch (e) {
       await db.close();
       throw e;
@@ -424,6 +423,12 @@ async function readWholeTables(db: SqlDb, tables: readonly TableInfo[]): Promise
     if (t.primaryKey.length === 0 || collate || row?.xcols !== t.columns.length) out.add(t.name);
   }
   return out;
+}
+
+/** Begin a transaction the write log joins ({@link JOIN_WRITE_LOG}). */
+async function beginLogged(db: SqlDb): Promise<void> {
+  await db.exec('BEGIN');
+  await db.run(JOIN_WRITE_LOG);
 }
 
 /** The first generated column (`table.column`) of `tables`, or null when they have none. */
@@ -940,14 +945,13 @@ export class Environment {
       `SELECT tbl, op, old, new, rid FROM ${WRITE_LOG_TABLE} ORDER BY seq`,
     )) as unknown as LoggedWrite[];
     const image = await this.connection.snapshot();
-    await this.beginLogged();
+    await this.beginAgain();
     return { image, imageLog, writes: this.log.map((w) => ({ ...w })), lastSeq: this.lastSeq, setupSeq: this.setupSeq };
   }
 
-  /** Begin a transaction the write log joins (after an image snapshot's COMMIT or a restore). */
-  private async beginLogged(): Promise<void> {
-    await this.connection.exec('BEGIN');
-    await this.connection.run(JOIN_WRITE_LOG);
+  /** Go on in a transaction the write log joins (after an image snapshot's COMMIT or a restore). */
+  private async beginAgain(): Promise<void> {
+    await beginLogged(this.connection);
     this.inTransaction = true;
   }
 
@@ -969,7 +973,7 @@ export class Environment {
     this.inTransaction = false;
     await this.connection.restore(snap.image);
     await this.connection.exec(CONNECTION_PRAGMAS);
-    await this.beginLogged();
+    await this.beginAgain();
     if (snap.imageLog?.length)
       await this.connection.batch(
         snap.imageLog.map((w) => ({
