@@ -7,7 +7,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inProcessSqlDbFactory } from '../../src/adapters/node/worker-db.ts';
 import type { SqlDb } from '../../src/core/ports/sql-db.ts';
-import { APPEND_WRITE_LOG, JOIN_WRITE_LOG, PAUSE_WRITE_LOG } from '../../src/core/env/write-log.ts';
+import {
+  APPEND_WRITE_LOG,
+  JOIN_WRITE_LOG,
+  PAUSE_WRITE_LOG,
+  WRITE_LOG_SINCE,
+  parseLogText,
+} from '../../src/core/env/write-log.ts';
 
 const SCHEMA = `
 PRAGMA foreign_keys = ON;
@@ -169,5 +175,43 @@ describe('native write log', () => {
   it('says so when a write it could not record (a BLOB, which JSON cannot hold) is read for, until undone', async () => {
     await db.exec(`INSERT INTO p VALUES (1, 'a', 0, x'00ff')`);
     await expect(db.all(LOG)).rejects.toThrow(/missed a write \(a BLOB value/);
+  });
+
+  it('gives the entries after a seq as one JSON text (_sb_write_log_since), the same as the table', async () => {
+    await db.exec(`CREATE TABLE "q""t\ta" (id INTEGER PRIMARY KEY, s TEXT)`);
+    await db.exec(`INSERT INTO p VALUES (1, 'a"b', 0.5, NULL); INSERT INTO w VALUES ('k', 'x')`);
+    await db.exec(`INSERT INTO "q""t\ta" VALUES (7, 'line\n')`);
+    await db.exec(`UPDATE p SET name = 'c' WHERE id = 1; DELETE FROM w`);
+    const since = async (after: unknown) => (await db.all(WRITE_LOG_SINCE, [after as number]))[0]!.log as string;
+    expect(await since(0)).toBe(
+      '["p",null,[1,"a\\"b",0.5,null],"w",null,["k","x"],"q\\"t\\ta",null,[7,"line\\n"],' +
+        '"p",[1,"a\\"b",0.5,null],[1,"c",0.5,null],"w",["k","x"],null]',
+    );
+    const rows = await db.all('SELECT seq, tbl, op, old, new FROM _sb_write_log ORDER BY seq');
+    for (const after of [-3, 0, 2, 4, 5]) {
+      const tail = rows.filter((r) => (r.seq as number) > after);
+      expect(parseLogText(await since(after))).toEqual(
+        tail.map((r) => ({
+          tbl: r.tbl,
+          op: r.op,
+          before: r.old === null ? null : JSON.parse(r.old as string),
+          after: r.new === null ? null : JSON.parse(r.new as string),
+        })),
+      );
+    }
+    expect(await since(99)).toBe('[]');
+    await expect(since('abc')).rejects.toThrow(/takes an integer seq/);
+    await expect(since(1.5)).rejects.toThrow(/takes an integer seq/);
+    await db.exec(`INSERT INTO p VALUES (2, 'b', 0, x'00')`);
+    await expect(since(0)).rejects.toThrow(/missed a write/);
+  });
+
+  it('gives the entries the transaction kept after a ROLLBACK TO, from any seq', async () => {
+    await db.exec(`BEGIN; ${JOIN_WRITE_LOG}; INSERT INTO p VALUES (1, 'a', 0, 0); SAVEPOINT s`);
+    await db.exec(`INSERT INTO p VALUES (2, 'b', 0, 0); INSERT INTO p VALUES (3, 'c', 0, 0)`);
+    await db.exec('ROLLBACK TO s; RELEASE s');
+    expect((await db.all(WRITE_LOG_SINCE, [0]))[0]!.log).toBe('["p",null,[1,"a",0.0,0]]');
+    expect((await db.all(WRITE_LOG_SINCE, [1]))[0]!.log).toBe('[]');
+    await db.exec('COMMIT');
   });
 });

@@ -55,7 +55,7 @@ export interface StateChanges {
 }
 
 /**
- * Fold log rows (in `seq` order, images parsed: `parseLogRow`) into per-key changes.
+ * Fold log rows (in `seq` order, images parsed: `parseLogText`) into per-key changes.
  *
  * @param tables the runtime's tables; log rows of other tables are ignored.
  * @param whole tables not to fold (compared whole).

@@ -30,14 +30,13 @@ import {
   APPEND_WRITE_LOG,
   JOIN_WRITE_LOG,
   PAUSE_WRITE_LOG,
+  WRITE_LOG_SINCE,
   WRITE_LOG_TABLE,
   expandLogRow,
   ident,
-  parseLogImages,
-  parseLogRow,
+  parseLogText,
   replayStatement,
   type LoggedWrite,
-  type LogRow,
   type ParsedLogRow,
   type TableInfo,
 } from './write-log.ts';
@@ -794,26 +793,28 @@ export class Environment {
    * log: at once when the database answers synchronously, else a promise of them.
    */
   private collectWrites(turn: number, actor: Requestor, tool: string): WriteEntry[] | Promise<WriteEntry[]> {
-    const rows = this.rowsNow(NEW_LOG_ROWS, [this.lastSeq]);
+    const rows = this.rowsNow(WRITE_LOG_SINCE, [this.lastSeq]);
     return Array.isArray(rows)
       ? this.takeWrites(rows, turn, actor, tool)
       : rows.then((r) => this.takeWrites(r, turn, actor, tool));
   }
 
-  /** {@link collectWrites} of the log rows read. */
+  /** {@link collectWrites} of the log text read ({@link WRITE_LOG_SINCE}). */
   private takeWrites(rows: SqlRow[], turn: number, actor: Requestor, tool: string): WriteEntry[] {
-    if (rows.length === 0) return [];
+    const text = rows[0]!.log as string;
+    // No entries: the text is `[]`.
+    if (text.length === 2) return [];
+    const images = parseLogText(text);
     const parsed = this.parsedLog && this.parsedUpTo === this.lastSeq ? this.parsedLog : null;
     const out: WriteEntry[] = [];
     const meta = { turn, actor, tool };
-    for (const row of rows) {
-      const image = parseLogImages(row.tbl as string, row.old as string | null, row.new as string | null);
+    for (const image of images) {
       parsed?.push(image);
       this.written.add(image.tbl);
       const info = this.byName.get(image.tbl);
       if (info) expandLogRow(image, info, meta, this.log.length + out.length + 1, out);
     }
-    this.lastSeq = rows[rows.length - 1]!.seq as number;
+    this.lastSeq += images.length;
     if (parsed) this.parsedUpTo = this.lastSeq;
     else this.parsedLog = null;
     this.log.push(...out);
@@ -912,11 +913,8 @@ export class Environment {
    */
   async changes(): Promise<StateChanges> {
     const known = this.parsedLog;
-    const tail = (await this.connection.all(
-      `SELECT tbl, op, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`,
-      [known ? this.parsedUpTo : this.setupSeq],
-    )) as unknown as LogRow[];
-    const read = tail.map(parseLogRow);
+    const [tail] = await this.connection.all(WRITE_LOG_SINCE, [known ? this.parsedUpTo : this.setupSeq]);
+    const read = parseLogText(tail!.log as string);
     const log = known ? (read.length ? [...known, ...read] : known) : read;
     const { rows, nullKeyTables } = collectChanges(log, this.runtime.tables, this.runtime.wholeTables);
     const whole = this.runtime.tables.filter((t) => this.runtime.wholeTables.has(t.name) || nullKeyTables.has(t.name));
@@ -1255,26 +1253,6 @@ function userSideWrite(domain: Domain, writes: readonly WriteEntry[]): WriteEntr
   for (const w of writes) if (tables.has(w.table)) return w;
   return undefined;
 }
-
-/**
- * The write-log rows after a `seq` (bound), in order: a call's writes ({@link Environment.collectWrites}),
- * without the `op` column, which the images tell ({@link parseLogImages}). Measured (session 14,
- * in-process, op read vs not, alternating blocks of 18 calls, 1,200 pairs a run, load 3.7-6.6, three
- * runs): book_reservation (~10 log rows a call) x0.955, x0.986, x0.978; update_reservation_flights
- * x0.972, x0.991, x0.993; cancel_reservation x0.980, x1.002; update_reservation_baggages (1-3 rows)
- * x1.024 in the one run that had it. The variant below also left out `seq`.
- * Measured and not done (sql.js 1.17, one 11-column update logged, issue 15 item 2): the read
- * with its two JSON.parse is ~3.1 µs (stepping ~0.8, reading the five columns ~0.9); one text
- * column per row (`'[' || seq || ',' || json_quote(tbl) || … || ']'`, one JSON.parse) was the
- * same 3.1 µs, and every row in one aggregated text (group_concat) slower, 5.3 µs (9.5 vs 11.1 for
- * four rows). Of the write itself the triggers of that time cost ~3 µs of 7 (JSON images ~1.6, the
- * log row ~0.6, firing the trigger ~0.8), which the log in C (write-log.ts) no longer pays. Not reading `seq` either
- * (`lastSeq` advanced by the count of rows, which leans on `seq` being dense): `tbl, old, new` of
- * 4 logged rows read in 4.25 µs instead of 5.26 for all five columns (~0.25 µs a row for the two),
- * too little for 16 alternating pairs of 60 calls to resolve (x0.99-1.05, load 5.7); the `op` half
- * of it paid over 1,200 pairs (above), the `seq` half was not measured at that resolution.
- */
-const NEW_LOG_ROWS = `SELECT seq, tbl, old, new FROM ${WRITE_LOG_TABLE} WHERE seq > ? ORDER BY seq`;
 
 /** A statement that can only read: SQLite's SELECT never changes the database. */
 const SELECT = /^\s*select\b/i;

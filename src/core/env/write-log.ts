@@ -2,8 +2,9 @@
  * Write capture. The database connection records every row each INSERT, UPDATE and DELETE writes
  * (native/write-log.c, built into vendor/sql.js: SQLite's preupdate hook) and serves the records
  * as the virtual table `_sb_write_log(seq, tbl, op, old, new, rid)`: the old and new row, each a
- * JSON array of its values in column order as SQLite's `json_array` writes them. The environment
- * expands those row images into column-level {@link WriteEntry}s. Tools never log their own writes.
+ * JSON array of its values in column order as SQLite's `json_array` writes them; a call's entries
+ * are read as one JSON text ({@link WRITE_LOG_SINCE}). The environment expands those row images
+ * into column-level {@link WriteEntry}s. Tools never log their own writes.
  *
  * Until issue 15 (session 16) AFTER triggers on every table inserted the same rows into a real
  * `_sb_write_log` table. Measured in one process (tau2-airline and tau2-retail write tools, two
@@ -66,45 +67,53 @@ export interface ParsedLogRow {
 }
 
 /**
- * Parse a log row's images (their `json_array` texts): text, integers within ±2^53,
- * NULL, and reals, which SQLite ≥ 3.43 prints with round-trip precision, come back as the same
- * values `SELECT *` of the row gives.
- *
- * `JSON.parse` is most of the read-back's own code (~5 µs for the three rows tau2-retail's
- * modify_pending_order_items logs: an `orders` and an `order_items` update and a payment insert;
- * ~1 µs for one 18-column `orders` image). Measured and not done (issue 15 item 2, Node 20, fresh
- * flat strings as sql.js decodes them, load 4-6): reading an image element by element in
- * JavaScript (a string without escapes as its slice, a number by `Number`, an escaped string by
- * `JSON.parse` of that element alone, and an update's old image taking the new image's value of
- * every element whose text is the same) was ~3x slower than `JSON.parse`: 2.5 vs 0.84 µs for
- * that `orders` image without its one escaped column, 8.8 vs 4.0 µs for both images of its update.
- * Nor an update's old image made of the new image's values with `JSON.parse` of only the elements
- * between the two texts' common prefix and suffix: 7.4 vs 4.0 µs for that `orders` update (its
- * status changed), 4.6 vs 2.4 for an `order_items` one. A JavaScript loop over the characters costs
- * ~6 ns a character here (the common prefix of ~100 characters alone 0.65 µs), far more than
- * `JSON.parse` spends on one.
+ * The log entries after a `seq`, as one text: `SELECT _sb_write_log_since(?) AS log` gives
+ * `[tbl, old, new, tbl, old, new, …]` (each image a JSON array, `null` for none), in `seq` order
+ * from the bound seq + 1; entries are numbered densely, so n entries read after seq s end at
+ * s + n. Errors as a read of the virtual table does (a write the log missed).
  */
-export function parseLogRow(row: LogRow): ParsedLogRow {
-  return {
-    tbl: row.tbl,
-    op: row.op,
-    before: row.old == null ? null : (JSON.parse(row.old) as WriteEntry['before'][]),
-    after: row.new == null ? null : (JSON.parse(row.new) as WriteEntry['after'][]),
-  };
-}
+export const WRITE_LOG_SINCE = 'SELECT _sb_write_log_since(?) AS log';
 
 /**
- * {@link parseLogRow} of a log row read without its `op` column, which its images tell: the
+ * Parse {@link WRITE_LOG_SINCE}'s text into log rows, the op told by which image is absent: the
  * log records an insert with no `old`, a delete with no `new`, an update with both (an image is
- * never NULL). Reading the op back cost a text value per row (~0.3-0.4 µs in sql.js).
+ * never NULL). Values come back as `SELECT *` of the row gives them: text, integers within ±2^53,
+ * NULL, and reals, which SQLite ≥ 3.43 prints with round-trip precision.
+ *
+ * One text for all of a call's entries, parsed once: read and parsed in ~5 µs for the 8 entries
+ * of a tau2-airline booking, where reading `tbl, old, new` of the virtual table and parsing the
+ * images one by one took ~10-12 µs (same process, 20,000 reads each way, three rounds). Whole
+ * calls on fresh environments, this read against that one (same process, two checkouts
+ * alternating in 16 rounds of 50 calls a tool, medians of per-round ratios): book_reservation
+ * x0.92, update_reservation_flights x0.94, modify_pending_order_items x0.89, every tau2 write tool
+ * x0.88-1.01 (send_certificate, one entry, x1.01).
+ *
+ * Measured and not done (issue 15 item 2, Node 20, one image at a time, load 4-6): reading an
+ * image element by element in JavaScript (a string without escapes as its slice, a number by
+ * `Number`, an escaped string by `JSON.parse` of that element alone, and an update's old image
+ * taking the new image's value of every element whose text is the same) was ~3x slower than
+ * `JSON.parse`: 2.5 vs 0.84 µs for an 18-column tau2-retail `orders` image without its one
+ * escaped column, 8.8 vs 4.0 µs for both images of its update. Nor an update's old image made of
+ * the new image's values with `JSON.parse` of only the elements between the two texts' common
+ * prefix and suffix: 7.4 vs 4.0 µs for that `orders` update, 4.6 vs 2.4 for an `order_items` one.
+ * A JavaScript loop over the characters costs ~6 ns a character here, far more than `JSON.parse`
+ * spends on one.
+ * @throws SyntaxError when the text is not JSON (an entry appended with an image that is not).
  */
-export function parseLogImages(tbl: string, old: string | null, now: string | null): ParsedLogRow {
-  return {
-    tbl,
-    op: old === null ? 'insert' : now === null ? 'delete' : 'update',
-    before: old === null ? null : (JSON.parse(old) as WriteEntry['before'][]),
-    after: now === null ? null : (JSON.parse(now) as WriteEntry['after'][]),
-  };
+export function parseLogText(text: string): ParsedLogRow[] {
+  const items = JSON.parse(text) as (string | SqlValue[] | null)[];
+  const out: ParsedLogRow[] = [];
+  for (let i = 0; i + 2 < items.length; i += 3) {
+    const before = items[i + 1] as WriteEntry['before'][] | null;
+    const after = items[i + 2] as WriteEntry['after'][] | null;
+    out.push({
+      tbl: items[i] as string,
+      op: before === null ? 'insert' : after === null ? 'delete' : 'update',
+      before,
+      after,
+    });
+  }
+  return out;
 }
 
 /** The row a parsed log image stands for, as column name → value in column order (`null` for none). */

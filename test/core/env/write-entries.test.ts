@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { sqlJsFactory } from '../../../src/adapters/shared/sqljs-db.ts';
 import { DomainRuntime } from '../../../src/core/env/environment.ts';
 import { rowImages } from '../../../src/core/env/write-images.ts';
-import { expandLogRow, parseLogImages, parseLogRow, type TableInfo } from '../../../src/core/env/write-log.ts';
+import { expandLogRow, parseLogText, type TableInfo } from '../../../src/core/env/write-log.ts';
 import { buildDomain, defineDomain, defineTool } from '../../../src/core/schema/domain.ts';
 import type { WriteEntry } from '../../../src/core/schema/trajectory.ts';
 import { execTool } from './exec-tool.ts';
@@ -312,18 +312,16 @@ describe("a call's writes", () => {
   });
 });
 
-describe('parseLogImages', () => {
+describe('parseLogText', () => {
   it("tells a log row's op from its images: an insert has no old, a delete no new, an update both", () => {
-    const rows = [
-      { tbl: 'pairs', op: 'insert' as const, old: null, new: '[1,"x",null,2.5]' },
-      { tbl: 'pairs', op: 'update' as const, old: '[1,"x",null,2.5]', new: '[1,"x","v",2.5]' },
-      { tbl: 'pairs', op: 'delete' as const, old: '[1,"x","v",2.5]', new: null },
-    ];
-    expect(rows.map((r) => parseLogImages(r.tbl, r.old, r.new))).toEqual([
+    const text =
+      '["pairs",null,[1,"x",null,2.5],"pairs",[1,"x",null,2.5],[1,"x","v",2.5],"pairs",[1,"x","v",2.5],null]';
+    expect(parseLogText(text)).toEqual([
       { tbl: 'pairs', op: 'insert', before: null, after: [1, 'x', null, 2.5] },
       { tbl: 'pairs', op: 'update', before: [1, 'x', null, 2.5], after: [1, 'x', 'v', 2.5] },
       { tbl: 'pairs', op: 'delete', before: [1, 'x', 'v', 2.5], after: null },
     ]);
-    expect(rows.map((r) => parseLogImages(r.tbl, r.old, r.new))).toEqual(rows.map(parseLogRow));
+    expect(parseLogText('[]')).toEqual([]);
+    expect(() => parseLogText('["pairs",null,[1,')).toThrow(SyntaxError);
   });
 });
