@@ -265,6 +265,9 @@ static void recordWrite(void *ctx, sqlite3 *db, int op, const char *zDb, const c
   L->count++;
 }
 
+/* What a read of the log says while a write it could not record stands (SbLog.failedAt). */
+static const char MISSED_WRITE[] = "the write log missed a write (a BLOB value, or out of memory)";
+
 static void truncateLog(SbLog *L, int count) {
   if (count < 0) return;
   if (L->failedAt >= count) L->failedAt = -1;
@@ -350,7 +353,7 @@ static int logFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   LogCursor *c = (LogCursor *)cur;
   SbLog *L = logOf(cur->pVtab);
   if (L->failedAt >= 0) {
-    cur->pVtab->zErrMsg = sqlite3_mprintf("the write log missed a write (a BLOB value, or out of memory)");
+    cur->pVtab->zErrMsg = sqlite3_mprintf("%s", MISSED_WRITE);
     return SQLITE_ERROR;
   }
   c->at = 0;
@@ -534,7 +537,7 @@ static void sinceFunction(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   (void)argc;
   SbLog *L = sqlite3_user_data(ctx);
   if (L->failedAt >= 0) {
-    sqlite3_result_error(ctx, "the write log missed a write (a BLOB value, or out of memory)", -1);
+    sqlite3_result_error(ctx, MISSED_WRITE, -1);
     return;
   }
   int type = sqlite3_value_numeric_type(argv[0]);
