@@ -4,8 +4,9 @@
  *
  * Ours, per domain (tau2-airline, tau2-retail):
  * - **tool calls**: one read and one write tool (those tau2's side calls, with the first reference
- *   action's arguments), median of {@link CALLS} warm calls, wall and CPU time (CPU of every
- *   thread of the process), the ways below alternating in {@link ROUNDS} rounds: in-process
+ *   action's arguments), median of {@link CALLS} warm calls, wall time, and CPU time (of every
+ *   thread of the process, read once a round: no system call next to a timed call, see
+ *   call-timer.ts; a round's CPU ÷ its calls, with the untimed work between calls), the ways below alternating in {@link ROUNDS} rounds: in-process
  *   sql.js, back to back and each call after a short sleep of this thread ({@link COLD_PAUSE_MS},
  *   untimed: the call runs cold, as the worker's does after it slept); whole in the environment worker (`EnvWorker`: one round trip per call through its
  *   mailbox), as started by default and with neither thread spinning (both sleep while waiting),
@@ -52,6 +53,7 @@ import type { Domain } from '../src/core/schema/domain.ts';
 import type { Task } from '../src/core/schema/task.ts';
 import { median, versus } from './harness.ts';
 import { referenceTrajectories, sample, scoreOnce, type Sample } from './tau2-score.ts';
+import { CallTimer } from './call-timer.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -179,6 +181,7 @@ async function toolCalls<K extends string>(
   const run = async (side: Opener, from: number, n?: number, out?: Timed) => {
     let env = await side.open(task);
     const until = performance.now() + WARM_UP_MS;
+    const timer = new CallTimer();
     try {
       for (let i = from; n === undefined ? i < 0 || performance.now() < until : i < from + n; i++) {
         const reopened = out && write && side.counts?.();
@@ -194,13 +197,12 @@ async function toolCalls<K extends string>(
           out.between.serverWoken += before.serverWoken - reopened.serverWoken;
           out.between.callerWoken += before.callerWoken - reopened.callerWoken + before.awaited - reopened.awaited;
         }
-        const s = await sample(async () => {
+        await timer.time(async () => {
           const r = await env.call({ id: `c${i}`, name: tool, arguments: args }, 'assistant', 0);
           if (r.error) error = r.content;
         });
         if (error) throw new Error(`${tool}: ${error}`);
         if (!out) continue;
-        out.samples.push(s);
         const after = before && side.counts?.();
         if (before && after) {
           out.serverWoken += after.serverWoken - before.serverWoken;
@@ -208,6 +210,7 @@ async function toolCalls<K extends string>(
           out.awaited += after.awaited - before.awaited;
         }
       }
+      out?.samples.push(...timer.finish());
     } finally {
       await env.close();
     }
@@ -544,7 +547,7 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
           ? `; of the ${s.between.requests} untimed requests between them (a close and an open before each) the worker slept before ${s.between.serverWoken}, this thread for the reply ${s.between.callerWoken}`
           : '');
       lines.push(
-        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
+        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating; CPU: a round's ÷ its calls, the untimed work between calls included): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
           ` (each call after a ${COLD_PAUSE_MS * 1000} µs sleep of this thread, as the worker's after its sleep: ${both(c.inProcessCold, us)}, ${x(c.inProcessCold)})` +
           ` · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${x(c.envWorker)}, ${fixed(c.envWorker)}` +
           ` (with neither thread spinning ${both(c.envWorkerSleeping, us)}, ${x(c.envWorkerSleeping)}, ${fixed(c.envWorkerSleeping)})` +

@@ -10,7 +10,9 @@
  *
  * Ours: each call on a freshly opened environment (opening untimed), {@link CALLS} timed calls a
  * tool after it is warm ({@link warmUp}: {@link WARM_UP} untimed calls, then more until they stop
- * getting faster), wall and CPU time; the line also gives the median of the first
+ * getting faster), wall time, and CPU time per block ÷ its calls (each call's untimed open and
+ * close included: see call-timer.ts for why no call is timed next to a system call); the line
+ * also gives the median of the first
  * {@link WARM_UP} calls (the tool cold). tau2's: bench/tau2_python.py
  * `writes`, a Python process answering requests one line each: `Environment.get_response` per
  * call on its DB as built (the rows a call may change are put back after it, untimed). The calls
@@ -37,16 +39,17 @@ import { DomainRuntime } from '../src/core/env/environment.ts';
 import type { Task } from '../src/core/schema/task.ts';
 import { median, versus } from './harness.ts';
 import { TAU2_PYTHON_SCRIPT, load, pythonSide, tau2DataDir, tau2DataRoot } from './tau2-anchor.ts';
-import { type Sample, sample } from './tau2-score.ts';
+import { CallTimer } from './call-timer.ts';
+import type { Sample } from './tau2-score.ts';
 
 /** Timed calls per tool and side (the issue asks for at least 1,000). */
 const CALLS = 1000;
 /** Untimed calls per tool and side before the first block (JIT warm-up), at least. */
 const WARM_UP = 300;
-/** Calls per warm-up block after the first {@link WARM_UP} ({@link warmUp}). */
-const WARM_BLOCK = 100;
-/** Most untimed calls a tool of ours is warmed with ({@link warmUp}). */
-const MAX_WARM_UP = 3000;
+/** Calls per warm-up block after the first {@link WARM_UP} ({@link warmUp}; was 100, see there). */
+const WARM_BLOCK = 500;
+/** Most untimed calls a tool of ours is warmed with ({@link warmUp}; was 3,000). */
+const MAX_WARM_UP = 10_000;
 /**
  * Blocks each side's calls are made in, alternating with the other side's; a tool's ratio is the
  * median of the blocks' ratios (tau2's block median ÷ ours next to it). Was 4 blocks and the ratio
@@ -80,18 +83,29 @@ async function openRuntime(part: Part, dir: string): Promise<DomainRuntime> {
   return DomainRuntime.create(domain, await inProcessSqlDbFactory());
 }
 
-/** Call `args` of `tool` on a fresh environment of `task`: the outcome's content, or the error. */
-async function callFresh(rt: DomainRuntime, task: Task, tool: string, args: Record<string, unknown>, i: number) {
+/**
+ * Call `args` of `tool` on a fresh environment of `task` (opened and closed untimed): the
+ * outcome's content, or the error; the call timed by `timer` when given.
+ */
+async function callFresh(
+  rt: DomainRuntime,
+  task: Task,
+  tool: string,
+  args: Record<string, unknown>,
+  i: number,
+  timer?: CallTimer,
+) {
   const env = await rt.open(task);
   try {
     let content = '';
     let error = false;
-    const s = await sample(async () => {
+    const call = async () => {
       const r = await env.call({ id: `w${i}`, name: tool, arguments: args }, 'assistant', 0);
       content = r.content;
       error = r.error;
-    });
-    return { content, error, sample: s };
+    };
+    await (timer ? timer.time(call) : call());
+    return { content, error };
   } finally {
     await env.close();
   }
@@ -142,14 +156,13 @@ async function writeCases(part: Part, rt: DomainRuntime): Promise<WriteCase[]> {
 
 /** `n` timed calls of a case on our side, call i with argument set (start + i) mod their number. */
 async function oursBlock(rt: DomainRuntime, c: WriteCase, n: number, start = 0): Promise<Sample[]> {
-  const out: Sample[] = [];
+  const timer = new CallTimer();
   for (let i = 0; i < n; i++) {
     const { task, args } = c.calls[(start + i) % c.calls.length]!;
-    const r = await callFresh(rt, task, c.tool, args, i);
+    const r = await callFresh(rt, task, c.tool, args, i, timer);
     if (r.error) throw new Error(`${c.tool}: ${r.content}`);
-    out.push(r.sample);
   }
-  return out;
+  return timer.finish();
 }
 
 /**
@@ -159,6 +172,17 @@ async function oursBlock(rt: DomainRuntime, c: WriteCase, n: number, start = 0):
  * of 36 µs in the first timed block of 250 to 23 µs in the fourth (load ~8; in blocks of 150 from
  * its first call: 39 35 35 27 25 22 21 21 20 20 19 ... µs, steady after ~1,200 calls), so the
  * median of the 1,000 timed calls was mostly the tool still warming up.
+ *
+ * Blocks of 100 still stopped early: a 100-call median moves more than 3% from noise alone, so
+ * two flat blocks came while the tool was still getting faster. Session 18, the idle VM, one
+ * tool alone in a process, medians of 500-call blocks from its first call: send_certificate 21
+ * 24 15 14 12 10 9 9 9 … µs (steady after ~3,000 calls), book_reservation 185 111 91 88 83 84 81 83
+ * 79 80 77 … µs; with those 100-call blocks the bench had stopped at 500 and 1,100 calls. The
+ * slow part is V8 compiling our JavaScript: with a 16× lower interrupt budget
+ * (`--interrupt-budget=8192`, functions optimized sooner) send_certificate was steady after
+ * ~1,500 calls (17 16 15 12 11 10 10 …), the wasm compiled up front (`--no-liftoff`) changed
+ * nothing. Blocks of 500 warmed send_certificate with 2,300–4,300 calls and book_reservation
+ * with 3,800.
  *
  * The first {@link WARM_UP} can also read faster than the timed calls (session 14's idle start:
  * exchange_delivered_order_items 95 µs, then 142 timed; modify_pending_order_items 116, then
@@ -231,7 +255,7 @@ interface ToolFigures {
   /** Argument sets the tool is called with, in turn. */
   argSets: number;
   note?: string;
-  /** Median wall and CPU time of our timed calls, ms. */
+  /** Median wall time of our timed calls, and CPU per call of their blocks (open and close included), ms. */
   ours: Sample;
   /** Our untimed warm-up ({@link warmUp}): its calls, and the median wall time of the first ones (ms). */
   warm?: { calls: number; cold: number };
@@ -400,7 +424,7 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
     const wall = acrossProcesses(readings, (f) => f.ours.wall);
     const cpu = acrossProcesses(readings, (f) => f.ours.cpu);
     lines.push(
-      `    tau2-${first.part} ${first.tool.padEnd(31)} ours ${us(wall)} wall / ${us(cpu)} CPU${vs} (${first.argSets} argument set${first.argSets === 1 ? '' : 's'}${first.note ? `, ${first.note}` : ''})${checks}${warm}`,
+      `    tau2-${first.part} ${first.tool.padEnd(31)} ours ${us(wall)} wall (CPU ${us(cpu)} a call with its untimed open and close)${vs} (${first.argSets} argument set${first.argSets === 1 ? '' : 's'}${first.note ? `, ${first.note}` : ''})${checks}${warm}`,
     );
     combined.push({ f: first, ...(ratio === undefined ? {} : { ratio }) });
   }
