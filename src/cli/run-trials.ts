@@ -289,6 +289,12 @@ export interface TrialScheduler {
   ranHere(): number;
   /** Resolves once the worker threads are up (at once when none is started, or none has been yet); rejects as their start did. */
   started(): Promise<void>;
+  /**
+   * Write the lines this thread's part holds in memory (its trials' lines are buffered; the
+   * worker threads write each line at once), before the parts are merged while trials still run.
+   * @throws when the write fails.
+   */
+  flush(): void;
   /** Stop the worker threads (one still starting is stopped too), after each closed its part; close this thread's part. */
   close(): Promise<void>;
 }
@@ -346,12 +352,17 @@ export function scheduleTrials(
   let part: JsonlPart | undefined;
   let runningHere = 0;
   let finishedHere = 0;
+  let turned = Number.NEGATIVE_INFINITY;
   const local = async (task: Task, t: number): Promise<AttemptRecord[]> => {
     // A scripted trial runs in promise callbacks only, one after another: without a turn of the
     // event loop between trials, the workers could never report that they are up or send back
-    // their trials, nor Ctrl-C be heard, until the whole batch had run here.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    if (o.lines) part ??= new JsonlPart(o.lines, threadId);
+    // their trials, nor Ctrl-C be heard, until the whole batch had run here. A turn at most every
+    // LOOP_TURN_MS (see there).
+    if (performance.now() - turned >= LOOP_TURN_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      turned = performance.now();
+    }
+    if (o.lines) part ??= new JsonlPart(o.lines, threadId, PART_BUFFER_BYTES);
     return recordedTrial(trial, task, t, part);
   };
   if (o.threads <= 1)
@@ -364,6 +375,7 @@ export function scheduleTrials(
       threads: () => 1,
       ranHere: () => finishedHere,
       started: async () => {},
+      flush: () => part?.flush(),
       close: async () => part?.close(),
     };
   const workers = o.threads - 1;
@@ -461,6 +473,7 @@ export function scheduleTrials(
       await starting;
       if (failure) throw failure;
     },
+    flush: () => part?.flush(),
     async close() {
       stopStart.abort(new Error('rollout threads: the run ended before they were up'));
       await starting;
@@ -475,6 +488,30 @@ export function scheduleTrials(
  * `ThreadPoolOptions.ahead`; {@link poolAhead} says how many now).
  */
 export const POOL_AHEAD_MAX = 4;
+
+/**
+ * Longest run, ms, of trials the CLI's thread starts one after another without a turn of its
+ * event loop (in which it hears the workers' replies, Ctrl-C and the progress bar's timer).
+ * A turn polls for I/O, a system call, as is each write of a line to the trajectories file; on
+ * the 2-vCPU KVM guests this project is measured on (page-table isolation, no PCID), every
+ * system call flushes the TLB, so the trial after it runs cold. Hence a turn at most every 2 ms,
+ * and this thread's lines written {@link PART_BUFFER_BYTES} at a time. Measured (issue 15 item 5,
+ * carrier, scripted, this thread alone, 30 pairs of 10-trial rounds alternating, medians of the
+ * pairs' ratios): a turn before every trial against one at most every 2 ms, µs per episode
+ * ×0.946 (every 10 ms: ×0.936); a turn and a 64-byte `write` after every trial against neither,
+ * ×0.911 and ×0.920 (two runs). A worker keeps {@link POOL_AHEAD_MS} of trials waiting, so it does
+ * not run dry between two turns.
+ */
+const LOOP_TURN_MS = 2;
+
+/**
+ * Bytes of trajectory lines the CLI's thread gathers before writing them to its part (see
+ * {@link LOOP_TURN_MS}): ~50–100 carrier trajectories, one write instead of one a line. The
+ * workers' parts stay unbuffered: a line's place goes to the CLI's thread with the trial, and a
+ * second Ctrl-C merges the parts while workers still run, so a worker's line must be on disk
+ * before its place is sent; the CLI's thread flushes its own part before that merge.
+ */
+const PART_BUFFER_BYTES = 1 << 18;
 
 /**
  * ms of this thread's trials that the trials waiting in a worker thread may add up to (see

@@ -77,4 +77,37 @@ describe('JSONL streams', () => {
     removeJsonlParts(file);
     expect((await readdir(dir)).sort()).toEqual(['rows.jsonl']);
   });
+
+  it('a buffered part writes its lines when the buffer fills, at flush and at close, at the places append gave', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-jsonl-'));
+    const file = join(dir, 'rows.jsonl');
+    const part = new JsonlPart(file, 1, 32);
+    const onDisk = () => readFile(partFile(file, 1), 'utf8');
+    const p0 = part.append({ t: 0 }); // 8 bytes, buffered
+    const p1 = part.append({ t: 1, s: 'é' }); // 17 bytes: 25 buffered
+    expect(await onDisk()).toBe('');
+    const p2 = part.append({ t: 2 }); // 25 + 8 > 32: the 25 go first, these 8 wait
+    expect(await onDisk()).toBe('{"t":0}\n{"t":1,"s":"é"}\n');
+    const long = 'y'.repeat(40);
+    const p3 = part.append({ t: 3, long }); // longer than the buffer: written after what waits
+    expect(await onDisk()).toBe(`{"t":0}\n{"t":1,"s":"é"}\n{"t":2}\n{"t":3,"long":"${long}"}\n`);
+    const p4 = part.append({ t: 4 });
+    part.flush();
+    part.flush(); // nothing left: no second write
+    const p5 = part.append({ t: 5 });
+    part.close();
+    part.close();
+    expect(() => part.append({ t: 6 })).toThrow('JSONL part 1 is closed');
+    expect([p0, p1, p2, p3, p4, p5].map((p) => [p.start, p.length])).toEqual([
+      [0, 8],
+      [8, 17],
+      [25, 8],
+      [33, 58],
+      [91, 8],
+      [99, 8],
+    ]);
+    expect(await onDisk()).toBe(`{"t":0}\n{"t":1,"s":"é"}\n{"t":2}\n{"t":3,"long":"${long}"}\n{"t":4}\n{"t":5}\n`);
+    mergeJsonlParts(file, [p5, p3, p0]);
+    expect(await readFile(file, 'utf8')).toBe(`{"t":5}\n{"t":3,"long":"${long}"}\n{"t":0}\n`);
+  });
 });

@@ -26,42 +26,78 @@ function writeAll(fd: number, buf: Buffer, length = buf.length): void {
   for (let done = 0; done < length; ) done += writeSync(fd, buf, done, length - done);
 }
 
-/** One part of a JSONL file, written from one thread with synchronous writes (one per line). */
+/**
+ * One part of a JSONL file, written from one thread: each line at once (one synchronous write a
+ * line), or, given a buffer size, gathered in memory and written when the buffer is full, at
+ * {@link flush} and at {@link close}. A line's place is its place in the file once written: a
+ * buffered part's lines are on disk only after the write that holds them, so whoever merges the
+ * parts flushes a buffered part first.
+ */
 export class JsonlPart {
   readonly part: number;
   private fd: number | undefined;
   private offset = 0;
+  /** Lines appended and not yet written (buffered parts only). */
+  private readonly pending: Buffer | undefined;
+  private used = 0;
 
   /**
    * Create (or empty) part `part` of `file`.
+   * @param bufferBytes gather lines up to this many bytes before writing them (0: write each line
+   *   at once). A line longer than the buffer is written on its own, after what is buffered.
    * @throws the file system's error (e.g. EACCES) when it cannot be created.
    */
-  constructor(file: string, part: number) {
+  constructor(file: string, part: number, bufferBytes = 0) {
     this.part = part;
     this.fd = openSync(partFile(file, part), 'w');
+    this.pending = bufferBytes > 0 ? Buffer.allocUnsafe(bufferBytes) : undefined;
   }
 
   /**
    * Append `record` as one line (`JSON.stringify` and a newline, UTF-8); returns its place.
-   * @throws when the part is closed, or the write fails (e.g. ENOSPC).
+   * @throws when the part is closed, or a write fails (e.g. ENOSPC).
    */
   append(record: unknown): LinePlace {
     if (this.fd === undefined) throw new Error(`JSONL part ${this.part} is closed`);
     const buf = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
-    writeAll(this.fd, buf);
+    const { pending } = this;
+    if (!pending) writeAll(this.fd, buf);
+    else {
+      if (this.used + buf.length > pending.length) this.flush();
+      if (buf.length > pending.length) writeAll(this.fd, buf);
+      else this.used += buf.copy(pending, this.used);
+    }
     const place = { part: this.part, start: this.offset, length: buf.length };
     this.offset += buf.length;
     return place;
   }
 
-  /** Close the part's file (its lines stay; later appends throw). */
+  /**
+   * Write the buffered lines (none for an unbuffered or closed part).
+   * @throws when the write fails (e.g. ENOSPC).
+   */
+  flush(): void {
+    if (this.fd === undefined || !this.pending || this.used === 0) return;
+    const used = this.used;
+    this.used = 0;
+    writeAll(this.fd, this.pending, used);
+  }
+
+  /**
+   * Write the buffered lines, then close the part's file (its lines stay; later appends throw).
+   * @throws when the last write fails (the file is closed all the same).
+   */
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    if (this.fd === undefined) return;
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
   }
 }
 
-/** Bytes gathered before one write to the merged file. */
 const MERGE_BUFFER_BYTES = 1 << 20;
 
 /**

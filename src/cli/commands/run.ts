@@ -170,6 +170,7 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
       return;
     }
     progress.stop();
+    trials.flush();
     mergeLines();
     if (outDir)
       writeFileSync(
