@@ -78,6 +78,27 @@ type ZhToken =
   | { kind: 'yuan' | 'jiao' | 'fen' }
   | { kind: 'gap' };
 
+/**
+ * A character that starts a Mandarin token in {@link zhTokens}: a digit, 十, or a currency unit
+ * (百, 千, 万, 亿 and 点 count only inside or after a numeral). A text without one holds no
+ * Mandarin number, and its Arabic numbers are each read as themselves.
+ */
+const ZH_TOKEN_START = new RegExp(`[${Object.keys(ZH_DIGIT).join('')}十元块角毛分]`);
+
+/**
+ * What {@link zhNumbers} gives for a text without {@link ZH_TOKEN_START}: each run of digits,
+ * with a `.` decimal part when a digit follows the dot, as a number, in order (one pass of a
+ * regular expression that never backtracks more than the dot). Skips the scan's array of every
+ * character: `statedNumbers` of an English agent message 7.3 → 3.4 µs (three carrier-like
+ * messages of 50–150 characters, 100,000 reads each way, Node 20).
+ */
+function arabicNumbers(text: string): number[] {
+  const out: number[] = [];
+  for (const m of text.matchAll(ARABIC_NUMBER)) out.push(Number(m[0]));
+  return out;
+}
+const ARABIC_NUMBER = /[0-9]+(?:\.[0-9]+)?/g;
+
 /** Numerals (Mandarin or Arabic, with 点 or `.` decimals), currency units and gaps, in order. */
 function zhTokens(text: string): ZhToken[] {
   const out: ZhToken[] = [];
@@ -136,6 +157,7 @@ function zhTokens(text: string): ZhToken[] {
  * its own (`三十六块五` gives 36.5, not 36).
  */
 export function zhNumbers(text: string): number[] {
+  if (!ZH_TOKEN_START.test(text)) return arabicNumbers(text);
   const t = zhTokens(text);
   const out: number[] = [];
   const at = (k: number) => t[k];

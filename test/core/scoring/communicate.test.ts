@@ -43,6 +43,28 @@ describe('spoken numbers', () => {
     ['I have one question', [1]],
   ])('English %s', (text, values) => expect(enNumbers(text)).toEqual(values));
 
+  it('reads a text without Mandarin numerals or units as the full Mandarin scan does', () => {
+    // ' 毛' appended forces the scan (毛 starts a token) and adds no number: a unit after a gap.
+    const scan = (text: string) => zhNumbers(`${text} 毛`);
+    expect(zhNumbers('Your bill is 36.50, due 2026-12-01; 007 x.5 1.2.3 4.')).toEqual([
+      36.5, 2026, 12, 1, 7, 5, 1.2, 3, 4,
+    ]);
+    expect(zhNumbers('no digits at all, 百 and 点 alone')).toEqual([]);
+    // Seeded fuzz over digits, dots, commas, letters, spaces, and CJK that starts no token.
+    const alphabet = ['0', '1', '5', '9', '.', '.', ',', ' ', 'a', 'Z', '-', '百', '点', '千', '万', 'é', '\n'];
+    let seed = 12345;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    for (let n = 0; n < 2000; n++) {
+      let text = '';
+      const length = next() % 24;
+      for (let i = 0; i < length; i++) text += alphabet[next() % alphabet.length];
+      expect(zhNumbers(text), JSON.stringify(text)).toEqual(scan(text));
+    }
+  });
+
   it('reads thousands separators and never a number out of a longer one', () => {
     expect(statedNumbers('1,000 and 136.5')).toEqual([1000, 136.5]);
     expect(statedNumbers('30,50')).toEqual([30, 50]);
