@@ -98,6 +98,7 @@ export class JsonlPart {
   }
 }
 
+/** Bytes gathered before one write to the merged file. */
 const MERGE_BUFFER_BYTES = 1 << 20;
 
 /**
