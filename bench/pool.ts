@@ -17,8 +17,10 @@
  * compiled, run twice here and once in each of 2 started threads (~1.9–2 on 2 idle cores); and
  * the same for a loop of JSON round trips of trajectory-shaped turns, which allocates as an
  * episode does (what 2 cores give memory-heavy JavaScript, the fairer ceiling for the pool).
- * Every thread writes its trajectories to its part of a JSONL file, as `run --out` does.
- * The 2-thread ratio above compares with one thread on 2 cores (its helper threads on the idle
+ * Every thread writes its trajectories to its part of a JSONL file, as `run --out` does. Each
+ * mode's scheduler runs on its own clocks ({@link ModeClock}), which stand still while the other
+ * modes' rounds run in this thread, so it paces its trials (and the trials it keeps waiting in a
+ * worker) as a run's one scheduler does. The 2-thread ratio above compares with one thread on 2 cores (its helper threads on the idle
  * one); the "one core" line compares with one thread pinned to one CPU (`oneCore`), the issue's
  * literal 2 cores ÷ 1 core.
  */
@@ -34,6 +36,7 @@ import { runBatch } from '../src/core/rollout/batch.ts';
 import { scheduleTrials, threadCount, trialSetup, type TrialFlags, type TrialSetup } from '../src/cli/run-trials.ts';
 import { median } from './harness.ts';
 import { splitCpu, threadCpuNs, threadIds } from './thread-cpu.ts';
+import { ModeClock } from './mode-clock.ts';
 import { tau2DataRoot } from './tau2-anchor.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -57,8 +60,10 @@ async function round(
   setup: TrialSetup,
   trials: number,
   scheduler: ReturnType<typeof scheduleTrials>,
-  rollout: ReadonlySet<string> = new Set(),
+  rollout: ReadonlySet<string>,
+  clock: ModeClock,
 ) {
+  clock.start();
   const here0 = scheduler.ranHere();
   const e0 = performance.eventLoopUtilization();
   const t0 = performance.now();
@@ -72,6 +77,7 @@ async function round(
     keepTrajectories: false,
     trialRunner: scheduler.runTrial,
   });
+  clock.stop();
   const cpu = process.cpuUsage(c0);
   const split = splitCpu(th0, threadCpuNs(), rollout);
   const episodes = summary.totals.episodes;
@@ -115,7 +121,18 @@ async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, t
   const t0 = performance.now();
   const lines = join(out, `c${concurrency}-t${threads}.jsonl`);
   const tids = threadIds();
-  const scheduler = scheduleTrials(setup.trial, flags, { threads, concurrency, trials: Infinity, auto: false, lines });
+  // The mode's own clocks: this thread runs the other modes' rounds too (see ModeClock).
+  const clock = new ModeClock();
+  const scheduler = scheduleTrials(setup.trial, flags, {
+    threads,
+    concurrency,
+    trials: Infinity,
+    auto: false,
+    lines,
+    now: clock.now,
+    cpu: clock.cpuMs,
+    others: clock.othersMs,
+  });
   await scheduler.started();
   const startMs = performance.now() - t0;
   // The threads the start added: this mode's workers.
@@ -127,7 +144,7 @@ async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, t
   let warm: Awaited<ReturnType<typeof round>>;
   for (;;) {
     const here = scheduler.ranHere();
-    warm = await round(setup, warmTrials, scheduler, rollout);
+    warm = await round(setup, warmTrials, scheduler, rollout, clock);
     const ranHere = scheduler.ranHere() - here;
     ranHereTotal += ranHere;
     elsewhere += warmTrials * setup.tasks.length - ranHere;
@@ -141,6 +158,7 @@ async function mode(flags: TrialFlags, setup: TrialSetup, concurrency: number, t
     warmedElsewhere: elsewhere / Math.max(1, workers),
     threads: scheduler.threads(),
     rollout,
+    clock,
   };
 }
 
@@ -156,7 +174,7 @@ type Rounds = (trials: number) => Promise<Round>;
 const here =
   (setup: TrialSetup, m: Mode): Rounds =>
   async (trials) => {
-    const o = await round(setup, trials, m.scheduler, m.rollout);
+    const o = await round(setup, trials, m.scheduler, m.rollout, m.clock);
     ranHereTotal += o.hereShare * o.episodes;
     return o;
   };
