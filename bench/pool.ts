@@ -21,11 +21,12 @@
  * mode's scheduler runs on its own clocks ({@link ModeClock}), which stand still while the other
  * modes' rounds run in this thread, so it paces its trials (and the trials it keeps waiting in a
  * worker) as a run's one scheduler does. The 2-thread ratio above compares with one thread on 2 cores (its helper threads on the idle
- * one); the "one core" line compares with one thread pinned to one CPU (`oneCore`), the issue's
- * literal 2 cores ÷ 1 core.
+ * one); the "one core" line compares with one thread pinned to each CPU in turn (`oneCore`), the
+ * issue's literal 2 cores ÷ 1 core, taken to the CPUs' mean rate: this VM's two vCPUs are not
+ * always equally fast (bench/cpus.ts, {@link oneCoreLine}).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -38,6 +39,7 @@ import { median } from './harness.ts';
 import { splitCpu, threadCpuNs, threadIds } from './thread-cpu.ts';
 import { ModeClock } from './mode-clock.ts';
 import { tau2DataRoot } from './tau2-anchor.ts';
+import { allowedCpus, pinnedTo } from './cpus.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -179,6 +181,73 @@ const here =
     return o;
   };
 
+/**
+ * The "one core" line of issue 15 item 5: the 2-thread rounds `two` beside `--concurrency 1` in a
+ * child process pinned to each CPU (`pinned`, their rounds `cores`, all alternating).
+ *
+ * Both CPUs are measured because the two vCPUs of this VM are not always equally fast
+ * (bench/cpus.ts): against one pinned CPU alone, 2 cores ÷ 1 core read 1.27–1.84 over session
+ * 19's runs (2.5 would read with the slow CPU as "one core", 1.6 with the fast). So the ratio is
+ * taken, per round, to the mean of the CPUs' rates in that round's turn (what one core of this
+ * machine gives then), and the 2 threads' efficiency to their sum (what the two give together, 1
+ * at best); each the median
+ * of the per-round values. With one CPU, only its rate is printed.
+ */
+function oneCoreLine(
+  domain: string,
+  two: Summary,
+  pinned: readonly { cpu: number }[],
+  cores: readonly Summary[],
+): string {
+  if (!cores.length) return `  ${domain}, one core: not measured (${ONE_CORE_MISSING})`;
+  const each = cores
+    .map(
+      (c, i) =>
+        `CPU ${pinned[i]!.cpu} ${f0(c.rate)} episodes/s (its own ${f0(c.mainUs)} µs per episode, helper threads ${f0(c.helpersUs)} µs, event loop busy ${f2(c.elu)})`,
+    )
+    .join(', ');
+  const r = coreRatios(
+    two.rates,
+    cores.map((c) => c.rates),
+  );
+  const both =
+    cores.length > 1
+      ? ` · CPU ${pinned[1]!.cpu} ÷ CPU ${pinned[0]!.cpu} ${f2(r.secondToFirst!)} per round · 2 threads on ${availableParallelism()} CPUs (the rounds above) ${f0(two.rate)} episodes/s  ·  2 cores ÷ 1 core ${f2(r.toMean)} (÷ the CPUs' mean rate in the round; target ≥ 1.8), ÷ the faster CPU ${f2(r.toFaster)}, ÷ the slower ${f2(r.toSlower)} · efficiency (÷ the CPUs' summed rates) ${f2(r.efficiency)}`
+      : ` · 2 threads on ${availableParallelism()} CPUs ${f0(two.rate)} episodes/s  ·  2 cores ÷ 1 core ${f2(r.toMean)} (target ≥ 1.8)`;
+  return `  ${domain}, one core: this thread alone in a child process pinned to one CPU (taskset -c; V8's helper threads on that core too), one such process per CPU, their rounds alternating with the others: ${each}${both}  ·  same rewards: ${cores.every((c) => c.sameRewards)}`;
+}
+
+/**
+ * The 2-thread rates `two[r]` of each round r against the pinned one-CPU rates `cores[i][r]` of
+ * the same round (episodes/s; see {@link oneCoreLine}), each figure the median over the rounds:
+ * `toMean` ÷ the CPUs' mean, `toFaster` ÷ the faster CPU's, `toSlower` ÷ the slower's,
+ * `efficiency` ÷ their sum, and `secondToFirst` the second CPU's rate ÷ the first's (undefined
+ * with one CPU). Rounds missing from any list are left out.
+ */
+export function coreRatios(two: readonly number[], cores: readonly (readonly number[])[]) {
+  const rounds = Math.min(two.length, ...cores.map((c) => c.length));
+  const perRound = (f: (rates: number[], r: number) => number) =>
+    median(
+      Array.from({ length: rounds }, (_, r) =>
+        f(
+          cores.map((c) => c[r]!),
+          r,
+        ),
+      ),
+    );
+  const sum = (rs: number[]) => rs.reduce((a, b) => a + b, 0);
+  return {
+    toMean: perRound((rs, r) => two[r]! / (sum(rs) / rs.length)),
+    toFaster: perRound((rs, r) => two[r]! / Math.max(...rs)),
+    toSlower: perRound((rs, r) => two[r]! / Math.min(...rs)),
+    efficiency: perRound((rs, r) => two[r]! / sum(rs)),
+    secondToFirst: cores.length > 1 ? perRound((rs) => rs[1]! / rs[0]!) : undefined,
+  };
+}
+
+/** One mode's figures over the alternating rounds (see {@link alternate}). */
+type Summary = Awaited<ReturnType<typeof alternate>>[number];
+
 /** Alternate rounds of each mode; per mode the rates, and per mode the median ratio to the first mode. */
 async function alternate(trials: number, modes: Rounds[]) {
   const rounds = modes.map(() => [] as Round[]);
@@ -208,16 +277,6 @@ async function alternate(trials: number, modes: Rounds[]) {
 /** Why {@link oneCore} measured nothing, when it did not. */
 let ONE_CORE_MISSING = '';
 
-/** The first CPU this process may run on (Linux: Cpus_allowed_list in /proc/self/status; proc(5)), else 0. */
-function firstCpu(): number {
-  try {
-    const list = /^Cpus_allowed_list:\s*(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    return list ? Number(list[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /** Parent → child of {@link oneCore}: run a round, or stop. Child → parent: warm, or a round's figures. */
 type OneCoreAsk = { trials: number } | { stop: true };
 type OneCoreAnswer = { warm: true } | { round: Round } | { error: string };
@@ -225,21 +284,23 @@ type OneCoreAnswer = { warm: true } | { round: Round } | { error: string };
 /**
  * The literal "one core" of issue 15 item 5: `--concurrency 1` (this thread alone, as
  * {@link mode} starts it and warm) in a child process that util-linux's `taskset -c <cpu>` pins
- * to one CPU, V8's helper threads included, so nothing of it runs on the other core. Its rounds
+ * to CPU `cpu`, V8's helper threads included, so nothing of it runs on another core. Its rounds
  * are run through IPC, alternating with this process's; undefined (and {@link ONE_CORE_MISSING}
- * says why) where `taskset` cannot be run.
+ * says why) where `taskset` cannot be run. The bench starts one per CPU: see {@link oneCoreLine}.
  */
 async function oneCore(
   flags: TrialFlags,
   out: string,
+  cpu: number,
 ): Promise<{ cpu: number; rounds: Rounds; close(): void } | undefined> {
-  const cpu = firstCpu();
   const child: ChildProcess = spawn(
-    'taskset',
-    ['-c', String(cpu), process.execPath, ...process.execArgv, join(import.meta.dirname, 'pool-one-core.ts')],
+    ...pinnedTo(cpu, process.execPath, [...process.execArgv, join(import.meta.dirname, 'pool-one-core.ts')]),
     {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, SWITCHBOARD_BENCH_POOL_CHILD: JSON.stringify({ flags, out: join(out, 'one-core') }) },
+      env: {
+        ...process.env,
+        SWITCHBOARD_BENCH_POOL_CHILD: JSON.stringify({ flags, out: join(out, `one-core-${cpu}`) }),
+      },
     },
   );
   const answers: OneCoreAnswer[] = [];
@@ -488,13 +549,20 @@ export async function poolBenchLines(domain = 'carrier', trials = 7): Promise<st
       const before = await parallelCeiling();
       const one = await mode(flags, setup, 1, 1, out);
       const two = await mode(flags, setup, 2, 2, out);
-      const pinned = await oneCore(flags, out);
-      const [o, t, c] = await alternate(trials, [
+      // One pinned child per CPU (the first two this process may use), started together.
+      const pinned = (
+        await Promise.all(
+          allowedCpus()
+            .slice(0, 2)
+            .map((cpu) => oneCore(flags, out, cpu)),
+        )
+      ).filter((p) => p !== undefined);
+      const [o, t, ...cores] = await alternate(trials, [
         here(setup, one),
         here(setup, two),
-        ...(pinned ? [pinned.rounds] : []),
+        ...pinned.map((p) => p.rounds),
       ]);
-      pinned?.close();
+      for (const p of pinned) p.close();
       await two.scheduler.close();
       await one.scheduler.close();
       const after = await parallelCeiling();
@@ -504,9 +572,7 @@ export async function poolBenchLines(domain = 'carrier', trials = 7): Promise<st
         `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2: this one and a worker) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)} · a JSON round-trip loop's 2-thread ratio ${f2(jsonCeiling)} (pool ÷ it ${f2(t!.ratio / jsonCeiling)})  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
         `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · cores used (episodes/s × CPU per episode): 1 thread ${f2((o!.rate * o!.cpuUs) / 1e6)}, 2 threads ${f2((t!.rate * t!.cpuUs) / 1e6)}`,
         `    by thread (µs of CPU per episode): 1 thread: its own ${f0(o!.mainUs)}, V8/libuv helper threads ${f0(o!.helpersUs)} (event loop busy ${f2(o!.elu)}) · 2 threads: this one ${f0(t!.mainUs)} per episode it ran (${f0(t!.hereShare * 100)}% of them; event loop busy ${f2(t!.elu)}), the worker ${f0(t!.rolloutUs)} per episode it ran, helper threads ${f0(t!.helpersUs)} per episode`,
-        c
-          ? `  ${domain}, one core: this thread alone in a child process pinned to CPU ${pinned!.cpu} (taskset -c ${pinned!.cpu}; V8's helper threads on that core too) ${f0(c.rate)} episodes/s · 2 threads on ${availableParallelism()} CPUs (the rounds above) ${f0(t!.rate)} episodes/s  ·  2 cores ÷ 1 core ${f2(median(t!.rates.map((r, i) => r / c.rates[i]!)))} (target ≥ 1.8) · CPU per episode pinned: its own ${f0(c.mainUs)} µs, helper threads ${f0(c.helpersUs)} µs (event loop busy ${f2(c.elu)})  ·  same rewards: ${c.sameRewards}`
-          : `  ${domain}, one core: not measured (${ONE_CORE_MISSING})`,
+        oneCoreLine(domain, t!, pinned, cores),
         `    warm-up: this thread alone ran ${f0(one.warm.ranTotal)} episodes until warm (its last warm-up round at ${f0(one.warm.rate)}/s, helper threads' CPU ${pct(one.warm.helperShare)} of its own) · the worker started in ${f0(two.startMs)} ms, then ran ${f0(two.warmedElsewhere)} episodes until warm (the last warm-up round at ${f0(two.warm.rate)}/s, helper threads' CPU ${pct(two.warm.helperShare)} of the two threads')`,
         await byConcurrency(flags, setup, trials, out),
       );

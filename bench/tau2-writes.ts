@@ -23,10 +23,13 @@
  *
  * All of that runs in {@link PROCESSES} child processes of ours (bench/tau2-writes-child.ts), one
  * after another, each with its own tau2 process; a tool's printed figures are the medians over the
- * processes, and its line lists each process's ratio. On the 2-vCPU VM this is measured on, a
- * process settles at one of two speeds per tool, ~2× apart, on both sides (session 13: ours
+ * processes, and its line lists each process's ratio. Each child process is pinned to one CPU
+ * (`taskset -c`, process p on CPU p mod the CPUs), and the tau2 process it starts runs on that CPU
+ * too. On the 2-vCPU VM this is measured on, one vCPU runs memory-heavy code up to ~1.6× slower
+ * than the other in spells of minutes (bench/cpus.ts); unpinned, the two sides could sit on
+ * different CPUs, and a process then read one of two speeds per tool, ~2× apart (session 13: ours
  * modify_user_address ~30 µs in some processes and ~55–63 µs in others; tau2's 39 µs in one run
- * and 85 µs in the next), so one process's ratio can be off by that much.
+ * and 85 µs in the next). Pinned, a spell slows both sides of a block pair alike.
  */
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
@@ -40,6 +43,7 @@ import type { Task } from '../src/core/schema/task.ts';
 import { median, versus } from './harness.ts';
 import { TAU2_PYTHON_SCRIPT, load, pythonSide, tau2DataDir, tau2DataRoot } from './tau2-anchor.ts';
 import { CallTimer } from './call-timer.ts';
+import { allowedCpus, canPin, pinnedTo } from './cpus.ts';
 import type { Sample } from './tau2-score.ts';
 
 /** Timed calls per tool and side (the issue asks for at least 1,000). */
@@ -347,13 +351,21 @@ export async function measureWrites(dataRoot: string): Promise<ProcessFigures> {
 /** What a child process sends: its figures, or the error that stopped it. */
 export type ChildAnswer = ProcessFigures | { error: string };
 
-/** {@link measureWrites} in a child process of ours (bench/tau2-writes-child.ts). */
-function measureInChild(dataRoot: string): Promise<ProcessFigures> {
+/**
+ * {@link measureWrites} in a child process of ours (bench/tau2-writes-child.ts), pinned to CPU
+ * `cpu` when given: then its tau2 process, which it starts, runs on that CPU too, so both sides
+ * of every block pair run on one CPU (see bench/cpus.ts for why).
+ */
+function measureInChild(dataRoot: string, cpu: number | undefined): Promise<ProcessFigures> {
+  const script = [...process.execArgv, join(import.meta.dirname, 'tau2-writes-child.ts')];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, join(import.meta.dirname, 'tau2-writes-child.ts')], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, SWITCHBOARD_BENCH_WRITES_ROOT: dataRoot },
-    });
+    const child = spawn(
+      ...(cpu === undefined ? ([process.execPath, script] as const) : pinnedTo(cpu, process.execPath, script)),
+      {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        env: { ...process.env, SWITCHBOARD_BENCH_WRITES_ROOT: dataRoot },
+      },
+    );
     let answer: ChildAnswer | undefined;
     child.on('message', (m: ChildAnswer) => (answer = m));
     child.on('error', reject);
@@ -386,8 +398,11 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
   const started = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const loadBefore = load();
   const count = processCount();
+  // Process p on CPU p mod n, both sides of it on that one CPU (see measureInChild).
+  const cpusUsed = canPin() ? allowedCpus() : undefined;
+  const cpuOf = (p: number) => cpusUsed?.[p % cpusUsed.length];
   const runs: ProcessFigures[] = [];
-  for (let p = 0; p < count; p++) runs.push(await measureInChild(dataRoot));
+  for (let p = 0; p < count; p++) runs.push(await measureInChild(dataRoot, cpuOf(p)));
   const python = runs[0]!.python;
   if ('missing' in python) console.log(`  ${python.missing}`);
   const measured = 'version' in python;
@@ -399,7 +414,7 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
   const lines = [
     `  measured on ${hostname()} (${cpus().length} cores), ${started}; load average (1, 5, 15 min) ${loadBefore} at the start, ${load()} at the end`,
     measured
-      ? `  tau2-bench: its own Python ${python.version}; in each of ${procs} of ours${count === 1 ? '' : ', one after another'}, one tau2 process beside it, ${BLOCKS} blocks of ${CALLS / BLOCKS} calls a tool each side, alternating (only Environment.get_response timed); ours in-process sql.js, each call on a freshly opened environment`
+      ? `  tau2-bench: its own Python ${python.version}; in each of ${procs} of ours${count === 1 ? '' : ', one after another'}, one tau2 process beside it${cpusUsed ? ` on the same one CPU (taskset -c; the processes on CPUs ${Array.from({ length: count }, (_, p) => cpuOf(p)).join(', ')})` : ''}, ${BLOCKS} blocks of ${CALLS / BLOCKS} calls a tool each side, alternating (only Environment.get_response timed); ours in-process sql.js, each call on a freshly opened environment`
       : `  ours only, in ${procs}${count === 1 ? '' : ', one after another'} (in-process sql.js, each call on a freshly opened environment)`,
     `  write tool, the median over the processes of each one's median of ${CALLS} warm calls${measured ? ' a side' : ''} (arguments: the tool's reference actions that succeed on a fresh environment, in turn):`,
   ];
@@ -414,7 +429,7 @@ export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string
     const vs =
       ratio === undefined
         ? ''
-        : ` · tau2 ${us(theirs)} wall · ours ${versus(ratio)} (median of the processes' ratios, each the median of ${BLOCKS} block pairs'; tau2 ÷ ours by process ${ratios.map((r) => r.toFixed(2)).join(' ')})`;
+        : ` · tau2 ${us(theirs)} wall · ours ${versus(ratio)} (median of the processes' ratios, each the median of ${BLOCKS} block pairs'; tau2 ÷ ours by process ${ratios.map((r, p) => `${r.toFixed(2)}${cpusUsed ? ` (CPU ${cpuOf(p)})` : ''}`).join(' ')})`;
     const checks = Number.isNaN(same)
       ? ''
       : ` · same output ${same}/${first.argSets}${readings.some((f) => f.sameDb === false) ? ' · tau2 DB NOT restored between calls' : ''}`;
