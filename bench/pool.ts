@@ -54,6 +54,20 @@ const run = promisify(execFile);
 const ROUNDS = 15;
 
 /**
+ * Trials of every task in a timed round of the carrier lines (15 tasks: 315 episodes). A round ends
+ * when its last trial does, and a worker holds up to `POOL_AHEAD_MAX` trials waiting beyond the
+ * one it runs, so the CLI's thread idles at each round's end while the worker finishes them (once
+ * a run in `run`, once a round here). With 7 trials (105 episodes, until session 20) that tail was
+ * ~4–6% of the CLI thread's round (its event loop busy 0.94–0.96 in the 2-thread rounds against
+ * 1.00 alone), more when the worker sat on the slower CPU (bench/cpus.ts); with 21, 0.99. The 2
+ * cores ÷ 1 core figure stayed within its run-to-run spread (efficiency 0.90 in that run, against
+ * 0.86–0.94 with 7), so the tail was not what the pool loses.
+ */
+const ROUND_TRIALS = 21;
+/** {@link ROUND_TRIALS} for tau2-airline (50 tasks: 300 episodes a round). */
+const TAU2_ROUND_TRIALS = 6;
+
+/**
  * One round: `trials` trials of every task through `scheduler` (whose worker threads are
  * `rollout`); episodes/s, CPU µs per episode (the process's, and split by thread: see
  * {@link splitCpu}), event-loop utilization of this thread, rewards.
@@ -516,7 +530,7 @@ async function byConcurrency(flags: TrialFlags, setup: TrialSetup, trials: numbe
 }
 
 /** Printable lines. */
-export async function poolBenchLines(domain = 'carrier', trials = 7): Promise<string[]> {
+export async function poolBenchLines(domain = 'carrier', trials = ROUND_TRIALS): Promise<string[]> {
   const flags: TrialFlags = { domain, agent: 'reference', user: 'scripted', seed: 0 };
   const lines: string[] = [];
   // The parts the modes write, as `run --out` does (removed at the end).
@@ -528,7 +542,7 @@ export async function poolBenchLines(domain = 'carrier', trials = 7): Promise<st
       const tau2: TrialFlags = { ...flags, domain: 'tau2-airline', data: airline };
       const tau2Setup = await trialSetup(tau2);
       try {
-        lines.push(await byConcurrency(tau2, tau2Setup, 2, out));
+        lines.push(await byConcurrency(tau2, tau2Setup, TAU2_ROUND_TRIALS, out));
       } finally {
         await tau2Setup.trial.runtime.close();
       }
@@ -571,7 +585,7 @@ export async function poolBenchLines(domain = 'carrier', trials = 7): Promise<st
       lines.push(
         `  ${domain}, ${episodes} episodes a round, this thread (--concurrency 1) ${f0(o!.rate)} episodes/s · 2 threads (--concurrency 2: this one and a worker) ${f0(t!.rate)} episodes/s  ·  ratio ${f2(t!.ratio)} (target ≥ 1.8 on 2 idle cores) · a bare CPU loop's 2-thread ratio in this run ${f2(before)} before, ${f2(after)} after · pool ÷ bare loop ${f2(t!.ratio / ceiling)} · a JSON round-trip loop's 2-thread ratio ${f2(jsonCeiling)} (pool ÷ it ${f2(t!.ratio / jsonCeiling)})  ·  same rewards: ${o!.sameRewards && t!.sameRewards}`,
         `    CPU per episode (all threads of the process): this thread ${f0(o!.cpuUs)} µs · 2 threads ${f0(t!.cpuUs)} µs (×${f2(t!.cpuUs / o!.cpuUs)}) · cores used (episodes/s × CPU per episode): 1 thread ${f2((o!.rate * o!.cpuUs) / 1e6)}, 2 threads ${f2((t!.rate * t!.cpuUs) / 1e6)}`,
-        `    by thread (µs of CPU per episode): 1 thread: its own ${f0(o!.mainUs)}, V8/libuv helper threads ${f0(o!.helpersUs)} (event loop busy ${f2(o!.elu)}) · 2 threads: this one ${f0(t!.mainUs)} per episode it ran (${f0(t!.hereShare * 100)}% of them; event loop busy ${f2(t!.elu)}), the worker ${f0(t!.rolloutUs)} per episode it ran, helper threads ${f0(t!.helpersUs)} per episode`,
+        `    by thread (µs of CPU per episode): 1 thread: its own ${f0(o!.mainUs)}, V8/libuv helper threads ${f0(o!.helpersUs)} (event loop busy ${f2(o!.elu)}) · 2 threads: this one ${f0(t!.mainUs)} per episode it ran (${f0(t!.hereShare * 100)}% of them; event loop busy ${f2(t!.elu)}), the worker ${f0(t!.rolloutUs)} per episode it ran, helper threads ${f0(t!.helpersUs)} per episode (the two threads run different mixes of the tasks, each taking the next trial when it has room, so their figures differ without either being slower: rounds of one carrier task each read worker ÷ this thread 0.98, 1.06 and 1.01, against 1.10 with all 15 tasks, session 20)`,
         oneCoreLine(domain, t!, pinned, cores),
         `    warm-up: this thread alone ran ${f0(one.warm.ranTotal)} episodes until warm (its last warm-up round at ${f0(one.warm.rate)}/s, helper threads' CPU ${pct(one.warm.helperShare)} of its own) · the worker started in ${f0(two.startMs)} ms, then ran ${f0(two.warmedElsewhere)} episodes until warm (the last warm-up round at ${f0(two.warm.rate)}/s, helper threads' CPU ${pct(two.warm.helperShare)} of the two threads')`,
         await byConcurrency(flags, setup, trials, out),
