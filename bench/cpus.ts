@@ -9,7 +9,7 @@
  * whose two sides run on different CPUs reads that spell as a difference between the sides, so
  * the benches that compare processes pin both sides to one CPU, or measure each CPU.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -54,4 +54,34 @@ export function pinnedTo(cpu: number, command: string, args: readonly string[]):
 /** Whether {@link pinnedTo} can run here: util-linux's `taskset` answers `--version` (Linux only). */
 export function canPin(): boolean {
   return spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Pin thread `tid` of this process (a Linux thread id; the JavaScript thread's is the process
+ * id) to the CPUs `cpus` (`taskset -p -c`; sched_setaffinity(2) of that one thread: the others,
+ * V8's helpers included, keep theirs).
+ * @throws when `taskset` fails (see {@link canPin}).
+ */
+function pinThread(tid: string, cpus: readonly number[]): void {
+  execFileSync('taskset', ['-p', '-c', cpus.join(','), tid], { stdio: 'ignore' });
+}
+
+/**
+ * The placement of round `r` of a comparison between this thread alone and this thread with
+ * worker threads `workers` (`tids`): this thread on one CPU, the workers on the other, the two
+ * swapped every round, so that over an even number of rounds each way ran as long on each CPU
+ * (a spell of one slow vCPU then slows both ways alike, where unpinned it fell on whichever thread
+ * sat there). Does nothing with fewer than two CPUs; needs `taskset` ({@link canPin}), and throws
+ * as {@link pinThread} does; {@link unpinThreads} ends it.
+ */
+export function placeRound(r: number, self: string, workers: readonly string[], cpus: readonly number[]): void {
+  if (cpus.length < 2) return;
+  const [a, b] = r % 2 ? [cpus[1]!, cpus[0]!] : [cpus[0]!, cpus[1]!];
+  pinThread(self, [a]);
+  for (const tid of workers) pinThread(tid, [b]);
+}
+
+/** Let threads `tids` run on every CPU in `cpus` again (after {@link placeRound}). */
+export function unpinThreads(tids: readonly string[], cpus: readonly number[]): void {
+  for (const tid of tids) pinThread(tid, cpus);
 }

@@ -6,7 +6,11 @@
  * - **tool calls**: one read and one write tool (those tau2's side calls, with the first reference
  *   action's arguments), median of {@link CALLS} warm calls, wall time, and CPU time (of every
  *   thread of the process, read once a round: no system call next to a timed call, see
- *   call-timer.ts; a round's CPU ÷ its calls, with the untimed work between calls), the ways below alternating in {@link ROUNDS} rounds: in-process
+ *   call-timer.ts; a round's CPU ÷ its calls, with the untimed work between calls), the ways below alternating in {@link ROUNDS} rounds
+ *   (this thread and the worker threads pinned to different CPUs, swapped every round: one vCPU of
+ *   the VM measured on runs memory-heavy code up to ~1.6× slower than the other in spells of
+ *   minutes, bench/cpus.ts; unpinned, a run read the worker at 2.03–2.25× in-process where, placed,
+ *   the next read 1.61–1.80×): in-process
  *   sql.js, back to back and each call after a short sleep of this thread ({@link COLD_PAUSE_MS},
  *   untimed: the call runs cold, as the worker's does after it slept); whole in the environment worker (`EnvWorker`: one round trip per call through its
  *   mailbox), as started by default and with neither thread spinning (both sleep while waiting),
@@ -54,6 +58,8 @@ import type { Task } from '../src/core/schema/task.ts';
 import { median, versus } from './harness.ts';
 import { referenceTrajectories, sample, scoreOnce, type Sample } from './tau2-score.ts';
 import { CallTimer } from './call-timer.ts';
+import { allowedCpus, canPin, placeRound, unpinThreads } from './cpus.ts';
+import { MAIN_TID, threadIds } from './thread-cpu.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -168,13 +174,16 @@ type SideResult = Sample & Omit<Timed, 'samples'>;
 /**
  * Median of {@link CALLS} warm calls of `tool` on each side (after at least {@link WARM_UP}
  * untimed ones and {@link WARM_UP_MS}), the timed calls in {@link ROUNDS} rounds with the sides
- * alternating; a write gets a freshly opened environment each time.
+ * alternating; a write gets a freshly opened environment each time. With `place`, each round is
+ * placed first ({@link placeRound}: this thread and `place.workers` on different CPUs of
+ * `place.cpus`, swapped every round), and every thread can run anywhere again after the last.
  */
 async function toolCalls<K extends string>(
   domain: Domain,
   sides: Record<K, Opener>,
   tool: string,
   write: boolean,
+  place?: { workers: string[]; cpus: number[] },
 ): Promise<Record<K, SideResult>> {
   const { task, args } = referenceCall(domain, tool);
   /** `n` calls numbered from `from` (timed into `out`), or with no `n` warm-up calls (see {@link WARM_UP_MS}). */
@@ -229,8 +238,14 @@ async function toolCalls<K extends string>(
     ]),
   ) as Record<K, Timed>;
   for (const k of names) await run(sides[k], -WARM_UP);
-  for (let r = 0; r < ROUNDS; r++)
-    for (const k of names) await run(sides[k], r * (CALLS / ROUNDS), CALLS / ROUNDS, times[k]);
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      if (place) placeRound(r, MAIN_TID, place.workers, place.cpus);
+      for (const k of names) await run(sides[k], r * (CALLS / ROUNDS), CALLS / ROUNDS, times[k]);
+    }
+  } finally {
+    if (place) unpinThreads([MAIN_TID, ...place.workers], place.cpus);
+  }
   return Object.fromEntries(
     names.map((k) => {
       const { samples, ...sleeps } = times[k];
@@ -303,11 +318,15 @@ interface Ours {
   tasks: Map<string, Sample>;
 }
 
+/** The two CPUs the tool calls' rounds were placed on (see placeRound), when they were. */
+let placedOn: number[] | undefined;
+
 async function measureOurs(part: Part, dir: string): Promise<Ours> {
   const name = `tau2-${part}` as Tau2DomainName;
   const domain = await loadTau2Domain(name, dir);
   const inProcess = await inProcessSqlDbFactory();
   const rt = await DomainRuntime.create(domain, inProcess);
+  const before = threadIds();
   const worker = await workerSqlDbFactory();
   const [read, write] = READ_WRITE[part];
   const calls = {} as Pick<Ours, 'read' | 'write'>;
@@ -315,6 +334,12 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
   const envWorkerSleeping = await EnvWorker.start({ domain: name, data: dir }, { spinUs: 0, replySpinUs: 0 });
   try {
     const wrt = await DomainRuntime.create(domain, worker);
+    // The rounds' placement: this thread and the threads started since `before` (the sql.js
+    // worker of worker-db.ts, the two EnvWorkers, and any libuv thread their start began) on
+    // different CPUs, swapped every round (see placeRound).
+    const cpus = canPin() ? allowedCpus().slice(0, 2) : [];
+    const place = cpus.length === 2 ? { workers: [...threadIds()].filter((t) => !before.has(t)), cpus } : undefined;
+    placedOn = place?.cpus;
     for (const [kind, tool] of [
       ['read', read],
       ['write', write],
@@ -329,7 +354,7 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
           counts: () => envWorkerSleeping.counts(),
         },
       };
-      calls[kind] = { tool, ...(await toolCalls(domain, sides, tool, kind === 'write')) };
+      calls[kind] = { tool, ...(await toolCalls(domain, sides, tool, kind === 'write', place)) };
     }
     await wrt.close();
   } finally {
@@ -547,7 +572,7 @@ export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string
           ? `; of the ${s.between.requests} untimed requests between them (a close and an open before each) the worker slept before ${s.between.serverWoken}, this thread for the reply ${s.between.callerWoken}`
           : '');
       lines.push(
-        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating; CPU: a round's ÷ its calls, the untimed work between calls included): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
+        `    ${kind} tool call ${c.tool}, median of ${CALLS} warm calls (${ROUNDS} rounds, the ways alternating${placedOn ? `; this thread on CPU ${placedOn[0]} and the worker threads on CPU ${placedOn[1]} in even rounds, swapped in odd ones (bench/cpus.ts)` : ''}; CPU: a round's ÷ its calls, the untimed work between calls included): in-process ${both(c.inProcess, us)}${vs(c.inProcess)}` +
           ` (each call after a ${COLD_PAUSE_MS * 1000} µs sleep of this thread, as the worker's after its sleep: ${both(c.inProcessCold, us)}, ${x(c.inProcessCold)})` +
           ` · whole call in the environment worker ${both(c.envWorker, us)}${vs(c.envWorker)}, ${x(c.envWorker)}, ${fixed(c.envWorker)}` +
           ` (with neither thread spinning ${both(c.envWorkerSleeping, us)}, ${x(c.envWorkerSleeping)}, ${fixed(c.envWorkerSleeping)})` +

@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { allowedCpus, parseCpuList, pinnedTo } from '../../bench/cpus.ts';
+import { allowedCpus, canPin, parseCpuList, pinnedTo, placeRound, unpinThreads } from '../../bench/cpus.ts';
+import { MAIN_TID, threadIds } from '../../bench/thread-cpu.ts';
 import { coreRatios } from '../../bench/pool.ts';
 
 const run = promisify(execFile);
@@ -44,4 +47,34 @@ describe('bench CPUs', () => {
     expect(one.toMean).toBe(1.65);
     expect(one.secondToFirst).toBeUndefined();
   });
+});
+
+describe('bench thread placement', () => {
+  const cpus = allowedCpus();
+  it.runIf(process.platform === 'linux' && cpus.length >= 2 && canPin())(
+    'puts this thread and a worker on different CPUs, swaps them each round, and frees both',
+    async () => {
+      const before = threadIds();
+      const worker = new Worker('setInterval(() => {}, 1000)', { eval: true });
+      await new Promise((resolve) => worker.once('online', resolve));
+      try {
+        const started = [...threadIds()].filter((t) => !before.has(t));
+        expect(started.length).toBeGreaterThanOrEqual(1);
+        const allowed = (tid: string) =>
+          parseCpuList(/^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/self/task/${tid}/status`, 'utf8'))![1]!);
+        const [a, b] = cpus as [number, number];
+        placeRound(0, MAIN_TID, started, [a, b]);
+        expect(allowed(MAIN_TID)).toEqual([a]);
+        for (const t of started) expect(allowed(t)).toEqual([b]);
+        placeRound(1, MAIN_TID, started, [a, b]);
+        expect(allowed(MAIN_TID)).toEqual([b]);
+        for (const t of started) expect(allowed(t)).toEqual([a]);
+        unpinThreads([MAIN_TID, ...started], cpus);
+        for (const t of [MAIN_TID, ...started]) expect(allowed(t)).toEqual(cpus);
+      } finally {
+        unpinThreads([MAIN_TID], cpus);
+        await worker.terminate();
+      }
+    },
+  );
 });
