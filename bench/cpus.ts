@@ -68,9 +68,9 @@ function pinThread(tid: string, cpus: readonly number[]): void {
 
 /**
  * The placement of round `r` of a comparison between this thread alone and this thread with
- * worker threads `workers` (`tids`): this thread on one CPU, the workers on the other, the two
- * swapped every round, so that over an even number of rounds each way ran as long on each CPU
- * (a spell of one slow vCPU then slows both ways alike, where unpinned it fell on whichever thread
+ * worker threads `workers` (`tids`): this thread on one of the first two CPUs of `cpus`, the
+ * workers on the other, the two swapped every round, so that over an even number of rounds each
+ * way ran as long on each CPU (a spell of one slow vCPU then slows both ways alike, where unpinned it fell on whichever thread
  * sat there). Does nothing with fewer than two CPUs; needs `taskset` ({@link canPin}), and throws
  * as {@link pinThread} does; {@link unpinThreads} ends it.
  */

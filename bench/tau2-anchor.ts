@@ -175,8 +175,8 @@ type SideResult = Sample & Omit<Timed, 'samples'>;
  * Median of {@link CALLS} warm calls of `tool` on each side (after at least {@link WARM_UP}
  * untimed ones and {@link WARM_UP_MS}), the timed calls in {@link ROUNDS} rounds with the sides
  * alternating; a write gets a freshly opened environment each time. With `place`, each round is
- * placed first ({@link placeRound}: this thread and `place.workers` on different CPUs of
- * `place.cpus`, swapped every round), and every thread can run anywhere again after the last.
+ * placed first ({@link placeRound}: this thread and `place.workers` on the first two CPUs of
+ * `place.cpus`, swapped every round), and after the last every thread may run on all of them.
  */
 async function toolCalls<K extends string>(
   domain: Domain,
@@ -337,9 +337,9 @@ async function measureOurs(part: Part, dir: string): Promise<Ours> {
     // The rounds' placement: this thread and the threads started since `before` (the sql.js
     // worker of worker-db.ts, the two EnvWorkers, and any libuv thread their start began) on
     // different CPUs, swapped every round (see placeRound).
-    const cpus = canPin() ? allowedCpus().slice(0, 2) : [];
-    const place = cpus.length === 2 ? { workers: [...threadIds()].filter((t) => !before.has(t)), cpus } : undefined;
-    placedOn = place?.cpus;
+    const cpus = canPin() ? allowedCpus() : [];
+    const place = cpus.length >= 2 ? { workers: [...threadIds()].filter((t) => !before.has(t)), cpus } : undefined;
+    placedOn = place?.cpus.slice(0, 2);
     for (const [kind, tool] of [
       ['read', read],
       ['write', write],
