@@ -143,12 +143,19 @@ export interface TrialJob {
  * every hot function again in each isolate: a new thread's first few thousand scripted episodes
  * take ~1.3–3× the CPU of warm ones, most of it in V8's background compiler threads, which on 2
  * cores compete with both rollout threads). Measured, not guessed (issue 15, item 5): whole
- * `switchboard run --out` processes of carrier on 2 idle cores (session 13's baseline: 1,500
- * episodes ×0.91 at `--concurrency` 2 against 1 with a worker started, 15,000 ×1.45) fit a worker
- * that costs 2.3–4 s of a core before it adds anything. A run starts its workers only when the
- * work left pays this back (see {@link POOL_CONTENTION} for the rule).
+ * `switchboard run --out` processes of carrier on 2 idle cores, the default (`auto`) against
+ * `--threads 1`, alternating pairs. With 4,000 (until session 21), a 3,000-episode run started
+ * its worker at its first estimate (~trial 205, 1.9–2.0 ms a trial while still cold; ~0.75 ms
+ * warm) and ran ×0.96 as fast with +25% CPU (4 pairs); 6,000 ×0.96, 15,000 ×1.14. Those runs fit
+ * a worker costing 2.8 s (3,000 episodes), 4.7 s (6,000) and 6.1 s (15,000) of a core before it
+ * adds anything: its warm-up lasts thousands of its episodes, so the longer it runs, the more it
+ * pays. At 6,000 (3 pairs each, session 21): 3,000 episodes start no worker (4.13 s against
+ * 4.02 s with `--threads 1`, the same CPU), 6,000 still start one (wall ×1.00, +30% CPU: the
+ * first estimate, at ~300 trials, still reads the cold pace, ~1.4 ms), 15,000 ×1.16 (10.5 s
+ * against 12.3 s). A run starts its workers only when the work left pays this back (see
+ * {@link POOL_CONTENTION} for the rule).
  */
-export const POOL_PAYBACK_MS = 4000;
+export const POOL_PAYBACK_MS = 6000;
 
 /**
  * How much more CPU an episode takes while the rollout threads run beside this one: ×1.15 with 2
@@ -157,7 +164,7 @@ export const POOL_PAYBACK_MS = 4000;
  * (at most `k`; see {@link TrialPace.otherCores}), `W` ms of work left at this thread's pace and
  * `C` = {@link POOL_PAYBACK_MS}, the run takes `W` alone and about `(W × (1 + 0.15 k) + k C) / (1 + s)`
  * with the workers, so they start only when `W × (s − 0.15 k) > k C`: on 2 idle cores when more
- * than ~4.7 s of work is left, and never while other processes keep the other core busy (a
+ * than ~7.1 s of work is left, and never while other processes keep the other core busy (a
  * loaded machine: a worker there only slowed runs, ×0.5–0.9 at 1,500–4,500 carrier episodes).
  */
 export const POOL_CONTENTION = 0.15;

@@ -246,16 +246,16 @@ describe('rollout threads', () => {
     try {
       // 1 ms a warm trial: the first estimate (32 trials here, the pace of the 16th to the 32nd)
       // says the 28 left are 28 ms, × 0.85 (the other core free, less the contention) under
-      // the 4 s payback (the cold trials averaged in would say 28 × 157 ms = 4.4 s).
+      // the 6 s payback (the cold trials averaged in would say 28 × 157 ms = 4.4 s).
       expect(await clocked(1)).toBe(1);
-      // 100 ms a warm trial: the first estimate at 20 trials, ≤ 4 s left, × 0.85 = 3.4 s, under it: no worker (the 3 s payback
-      // before this rule started one here).
-      expect(await clocked(100)).toBe(1);
-      // 150 ms: ~6 s left × 0.85 ≈ 5.1 s, over it: the worker starts.
-      expect(await clocked(150)).toBe(2);
-      // The same with other processes keeping 0.5 of the other core busy: ~6 s × (0.5 − 0.15)
-      // ≈ 2.1 s, under it: no worker.
-      expect(await clocked(150, 0.5)).toBe(1);
+      // 150 ms a warm trial: the first estimate at 20 trials, ≤ 6 s left, × 0.85 = 5.1 s, under
+      // it: no worker (the 4 s payback until session 21 started one here).
+      expect(await clocked(150)).toBe(1);
+      // 200 ms: ~8 s left × 0.85 ≈ 6.8 s, over it: the worker starts.
+      expect(await clocked(200)).toBe(2);
+      // The same with other processes keeping 0.5 of the other core busy: ~8 s × (0.5 − 0.15)
+      // ≈ 2.8 s, under it: no worker.
+      expect(await clocked(200, 0.5)).toBe(1);
     } finally {
       await setup.trial.runtime.close();
     }
@@ -435,7 +435,7 @@ describe('rollout threads', () => {
     // only 1.5 are free for the 3: 12,000 / 1.05 = 11,428.6 ms.
     expect([pays(4705, 3, 4, 0), pays(4706, 3, 4, 0)]).toEqual([false, true]);
     expect([pays(11428, 3, 4, 1.5), pays(11429, 3, 4, 1.5)]).toEqual([false, true]);
-    expect(POOL_PAYBACK_MS).toBe(4000);
+    expect(POOL_PAYBACK_MS).toBe(6000);
   });
 
   it("trials kept waiting in a worker beyond its share: as many as take 4 ms of this thread's trials, 1 to 4", () => {
