@@ -3,7 +3,9 @@
  * (for scale), `node bin/switchboard.mjs --help` (target ≤ 150 ms, ≤ 100 MiB) and a one-task
  * reference run on carrier, from the prebuilt bundle (built before timing), medians of
  * {@link SPAWNS} spawns each. Peak RSS is getrusage's maxRSS of the CLI process, written at exit
- * by `bench/startup-rss.mjs`; the wall time includes Node's own start.
+ * by `bench/startup-rss.mjs` (`node --import` it) in spawns of their own, untimed: the hook sets up
+ * Node's ESM loader and a file write, which made `node -e 0` ~10 ms slower (103–111 ms against
+ * ~92) and every timed figure here with it, until session 21. The wall time includes Node's own start.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -28,12 +30,13 @@ async function measure(args: string[]): Promise<{ ms: number; rssMib: number; mi
     for (let i = 0; i < SPAWNS; i++) {
       const file = join(dir, `rss-${i}`);
       const t0 = performance.now();
+      await run(process.execPath, args, { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+      ms.push(performance.now() - t0);
       await run(process.execPath, ['--import', join(ROOT, 'bench/startup-rss.mjs'), ...args], {
         cwd: ROOT,
         env: { ...process.env, SB_MAXRSS_FILE: file },
         maxBuffer: 16 * 1024 * 1024,
       });
-      ms.push(performance.now() - t0);
       rss.push(Number(await readFile(file, 'utf8')) / 1024);
     }
     return { ms: median(ms), rssMib: median(rss), minMs: Math.min(...ms), maxMs: Math.max(...ms) };
