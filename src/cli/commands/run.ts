@@ -117,7 +117,11 @@ async function prepareOut(dir: string): Promise<void> {
  * `run`: the batch, its report, and one line per invalid rollout (every trajectory goes to
  * `--out` as it finishes; none is kept in memory, so a run of any size fits).
  */
-export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: RunReport; invalid: string[] }> {
+export async function runCommand(
+  io: CliIo,
+  opts: RunOpts,
+  onStopNow?: (done: { report: RunReport; invalid: string[] }) => void,
+): Promise<{ report: RunReport; invalid: string[] }> {
   const models = modelSettingsFromFlags(opts);
   const outDir = opts.out ? resolve(opts.out) : undefined;
   // Issue 5: the phone channel; a model agent hears each caller turn's degraded WAV.
@@ -161,7 +165,10 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
     removeJsonlParts(lines);
   };
   // Ctrl-C: no new rollout starts, those in flight finish, and what finished is written (the
-  // summary says it was interrupted); a second Ctrl-C writes what finished so far and exits.
+  // summary says it was interrupted); a second Ctrl-C writes what finished so far, prints its
+  // summary (onStopNow) and exits. Once the batch has ended, while the worker threads close, a
+  // Ctrl-C stops the same way; once they are closed, the files are being written and a Ctrl-C
+  // only says so (Node's own handler would kill the process mid-merge: issue 15's review).
   const stop = new AbortController();
   const interrupt = () => {
     if (!stop.signal.aborted) {
@@ -172,14 +179,13 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
     progress.stop();
     trials.flush();
     mergeLines();
-    if (outDir)
-      writeFileSync(
-        join(outDir, 'summary.json'),
-        `${JSON.stringify(finalReport(tally.summary(summaryOf)), null, 2)}\n`,
-      );
+    const report = finalReport(tally.summary(summaryOf));
+    if (outDir) writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
+    onStopNow?.({ report, invalid: invalid.sort(byKey).map((t) => t.line) });
     io.err('switchboard: stopped; the finished rollouts are written');
     process.exit(EXIT.interrupted);
   };
+  const writing = () => io.err('switchboard: writing the finished rollouts; a moment');
   process.on('SIGINT', interrupt);
   const batch = runBatch({
     ...local,
@@ -199,18 +205,21 @@ export async function runCommand(io: CliIo, opts: RunOpts): Promise<{ report: Ru
       if (t.line) placed.push({ task_id: t.task_id, trial: t.trial, seed: t.seed, line: t.line });
     },
   });
-  const { summary } = await batch.finally(() => {
-    process.removeListener('SIGINT', interrupt);
-    return trials.close();
-  });
-  progress.stop();
-  invalid.sort(byKey);
-  const report = finalReport(summary);
-  if (outDir) {
-    mergeLines();
-    await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const { summary } = await batch.finally(() => trials.close());
+  process.removeListener('SIGINT', interrupt);
+  process.on('SIGINT', writing);
+  try {
+    progress.stop();
+    invalid.sort(byKey);
+    const report = finalReport(summary);
+    if (outDir) {
+      mergeLines();
+      await writeFile(join(outDir, 'summary.json'), `${JSON.stringify(report, null, 2)}\n`);
+    }
+    return { report, invalid: invalid.map((t) => t.line) };
+  } finally {
+    process.removeListener('SIGINT', writing);
   }
-  return { report, invalid: invalid.map((t) => t.line) };
 
   /** The report of `summary` with the run's settings. */
   function finalReport(summary: BatchSummary): RunReport {
@@ -300,27 +309,8 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
     )
     .option('--json', 'print the summary as one JSON document')
     .action(async (opts: RunOpts) => {
-      const { report, invalid } = await runCommand(io, opts);
-      if (opts.json) io.out(JSON.stringify(report, null, 2));
-      else {
-        const im = report.interaction_metrics;
-        const subset = report.settings.duplex?.subset as keyof typeof SUBSETS | null | undefined;
-        io.out(
-          [
-            renderSummary(report),
-            ...(im
-              ? [
-                  '',
-                  `Interaction metrics${subset ? ` · subset ${subset}` : ''} (tau2-bench τ-voice panel; n=<events> where fewer than 10 back a value)`,
-                  renderPanels(im, subset ? SUBSETS[subset].fields : undefined),
-                ]
-              : []),
-            ...invalid.slice(0, 10),
-            ...(invalid.length > 10 ? [`… and ${invalid.length - 10} more`] : []),
-          ].join('\n'),
-        );
-        if (opts.out) io.err(`wrote ${join(resolve(opts.out), 'trajectories.jsonl')} and summary.json`);
-      }
+      const { report, invalid } = await runCommand(io, opts, (done) => printRun(done.report, done.invalid));
+      printRun(report, invalid);
       if (report.interrupted) {
         io.err(`switchboard: interrupted; ${report.totals.episodes} rollouts finished and are counted`);
         setCode(EXIT.interrupted);
@@ -330,6 +320,30 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
       } else if (report.totals.valid === 0) {
         io.err('switchboard: no rollout produced a valid, scored episode');
         setCode(1);
+      }
+
+      /** The summary on stdout: one JSON document with --json, else the score table and the first invalid rollouts. */
+      function printRun(report: RunReport, invalid: string[]): void {
+        if (opts.json) io.out(JSON.stringify(report, null, 2));
+        else {
+          const im = report.interaction_metrics;
+          const subset = report.settings.duplex?.subset as keyof typeof SUBSETS | null | undefined;
+          io.out(
+            [
+              renderSummary(report),
+              ...(im
+                ? [
+                    '',
+                    `Interaction metrics${subset ? ` · subset ${subset}` : ''} (tau2-bench τ-voice panel; n=<events> where fewer than 10 back a value)`,
+                    renderPanels(im, subset ? SUBSETS[subset].fields : undefined),
+                  ]
+                : []),
+              ...invalid.slice(0, 10),
+              ...(invalid.length > 10 ? [`… and ${invalid.length - 10} more`] : []),
+            ].join('\n'),
+          );
+          if (opts.out) io.err(`wrote ${join(resolve(opts.out), 'trajectories.jsonl')} and summary.json`);
+        }
       }
     });
 }
