@@ -343,6 +343,29 @@ describe('OpenAiModelClient: cut-off bodies and Retry-After', () => {
     expect(s.requests).toHaveLength(4);
   });
 
+  it('a body whose content type is not JSON: parsed when it is a chat completion, else retried with its start quoted', async () => {
+    const page = `<html><body>${'Bad gateway. '.repeat(10)}</body></html>`;
+    const replies: Reply[] = [
+      { raw: page, headers: { 'content-type': 'text/html' } },
+      { raw: FULL, headers: { 'content-type': 'text/plain' } },
+    ];
+    const s = await serve((_b, i) => replies[i]!);
+    const sleeps: number[] = [];
+    const res = await clientFor(s, { flavor: 'vllm' }, sleeps).complete(request());
+    // Before: "not a chat completion: no choices", not retried, and the rollout invalid.
+    expect([res.text, res.attempts, sleeps]).toEqual(['ok', 2, [500]]);
+    await s.close();
+    const t = await serve(() => ({ raw: page, headers: { 'content-type': 'text/html' } }));
+    const err = await clientFor(t, { flavor: 'vllm', maxRetries: 1 })
+      .complete(request())
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: null, retryable: true, attempts: 2 });
+    expect((err as Error).message).toBe(
+      `vllm:m at ${t.url}: not a chat completion: a text body, not JSON: ${JSON.stringify(page.slice(0, 80))} (${page.length} characters) (2 attempts)`,
+    );
+    await t.close();
+  });
+
   it('reads no more than maxReplyBytes of a reply: a longer one fails at once, not retried', async () => {
     const bytes = Buffer.byteLength(FULL);
     const s = await serve(() => ({ raw: FULL }));

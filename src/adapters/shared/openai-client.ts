@@ -22,7 +22,7 @@ import { ModelEndpointError, isRetryableStatus } from '../../core/participants/m
 import { redactUrl } from './endpoint-secrets.ts';
 import { redirectCheckedFetch, RedirectRefusedError } from './redirect-guard.ts';
 import { bodyCappedFetch, MAX_REPLY_BYTES, replyTooLarge } from './reply-body-cap.ts';
-import { StreamAssembler, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
+import { StreamAssembler, bodyFromText, requestBody, responseFromBody, type WireOptions } from './openai-wire.ts';
 
 /** Settings of one client. */
 export interface OpenAiClientOptions extends Omit<WireOptions, 'model' | 'flavor'> {
@@ -183,7 +183,9 @@ export class OpenAiModelClient implements ModelClient {
       const res = await client.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, {
         signal: ctl.signal,
       });
-      return responseFromBody(res, this.flavor, attempt);
+      // A string: the server's content type was not JSON (see bodyFromText).
+      const parsed: unknown = res;
+      return responseFromBody(typeof parsed === 'string' ? bodyFromText(parsed) : parsed, this.flavor, attempt);
     } catch (e) {
       if (signal?.aborted) throw e;
       if (e instanceof ModelEndpointError)

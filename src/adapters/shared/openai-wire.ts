@@ -268,6 +268,26 @@ function usageOf(u: unknown): ModelResponse['usage'] {
   return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens };
 }
 
+/** Characters of a text body {@link bodyFromText} quotes in its error. */
+const TEXT_BODY_QUOTE = 80;
+
+/**
+ * The body of a non-streamed reply the `openai` SDK handed back as a string (it parses only a
+ * JSON content type): a chat completion served as `text/plain` is parsed; anything else (an HTML
+ * page from a proxy, a bare text) is a retryable error quoting its start, as a cut-off JSON body
+ * is (a gateway's one-off page should not cost the rollout).
+ * @throws ModelEndpointError (retryable) when `text` is not JSON.
+ */
+export function bodyFromText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const quote = JSON.stringify(text.slice(0, TEXT_BODY_QUOTE));
+    const more = text.length > TEXT_BODY_QUOTE ? ` (${text.length} characters)` : '';
+    throw new ModelEndpointError(`not a chat completion: a text body, not JSON: ${quote}${more}`, null, true, 1);
+  }
+}
+
 /**
  * Assemble a response body. With vLLM-Omni audio the body has two choices with the same index:
  * the text one (content, tool calls) and the audio one (`message.audio.data`); with OpenAI audio
