@@ -60,7 +60,15 @@ function renderPolicy(report: GateReport): string[] {
   return out;
 }
 
-/** The score table of a batch: per task rewards, mean and pass^k; then totals. */
+/** Most pass^k columns of the score table ({@link renderSummary}): a 2,000-trial run printed 2,000. */
+export const TABLE_MAX_K = 8;
+/** Most rewards a task's row of the score table lists, then `… (n)` for n in all. */
+export const TABLE_MAX_REWARDS = 20;
+
+/**
+ * The score table of a batch: per task its rewards (the first {@link TABLE_MAX_REWARDS}), mean
+ * and pass^1 … pass^k for k up to the trials, at most {@link TABLE_MAX_K}; then totals.
+ */
 export function renderSummary(
   s: BatchSummary & {
     settings?: {
@@ -70,13 +78,19 @@ export function renderSummary(
     };
   },
 ): string {
-  const ks = Array.from({ length: s.trials }, (_, i) => String(i + 1));
+  // pass^1 … pass^8 at most (summary.json has every k), and the first 20 rewards of a task.
+  const ks = Array.from({ length: Math.min(s.trials, TABLE_MAX_K) }, (_, i) => String(i + 1));
   // Outbound negotiations: the objection-handled score per trial, a column beside the reward.
   const obj = s.totals.objections;
   const headers = ['task', 'rewards', 'mean', ...ks.map((k) => `pass^${k}`), 'invalid', ...(obj ? ['objections'] : [])];
   const rows = s.tasks.map((t) => [
     t.task_id,
-    t.rewards.map((r) => r.toFixed(2)).join(' ') + (t.partial ? ' (partial)' : ''),
+    t.rewards
+      .slice(0, TABLE_MAX_REWARDS)
+      .map((r) => r.toFixed(2))
+      .join(' ') +
+      (t.rewards.length > TABLE_MAX_REWARDS ? ` … (${t.rewards.length})` : '') +
+      (t.partial ? ' (partial)' : ''),
     num(t.mean),
     ...ks.map((k) => num(t.pass_hat[k])),
     String(t.invalid),

@@ -35,6 +35,13 @@ import { bar } from '../progress.ts';
 import { renderPanels } from './metrics.ts';
 import { DOMAIN_HELP } from './gate.ts';
 
+/**
+ * Most `--trials` a run takes: its summary keeps every trial's result and pass^k for every k up
+ * to it (a loop of trials × tasks at the end), so 2^31 − 1, the limit until issue 15's review, ran
+ * out of memory (the jobs were then a list made up front) and could never have finished anyway.
+ */
+export const MAX_TRIALS = 100_000;
+
 export interface RunOpts extends ChannelFlags, SamplingFlags, DuplexFlags, TrialFlags {
   trials: number;
   concurrency: number;
@@ -277,7 +284,7 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
       '--teacher-guidance',
       'give a model agent the reference solution (SFT demonstrations only; trajectories are marked)',
     )
-    .option('--trials <k>', 'rollouts per task', intOption('--trials', 1), 1)
+    .option('--trials <k>', `rollouts per task (at most ${MAX_TRIALS})`, intOption('--trials', 1, MAX_TRIALS), 1)
     .option('--concurrency <n>', 'rollouts in flight', intOption('--concurrency', 1), 4)
     .option(
       '--threads <n>',

@@ -327,7 +327,9 @@ export class BatchTally {
 export async function runBatch<T extends AttemptDigest = Trajectory>(
   opts: BatchOptions<T>,
 ): Promise<{ trajectories: T[]; summary: BatchSummary }> {
-  const jobs = opts.tasks.flatMap((task) => Array.from({ length: opts.trials }, (_, trial) => ({ task, trial })));
+  // Job i is trial i mod trials of task ⌊i / trials⌋ (task-major), made as it starts: a list of
+  // every job up front took memory in proportion to tasks × trials before any ran.
+  const jobs = opts.tasks.length * opts.trials;
   const done: T[] = [];
   const keep = opts.keepTrajectories ?? true;
   const tally = new BatchTally();
@@ -344,8 +346,9 @@ export async function runBatch<T extends AttemptDigest = Trajectory>(
     tally.add(t);
   };
   const worker = async () => {
-    while (cursor < jobs.length && !halted()) {
-      const { task, trial } = jobs[cursor++]!;
+    while (cursor < jobs && !halted()) {
+      const task = opts.tasks[Math.floor(cursor / opts.trials)]!;
+      const trial = cursor++ % opts.trials;
       if (opts.trialRunner) {
         const attempts = await opts.trialRunner(task, trial, halted);
         if (attempts.length === 0) dropped++;
@@ -362,7 +365,7 @@ export async function runBatch<T extends AttemptDigest = Trajectory>(
     summary.stopped = {
       reason: streak.tripped,
       rollouts: streak.max,
-      trials_not_started: jobs.length - cursor + dropped,
+      trials_not_started: jobs - cursor + dropped,
     };
   return { trajectories: done, summary };
 }
