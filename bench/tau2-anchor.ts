@@ -526,10 +526,19 @@ export const load = () =>
     .map((x) => x.toFixed(1))
     .join(' ');
 
+/**
+ * The line a section that needs tau2-bench's airline and retail data prints when `dataRoot` lacks
+ * them (and how to get them); undefined when both are there.
+ */
+export function tau2DataMissing(dataRoot: string): string | undefined {
+  if (PARTS.every((d) => existsSync(join(dataRoot, d, 'db.json')))) return undefined;
+  return `  tau2 data not found at ${dataRoot} (run \`npx switchboard data tau2\`): skipped`;
+}
+
 /** Printable lines; `dataRoot` holds `airline/` and `retail/` (tau2-bench's data). */
 export async function tau2AnchorLines(dataRoot = tau2DataRoot()): Promise<string[]> {
-  if (!PARTS.every((d) => existsSync(join(dataRoot, d, 'db.json'))))
-    return [`  tau2 data not found at ${dataRoot} (run \`npx switchboard data tau2\`): skipped`];
+  const missing = tau2DataMissing(dataRoot);
+  if (missing) return [missing];
   const started = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const loadBefore = load();
   const side = await pythonSide();

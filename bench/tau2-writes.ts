@@ -41,7 +41,7 @@ import { inProcessSqlDbFactory } from '../src/adapters/node/worker-db.ts';
 import { DomainRuntime } from '../src/core/env/environment.ts';
 import type { Task } from '../src/core/schema/task.ts';
 import { median, versus } from './harness.ts';
-import { TAU2_PYTHON_SCRIPT, load, pythonSide, tau2DataDir, tau2DataRoot } from './tau2-anchor.ts';
+import { TAU2_PYTHON_SCRIPT, load, pythonSide, tau2DataDir, tau2DataMissing, tau2DataRoot } from './tau2-anchor.ts';
 import { CallTimer } from './call-timer.ts';
 import { allowedCpus, canPin, pinnedTo } from './cpus.ts';
 import type { Sample } from './tau2-score.ts';
@@ -395,6 +395,8 @@ function acrossProcesses(readings: ToolFigures[], pick: (f: ToolFigures) => numb
 
 /** Printable lines; `dataRoot` holds `airline/` and `retail/` (tau2-bench's data). */
 export async function tau2WritesLines(dataRoot = tau2DataRoot()): Promise<string[]> {
+  const missing = tau2DataMissing(dataRoot);
+  if (missing) return [missing];
   const started = `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const loadBefore = load();
   const count = processCount();

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tau2Src } from '../../bench/tau2-anchor.ts';
+import { tau2AnchorLines, tau2DataMissing, tau2Src } from '../../bench/tau2-anchor.ts';
+import { tau2WritesLines } from '../../bench/tau2-writes.ts';
 
 const saved = process.env.SWITCHBOARD_TAU2_SRC;
 afterEach(() => {
@@ -36,6 +37,19 @@ describe('bench: where tau2-bench is not measured', () => {
       expect(tau2Src('tau2-writes')).toEqual({
         missing: `tau2-bench's Python not measured: SWITCHBOARD_TAU2_SRC=${dir} has no tau2/domains/airline/tools.py nor src/tau2/…; ${how('tau2-writes', 'python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed')}`,
       });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('no tau2 data: the tau2 and tau2-writes sections each print one line saying so and how to get it, no stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-no-tau2-data-'));
+    try {
+      const line = `  tau2 data not found at ${dir} (run \`npx switchboard data tau2\`): skipped`;
+      expect(tau2DataMissing(dir)).toBe(line);
+      expect(await tau2AnchorLines(dir)).toEqual([line]);
+      // It threw "Error: Error: …/airline/: no such tau2-bench data folder" from a child process.
+      expect(await tau2WritesLines(dir)).toEqual([line]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
