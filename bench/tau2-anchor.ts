@@ -47,6 +47,7 @@ import { cpus, hostname, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { cachedTau2Part, tau2CacheDir } from '../src/adapters/node/tau2-data.ts';
+import { TAU2_DATA_MANIFEST } from '../src/core/tau2/data-manifest.ts';
 import { loadTau2Domain, type Tau2DomainName } from '../src/adapters/node/tau2-loader.ts';
 import { inProcessSqlDbFactory, workerSqlDbFactory } from '../src/adapters/node/worker-db.ts';
 import type { MailboxCounts } from '../src/adapters/node/mailbox.ts';
@@ -64,9 +65,14 @@ import { MAIN_TID, threadIds } from './thread-cpu.ts';
 const ROOT = resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
 
-/** tau2-bench's data: the `switchboard data tau2` cache when it has airline and retail, else ../shared/tau2/. */
-export function tau2DataRoot(): string {
-  if (cachedTau2Part('airline') && cachedTau2Part('retail')) return tau2CacheDir();
+/**
+ * tau2-bench's data, as the CLI finds it: `$SWITCHBOARD_TAU2_DATA` when set (a folder holding
+ * `airline/` and `retail/`), else the `switchboard data tau2` cache when it has both, else
+ * ../shared/tau2/ beside the checkout (this project's CI).
+ */
+export function tau2DataRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SWITCHBOARD_TAU2_DATA) return resolve(env.SWITCHBOARD_TAU2_DATA);
+  if (cachedTau2Part('airline', env) && cachedTau2Part('retail', env)) return tau2CacheDir(env);
   return resolve(ROOT, '../shared/tau2');
 }
 
@@ -434,7 +440,7 @@ export function tau2Src(
   section = 'tau2',
   needs = 'python3 with pydantic 2; tau2’s LLM and UI dependencies are not needed',
 ): { src: string } | { missing: string } {
-  const how = `to measure it in this run: \`git clone https://github.com/sierra-research/tau2-bench /tmp/tau2-bench\` (or \`git archive\` of a local copy), then \`SWITCHBOARD_TAU2_SRC=/tmp/tau2-bench npm run bench -- ${section}\` (${needs})`;
+  const how = `to measure it in this run: \`git clone https://github.com/sierra-research/tau2-bench /tmp/tau2-bench && git -C /tmp/tau2-bench checkout ${TAU2_DATA_MANIFEST.commit.slice(0, 12)}\` (the commit of the data; or \`git archive\` of a local copy), then \`SWITCHBOARD_TAU2_SRC=/tmp/tau2-bench npm run bench -- ${section}\` (${needs})`;
   const given = process.env.SWITCHBOARD_TAU2_SRC;
   if (!given) return { missing: `tau2-bench's Python not measured (SWITCHBOARD_TAU2_SRC not set); ${how}` };
   for (const src of [join(given, 'src'), given])
@@ -532,7 +538,7 @@ export const load = () =>
  */
 export function tau2DataMissing(dataRoot: string): string | undefined {
   if (PARTS.every((d) => existsSync(join(dataRoot, d, 'db.json')))) return undefined;
-  return `  tau2 data not found at ${dataRoot} (run \`npx switchboard data tau2\`): skipped`;
+  return `  tau2 data not found at ${dataRoot}: skipped (run \`npx switchboard data tau2\` to download it into ${tau2CacheDir()}, or set SWITCHBOARD_TAU2_DATA to a folder holding airline/ and retail/)`;
 }
 
 /** Printable lines; `dataRoot` holds `airline/` and `retail/` (tau2-bench's data). */
