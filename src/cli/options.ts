@@ -43,15 +43,19 @@ export async function prepareOutFile(path: string, option = '--out'): Promise<st
   return abs;
 }
 
+/** Help of `--domain` (every command that takes one). */
+export const DOMAIN_HELP =
+  'a built-in domain (carrier, insurance-renewal, debt-negotiation; tau2-airline, tau2-retail, tau2-telecom with data from --data or `switchboard data tau2`) or a path to a domain folder';
+
+/** Help of `--split`. */
+export const SPLIT_HELP = 'tau2 task split: base, train or test (tau2-telecom also small or full)';
+
 /** Add the domain options: `--domain` (required), `--data`, `--split` and `--task-ids`. */
 export function withDomainOptions(cmd: Command): Command {
   return cmd
-    .requiredOption(
-      '--domain <name>',
-      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
-    )
+    .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
-    .option('--split <name>', 'tau2 task split: base, train or test')
+    .option('--split <name>', SPLIT_HELP)
     .option('--task-ids <ids>', 'comma-separated task ids');
 }
 

@@ -136,7 +136,7 @@ describe('switchboard CLI', () => {
     expect(io.stderr).toBe('switchboard: unknown task id(s) in carrier: nope\n');
     io = capture();
     expect(await main(['run', '--domain', 'carrier', '--trials', '0'], io)).toBe(2);
-    expect(io.stderr).toContain('--trials must be a whole number from 1 to 2147483647');
+    expect(io.stderr).toContain('--trials must be a whole number from 1 to 100000');
     for (const bad of [
       ['--seed', '1e21'],
       ['--trials', '0x2'],

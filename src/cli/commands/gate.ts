@@ -3,12 +3,11 @@ import type { Command } from 'commander';
 import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
 import { openTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
+import { DOMAIN_HELP } from '../options.ts';
 import { bar } from '../progress.ts';
 import { renderGate } from '../reports.ts';
 
 /** Help text of a `<domain>` argument or `--domain` option. */
-export const DOMAIN_HELP =
-  'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)';
 
 export interface GateOpts {
   data?: string;

@@ -104,7 +104,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'metrics',
     term: 'metrics [options] <paths...>',
-    description: "Interaction metrics (tau2-bench's τ-voice panel) of full-duplex calls: tau2-bench voice experiments.",
+    description:
+      "Interaction metrics (tau2-bench's τ-voice panel) of full-duplex calls: run --duplex trajectories or tau2-bench voice experiments' results.",
     load: async () => (await import('./metrics.ts')).registerMetrics,
   },
 ];

@@ -12,7 +12,7 @@ import { writeBank } from '../../adapters/node/task-bank.ts';
 import { admitToBank, proposeTaskChange, taskPatternIds, type ProposalOutcome } from '../../core/evolution/index.ts';
 import { openDomain, withBankTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
-import { intOption } from '../options.ts';
+import { DOMAIN_HELP, intOption } from '../options.ts';
 import { modelClientFor, UsageError } from '../participants.ts';
 
 /** Options of the command. */
@@ -83,7 +83,7 @@ export async function runPropose(opts: ProposeOpts): Promise<ProposalOutcome> {
 export function registerPropose(program: Command, io: CliIo, setCode: (code: number) => void): Command {
   return program
     .command('propose')
-    .requiredOption('--domain <name>', 'carrier, a domain folder, or tau2-airline / tau2-retail')
+    .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains)')
     .option('--bank <dir>', 'a task bank folder whose tasks join the domain (and which is updated without --out)')
     .requiredOption('--model <spec>', 'the task editor: <flavor>:<model>@<base-url>')

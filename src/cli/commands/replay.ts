@@ -22,6 +22,7 @@ import {
 } from '../../core/replay/replay.ts';
 import { openDomain, withBankTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
+import { DOMAIN_HELP } from '../options.ts';
 import { UsageError } from '../participants.ts';
 
 /** Options of the command. */
@@ -200,10 +201,7 @@ export function registerReplay(program: Command, io: CliIo, setCode: (code: numb
       '<file>',
       'tau2-bench results (JSON file, or results folder), or trajectories (JSONL from run --out, or a JSON array)',
     )
-    .requiredOption(
-      '--domain <name>',
-      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
-    )
+    .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--json', 'print one JSON document: calls, rewards, summary')
     .option(

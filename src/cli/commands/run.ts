@@ -28,12 +28,18 @@ import {
   RunMetrics,
   type DuplexFlags,
 } from '../duplex.ts';
-import { intOption, modelSettingsFromFlags, withSamplingOptions, type SamplingFlags } from '../options.ts';
+import {
+  DOMAIN_HELP,
+  intOption,
+  modelSettingsFromFlags,
+  SPLIT_HELP,
+  withSamplingOptions,
+  type SamplingFlags,
+} from '../options.ts';
 import { addChannelOptions, channelFromFlags, type ChannelFlags } from '../channel.ts';
 import type { CliIo } from '../io.ts';
 import { bar } from '../progress.ts';
 import { renderPanels } from './metrics.ts';
-import { DOMAIN_HELP } from './gate.ts';
 
 /**
  * Most `--trials` a run takes: its summary keeps every trial's result and pass^k for every k up
@@ -272,10 +278,10 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
   return withSamplingOptions(withJudgeOptions(addDuplexOptions(addChannelOptions(program.command('run')))))
     .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
-    .option('--split <name>', 'tau2 task split: base, train or test')
+    .option('--split <name>', SPLIT_HELP)
     .option(
       '--agent <spec>',
-      'agent: reference | noop | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY) | local:<model-id> (models/manifest.json)',
+      'agent: reference | noop | noisy:<p>[,tell=<q>] (the reference policy erring on writes, seeded) | <flavor>:<model>@<base-url> (flavor openai, vllm-omni, vllm; key from SWITCHBOARD_API_KEY or OPENAI_API_KEY) | local:<model-id> (models/manifest.json) | realtime:<ws(s)-url> (docs/realtime-agent.md)',
       'reference',
     )
     .option('--user <spec>', 'simulated caller: scripted | <flavor>:<model>@<base-url>', 'scripted')
@@ -304,13 +310,13 @@ export function registerRun(program: Command, io: CliIo, setCode: (c: number) =>
     )
     .option(
       '--max-invalid-share <x>',
-      `largest share of trials left without a valid rollout after resampling (endpoint down, server errors) for the scores to count as comparable; above it the run exits 1, files still written (default ${DEFAULT_MAX_INVALID_SHARE}: the most the mean over all trials could move, the sampling noise of 25 pass/fail trials)`,
+      `largest share of trials left without a valid rollout after resampling (endpoint down, server errors) for the scores to count as comparable; above it the run exits 1, files still written; the default is the sampling noise of 25 pass/fail trials, the most the mean over all trials could move`,
       numberOption('--max-invalid-share', 0, 1),
       DEFAULT_MAX_INVALID_SHARE,
     )
     .option(
       '--max-same-fault <n>',
-      `stop starting rollouts after n in a row were invalid for the same reason (a dead or refusing server) and exit 1, files still written (default ${DEFAULT_MAX_SAME_FAULT}: two trials' attempts; 0 never)`,
+      `stop starting rollouts after n in a row were invalid for the same reason (a dead or refusing server) and exit 1, files still written (0: never; the default is two trials' attempts)`,
       intOption('--max-same-fault', 0),
       DEFAULT_MAX_SAME_FAULT,
     )

@@ -15,7 +15,7 @@ import { checkTaskDefects, openDomain } from '../domains.ts';
 import { readWeightsFile, weightsFilePath } from '../../adapters/node/curriculum.ts';
 import type { CliIo } from '../io.ts';
 import { judgeFromFlags, parseModelSpec, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
-import { choiceOption, intOption } from '../options.ts';
+import { choiceOption, DOMAIN_HELP, intOption } from '../options.ts';
 
 /** A TCP port, 0 to 65535 (0: any free port). */
 function portOption(value: string): number {
@@ -62,10 +62,7 @@ export function registerServe(program: Command, io: CliIo): Command {
       choiceOption('--protocol', ['openenv', 'switchboard'] as const),
       'openenv',
     )
-    .requiredOption(
-      '--domain <name>',
-      'carrier, a path to a domain folder, or tau2-airline / tau2-retail (data from --data or `switchboard data tau2`)',
-    )
+    .requiredOption('--domain <name>', DOMAIN_HELP)
     .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
     .option('--port <n>', 'TCP port (0: any free port)', portOption, 8700)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
