@@ -47,6 +47,9 @@ export async function prepareOutFile(path: string, option = '--out'): Promise<st
 export const DOMAIN_HELP =
   'a built-in domain (carrier, insurance-renewal, debt-negotiation; tau2-airline, tau2-retail, tau2-telecom with data from --data or `switchboard data tau2`) or a path to a domain folder';
 
+/** Help of `--data`. */
+export const DATA_HELP = 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)';
+
 /** Help of `--split`. */
 export const SPLIT_HELP = 'tau2 task split: base, train or test (tau2-telecom also small or full)';
 
@@ -54,7 +57,7 @@ export const SPLIT_HELP = 'tau2 task split: base, train or test (tau2-telecom al
 export function withDomainOptions(cmd: Command): Command {
   return cmd
     .requiredOption('--domain <name>', DOMAIN_HELP)
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--data <dir>', DATA_HELP)
     .option('--split <name>', SPLIT_HELP)
     .option('--task-ids <ids>', 'comma-separated task ids');
 }

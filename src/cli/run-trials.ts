@@ -149,7 +149,7 @@ export interface TrialJob {
  * warm) and ran ×0.96 as fast with +25% CPU (4 pairs); 6,000 ×0.96, 15,000 ×1.14. Those runs fit
  * a worker costing 2.8 s (3,000 episodes), 4.7 s (6,000) and 6.1 s (15,000) of a core before it
  * adds anything: its warm-up lasts thousands of its episodes, so the longer it runs, the more it
- * pays. At 6,000 (3 pairs each, session 21): 3,000 episodes start no worker (4.13 s against
+ * pays. With 6,000 (3 pairs each, session 21): 3,000 episodes start no worker (4.13 s against
  * 4.02 s with `--threads 1`, the same CPU), 6,000 still start one (wall ×1.00, +30% CPU: the
  * first estimate, at ~300 trials, still reads the cold pace, ~1.4 ms), 15,000 ×1.16 (10.5 s
  * against 12.3 s). A run starts its workers only when the work left pays this back (see

@@ -22,7 +22,7 @@ import {
 } from '../../core/training/trainer-formats.ts';
 import { writeFile } from 'node:fs/promises';
 import { openDomain } from '../domains.ts';
-import { choiceOption, prepareOutFile } from '../options.ts';
+import { choiceOption, DATA_HELP, prepareOutFile } from '../options.ts';
 import type { CliIo } from '../io.ts';
 import { UsageError } from '../participants.ts';
 import { unansweredCalls, unansweredMidway, withUnrunAnswered } from '../../core/rollout/unrun-calls.ts';
@@ -201,7 +201,7 @@ export function registerExport(program: Command, io: CliIo, setCode: (code: numb
     .description('One OpenAI-format chat record per scored trajectory, with tool schemas and reward breakdown.')
     .argument('<trajectories>', 'trajectories.jsonl from run --out')
     .requiredOption('--domain <name>', 'the domain the trajectories were recorded on')
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--data <dir>', DATA_HELP)
     .requiredOption('--out <file>', 'SFT records, JSONL')
     .option('--min-reward <x>', 'keep rewards ≥ x', reward)
     .option(

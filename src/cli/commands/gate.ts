@@ -3,11 +3,9 @@ import type { Command } from 'commander';
 import { gateDomain, type GateReport } from '../../core/gate/gate.ts';
 import { openTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
-import { DOMAIN_HELP } from '../options.ts';
+import { DATA_HELP, DOMAIN_HELP } from '../options.ts';
 import { bar } from '../progress.ts';
 import { renderGate } from '../reports.ts';
-
-/** Help text of a `<domain>` argument or `--domain` option. */
 
 export interface GateOpts {
   data?: string;
@@ -39,7 +37,7 @@ export function registerGate(program: Command, io: CliIo, setCode: (c: number) =
   return program
     .command('gate')
     .argument('<domain>', DOMAIN_HELP)
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--data <dir>', DATA_HELP)
     .option('--split <name>', 'tau2 task split: base, train or test')
     .option('--task-ids <ids>', 'comma-separated task ids')
     .option('--json', 'print one JSON document')

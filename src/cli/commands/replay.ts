@@ -22,7 +22,7 @@ import {
 } from '../../core/replay/replay.ts';
 import { openDomain, withBankTasks } from '../domains.ts';
 import type { CliIo } from '../io.ts';
-import { DOMAIN_HELP } from '../options.ts';
+import { DATA_HELP, DOMAIN_HELP } from '../options.ts';
 import { UsageError } from '../participants.ts';
 
 /** Options of the command. */
@@ -202,7 +202,7 @@ export function registerReplay(program: Command, io: CliIo, setCode: (code: numb
       'tau2-bench results (JSON file, or results folder), or trajectories (JSONL from run --out, or a JSON array)',
     )
     .requiredOption('--domain <name>', DOMAIN_HELP)
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--data <dir>', DATA_HELP)
     .option('--json', 'print one JSON document: calls, rewards, summary')
     .option(
       '--bank <dir>',

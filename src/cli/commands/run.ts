@@ -29,6 +29,7 @@ import {
   type DuplexFlags,
 } from '../duplex.ts';
 import {
+  DATA_HELP,
   DOMAIN_HELP,
   intOption,
   modelSettingsFromFlags,
@@ -277,7 +278,7 @@ function invalidLine(t: Pick<Trajectory, 'id' | 'invalid_reason' | 'termination'
 export function registerRun(program: Command, io: CliIo, setCode: (c: number) => void): Command {
   return withSamplingOptions(withJudgeOptions(addDuplexOptions(addChannelOptions(program.command('run')))))
     .requiredOption('--domain <name>', DOMAIN_HELP)
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--data <dir>', DATA_HELP)
     .option('--split <name>', SPLIT_HELP)
     .option(
       '--agent <spec>',

@@ -15,7 +15,7 @@ import { checkTaskDefects, openDomain } from '../domains.ts';
 import { readWeightsFile, weightsFilePath } from '../../adapters/node/curriculum.ts';
 import type { CliIo } from '../io.ts';
 import { judgeFromFlags, parseModelSpec, userFactory, UsageError, withJudgeOptions } from '../participants.ts';
-import { choiceOption, DOMAIN_HELP, intOption } from '../options.ts';
+import { choiceOption, DATA_HELP, DOMAIN_HELP, intOption } from '../options.ts';
 
 /** A TCP port, 0 to 65535 (0: any free port). */
 function portOption(value: string): number {
@@ -63,7 +63,7 @@ export function registerServe(program: Command, io: CliIo): Command {
       'openenv',
     )
     .requiredOption('--domain <name>', DOMAIN_HELP)
-    .option('--data <dir>', 'tau2-bench data folder (tau2 domains; default the `switchboard data tau2` cache)')
+    .option('--data <dir>', DATA_HELP)
     .option('--port <n>', 'TCP port (0: any free port)', portOption, 8700)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--user <spec>', 'simulated caller', 'scripted')
